@@ -1,0 +1,6 @@
+"""``python -m fastmv``: see :mod:`fastmv._cli`."""
+import sys
+
+from ._cli import main
+
+sys.exit(main())

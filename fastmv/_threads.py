@@ -1,0 +1,38 @@
+"""Thread control: every public solver takes ``n_jobs`` and runs under :func:`thread_limit`.
+
+Numba's thread pool is sized by ``NUMBA_NUM_THREADS`` (respected as the maximum);
+``n_jobs`` lowers the number of threads used for the duration of one call and restores the
+previous setting afterwards, so fastmv leaves no global state behind. Kernels reduce with
+per-thread partial sums over a fixed partition, so results depend on the thread count only
+through floating-point rounding.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numba
+
+from ._validation import check_n_jobs
+
+
+def effective_n_jobs(n_jobs) -> int:
+    """Number of threads ``n_jobs`` means here (``None`` → the current Numba setting)."""
+    n_jobs = check_n_jobs(n_jobs)
+    max_threads = numba.config.NUMBA_NUM_THREADS
+    if n_jobs is None:
+        return numba.get_num_threads()
+    if n_jobs < 0:
+        return max(1, max_threads + 1 + n_jobs)
+    return min(n_jobs, max_threads)
+
+
+@contextlib.contextmanager
+def thread_limit(n_jobs):
+    """Run the body with Numba limited to ``effective_n_jobs(n_jobs)`` threads."""
+    n = effective_n_jobs(n_jobs)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        numba.set_num_threads(previous)

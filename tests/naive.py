@@ -1,0 +1,8 @@
+"""Slow, obviously-correct NumPy twins of every kernel and solver step (stumpy's pattern).
+
+Each public kernel in ``kernels/`` has a twin here with the same name, written for clarity
+rather than speed (plain loops or direct NumPy formulas straight from ALGORITHMS.md). Tests
+compare kernels against these on random inputs, including awkward shapes. Families live in
+``tests/naive_<family>.py`` and are re-exported here by name, so ``from tests import naive``
+(or ``from tests.naive import <kernel>``) reaches them all.
+"""
