@@ -20,8 +20,37 @@ on first use.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 
 __version__ = "0.1.0"
+
+
+def _map_source_kernels():
+    """Make ``fastmv.kernels`` importable when ``fastmv`` is imported from a source checkout.
+
+    Installed (wheel or editable), ``kernels/`` is ``fastmv.kernels``. From the repository
+    root, however, the local ``fastmv/`` shadows any installed copy and ``kernels/`` sits
+    beside it rather than inside it; map it here so ``pip install . && python -m fastmv
+    demo`` works from the checkout too. Nothing happens when ``fastmv/kernels`` exists
+    (wheel) or when the name is already imported.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.isdir(os.path.join(here, "kernels")) or "fastmv.kernels" in sys.modules:
+        return
+    source = os.path.join(os.path.dirname(here), "kernels")
+    init = os.path.join(source, "__init__.py")
+    if not os.path.isfile(init):
+        return
+    spec = importlib.util.spec_from_file_location(
+        "fastmv.kernels", init, submodule_search_locations=[source])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fastmv.kernels"] = module
+    spec.loader.exec_module(module)
+
+
+_map_source_kernels()
 
 # public name -> private module that defines it
 _LAZY = {

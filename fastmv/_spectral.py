@@ -1,0 +1,239 @@
+"""Spectral clustering: Ng–Jordan–Weiss on a similarity, and the Markov-chain variant
+(Zhou, Huang & Schölkopf) on a transition matrix.
+
+Both use only products with the similarity when it is large (ARPACK ``eigsh``), so a
+similarity given as a :class:`scipy.sparse.linalg.LinearOperator` is never formed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ._kmeans import kmeans
+from ._validation import check_array, check_int, check_n_clusters, check_random_state
+
+__all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
+           "stationary_distribution"]
+
+# Below this size a dense eigh of the n × n matrix is faster and more robust than ARPACK.
+_DENSE_EIGH_MAX_N = 1000
+
+
+def _as_similarity(S, name):
+    if isinstance(S, spla.LinearOperator):
+        if S.shape[0] != S.shape[1]:
+            raise ValueError(f"{name} must be square, got shape {S.shape}")
+        return S
+    S = check_array(S, name, accept_sparse=True)
+    if S.shape[0] != S.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {S.shape}")
+    return S
+
+
+def _top_eigenvectors(A, k, rng, dense=None):
+    """Eigenvectors of the ``k`` largest (algebraic) eigenvalues of symmetric ``A``, with
+    eigenvalues in descending order and a deterministic sign (largest-|entry| positive)."""
+    n = A.shape[0]
+    if dense is not None:
+        w, V = sla.eigh(dense, subset_by_index=[n - k, n - 1])
+    elif k >= n - 1:
+        dense_A = A @ np.eye(n) if isinstance(A, spla.LinearOperator) else (
+            A.toarray() if sp.issparse(A) else A)
+        w, V = sla.eigh((dense_A + dense_A.T) / 2, subset_by_index=[n - k, n - 1])
+    else:
+        v0 = rng.uniform(-1, 1, size=n)
+        w, V = spla.eigsh(A, k=k, which="LA", v0=v0)
+    order = np.argsort(w)[::-1]
+    w, V = w[order], V[:, order]
+    idx = np.argmax(np.abs(V), axis=0)
+    V *= np.sign(V[idx, np.arange(V.shape[1])])[None, :]
+    return w, V
+
+
+def _normalize_rows(V):
+    norms = np.linalg.norm(V, axis=1)
+    norms[norms == 0] = 1.0
+    return V / norms[:, None]
+
+
+def spectral_embedding(S, n_components, *, random_state=None):
+    """Row-normalised top eigenvectors of ``D^{-1/2} S D^{-1/2}`` (Ng, Jordan & Weiss).
+
+    Parameters
+    ----------
+    S : ndarray, scipy.sparse matrix or scipy.sparse.linalg.LinearOperator, shape (n, n)
+        Symmetric nonnegative similarity. A LinearOperator is only multiplied, never formed.
+    n_components : int
+        Number of eigenvectors.
+    random_state : None, int or Generator
+        Seeds ARPACK's start vector.
+
+    Returns
+    -------
+    ndarray, shape (n, n_components)
+        Rows scaled to unit length (zero rows stay zero).
+
+    Notes
+    -----
+    Degrees ``d = S 1`` cost one product. For ``n <= 1000`` a dense ``eigh`` is used; above,
+    ARPACK ``eigsh`` needs only products with ``S``: O(iterations · cost(S v)) time, O(n k)
+    memory. Samples of zero degree get zero rows.
+    """
+    S = _as_similarity(S, "S")
+    n = S.shape[0]
+    k = check_int(n_components, "n_components", low=1, high=n)
+    rng = check_random_state(random_state)
+    deg = np.asarray(S @ np.ones(n)).ravel()
+    if np.any(deg < -1e-12 * max(1.0, np.abs(deg).max())):
+        raise ValueError("S has negative degrees (row sums); a nonnegative similarity is required")
+    inv_sqrt = np.zeros(n)
+    pos = deg > 0
+    inv_sqrt[pos] = 1.0 / np.sqrt(deg[pos])
+    if isinstance(S, spla.LinearOperator) or (n > _DENSE_EIGH_MAX_N and k < n - 1):
+        if isinstance(S, spla.LinearOperator):
+            def matmat(V):
+                V = V.reshape(n, -1)
+                return inv_sqrt[:, None] * np.asarray(S @ (inv_sqrt[:, None] * V)).reshape(n, -1)
+            A = spla.LinearOperator((n, n), matvec=lambda v: matmat(v).ravel(), matmat=matmat,
+                                    rmatvec=lambda v: matmat(v).ravel(), dtype=np.float64)
+        elif sp.issparse(S):
+            Dm = sp.diags(inv_sqrt)
+            A = (Dm @ S @ Dm).tocsr()
+        else:
+            A = inv_sqrt[:, None] * S * inv_sqrt[None, :]
+        _, V = _top_eigenvectors(A, k, rng)
+    else:
+        dense = S.toarray() if sp.issparse(S) else np.asarray(S, dtype=np.float64)
+        A = inv_sqrt[:, None] * dense * inv_sqrt[None, :]
+        A = (A + A.T) / 2
+        _, V = _top_eigenvectors(A, k, rng, dense=A)
+    return _normalize_rows(V)
+
+
+def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
+    """Ng–Jordan–Weiss spectral clustering of a symmetric nonnegative similarity.
+
+    Parameters
+    ----------
+    S : ndarray, scipy.sparse matrix or LinearOperator, shape (n, n)
+    n_clusters : int
+    n_init : int, default 10
+        k-means restarts on the embedding.
+    random_state : None, int or Generator
+    n_jobs : int or None
+        Threads for the k-means kernels.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+
+    Notes
+    -----
+    Cost: see :func:`spectral_embedding`, plus k-means on an ``n × n_clusters`` embedding.
+    """
+    n = S.shape[0]
+    n_clusters = check_n_clusters(n_clusters, n)
+    rng = check_random_state(random_state)
+    V = spectral_embedding(S, n_clusters, random_state=rng)
+    return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels
+
+
+def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
+    """Stationary distribution ``π`` of a row-stochastic matrix (``Pᵀπ = π``, ``Σπ = 1``).
+
+    Parameters
+    ----------
+    P : ndarray or scipy.sparse matrix, shape (n, n)
+        Row-stochastic.
+    tol : float
+        ℓ1 tolerance of the refinement iteration.
+    max_iter : int
+        Cap on refinement steps.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Nonnegative, sums to 1.
+
+    Notes
+    -----
+    ARPACK (``eigs`` of ``Pᵀ``, eigenvalue of largest magnitude) for large ``n``, dense
+    ``eig`` for small ``n``, then power iteration on the lazy chain ``(I + P)/2`` (same
+    stationary distribution, aperiodic) to clean up sign and rounding. For a reducible chain
+    the result is one of its stationary distributions. O(n²) per product for dense ``P``.
+    """
+    P = check_array(P, "P", accept_sparse=True)
+    n = P.shape[0]
+    if P.shape != (n, n):
+        raise ValueError(f"P must be square, got shape {P.shape}")
+    if n == 1:
+        return np.ones(1)
+    try:
+        if n <= 2:
+            raise spla.ArpackNoConvergence("tiny", np.empty(0), np.empty((n, 0)))
+        w, v = spla.eigs(P.T, k=1, which="LM", v0=np.full(n, 1.0 / n), tol=1e-12, maxiter=5000)
+        pi = np.abs(np.real(v[:, 0]))
+    except (spla.ArpackNoConvergence, spla.ArpackError, ValueError, TypeError):
+        pi = np.full(n, 1.0 / n)
+    pi /= pi.sum()
+    PT = P.T.tocsr() if sp.issparse(P) else P.T
+    for _ in range(max_iter):
+        new = 0.5 * (pi + np.asarray(PT @ pi).ravel())
+        new /= new.sum()
+        done = np.abs(new - pi).sum() < tol
+        pi = new
+        if done:
+            break
+    return pi
+
+
+def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
+    """Spectral clustering of a Markov chain (Zhou, Huang & Schölkopf, 2005).
+
+    With ``π`` the stationary distribution of ``P`` and ``Π = diag(π)``, the symmetric
+    ``Θ = (Π^{1/2} P Π^{-1/2} + Π^{-1/2} Pᵀ Π^{1/2}) / 2`` replaces the normalised
+    similarity of NJW: its top ``n_clusters`` eigenvectors, rows normalised to unit length,
+    are clustered by k-means.
+
+    Parameters
+    ----------
+    P : ndarray or scipy.sparse matrix, shape (n, n)
+        Row-stochastic transition matrix (need not be symmetric).
+    n_clusters : int
+    n_init : int, default 10
+    random_state : None, int or Generator
+    n_jobs : int or None
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+
+    Notes
+    -----
+    States with ``π_i = 0`` (transient states) would divide by zero: ``π`` is floored at
+    ``1e-12 · max(π)`` before forming ``Θ``. Dense ``P``: O(n²) memory for ``Θ``, then a
+    top-``c`` eigensolve (dense ``eigh`` for n ≤ 1000, ARPACK above).
+    """
+    P = check_array(P, "P", accept_sparse=True)
+    n = P.shape[0]
+    if P.shape != (n, n):
+        raise ValueError(f"P must be square, got shape {P.shape}")
+    n_clusters = check_n_clusters(n_clusters, n)
+    rng = check_random_state(random_state)
+    pi = stationary_distribution(P)
+    pi = np.maximum(pi, 1e-12 * pi.max())
+    s, si = np.sqrt(pi), 1.0 / np.sqrt(pi)
+    if sp.issparse(P):
+        B = sp.diags(s) @ P @ sp.diags(si)
+        Theta = ((B + B.T) * 0.5).tocsr()
+    else:
+        B = s[:, None] * P * si[None, :]
+        Theta = (B + B.T) * 0.5
+    if not sp.issparse(Theta) and n <= _DENSE_EIGH_MAX_N:
+        _, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
+    else:
+        _, V = _top_eigenvectors(Theta, n_clusters, rng)
+    V = _normalize_rows(V)
+    return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels

@@ -1,0 +1,548 @@
+"""Simulate the side information and damage that the five solvers' experiments need.
+
+Every function takes a ``random_state`` (``None``, an int, or a :class:`numpy.random.Generator`,
+see :func:`fastmv._validation.check_random_state`): the same int gives the same output, and a
+Generator is advanced. Inputs are never modified; outputs are new arrays.
+
+- :func:`pairwise_constraints` — must-link / cannot-link pairs from labels (MVMC, MVFL).
+- :func:`partial_labels` — a labelled fraction of the samples, ``-1`` elsewhere (MVFL).
+- :func:`incomplete_mask` — which view of which sample is present (OPIMC).
+- :func:`unmapped` — views whose rows no longer correspond (CMVNMF).
+- :func:`inter_view_constraints` — must-link / cannot-link pairs across unmapped views (CMVNMF).
+- :func:`corrupt` — Gaussian noise at an SNR, random entry corruption, sample-specific
+  corruption (EMVC).
+
+Pair sampling never forms the n(n-1)/2 candidate pairs: pairs are numbered, a uniform random
+set of distinct numbers is drawn (Floyd's algorithm inside ``Generator.choice`` when the set is
+small relative to the range, otherwise rejection or complement sampling; memory O(p) or
+O(range) ≤ O(50 p)), and numbers are decoded to index pairs arithmetically.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import (check_array, check_int, check_labels, check_random_state,
+                          check_scalar, check_views)
+
+__all__ = [
+    "pairwise_constraints",
+    "partial_labels",
+    "incomplete_mask",
+    "unmapped",
+    "inter_view_constraints",
+    "corrupt",
+]
+
+# Below this population size Generator.choice(replace=False) may permute the whole range.
+_SMALL_POPULATION = 1 << 22
+# Largest n whose pair codes j (j - 1) / 2 + i decode exactly in int64.
+_MAX_PAIR_N = 1 << 31
+
+
+# ---------------------------------------------------------------------------------------
+# private helpers
+# ---------------------------------------------------------------------------------------
+
+def _round(x: float) -> int:
+    """Round half up (Python's round() is half-to-even)."""
+    return int(math.floor(x + 0.5))
+
+
+def _sample_codes(N: int, p: int, rng: np.random.Generator) -> np.ndarray:
+    """``p`` distinct integers drawn uniformly from ``range(N)``, sorted, int64.
+
+    Every p-subset is equally likely. Memory O(p) when p ≤ N/50 (Floyd's algorithm with a hash
+    set, inside ``Generator.choice``) and O(N) ≤ O(50 p) otherwise.
+    """
+    if p <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if N <= _SMALL_POPULATION or p <= N // 50:
+        return np.sort(rng.choice(N, size=p, replace=False).astype(np.int64, copy=False))
+    if 2 * p > N:
+        # complement: draw the N - p codes to leave out (N ≤ 2p, so O(N) memory is O(p))
+        out = _sample_codes(N, N - p, rng)
+        keep = np.ones(N, dtype=bool)
+        keep[out] = False
+        return np.flatnonzero(keep).astype(np.int64, copy=False)
+    # N/50 < p ≤ N/2: draw with replacement until p distinct values are in hand, then keep a
+    # uniform p-subset of them. The procedure is symmetric in the values, hence uniform.
+    codes = np.zeros(0, dtype=np.int64)
+    while codes.size < p:
+        need = p - codes.size
+        codes = np.union1d(codes, rng.integers(0, N, size=need + need // 2 + 64, dtype=np.int64))
+    if codes.size > p:
+        codes = np.sort(codes[rng.choice(codes.size, size=p, replace=False)])
+    return codes
+
+
+def _decode_pairs(codes: np.ndarray):
+    """Code ``c = j(j-1)/2 + i`` (0 ≤ i < j) → ``(i, j)``, exact in int64 for j < 3e9."""
+    c = codes.astype(np.int64, copy=False)
+    j = np.floor((1.0 + np.sqrt(1.0 + 8.0 * c.astype(np.float64))) / 2.0).astype(np.int64)
+    j -= (j * (j - 1) // 2 > c)          # floating-point guard, both directions
+    j += ((j + 1) * j // 2 <= c)
+    i = c - j * (j - 1) // 2
+    return i, j
+
+
+def _n_from(N: int, n_constraints, ratio, what: str) -> int:
+    """Number of pairs to draw out of ``N`` from exactly one of n_constraints / ratio."""
+    if (n_constraints is None) == (ratio is None):
+        raise ValueError("give exactly one of n_constraints and ratio")
+    if ratio is not None:
+        ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0)
+        return _round(ratio * N)
+    p = check_int(n_constraints, "n_constraints", low=0)
+    if p > N:
+        raise ValueError(f"n_constraints={p} exceeds the number of distinct {what} ({N})")
+    return p
+
+
+def _split(i, j, same):
+    pairs = np.empty((i.shape[0], 2), dtype=np.int64)
+    pairs[:, 0] = i
+    pairs[:, 1] = j
+    return np.ascontiguousarray(pairs[same]), np.ascontiguousarray(pairs[~same])
+
+
+def _codes_of(y, name):
+    """Integer class ids 0..c-1 (rank among the sorted distinct values of y)."""
+    try:
+        uniq, codes = np.unique(y, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"{name} holds labels that cannot be compared: {exc}") from exc
+    return codes.reshape(-1).astype(np.int64, copy=False), uniq.shape[0]
+
+
+# ---------------------------------------------------------------------------------------
+# pairwise constraints
+# ---------------------------------------------------------------------------------------
+
+def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None):
+    """Must-link and cannot-link pairs drawn uniformly from all sample pairs.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Ground-truth labels (any comparable values).
+    n_constraints : int, optional
+        Number of distinct pairs to draw, 0 ≤ n_constraints ≤ n(n-1)/2.
+    ratio : float in [0, 1], optional
+        Draw ``round(ratio · n(n-1)/2)`` pairs instead (give exactly one of the two). This is the
+        fraction of the off-diagonal entries of the symmetric n × n constraint matrix, i.e. the
+        papers' ``|Ω| = RATIO · n²`` up to the diagonal (MVMC).
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    must_link, cannot_link : ndarray of shape (p_m, 2) and (p_c, 2), int64
+        Each row ``(i, j)`` has ``i < j``; no pair occurs twice. The drawn pairs form a uniform
+        random subset of the n(n-1)/2 unordered pairs; a pair is a must-link when
+        ``y[i] == y[j]`` and a cannot-link otherwise; p_m + p_c = the number drawn. Rows are in
+        increasing order of ``j (j-1)/2 + i``.
+
+    Notes
+    -----
+    Never forms the pairs: O(p) time and memory when p ≤ n(n-1)/100, otherwise
+    O(n²) time and O(max(p, n²/2)) bytes ≤ 50× the output.
+    """
+    y = check_labels(y, "y")
+    n = y.shape[0]
+    if n > _MAX_PAIR_N:
+        raise ValueError(f"y has {n} samples; pair sampling supports at most {_MAX_PAIR_N}")
+    N = n * (n - 1) // 2
+    p = _n_from(N, n_constraints, ratio, "pairs")
+    rng = check_random_state(random_state)
+    i, j = _decode_pairs(_sample_codes(N, p, rng))
+    return _split(i, j, y[i] == y[j])
+
+
+def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, view_pairs=None,
+                           random_state=None):
+    """Must-link and cannot-link pairs between the rows of different (unmapped) views.
+
+    Parameters
+    ----------
+    labels_per_view : sequence of array-like, one of shape (n_a,) per view
+        Ground-truth labels of each view's rows (e.g. the second output of :func:`unmapped`).
+    ratio : float in [0, 1], optional
+        For each view pair ``(a, b)``, draw ``round(ratio · n_a · n_b)`` cross pairs.
+    n_constraints : int, optional
+        Or draw this many pairs for each view pair (give exactly one of the two).
+    view_pairs : iterable of (a, b), optional
+        View pairs to draw for; default all ``(a, b)`` with ``a < b``. ``(b, a)`` is read as
+        ``(a, b)``. ``(a, a)`` asks for intra-view pairs of view ``a``, drawn like
+        :func:`pairwise_constraints` from its ``n_a (n_a - 1) / 2`` pairs (and ``ratio`` refers
+        to that number).
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    must_link, cannot_link : dict {(a, b): ndarray of shape (p, 2), int64}
+        One entry per view pair (``a ≤ b``, in the order given / lexicographic order). Row
+        ``(i, j)``: row ``i`` of view ``a`` and row ``j`` of view ``b``, drawn uniformly without
+        repetition from the ``n_a × n_b`` cross pairs, must-link when their labels agree.
+
+    Notes
+    -----
+    O(Σ p) time and memory per view pair when p ≤ n_a n_b / 50 (see
+    :func:`pairwise_constraints`); never forms the n_a × n_b pairs.
+    """
+    if isinstance(labels_per_view, np.ndarray) and labels_per_view.ndim == 1:
+        raise TypeError("labels_per_view must be a list of 1-D label arrays (one per view)")
+    try:
+        labels = [check_labels(lab, f"labels_per_view[{a}]")
+                  for a, lab in enumerate(labels_per_view)]
+    except TypeError as exc:
+        if "labels_per_view" in str(exc):
+            raise
+        raise TypeError("labels_per_view must be a list of 1-D label arrays") from exc
+    m = len(labels)
+    if m == 0:
+        raise ValueError("labels_per_view must hold at least one view")
+    if (n_constraints is None) == (ratio is None):
+        raise ValueError("give exactly one of n_constraints and ratio")
+    if view_pairs is None:
+        pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
+    else:
+        pairs = []
+        for k, vp in enumerate(view_pairs):
+            try:
+                a, b = vp
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"view_pairs[{k}] must be a pair (a, b), got {vp!r}") from exc
+            a = check_int(a, f"view_pairs[{k}][0]", low=0, high=m - 1)
+            b = check_int(b, f"view_pairs[{k}][1]", low=0, high=m - 1)
+            key = (min(a, b), max(a, b))
+            if key in pairs:
+                raise ValueError(f"view_pairs[{k}] = {vp!r} repeats the view pair {key}")
+            pairs.append(key)
+    rng = check_random_state(random_state)
+    must, cannot = {}, {}
+    for a, b in pairs:
+        la, lb = labels[a], labels[b]
+        if a == b:
+            if la.shape[0] > _MAX_PAIR_N:
+                raise ValueError(f"labels_per_view[{a}] has {la.shape[0]} samples; intra-view "
+                                 f"pair sampling supports at most {_MAX_PAIR_N}")
+            N = la.shape[0] * (la.shape[0] - 1) // 2
+        else:
+            N = la.shape[0] * lb.shape[0]
+        p = _n_from(N, n_constraints, ratio, f"pairs between views {a} and {b}")
+        codes = _sample_codes(N, p, rng)
+        if a == b:
+            i, j = _decode_pairs(codes)
+        else:
+            i, j = np.divmod(codes, lb.shape[0])
+        must[(a, b)], cannot[(a, b)] = _split(i, j, la[i] == lb[j])
+    return must, cannot
+
+
+# ---------------------------------------------------------------------------------------
+# partial labels
+# ---------------------------------------------------------------------------------------
+
+def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
+    """Reveal the labels of a random fraction of the samples.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Ground-truth labels (any comparable values).
+    ratio : float in [0, 1]
+        Fraction of samples to label: ``round(ratio · n)`` samples, but at least one when
+        ``ratio > 0`` (none when ``ratio == 0``).
+    stratify : bool, default False
+        Label ``max(1, round(ratio · n_c))`` samples of every class ``c`` instead (every class then
+        has a labelled sample whenever ``ratio > 0``).
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    labels : ndarray of shape (n,), int64
+        ``-1`` for unlabelled samples; for labelled ones the class id in ``0..c-1``, the rank of
+        ``y[i]`` among the sorted distinct values of ``y`` (so ``y`` already in ``0..c-1`` is kept
+        as is).
+
+    Notes
+    -----
+    O(n log n) time (a sort of the labels), O(n) memory.
+    """
+    y = check_labels(y, "y")
+    n = y.shape[0]
+    if n == 0:
+        raise ValueError("y is empty")
+    ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0)
+    rng = check_random_state(random_state)
+    codes, c = _codes_of(y, "y")
+    out = np.full(n, -1, dtype=np.int64)
+    if ratio == 0.0:
+        return out
+    if stratify:
+        order = np.argsort(codes, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=c))])
+        chosen = []
+        for k in range(c):
+            members = order[bounds[k]:bounds[k + 1]]
+            take = max(1, _round(ratio * members.shape[0]))
+            chosen.append(rng.choice(members, size=take, replace=False))
+        idx = np.concatenate(chosen)
+    else:
+        idx = rng.choice(n, size=max(1, _round(ratio * n)), replace=False)
+    out[idx] = codes[idx]
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# incomplete views
+# ---------------------------------------------------------------------------------------
+
+def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
+    """Presence mask for incomplete multi-view data: every sample keeps at least one view.
+
+    Scheme: with ``r = round(missing_ratio · n)``, every view misses exactly ``r`` samples.
+    First each view drops a uniformly random set of ``r`` samples, independently of the other
+    views. Samples then left with no view are repaired by swaps that keep every view's count:
+    such a sample gets back a view ``v`` in exchange for a random sample present in at least two
+    views, which loses its (randomly chosen) view ``v`` instead. A repair always exists when
+    ``m · r ≤ n (m - 1)``; a larger ``r`` is impossible (some sample would lose every view), so
+    ``r`` is capped at ``floor(n (m - 1) / m)`` with a warning (with ``n_views = 1`` nothing can be
+    missing).
+
+    Parameters
+    ----------
+    n : int ≥ 1
+        Number of samples.
+    n_views : int ≥ 1
+        Number of views ``m``.
+    missing_ratio : float in [0, 1]
+        Fraction of the samples missing from each view.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    mask : ndarray of shape (n, n_views), bool
+        ``True`` where the sample is present in the view; every row has at least one ``True``;
+        every column has exactly ``n - r`` ``True``.
+
+    Notes
+    -----
+    O(n m) time and memory.
+    """
+    n = check_int(n, "n", low=1)
+    m = check_int(n_views, "n_views", low=1)
+    missing_ratio = check_scalar(missing_ratio, "missing_ratio", low=0.0, high=1.0)
+    rng = check_random_state(random_state)
+    r = _round(missing_ratio * n)
+    cap = n * (m - 1) // m
+    if r > cap:
+        warnings.warn(f"missing_ratio={missing_ratio} would leave some samples with no view "
+                      f"(n={n}, n_views={m}); each view misses {cap} samples instead of {r}",
+                      UserWarning, stacklevel=2)
+        r = cap
+    missing = np.zeros((n, m), dtype=bool)
+    if r == 0:
+        return ~missing
+    for v in range(m):
+        missing[rng.choice(n, size=r, replace=False), v] = True
+    while True:
+        cnt = missing.sum(axis=1)
+        orphans = np.flatnonzero(cnt == m)
+        if orphans.size == 0:
+            break
+        donors = np.flatnonzero(cnt <= m - 2)   # nonempty whenever m r <= n (m - 1)
+        s = min(orphans.size, donors.size)
+        orphans = rng.choice(orphans, size=s, replace=False)
+        donors = rng.choice(donors, size=s, replace=False)
+        keys = rng.random((s, m))
+        keys[missing[donors]] = -1.0          # only views where the donor is present
+        v = np.argmax(keys, axis=1)
+        missing[orphans, v] = False
+        missing[donors, v] = True
+    return ~missing
+
+
+# ---------------------------------------------------------------------------------------
+# unmapped views
+# ---------------------------------------------------------------------------------------
+
+def unmapped(X_list, y, keep=0.95, *, random_state=None):
+    """Turn mapped multi-view data into unmapped views (the CMVNMF protocol).
+
+    Each view independently keeps a uniformly random subset of ``round(keep · n)`` samples (at
+    least one) in a uniformly random order, so row ``i`` of view ``a`` and row ``i`` of view ``b``
+    are in general different samples.
+
+    Parameters
+    ----------
+    X_list : list of array or sparse matrix, each (n, d_v)
+        Mapped views (same samples in the same order).
+    y : array-like of shape (n,)
+        Labels of the samples.
+    keep : float in (0, 1], default 0.95
+        Fraction of samples each view keeps.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    views : list of ndarray or CSR matrix, each (n_a, d_v)
+        Float arrays (float32 input stays float32); sparse views stay CSR.
+    labels_per_view : list of ndarray, each (n_a,)
+        ``y`` of each view's rows.
+    index_per_view : list of ndarray, each (n_a,), int64
+        ``index_per_view[a][i]`` is the original sample index of row ``i`` of view ``a``:
+        ``views[a] == X_list[a][index_per_view[a]]``.
+
+    Notes
+    -----
+    O(Σ_v nnz(X_v)) time and memory (one row gather per view).
+    """
+    views = check_views(X_list, "X_list")
+    n = views[0].shape[0]
+    y = check_labels(y, "y", n=n)
+    keep = check_scalar(keep, "keep", low=0.0, high=1.0, low_inclusive=False)
+    rng = check_random_state(random_state)
+    n_keep = max(1, _round(keep * n))
+    out_views, out_labels, out_index = [], [], []
+    for X in views:
+        idx = rng.choice(n, size=n_keep, replace=False).astype(np.int64, copy=False)
+        out_views.append(X[idx])
+        out_labels.append(y[idx])
+        out_index.append(idx)
+    return out_views, out_labels, out_index
+
+
+# ---------------------------------------------------------------------------------------
+# corruption
+# ---------------------------------------------------------------------------------------
+
+_KINDS = ("gaussian", "entries", "samples")
+
+
+def _range(X):
+    if sp.issparse(X):
+        lo, hi = (float(X.data.min()), float(X.data.max())) if X.nnz else (0.0, 0.0)
+        if X.nnz < X.shape[0] * X.shape[1]:
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+        return lo, hi
+    return float(X.min()), float(X.max())
+
+
+def _gaussian(X, snr_db, rng):
+    n, d = X.shape
+    if sp.issparse(X):
+        power = float(np.dot(X.data, X.data)) / (n * d)
+        out = X.toarray()
+    else:
+        power = float(np.mean(np.square(X, dtype=np.float64)))
+        out = X.copy()
+    sigma = math.sqrt(power / 10.0 ** (snr_db / 10.0))
+    out += (sigma * rng.standard_normal((n, d))).astype(out.dtype, copy=False)
+    return out
+
+
+def _entries(X, level, rng):
+    n, d = X.shape
+    lo, hi = _range(X)
+    codes = _sample_codes(n * d, _round(level * n * d), rng)
+    values = rng.uniform(lo, hi, size=codes.shape[0])
+    if not sp.issparse(X):
+        out = X.copy()
+        out.reshape(-1)[codes] = values
+        return out
+    coo = X.tocoo()
+    old = coo.row.astype(np.int64) * d + coo.col
+    hit = np.zeros(old.shape[0], dtype=bool)
+    if codes.size:
+        pos = np.minimum(np.searchsorted(codes, old), codes.size - 1)
+        hit = codes[pos] == old
+    rows = np.concatenate([coo.row[~hit].astype(np.int64), codes // d])
+    cols = np.concatenate([coo.col[~hit].astype(np.int64), codes % d])
+    data = np.concatenate([coo.data[~hit], values.astype(X.dtype)])
+    out = sp.csr_matrix((data, (rows, cols)), shape=(n, d), dtype=X.dtype)
+    out.sort_indices()
+    return out
+
+
+def _samples(X, rows, rng):
+    n, d = X.shape
+    lo, hi = _range(X)
+    values = rng.uniform(lo, hi, size=(rows.shape[0], d)).astype(X.dtype, copy=False)
+    if not sp.issparse(X):
+        out = X.copy()
+        out[rows] = values
+        return out
+    keep = np.ones(n, dtype=X.dtype)
+    keep[rows] = 0
+    kept = sp.diags(keep).tocsr() @ X
+    kept.eliminate_zeros()
+    noise = sp.csr_matrix((values.reshape(-1),
+                           (np.repeat(rows, d), np.tile(np.arange(d), rows.shape[0]))),
+                          shape=(n, d), dtype=X.dtype)
+    out = (kept + noise).tocsr()
+    out.sort_indices()
+    return out
+
+
+def corrupt(X, kind, level, *, random_state=None):
+    """Damage data the way EMVC's robustness experiments do.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d), or a list of them (views with equal n)
+        Data; never modified.
+    kind : {"gaussian", "entries", "samples"}
+        - ``"gaussian"``: add white Gaussian noise at signal-to-noise ratio ``level`` in dB:
+          noise variance ``σ² = P / 10^(level/10)`` with ``P = mean(X²)`` over all n·d entries
+          (MATLAB ``awgn(X, level, 'measured')``), so ``10 log10(mean(X²) / mean(noise²)) ≈ level``.
+          Every entry gets noise: a sparse ``X`` gives a dense array.
+        - ``"entries"``: replace ``round(level · n · d)`` entries, a uniform random set, by values
+          drawn uniformly from ``[min X, max X]`` (for sparse ``X`` the range includes the implicit
+          zeros). ``level`` in [0, 1].
+        - ``"samples"``: replace ``round(level · n)`` whole rows, a uniform random set, by values
+          drawn uniformly from ``[min X, max X]`` (sample-specific corruption / outliers).
+          ``level`` in [0, 1]. With a list of views the SAME rows are corrupted in every view
+          (EMVC: "replace their feature values in all views by random values"), each view with
+          values from its own range.
+    level : float
+        SNR in dB (``"gaussian"``, any finite value) or fraction in [0, 1] (other kinds).
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray or CSR matrix (or a list of them, for a list input)
+        A new array: float32 input stays float32, other input becomes float64; sparse input
+        stays CSR except for ``"gaussian"``.
+
+    Notes
+    -----
+    O(n d) time and memory for dense input; for sparse input ``"entries"`` costs
+    O(nnz + level n d) and ``"samples"`` O(nnz + level n d).
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    if kind == "gaussian":
+        if isinstance(level, bool) or not isinstance(level, numbers.Real):
+            raise TypeError(f"level must be a real number (SNR in dB), got {type(level).__name__}")
+        level = check_scalar(level, "level")
+    else:
+        level = check_scalar(level, "level", low=0.0, high=1.0)
+    is_list = isinstance(X, (list, tuple))
+    views = check_views(X, "X", same_n=False) if is_list else [check_array(X, "X")]
+    rng = check_random_state(random_state)
+    if kind == "samples":
+        n = views[0].shape[0]
+        if any(V.shape[0] != n for V in views):
+            raise ValueError("all views in X must have the same number of samples (rows)")
+        rows = np.sort(rng.choice(n, size=_round(level * n), replace=False)).astype(np.int64)
+        out = [_samples(V, rows, rng) for V in views]
+    elif kind == "gaussian":
+        out = [_gaussian(V, level, rng) for V in views]
+    else:
+        out = [_entries(V, level, rng) for V in views]
+    return out if is_list else out[0]

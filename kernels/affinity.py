@@ -1,0 +1,146 @@
+"""Kernels for dense affinity / transition matrices built from a Gram matrix.
+
+The Gram matrix ``X Xᵀ`` itself is one BLAS call in the caller; these kernels turn it, in
+place and in parallel over rows, into squared distances and then into a row-stochastic
+Gaussian transition matrix, so the ``n × n`` output is the only ``n × n`` array alive.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def gram_to_sq_distances(G, sq_norms):
+    """Overwrite a Gram matrix with squared Euclidean distances, in place.
+
+    Parameters
+    ----------
+    G : ndarray, shape (n, n)
+        ``X Xᵀ``; only the upper triangle (``j >= i``) is read, as BLAS ``syrk`` fills it.
+    sq_norms : ndarray, shape (n,)
+        ``‖x_i‖²``.
+
+    Returns
+    -------
+    G : ndarray, shape (n, n)
+        The same array, now ``‖x_i − x_j‖²`` (symmetric, clipped at 0, exactly 0 on the
+        diagonal).
+
+    Notes
+    -----
+    O(n²) time, parallel over rows; row ``i`` writes column ``i`` below the diagonal from its
+    own upper-triangle entries, so no two rows write the same element.
+    """
+    n = G.shape[0]
+    for i in prange(n):
+        G[i, i] = 0.0
+        for j in range(i + 1, n):
+            d = sq_norms[i] + sq_norms[j] - 2.0 * G[i, j]
+            if d < 0.0:
+                d = 0.0
+            G[i, j] = d
+            G[j, i] = d
+    return G
+
+
+@njit(parallel=True, cache=True)
+def strict_upper_triangle(A):
+    """The entries ``A[i, j]`` with ``j > i``, row by row, as a flat array.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, n)
+
+    Returns
+    -------
+    ndarray, shape (n (n − 1) / 2,)
+
+    Notes
+    -----
+    Avoids ``np.triu_indices``, whose two index arrays take 8× the memory of the result.
+    """
+    n = A.shape[0]
+    out = np.empty(n * (n - 1) // 2, dtype=A.dtype)
+    for i in prange(n):
+        start = i * n - (i * (i + 1)) // 2
+        for j in range(i + 1, n):
+            out[start + j - i - 1] = A[i, j]
+    return out
+
+
+@njit(parallel=True, cache=True)
+def gaussian_transition_rows(D2, inv_two_sigma_sq):
+    """Overwrite squared distances with a row-stochastic Gaussian transition matrix.
+
+    Parameters
+    ----------
+    D2 : ndarray, shape (n, m)
+        Squared distances; entries equal to ``+inf`` become exact zeros (used for
+        sparsified neighbourhoods).
+    inv_two_sigma_sq : float
+        ``1 / (2 σ²)``.
+
+    Returns
+    -------
+    D2 : ndarray, shape (n, m)
+        The same array holding ``exp(−D2 / (2σ²))`` with every row divided by its sum.
+
+    Notes
+    -----
+    O(n m), parallel over rows. The exponent is shifted by the row's smallest distance
+    before ``exp`` (a factor that cancels in the normalisation) so that no row underflows
+    to all zeros when ``σ`` is small; a row with no finite entry gets 1 on its own column.
+    """
+    n, m = D2.shape
+    for i in prange(n):
+        dmin = np.inf
+        for j in range(m):
+            if D2[i, j] < dmin:
+                dmin = D2[i, j]
+        if not np.isfinite(dmin):
+            for j in range(m):
+                D2[i, j] = 0.0
+            if i < m:
+                D2[i, i] = 1.0
+            continue
+        s = 0.0
+        for j in range(m):
+            e = np.exp(-(D2[i, j] - dmin) * inv_two_sigma_sq)
+            D2[i, j] = e
+            s += e
+        inv = 1.0 / s
+        for j in range(m):
+            D2[i, j] *= inv
+    return D2
+
+
+@njit(parallel=True, cache=True)
+def keep_nearest_neighbors(D2, n_neighbors):
+    """Set all but each row's ``n_neighbors`` smallest off-diagonal distances to ``+inf``.
+
+    Parameters
+    ----------
+    D2 : ndarray, shape (n, n)
+        Squared distances (modified in place).
+    n_neighbors : int
+        Neighbours kept per row, besides the sample itself (the diagonal is kept).
+
+    Returns
+    -------
+    keep : ndarray of bool, shape (n, n)
+        ``True`` where an entry was kept (to be symmetrised by the caller).
+
+    Notes
+    -----
+    Ties at the threshold are broken by column index. O(n² log n) worst case (a partial sort
+    per row), parallel over rows.
+    """
+    n = D2.shape[0]
+    keep = np.zeros((n, n), dtype=np.bool_)
+    for i in prange(n):
+        row = D2[i].copy()
+        row[i] = np.inf
+        order = np.argsort(row, kind="mergesort")
+        keep[i, i] = True
+        for t in range(min(n_neighbors, n - 1)):
+            keep[i, order[t]] = True
+    return keep

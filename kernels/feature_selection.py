@@ -1,0 +1,296 @@
+"""Kernels of MVFL: joint view/feature selection with partially constrained cluster labels.
+
+ALGORITHMS.md §2. Notation: ``W`` is ``d × c`` (features in rows, views stacked by rows with
+boundaries ``view_ptr``: view ``v`` owns rows ``view_ptr[v]:view_ptr[v+1]``), ``F`` and ``Z``
+(the regression output ``XW + 1bᵀ``) are ``n × c``, and the pairwise-constraint matrix
+``I_p`` (``-1`` must-link, ``+1`` cannot-link, symmetric) is given in CSR form
+``(indptr, indices, data)``.
+
+- :func:`weight_norms` — group norms ``‖w_k^v‖`` per (view, cluster) and row norms ``‖w^i‖``
+  with the ε guard ``sqrt(‖·‖² + ε²)``.
+- :func:`irls_diagonal` — the reweighting diagonals ``λ1 P_k + λ2 Q`` of the ``W`` step.
+- :func:`pair_gram` — ``Fᵀ I_p F`` (``c × c``) without forming ``I_p F``.
+- :func:`multiplicative_f_update` — the fused multiplicative ``F`` update (paper eq. 14, in the
+  form multiplied through by ``λ3``) with the sparse ``I_p F`` product inside, parallel over rows.
+- :func:`labelled_rows_update` — the closed form of the labelled rows (paper eq. 18).
+
+Every reduction runs over a fixed partition of its loop, so results do not depend on the
+number of threads beyond floating-point rounding.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "weight_norms",
+    "irls_diagonal",
+    "pair_gram",
+    "multiplicative_f_update",
+    "labelled_rows_update",
+]
+
+# Number of row blocks of the pair_gram reduction: fixed, so the summation order (and so the
+# rounding) does not depend on the thread count.
+_N_BLOCKS = 64
+
+
+@njit(parallel=True, cache=True)
+def weight_norms(W, view_ptr, eps):
+    """Group norms per (view, cluster) and row norms of ``W``, with the ε guard.
+
+    Parameters
+    ----------
+    W : ndarray, shape (d, c), float32 or float64
+        Projection matrix; rows are features, views stacked by rows.
+    view_ptr : ndarray, shape (m + 1,), int64
+        View boundaries: view ``v`` owns rows ``view_ptr[v]:view_ptr[v + 1]``
+        (``view_ptr[0] == 0``, ``view_ptr[m] == d``, non-decreasing).
+    eps : float
+        Guard: every norm is returned as ``sqrt(‖·‖² + eps²)`` (``eps = 0`` gives the exact
+        norms), so reweighting by ``1 / (2 norm)`` never divides by zero. This is the smoothed
+        norm for which the IRLS ``W`` step is exactly monotone.
+
+    Returns
+    -------
+    groups : ndarray, shape (m, c), dtype of ``W``
+        ``groups[v, k] = sqrt(Σ_{i in view v} W[i, k]² + eps²)``.
+    rows : ndarray, shape (d,), dtype of ``W``
+        ``rows[i] = sqrt(Σ_k W[i, k]² + eps²)``.
+
+    Notes
+    -----
+    Time O(d c), memory O(d + m c). Rows in parallel, then the ``m c`` groups in parallel.
+    """
+    d, c = W.shape
+    m = view_ptr.shape[0] - 1
+    e2 = eps * eps
+    rows = np.empty(d, dtype=W.dtype)
+    for i in prange(d):
+        s = 0.0
+        for k in range(c):
+            s += W[i, k] * W[i, k]
+        rows[i] = np.sqrt(s + e2)
+    groups = np.empty((m, c), dtype=W.dtype)
+    for t in prange(m * c):
+        v = t // c
+        k = t - v * c
+        s = 0.0
+        for i in range(view_ptr[v], view_ptr[v + 1]):
+            s += W[i, k] * W[i, k]
+        groups[v, k] = np.sqrt(s + e2)
+    return groups, rows
+
+
+@njit(parallel=True, cache=True)
+def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
+    """Diagonals ``λ1 P_k + λ2 Q`` of the reweighted ``W`` step, one row per cluster.
+
+    Parameters
+    ----------
+    groups : ndarray, shape (m, c)
+        (Guarded) group norms ``‖w_k^v‖`` from :func:`weight_norms`; must be positive where
+        ``lam1 > 0``.
+    rows : ndarray, shape (d,)
+        (Guarded) row norms ``‖w^i‖``; must be positive where ``lam2 > 0``.
+    view_ptr : ndarray, shape (m + 1,), int64
+        View boundaries (see :func:`weight_norms`).
+    lam1, lam2 : float
+        Weights of the group (view-selection) and row (feature-selection) penalties, ``>= 0``.
+
+    Returns
+    -------
+    D : ndarray, shape (c, d), dtype of ``rows``
+        ``D[k, i] = lam1 / (2 groups[v(i), k]) + lam2 / (2 rows[i])`` where ``v(i)`` is the view
+        of feature ``i``; row ``k`` (contiguous) is the diagonal of cluster ``k``'s system.
+        A zero weight contributes nothing (its norm is not read).
+
+    Notes
+    -----
+    Time O(d c), memory O(d c). Parallel over features.
+    """
+    m, c = groups.shape
+    d = rows.shape[0]
+    D = np.empty((c, d), dtype=rows.dtype)
+    for i in prange(d):
+        v = np.searchsorted(view_ptr, i, side="right") - 1
+        q = 0.5 * lam2 / rows[i] if lam2 != 0.0 else 0.0
+        for k in range(c):
+            p = 0.5 * lam1 / groups[v, k] if lam1 != 0.0 else 0.0
+            D[k, i] = p + q
+    return D
+
+
+@njit(parallel=True, cache=True)
+def pair_gram(F, indptr, indices, data):
+    """``Fᵀ I_p F`` for a sparse ``I_p`` given in CSR form, without forming ``I_p F``.
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, c), float32 or float64
+    indptr : ndarray, shape (n + 1,), int64
+    indices : ndarray, shape (nnz,), int64
+    data : ndarray, shape (nnz,)
+        CSR arrays of ``I_p`` (``n × n``; any real weights, symmetric in MVFL).
+
+    Returns
+    -------
+    G : ndarray, shape (c, c), dtype of ``F``
+        ``G = Fᵀ I_p F = Σ_i F[i]ᵀ (I_p F)[i]``; its trace is the pairwise prior
+        ``Σ_ij I_p[i, j] (F Fᵀ)[i, j]``.
+
+    Notes
+    -----
+    Time O(nnz c + n c²), memory O(c²) per block. Parallel over a fixed partition of the rows
+    into at most 64 blocks with per-block partial sums (summed in block order, so the result
+    does not depend on the thread count).
+    """
+    n, c = F.shape
+    nb = min(n, _N_BLOCKS)
+    part = np.zeros((max(nb, 1), c, c), dtype=np.float64)
+    for b in prange(nb):
+        lo = b * n // nb
+        hi = (b + 1) * n // nb
+        tmp = np.empty(c, dtype=np.float64)
+        for i in range(lo, hi):
+            start = indptr[i]
+            stop = indptr[i + 1]
+            if start == stop:
+                continue
+            for k in range(c):
+                tmp[k] = 0.0
+            for p in range(start, stop):
+                j = indices[p]
+                s = data[p]
+                for k in range(c):
+                    tmp[k] += s * F[j, k]
+            for a in range(c):
+                fa = F[i, a]
+                for k in range(c):
+                    part[b, a, k] += fa * tmp[k]
+    out = np.zeros((c, c), dtype=F.dtype)
+    for b in range(nb):
+        for a in range(c):
+            for k in range(c):
+                out[a, k] += part[b, a, k]
+    return out
+
+
+@njit(parallel=True, cache=True)
+def multiplicative_f_update(F, Z, Gamma, lam, indptr, indices, data, rows):
+    """One multiplicative update of the rows ``rows`` of ``F`` (paper eq. 14), fused.
+
+    With ``B⁺ = max(B, 0)``, ``B⁻ = max(-B, 0)`` elementwise, the update is eq. 14 multiplied
+    through (numerator and denominator) by ``λ3``, so that ``λ3 = 0`` (no prior) is allowed::
+
+        F ← F ⊙ sqrt( (λ3 I_p⁻F + Z⁺ + F Γ⁻) / (λ3 I_p⁺F + Z⁻ + F + F Γ⁺) )
+
+    where ``Γ`` is the (scaled) multiplier ``λ3 Γ_paper = FᵀZ − I − λ3 Fᵀ I_p F`` computed by
+    the caller. For the unlabelled rows of the partial-label problem (eq. 17) pass an empty
+    ``I_p`` and ``Γ = F_uᵀ Z_u − I``. All rows are updated from the same old ``F``.
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, c), nonnegative
+        Current indicator; read only.
+    Z : ndarray, shape (n, c)
+        Regression output ``XW + 1bᵀ``.
+    Gamma : ndarray, shape (c, c)
+        Multiplier as above (only its sign split is used).
+    lam : float
+        ``λ3 >= 0``, weight of the pairwise prior.
+    indptr, indices, data : ndarrays
+        CSR arrays of ``I_p`` (``indptr`` has ``n + 1`` entries; empty for no pairs).
+        ``(I_p⁺F)[i]`` and ``(I_p⁻F)[i]`` are formed on the fly from row ``i``.
+    rows : ndarray, shape (r,), int64
+        Rows to update (distinct indices in ``[0, n)``); the other rows are copied.
+
+    Returns
+    -------
+    F_new : ndarray, shape (n, c), dtype of ``F``
+        Nonnegative. An entry with a zero denominator (possible only where ``F`` is 0) is 0.
+
+    Notes
+    -----
+    Time O(nnz(I_p rows) c + r c²), memory O(n c) for the output. Parallel over rows; each
+    row is independent, so the result does not depend on the thread count.
+    """
+    n, c = F.shape
+    out = F.copy()
+    gp = np.empty((c, c), dtype=np.float64)
+    gn = np.empty((c, c), dtype=np.float64)
+    for a in range(c):
+        for k in range(c):
+            g = Gamma[a, k]
+            gp[a, k] = g if g > 0.0 else 0.0
+            gn[a, k] = -g if g < 0.0 else 0.0
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        pos = np.zeros(c, dtype=np.float64)
+        neg = np.zeros(c, dtype=np.float64)
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            s = data[p]
+            if s > 0.0:
+                for k in range(c):
+                    pos[k] += s * F[j, k]
+            elif s < 0.0:
+                for k in range(c):
+                    neg[k] -= s * F[j, k]
+        for k in range(c):
+            fgp = 0.0
+            fgn = 0.0
+            for a in range(c):
+                fgp += F[i, a] * gp[a, k]
+                fgn += F[i, a] * gn[a, k]
+            z = Z[i, k]
+            f = F[i, k]
+            num = lam * neg[k] + fgn
+            den = lam * pos[k] + fgp + f
+            if z > 0.0:
+                num += z
+            else:
+                den -= z
+            if den > 0.0 and num > 0.0:
+                out[i, k] = f * np.sqrt(num / den)
+            else:
+                out[i, k] = 0.0
+    return out
+
+
+@njit(parallel=True, cache=True)
+def labelled_rows_update(F, Z, rows, classes, lam):
+    """Closed-form update of the labelled rows (paper eq. 18), in place.
+
+    ``F[i, k] = max(Z[i, k] / (1 + λ3 [k != y_i]), 0)``: the exact minimiser of
+    ``‖Z_l − F_l‖² + λ3 ‖I_l ⊙ F_l‖²`` over ``F_l >= 0``, separately per entry.
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, c)
+        Modified in place on the rows ``rows``.
+    Z : ndarray, shape (n, c)
+        Regression output ``XW + 1bᵀ``.
+    rows : ndarray, shape (l,), int64
+        Indices of the labelled samples.
+    classes : ndarray, shape (l,), int64
+        Their classes, in ``[0, c)``.
+    lam : float
+        ``λ3 >= 0``.
+
+    Returns
+    -------
+    None
+
+    Notes
+    -----
+    Time O(l c), no allocation. Parallel over labelled rows.
+    """
+    c = F.shape[1]
+    scale = 1.0 / (1.0 + lam)
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        y = classes[r]
+        for k in range(c):
+            v = Z[i, k] if k == y else Z[i, k] * scale
+            F[i, k] = v if v > 0.0 else 0.0
