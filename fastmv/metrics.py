@@ -4,7 +4,8 @@ Every measure is a function of the contingency table ``N[i, j]`` = number of sam
 class ``i`` put in predicted cluster ``j`` (:func:`contingency_matrix`). Building the table costs
 O(n) for integer labels whose range is at most a few times ``n`` (a ``bincount``), O(n log n)
 otherwise (a sort); every measure then costs O(nnz(N)) ≤ O(min(n, k1 k2)) on top, except
-:func:`accuracy`, whose optimal one-to-one matching (Hungarian algorithm) costs O(k1 k2 min(k1, k2)).
+:func:`accuracy`, whose optimal one-to-one matching (Hungarian algorithm) costs
+O(k1 k2 min(k1, k2)).
 No measure ever forms anything of size n² (pair counts come from the table).
 :func:`evaluate` builds the table once and returns all measures.
 
@@ -293,7 +294,8 @@ def _entropy(t: _Table, base: float) -> float:
 
 def _check_average_method(average_method):
     if average_method not in _AVERAGE_METHODS:
-        raise ValueError(f"average_method must be one of {_AVERAGE_METHODS}, got {average_method!r}")
+        raise ValueError(f"average_method must be one of {_AVERAGE_METHODS}, "
+                         f"got {average_method!r}")
 
 
 def _check_base(base):

@@ -1,0 +1,88 @@
+"""NumPy twins of kernels/clustering.py and kernels/affinity.py."""
+import numpy as np
+
+
+def nearest_center(inner, x_sq_norms, c_sq_norms):
+    d = x_sq_norms[:, None] + c_sq_norms[None, :] - 2.0 * inner
+    labels = np.argmin(d, axis=1).astype(np.int64)
+    return labels, np.maximum(d[np.arange(len(labels)), labels], 0.0)
+
+
+def cluster_sums(X, labels, n_clusters, n_blocks=1):
+    sums = np.zeros((n_clusters, X.shape[1]), dtype=X.dtype)
+    counts = np.zeros(n_clusters, dtype=np.int64)
+    for i, k in enumerate(labels):
+        sums[k] += X[i]
+        counts[k] += 1
+    return sums, counts
+
+
+def cluster_sums_csr(data, indices, indptr, n_features, labels, n_clusters, n_blocks=1):
+    import scipy.sparse as sp
+    X = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_features)).toarray()
+    return cluster_sums(X, labels, n_clusters)
+
+
+def gram_to_sq_distances(G, sq_norms):
+    # reads only the upper triangle, like the kernel
+    U = np.triu(G)
+    Gs = U + np.triu(G, 1).T
+    D = sq_norms[:, None] + sq_norms[None, :] - 2.0 * Gs
+    D = np.maximum(D, 0.0)
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+def strict_upper_triangle(A):
+    return A[np.triu_indices(A.shape[0], 1)]
+
+
+def gaussian_transition_rows(D2, inv_two_sigma_sq):
+    K = np.exp(-D2 * inv_two_sigma_sq)
+    out = np.zeros_like(D2)
+    for i in range(D2.shape[0]):
+        if np.isfinite(D2[i]).any():
+            # shift by the row minimum exactly as the kernel does (cancels in exact arithmetic)
+            m = D2[i][np.isfinite(D2[i])].min()
+            row = np.exp(-(D2[i] - m) * inv_two_sigma_sq)
+            out[i] = row / row.sum()
+        elif i < D2.shape[1]:
+            out[i, i] = 1.0
+    return out
+
+
+def keep_nearest_neighbors(D2, n_neighbors):
+    n = D2.shape[0]
+    keep = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        row = D2[i].copy()
+        row[i] = np.inf
+        order = np.argsort(row, kind="stable")
+        keep[i, i] = True
+        keep[i, order[:min(n_neighbors, n - 1)]] = True
+    return keep
+
+
+def lloyd(X, centers, max_iter=300):
+    """Plain Lloyd iterations from given centers until the labels stop changing."""
+    labels = None
+    for _ in range(max_iter):
+        d = ((X[:, None, :] - centers[None, :, :]) ** 2).sum(-1)
+        new = np.argmin(d, axis=1)
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        for k in range(centers.shape[0]):
+            if np.any(labels == k):
+                centers[k] = X[labels == k].mean(0)
+    return labels, centers
+
+
+def transition_matrix(X, sigma="median"):
+    """Gaussian transition matrix straight from the definition (pairwise loops)."""
+    n = X.shape[0]
+    D = np.array([[np.linalg.norm(X[i] - X[j]) for j in range(n)] for i in range(n)])
+    if sigma == "median":
+        sigma = np.median(D[np.triu_indices(n, 1)]) if n > 1 else 1.0
+    K = np.exp(-D ** 2 / (2 * sigma ** 2))
+    return K / K.sum(axis=1, keepdims=True)

@@ -1,0 +1,77 @@
+"""transition_matrix and its kernels."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastmv
+from fastmv.kernels import affinity as A
+from tests import naive
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1, 2, 5, 64])
+def test_kernels_match_twins(n, dtype, rng):
+    X = rng.standard_normal((n, 4)).astype(dtype)
+    G = (X @ X.T).astype(dtype)
+    sq = (X * X).sum(1).astype(dtype)
+    # the kernel reads only the upper triangle: poison the lower one
+    Gp = np.triu(G) + np.tril(np.full_like(G, np.nan), -1)
+    D2 = A.gram_to_sq_distances(Gp.copy(), sq)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(D2, naive.gram_to_sq_distances(G, sq), **tol)
+    np.testing.assert_array_equal(A.strict_upper_triangle(D2), naive.strict_upper_triangle(D2))
+    P = A.gaussian_transition_rows(D2.copy(), 0.3)
+    np.testing.assert_allclose(P, naive.gaussian_transition_rows(D2, 0.3), **tol)
+    for k in (1, 3, 10):
+        np.testing.assert_array_equal(A.keep_nearest_neighbors(D2.copy(), k),
+                                      naive.keep_nearest_neighbors(D2, k))
+
+
+def test_gaussian_rows_handles_infinite_rows():
+    D2 = np.array([[0.0, np.inf], [np.inf, np.inf]])
+    P = A.gaussian_transition_rows(D2.copy(), 1.0)
+    np.testing.assert_allclose(P, [[1.0, 0.0], [0.0, 1.0]])
+
+
+def test_transition_matrix_matches_definition(rng):
+    X = rng.standard_normal((40, 6))
+    np.testing.assert_allclose(fastmv.transition_matrix(X), naive.transition_matrix(X),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fastmv.transition_matrix(X, sigma=2.0),
+                               naive.transition_matrix(X, sigma=2.0), rtol=1e-10, atol=1e-12)
+    # sparse input and float32 agree
+    np.testing.assert_allclose(fastmv.transition_matrix(sp.csr_matrix(X)),
+                               naive.transition_matrix(X), rtol=1e-10, atol=1e-12)
+    P32 = fastmv.transition_matrix(X.astype(np.float32), dtype=np.float32)
+    assert P32.dtype == np.float32
+    np.testing.assert_allclose(P32, naive.transition_matrix(X), rtol=1e-3, atol=1e-6)
+
+
+def test_transition_matrix_invariants_and_knn(rng):
+    X = rng.standard_normal((30, 3))
+    X0 = X.copy()
+    P = fastmv.transition_matrix(X, n_neighbors=4)
+    np.testing.assert_array_equal(X, X0)
+    assert (P >= 0).all()
+    np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-12)
+    support = P > 0
+    assert (support == support.T).all()  # symmetrised neighbourhoods
+    assert support.sum(1).min() >= 5  # self + 4 neighbours at least
+    # tiny sigma must not underflow rows to zero
+    Ps = fastmv.transition_matrix(X * 1e3, sigma=1e-3)
+    np.testing.assert_allclose(Ps.sum(1), 1.0)
+
+
+def test_transition_matrix_validation(rng):
+    X = rng.standard_normal((5, 2))
+    with pytest.raises(ValueError, match="sigma"):
+        fastmv.transition_matrix(X, sigma=-1.0)
+    with pytest.raises(ValueError, match="sigma"):
+        fastmv.transition_matrix(X, sigma="mean")
+    with pytest.raises(ValueError, match="n_neighbors"):
+        fastmv.transition_matrix(X, n_neighbors=0)
+    with pytest.raises(ValueError, match="X"):
+        fastmv.transition_matrix(np.array([[np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="dtype"):
+        fastmv.transition_matrix(X, dtype=np.int32)
+    assert fastmv.transition_matrix(X[:1]).tolist() == [[1.0]]

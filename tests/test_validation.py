@@ -1,0 +1,146 @@
+"""The shared input validation, result base and thread control."""
+import dataclasses
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastmv import _validation as V
+from fastmv._result import Result
+from fastmv._threads import effective_n_jobs, thread_limit
+
+
+def test_check_array_converts_without_mutating():
+    X = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = V.check_array(X, "X")
+    assert out.dtype == np.float64 and out.flags.c_contiguous
+    Xf = np.asfortranarray(np.ones((3, 2), dtype=np.float32))
+    assert V.check_array(Xf, "X").dtype == np.float32
+    same = np.ones((2, 2))
+    assert V.check_array(same, "X", copy=True) is not same
+    S = sp.csc_matrix(np.array([[0, 2.0], [1.0, 0]]))
+    S.has_sorted_indices = False
+    out = V.check_array(S, "X")
+    assert sp.isspmatrix_csr(out)
+
+
+@pytest.mark.parametrize("bad,exc,msg", [
+    (np.array([[np.nan]]), ValueError, "NaN"),
+    (np.array([[np.inf]]), ValueError, "infinite"),
+    (np.zeros((0, 3)), ValueError, "rows"),
+    (np.zeros((3, 0)), ValueError, "columns"),
+    (np.zeros(3), ValueError, "2-D"),
+    (np.array([["a"]]), TypeError, "numeric"),
+    (np.array([[1 + 2j]]), TypeError, "real"),
+    ("abc", TypeError, "array"),
+])
+def test_check_array_errors_name_argument(bad, exc, msg):
+    with pytest.raises(exc, match=f"X_bad.*{msg}|{msg}.*"):
+        V.check_array(bad, "X_bad")
+    with pytest.raises(exc) as info:
+        V.check_array(bad, "X_bad")
+    assert "X_bad" in str(info.value)
+
+
+def test_check_array_nonnegative_and_nan():
+    with pytest.raises(ValueError, match="negative"):
+        V.check_array(np.array([[-1.0]]), "X", nonnegative=True)
+    with pytest.raises(ValueError, match="negative"):
+        V.check_array(sp.csr_matrix(np.array([[-1.0]])), "X", nonnegative=True)
+    out = V.check_array(np.array([[np.nan, 1.0]]), "X", allow_nan=True)
+    assert np.isnan(out[0, 0])
+
+
+def test_check_views():
+    a, b = np.ones((4, 2)), np.ones((5, 3))
+    with pytest.raises(ValueError, match="same number of samples"):
+        V.check_views([a, b])
+    with pytest.raises(TypeError, match="list of views"):
+        V.check_views(a)
+    with pytest.raises(ValueError, match=r"X_list\[1\]"):
+        V.check_views([a, np.full((4, 2), np.nan)])
+    with pytest.raises(ValueError, match="at least 2"):
+        V.check_views([a], min_views=2)
+    out = V.check_views([a, sp.csr_matrix(a)])
+    assert len(out) == 2 and sp.issparse(out[1])
+
+
+def test_check_pairs():
+    assert V.check_pairs(None, "must_link", 5).shape == (0, 2)
+    assert V.check_pairs([], "must_link", 5).shape == (0, 2)
+    out = V.check_pairs([[0, 1], [2, 3]], "must_link", 5)
+    assert out.dtype == np.int64
+    with pytest.raises(ValueError, match=r"must_link\[1\].*out of range"):
+        V.check_pairs([[0, 1], [2, 5]], "must_link", 5)
+    with pytest.raises(ValueError, match=r"cannot_link\[0\].*itself"):
+        V.check_pairs([[2, 2]], "cannot_link", 5)
+    with pytest.raises(ValueError, match="shape"):
+        V.check_pairs([[0, 1, 2]], "must_link", 5)
+    with pytest.raises(TypeError, match="integer"):
+        V.check_pairs([[0.5, 1]], "must_link", 5)
+    # cross-view pairs may repeat an index
+    assert V.check_pairs([[2, 2]], "pairs", 3, 4).shape == (1, 2)
+
+
+def test_scalars_and_labels():
+    assert V.check_scalar(1, "C1", low=0) == 1.0
+    with pytest.raises(ValueError, match="C1"):
+        V.check_scalar(-1, "C1", low=0)
+    with pytest.raises(ValueError, match="C1"):
+        V.check_scalar(0.0, "C1", low=0, low_inclusive=False)
+    with pytest.raises(TypeError, match="C1"):
+        V.check_scalar("1", "C1")
+    with pytest.raises(ValueError, match="C1"):
+        V.check_scalar(float("nan"), "C1")
+    with pytest.raises(TypeError, match="k"):
+        V.check_int(True, "k")
+    with pytest.raises(ValueError, match="n_clusters"):
+        V.check_n_clusters(5, 4)
+    lab = V.check_partial_labels([0, -1, 2], 3, 3)
+    assert lab.tolist() == [0, -1, 2]
+    with pytest.raises(ValueError, match=r"labels\[1\]"):
+        V.check_partial_labels([0, 3, 1], 3, 3)
+    with pytest.raises(ValueError, match="labels"):
+        V.check_partial_labels([0, 1], 3, 3)
+    assert V.check_dtype(None) is np.float64 and V.check_dtype("float32") is np.float32
+    with pytest.raises(ValueError, match="dtype"):
+        V.check_dtype(np.int64)
+    assert isinstance(V.check_random_state(3), np.random.Generator)
+    g = np.random.default_rng(0)
+    assert V.check_random_state(g) is g
+    with pytest.raises(TypeError, match="random_state"):
+        V.check_random_state("seed")
+
+
+def test_check_transition_matrices():
+    P = np.full((3, 3), 1 / 3)
+    out = V.check_transition_matrices([P, P])
+    assert out[0] is not P
+    with pytest.raises(ValueError, match=r"P_list\[1\].*row-stochastic"):
+        V.check_transition_matrices([P, P * 2])
+    with pytest.raises(ValueError, match=r"P_list\[0\].*square"):
+        V.check_transition_matrices([np.full((2, 3), 1 / 3)])
+    Q = P.copy()
+    Q[0] = [1.5, -0.5, 0.0]
+    with pytest.raises(ValueError, match="negative"):
+        V.check_transition_matrices([Q])
+
+
+def test_result_repr_and_threads():
+    @dataclasses.dataclass(frozen=True, repr=False)
+    class R(Result):
+        labels: np.ndarray
+        objective: float
+
+    r = R(np.zeros(3, dtype=int), 1.5)
+    assert "ndarray(3,)" in repr(r) and r.to_dict()["objective"] == 1.5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.objective = 2.0
+    import numba
+    before = numba.get_num_threads()
+    with thread_limit(1) as n:
+        assert n == 1 and numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    assert effective_n_jobs(-1) == numba.config.NUMBA_NUM_THREADS
+    with pytest.raises(ValueError, match="n_jobs"):
+        effective_n_jobs(0)
