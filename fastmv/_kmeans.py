@@ -7,7 +7,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from fastmv.kernels.clustering import cluster_sums, cluster_sums_csr, nearest_center
+from fastmv.kernels.clustering import (cluster_sums, cluster_sums_csr, lloyd_step,
+                                       nearest_center)
 
 from ._result import Result
 from ._threads import thread_limit
@@ -101,18 +102,31 @@ def kmeans_plusplus(X, n_clusters, rng, x_sq=None, n_local_trials=None):
     return centers
 
 
-def _lloyd(X, centers, x_sq, max_iter, tol):
+# Up to this many clusters a dense Lloyd step is one fused Numba pass over X (lloyd_step);
+# beyond it the X Cᵀ product is worth a BLAS GEMM.
+_FUSED_MAX_CLUSTERS = 32
+
+
+def _assign_and_sum(X, centers, x_sq):
     n_clusters = centers.shape[0]
+    n_blocks = numba.get_num_threads()
+    if not sp.issparse(X) and n_clusters <= _FUSED_MAX_CLUSTERS:
+        return lloyd_step(X, centers, x_sq, n_blocks)
+    labels, sq_dist = nearest_center(_inner(X, centers), x_sq,
+                                     np.einsum("ij,ij->i", centers, centers))
+    if sp.issparse(X):
+        sums, counts = cluster_sums_csr(X.data, X.indices, X.indptr, X.shape[1],
+                                        labels, n_clusters, n_blocks)
+    else:
+        sums, counts = cluster_sums(X, labels, n_clusters, n_blocks)
+    return labels, sq_dist, sums, counts
+
+
+def _lloyd(X, centers, x_sq, max_iter, tol):
     labels_old = None
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        labels, sq_dist = nearest_center(_inner(X, centers), x_sq,
-                                         np.einsum("ij,ij->i", centers, centers))
-        if sp.issparse(X):
-            sums, counts = cluster_sums_csr(X.data, X.indices, X.indptr, X.shape[1],
-                                            labels, n_clusters, numba.get_num_threads())
-        else:
-            sums, counts = cluster_sums(X, labels, n_clusters, numba.get_num_threads())
+        labels, sq_dist, sums, counts = _assign_and_sum(X, centers, x_sq)
         new_centers = centers.copy()
         full = counts > 0
         new_centers[full] = sums[full] / counts[full, None]
@@ -130,8 +144,7 @@ def _lloyd(X, centers, x_sq, max_iter, tol):
         if shift <= tol:
             break
     # Final assignment so that labels and inertia refer to the returned centers.
-    labels, sq_dist = nearest_center(_inner(X, centers), x_sq,
-                                     np.einsum("ij,ij->i", centers, centers))
+    labels, sq_dist, _, _ = _assign_and_sum(X, centers, x_sq)
     return labels, centers, float(sq_dist.sum(dtype=np.float64)), n_iter
 
 

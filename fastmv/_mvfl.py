@@ -184,6 +184,30 @@ def _pair_csr(n, must_link, cannot_link):
             Ip.data.astype(np.float64))
 
 
+_SET_LABELLED = True
+_MATCH = True
+
+
+def _match_clusters(km, rows, classes, c):
+    """Relabel k-means clusters so that they agree best with the known classes.
+
+    The label prior ties column ``k`` of ``F`` to class ``k``, whereas k-means numbers its
+    clusters arbitrarily; the permutation maximising the number of labelled samples whose
+    cluster id equals their class (Hungarian algorithm on the ``c × c`` contingency table of
+    the labelled samples) is applied to the k-means labels.
+    """
+    if not _MATCH:
+        return km
+    from scipy.optimize import linear_sum_assignment
+
+    table = np.zeros((c, c))
+    np.add.at(table, (km[rows], classes), 1.0)
+    r, col = linear_sum_assignment(-table)
+    perm = np.empty(c, dtype=np.int64)
+    perm[r] = col
+    return perm[km]
+
+
 def _empty_csr(n):
     return (np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.float64))
@@ -487,8 +511,13 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
                 from ._kmeans import kmeans
 
                 km = kmeans(X, c, n_init=10, random_state=rng, n_jobs=n_jobs).labels
+                if prior["kind"] == "labels" and prior["rows"].size:
+                    km = _match_clusters(km, prior["rows"], prior["classes"], c)
                 F0 = np.full((n, c), 0.2)
                 F0[np.arange(n), km] += 1.0
+                if prior["kind"] == "labels" and _SET_LABELLED:
+                    F0[prior["rows"]] = 0.2
+                    F0[prior["rows"], prior["classes"]] += 1.0
             else:
                 F0 = rng.uniform(0.0, 1.0, size=(n, c))
         F = F0

@@ -149,3 +149,75 @@ def cluster_sums_csr(data, indices, indptr, n_features, labels, n_clusters, n_bl
             for j in range(n_features):
                 sums[k, j] += partial[b, k, j]
     return sums, counts
+
+
+@njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
+def lloyd_step(X, centers, x_sq_norms, n_blocks):
+    """One fused Lloyd step on dense data: assignment and per-cluster sums in one pass over X.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+    centers : ndarray, shape (c, d)
+    x_sq_norms : ndarray, shape (n,)
+        ``‖x_i‖²``.
+    n_blocks : int
+        Number of row blocks with private accumulators (pass ``numba.get_num_threads()``).
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+        Nearest center of every sample (first minimiser on ties).
+    sq_dist : ndarray, shape (n,)
+        Squared distance to it, clipped at 0.
+    sums : ndarray, shape (c, d)
+        Per-cluster sums of the rows of ``X`` under ``labels``.
+    counts : ndarray of int64, shape (c,)
+
+    Notes
+    -----
+    O(n d c) time, reading ``X`` once; meant for few clusters (``c`` up to a few dozen),
+    where the ``X Cᵀ`` product is too skinny for BLAS to pay for its thread hand-off with
+    Numba's pool. Larger ``c`` should use a BLAS GEMM and :func:`nearest_center`. The same
+    answer as :func:`nearest_center` followed by :func:`cluster_sums`, up to rounding.
+    """
+    n, d = X.shape
+    c = centers.shape[0]
+    c_sq = np.empty(c, dtype=X.dtype)
+    for k in range(c):
+        s = 0.0
+        for j in range(d):
+            s += centers[k, j] * centers[k, j]
+        c_sq[k] = s
+    n_blocks = max(1, min(n_blocks, n))
+    bounds = _row_blocks(n, n_blocks)
+    labels = np.empty(n, dtype=np.int64)
+    sq_dist = np.empty(n, dtype=X.dtype)
+    partial = np.zeros((n_blocks, c, d), dtype=X.dtype)
+    partial_counts = np.zeros((n_blocks, c), dtype=np.int64)
+    for b in prange(n_blocks):
+        for i in range(bounds[b], bounds[b + 1]):
+            best = 0.0
+            arg = 0
+            for k in range(c):
+                dot = 0.0
+                for j in range(d):
+                    dot += X[i, j] * centers[k, j]
+                dist = c_sq[k] - 2.0 * dot
+                if k == 0 or dist < best:
+                    best = dist
+                    arg = k
+            labels[i] = arg
+            best += x_sq_norms[i]
+            sq_dist[i] = best if best > 0.0 else 0.0
+            partial_counts[b, arg] += 1
+            for j in range(d):
+                partial[b, arg, j] += X[i, j]
+    sums = np.zeros((c, d), dtype=X.dtype)
+    counts = np.zeros(c, dtype=np.int64)
+    for b in range(n_blocks):
+        for k in range(c):
+            counts[k] += partial_counts[b, k]
+            for j in range(d):
+                sums[k, j] += partial[b, k, j]
+    return labels, sq_dist, sums, counts

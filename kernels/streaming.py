@@ -23,10 +23,9 @@ dense views, a fused row kernel for CSR), followed by a fused distance + argmin 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 __all__ = [
-    "stream_row_status",
     "stream_gather_rows",
     "stream_cross",
     "stream_assign",
@@ -44,47 +43,43 @@ __all__ = [
 ]
 
 _FEATURE_BLOCK = 32  # features per parallel task in the dense scatter / move kernels
+# Below this many elementary operations a kernel runs serially: a parallel launch costs more.
+_PAR_MIN = 1 << 17
 
 
-@njit(parallel=True, cache=True)
-def stream_row_status(X):
-    """Classify each row of a dense block by its non-finite values.
-
-    Parameters
-    ----------
-    X : ndarray of shape (s, d), float32 or float64, C-contiguous
-
-    Returns
-    -------
-    status : ndarray of shape (s,), int8
-        0: all values finite; 1: every value NaN (a missing row); 2: anything else non-finite
-        (some NaN, or an infinity): invalid.
-
-    Notes
-    -----
-    O(s d) time, O(s) memory; parallel over rows.
-    """
-    s, d = X.shape
-    out = np.zeros(s, np.int8)
-    for i in prange(s):
+@njit(cache=True)
+def _gather_range(lo, hi, X, rows, normalize, out, status):
+    d = X.shape[1]
+    for r in range(lo, hi):
+        i = rows[r]
+        ssq = 0.0
         n_nan = 0
         n_inf = 0
         for j in range(d):
-            x = X[i, j]
+            x = np.float64(X[i, j])
             if np.isnan(x):
                 n_nan += 1
             elif np.isinf(x):
                 n_inf += 1
-        if n_nan == d and d > 0:
-            out[i] = 1
+            else:
+                ssq += x * x
+        if n_nan == d:
+            status[r] = 1
         elif n_nan > 0 or n_inf > 0:
-            out[i] = 2
-    return out
+            status[r] = 2
+        else:
+            status[r] = 0
+        scale = 1.0
+        if normalize and ssq > 0.0:
+            scale = 1.0 / np.sqrt(ssq)
+        for j in range(d):
+            out[r, j] = X[i, j] * scale
 
 
 @njit(parallel=True, cache=True)
 def stream_gather_rows(X, rows, normalize, out):
-    """Copy selected rows into a compact block, optionally scaling each to unit ℓ2 norm.
+    """Copy selected rows of a dense block into a compact block, optionally scaled to unit ℓ2
+    norm, and classify them by their non-finite values.
 
     Parameters
     ----------
@@ -97,23 +92,27 @@ def stream_gather_rows(X, rows, normalize, out):
     out : ndarray of shape (s_v, d), float32 or float64
         Written in place: ``out[r] = X[rows[r]] / ‖X[rows[r]]‖``.
 
+    Returns
+    -------
+    status : ndarray of shape (s_v,), int8
+        0: the row is finite; 1: every value is NaN (a missing row: drop it); 2: anything
+        else non-finite (some NaN, or an infinity): invalid input.
+
     Notes
     -----
-    O(s_v d) time, no allocation; parallel over rows. Norms are accumulated in float64.
+    O(s_v d) time, one read of each kept row; norms accumulated in float64. Parallel over
+    blocks of rows when the block is large enough to pay for the thread launch.
     """
-    d = X.shape[1]
-    for r in prange(rows.shape[0]):
-        i = rows[r]
-        scale = 1.0
-        if normalize:
-            ssq = 0.0
-            for j in range(d):
-                x = np.float64(X[i, j])
-                ssq += x * x
-            if ssq > 0.0:
-                scale = 1.0 / np.sqrt(ssq)
-        for j in range(d):
-            out[r, j] = X[i, j] * scale
+    n_rows = rows.shape[0]
+    status = np.empty(n_rows, np.int8)
+    nt = get_num_threads()
+    if nt == 1 or n_rows * X.shape[1] < _PAR_MIN:
+        _gather_range(0, n_rows, X, rows, normalize, out, status)
+        return status
+    nb = min(n_rows, 4 * nt)
+    for b in prange(nb):
+        _gather_range(b * n_rows // nb, (b + 1) * n_rows // nb, X, rows, normalize, out, status)
+    return status
 
 
 @njit(cache=True)
@@ -160,6 +159,40 @@ def stream_cross(xbuf, xoff, poff, view_ptr, U):
     return G
 
 
+@njit(cache=True)
+def _assign_range(lo, hi, G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
+    m = W.shape[1]
+    c = usq.shape[1]
+    n_dense = gidx.shape[1]
+    acc = np.empty(c)
+    for i in range(lo, hi):
+        for k in range(c):
+            acc[k] = 0.0
+        for v in range(m):
+            w = W[i, v]
+            if w != 0.0:
+                for k in range(c):
+                    acc[k] += w * usq[v, k]
+        for v in range(n_dense):
+            q = gidx[i, v]
+            if q >= 0:
+                for k in range(c):
+                    acc[k] -= 2.0 * G[q, k]
+        for p in range(sptr[i], sptr[i + 1]):
+            j = sind[p]
+            x = 2.0 * sdata[p]
+            for k in range(c):
+                acc[k] -= x * U[j, k]
+        best = 0
+        bval = acc[0]
+        for k in range(1, c):
+            if acc[k] < bval:
+                bval = acc[k]
+                best = k
+        labels[i] = best
+        mindist[i] = bval
+
+
 @njit(parallel=True, cache=True)
 def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
     """Fused distance + argmin over a chunk (parallel over samples).
@@ -187,40 +220,21 @@ def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
 
     Notes
     -----
-    O(s m c + nnz c) time beyond the GEMM; O(c) scratch per thread; never forms ``D``.
+    O(s (m + n_dense) c + nnz c) time beyond the GEMM; O(c) scratch per thread; never forms
+    ``D``. Rows are independent, so the result does not depend on the thread count; small
+    chunks run serially (a parallel launch would cost more).
     """
     s = W.shape[0]
-    m = W.shape[1]
     c = usq.shape[1]
-    n_dense = gidx.shape[1]
-    for i in prange(s):
-        acc = np.empty(c)
-        for k in range(c):
-            acc[k] = 0.0
-        for v in range(m):
-            w = W[i, v]
-            if w != 0.0:
-                for k in range(c):
-                    acc[k] += w * usq[v, k]
-        for v in range(n_dense):
-            q = gidx[i, v]
-            if q >= 0:
-                for k in range(c):
-                    acc[k] -= 2.0 * G[q, k]
-        for p in range(sptr[i], sptr[i + 1]):
-            j = sind[p]
-            x = 2.0 * sdata[p]
-            for k in range(c):
-                acc[k] -= x * U[j, k]
-        best = 0
-        bval = acc[0]
-        for k in range(1, c):
-            if acc[k] < bval:
-                bval = acc[k]
-                best = k
-        labels[i] = best
-        mindist[i] = bval
-
+    work = s * (W.shape[1] + gidx.shape[1]) * c + sdata.shape[0] * c
+    nt = get_num_threads()
+    if nt == 1 or work < _PAR_MIN:
+        _assign_range(0, s, G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist)
+        return
+    nb = min(s, 8 * nt)
+    for b in prange(nb):
+        _assign_range(b * s // nb, (b + 1) * s // nb, G, gidx, sdata, sind, sptr, U, W, usq,
+                      labels, mindist)
 
 @njit(cache=True)
 def stream_center_sqnorms(U, view_ptr):
@@ -298,7 +312,47 @@ def _dense_tasks(view_ptr, n_dense):
     return tv, tj
 
 
+@njit(cache=True)
+def _scatter_task(t, tv, tj, xbuf, xoff, prow, poff, view_ptr, old, new, R, sign):
+    """One block of features of one dense view: rows with ``old != new`` (all rows when
+    ``old`` is empty) move from ``old`` to ``new`` (``sign`` scales the added row)."""
+    v = tv[t]
+    a = view_ptr[v]
+    d_v = view_ptr[v + 1] - a
+    j0 = tj[t]
+    j1 = min(j0 + _FEATURE_BLOCK, d_v)
+    base = xoff[v]
+    has_old = old.shape[0] > 0
+    for r in range(poff[v + 1] - poff[v]):
+        i = prow[poff[v] + r]
+        kn = new[i]
+        row = base + r * d_v
+        if has_old:
+            ko = old[i]
+            if ko == kn:
+                continue
+            for j in range(j0, j1):
+                x = xbuf[row + j]
+                R[a + j, ko] -= x
+                R[a + j, kn] += x
+        else:
+            for j in range(j0, j1):
+                R[a + j, kn] += sign * xbuf[row + j]
+
+
 @njit(parallel=True, cache=True)
+def _scatter_dense_tasks(xbuf, xoff, prow, poff, view_ptr, old, new, R, sign, work):
+    n_dense = xoff.shape[0] - 1
+    tv, tj = _dense_tasks(view_ptr, n_dense)
+    if get_num_threads() == 1 or work < _PAR_MIN:
+        for t in range(tv.shape[0]):
+            _scatter_task(t, tv, tj, xbuf, xoff, prow, poff, view_ptr, old, new, R, sign)
+        return
+    for t in prange(tv.shape[0]):
+        _scatter_task(t, tv, tj, xbuf, xoff, prow, poff, view_ptr, old, new, R, sign)
+
+
+@njit(cache=True)
 def stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, sign):
     """One-hot scatter-add of the compacted dense views into ``R``: ``R_v += sign · X_vᵀ V``.
 
@@ -318,21 +372,10 @@ def stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, sign):
     O(Σ s_v d_v) time (not O(s d c): ``V`` is one-hot); parallel over blocks of features, so
     no two threads write the same entry and the result does not depend on the thread count.
     """
-    n_dense = xoff.shape[0] - 1
-    tv, tj = _dense_tasks(view_ptr, n_dense)
-    for t in prange(tv.shape[0]):
-        v = tv[t]
-        a = view_ptr[v]
-        d_v = view_ptr[v + 1] - a
-        j0 = tj[t]
-        j1 = min(j0 + _FEATURE_BLOCK, d_v)
-        base = xoff[v]
-        for r in range(poff[v + 1] - poff[v]):
-            k = labels[prow[poff[v] + r]]
-            row = base + r * d_v
-            for j in range(j0, j1):
-                R[a + j, k] += sign * xbuf[row + j]
-
+    if xbuf.shape[0] == 0:
+        return
+    _scatter_dense_tasks(xbuf, xoff, prow, poff, view_ptr, np.empty(0, np.int64), labels, R,
+                         sign, xbuf.shape[0])
 
 @njit(cache=True)
 def _group_by_label(labels, c, skip_equal_to):
@@ -354,7 +397,26 @@ def _group_by_label(labels, c, skip_equal_to):
     return order, starts
 
 
+@njit(cache=True)
+def _csr_cluster(k, order, starts, sdata, sind, sptr, R, sign):
+    for q in range(starts[k], starts[k + 1]):
+        i = order[q]
+        for p in range(sptr[i], sptr[i + 1]):
+            R[sind[p], k] += sign * sdata[p]
+
+
 @njit(parallel=True, cache=True)
+def _csr_by_cluster(order, starts, sdata, sind, sptr, R, sign):
+    c = R.shape[1]
+    if get_num_threads() == 1 or sdata.shape[0] < _PAR_MIN:
+        for k in range(c):
+            _csr_cluster(k, order, starts, sdata, sind, sptr, R, sign)
+        return
+    for k in prange(c):
+        _csr_cluster(k, order, starts, sdata, sind, sptr, R, sign)
+
+
+@njit(cache=True)
 def stream_scatter_csr(sdata, sind, sptr, labels, R, sign):
     """One-hot scatter-add of CSR rows into ``R``: ``R[sind[p], labels[i]] += sign * sdata[p]``.
 
@@ -370,16 +432,13 @@ def stream_scatter_csr(sdata, sind, sptr, labels, R, sign):
     Notes
     -----
     O(nnz + s + c) time; rows are grouped by cluster (counting sort) and the clusters are
-    processed in parallel, each by one thread in row order (deterministic).
+    processed in parallel, each by one thread in row order (deterministic whatever the
+    thread count).
     """
-    c = R.shape[1]
-    order, starts = _group_by_label(labels, c, np.empty(0, np.int64))
-    for k in prange(c):
-        for q in range(starts[k], starts[k + 1]):
-            i = order[q]
-            for p in range(sptr[i], sptr[i + 1]):
-                R[sind[p], k] += sign * sdata[p]
-
+    if sdata.shape[0] == 0:
+        return
+    order, starts = _group_by_label(labels, R.shape[1], np.empty(0, np.int64))
+    _csr_by_cluster(order, starts, sdata, sind, sptr, R, sign)
 
 @njit(cache=True)
 def stream_scatter_counts(labels, W, T, sign):
@@ -404,7 +463,7 @@ def stream_scatter_counts(labels, W, T, sign):
             T[v, k] += sign * W[i, v]
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def stream_move_dense(xbuf, xoff, prow, poff, view_ptr, old, new, R):
     """Replace a chunk's previous contribution to ``R`` by its new one (dense views).
 
@@ -425,29 +484,19 @@ def stream_move_dense(xbuf, xoff, prow, poff, view_ptr, old, new, R):
     -----
     O(Σ s_v + n_changed d) time; parallel over blocks of features (deterministic).
     """
+    if xbuf.shape[0] == 0:
+        return
+    n_changed = 0
+    for i in range(old.shape[0]):
+        if old[i] != new[i]:
+            n_changed += 1
+    if n_changed == 0:
+        return
     n_dense = xoff.shape[0] - 1
-    tv, tj = _dense_tasks(view_ptr, n_dense)
-    for t in prange(tv.shape[0]):
-        v = tv[t]
-        a = view_ptr[v]
-        d_v = view_ptr[v + 1] - a
-        j0 = tj[t]
-        j1 = min(j0 + _FEATURE_BLOCK, d_v)
-        base = xoff[v]
-        for r in range(poff[v + 1] - poff[v]):
-            i = prow[poff[v] + r]
-            ko = old[i]
-            kn = new[i]
-            if ko == kn:
-                continue
-            row = base + r * d_v
-            for j in range(j0, j1):
-                x = xbuf[row + j]
-                R[a + j, ko] -= x
-                R[a + j, kn] += x
+    work = n_changed * (view_ptr[n_dense] - view_ptr[0]) + poff[n_dense]
+    _scatter_dense_tasks(xbuf, xoff, prow, poff, view_ptr, old, new, R, 1.0, work)
 
-
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def stream_move_csr(sdata, sind, sptr, old, new, R):
     """Replace a chunk's previous contribution to ``R`` by its new one (CSR rows): for each
     row with ``old[i] != new[i]``, ``R[:, old[i]] -= x_i`` and ``R[:, new[i]] += x_i``.
@@ -464,19 +513,15 @@ def stream_move_csr(sdata, sind, sptr, old, new, R):
     O(s + c + nnz of the changed rows); parallel over clusters (each cluster's column is
     written by one thread, in row order: deterministic).
     """
+    if sdata.shape[0] == 0:
+        return
     c = R.shape[1]
-    order_in, starts_in = _group_by_label(new, c, old)
     order_out, starts_out = _group_by_label(old, c, new)
-    for k in prange(c):
-        for q in range(starts_out[k], starts_out[k + 1]):
-            i = order_out[q]
-            for p in range(sptr[i], sptr[i + 1]):
-                R[sind[p], k] -= sdata[p]
-        for q in range(starts_in[k], starts_in[k + 1]):
-            i = order_in[q]
-            for p in range(sptr[i], sptr[i + 1]):
-                R[sind[p], k] += sdata[p]
-
+    if order_out.shape[0] == 0:
+        return
+    order_in, starts_in = _group_by_label(new, c, old)
+    _csr_by_cluster(order_out, starts_out, sdata, sind, sptr, R, -1.0)
+    _csr_by_cluster(order_in, starts_in, sdata, sind, sptr, R, 1.0)
 
 @njit(cache=True)
 def stream_move_counts(old, new, W, T):
@@ -510,6 +555,21 @@ def stream_move_counts(old, new, W, T):
     return n_changed
 
 
+@njit(cache=True)
+def _update_range(lo, hi, R, T, view_ptr, alpha, fill, U):
+    m = view_ptr.shape[0] - 1
+    c = R.shape[1]
+    has_fill = fill.shape[0] > 0
+    for v in range(m):
+        for j in range(max(lo, view_ptr[v]), min(hi, view_ptr[v + 1])):
+            for k in range(c):
+                t = T[v, k]
+                if t > 0.0:
+                    U[j, k] = R[j, k] / (t + alpha)
+                elif has_fill:
+                    U[j, k] = fill[j]
+
+
 @njit(parallel=True, cache=True)
 def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """Centre update ``U_v = R_v (T_v + αI)⁻¹`` (``T_v`` diagonal: a column scaling).
@@ -530,20 +590,16 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
 
     Notes
     -----
-    O(D c) time; parallel over features.
+    O(D c) time; parallel over blocks of features when ``D c`` is large.
     """
-    m = view_ptr.shape[0] - 1
-    c = R.shape[1]
-    has_fill = fill.shape[0] > 0
-    for v in range(m):
-        for j in prange(view_ptr[v], view_ptr[v + 1]):
-            for k in range(c):
-                t = T[v, k]
-                if t > 0.0:
-                    U[j, k] = R[j, k] / (t + alpha)
-                elif has_fill:
-                    U[j, k] = fill[j]
-
+    D = R.shape[0]
+    nt = get_num_threads()
+    if nt == 1 or D * R.shape[1] < _PAR_MIN:
+        _update_range(0, D, R, T, view_ptr, alpha, fill, U)
+        return
+    nb = min(D, 4 * nt)
+    for b in prange(nb):
+        _update_range(b * D // nb, (b + 1) * D // nb, R, T, view_ptr, alpha, fill, U)
 
 @njit(cache=True)
 def stream_loss(U, R, T, view_ptr, alpha):

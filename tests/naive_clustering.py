@@ -86,3 +86,12 @@ def transition_matrix(X, sigma="median"):
         sigma = np.median(D[np.triu_indices(n, 1)]) if n > 1 else 1.0
     K = np.exp(-D ** 2 / (2 * sigma ** 2))
     return K / K.sum(axis=1, keepdims=True)
+
+
+def lloyd_step(X, centers, x_sq_norms, n_blocks=1):
+    """Assignment then per-cluster sums, straight from the definitions."""
+    d = ((X[:, None, :] - centers[None, :, :]) ** 2).sum(-1)
+    labels = np.argmin(d, axis=1).astype(np.int64) if len(X) else np.zeros(0, np.int64)
+    sq = d[np.arange(len(labels)), labels] if len(X) else np.zeros(0, X.dtype)
+    sums, counts = cluster_sums(X, labels, centers.shape[0])
+    return labels, sq, sums, counts

@@ -40,6 +40,22 @@ def test_cluster_sums_matches_twin(n, d, c, blocks, dtype, rng):
     np.testing.assert_array_equal(counts, counts_ref)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n,d,c,blocks", [(1, 3, 1, 2), (1, 2, 4, 1), (100, 7, 5, 2),
+                                          (57, 1, 9, 8), (0, 3, 2, 2)])
+def test_lloyd_step_matches_twin(n, d, c, blocks, dtype, rng):
+    X = rng.standard_normal((n, d)).astype(dtype)
+    C = rng.standard_normal((c, d)).astype(dtype)
+    xs = (X * X).sum(1)
+    got = K.lloyd_step(X, C, xs, blocks)
+    ref = naive.lloyd_step(X, C, xs)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(got[0], ref[0])
+    for a, b in zip(got[1:], ref[1:]):
+        np.testing.assert_allclose(a, b, **tol)
+    assert got[2].dtype == dtype
+
+
 def _blobs(rng, n_per=60, c=4, d=5, spread=0.3):
     centers = rng.standard_normal((c, d)) * 10
     X = np.vstack([centers[k] + spread * rng.standard_normal((n_per, d)) for k in range(c)])
