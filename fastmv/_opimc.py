@@ -362,7 +362,7 @@ def _mask_block(mblock, s, m, start):
         raise ValueError(f"mask rows {start}..{start + s - 1} have shape {M.shape}, "
                          f"expected ({s}, {m})")
     if M.dtype == bool:
-        return M.copy()
+        return M                      # the caller indexes it (a copy) before writing
     if not np.issubdtype(M.dtype, np.number) or not np.all((M == 0) | (M == 1)):
         raise ValueError("mask must be boolean (or 0/1): True where the sample is present "
                          "in the view")
@@ -387,6 +387,7 @@ class _ChunkBuilder:
         self.view_ptr[1:] = np.cumsum(dims)
         self.D = int(self.view_ptr[-1])
         self.Dd = int(self.view_ptr[self.n_dense])
+        self.dense_dims = np.asarray(dims[:self.n_dense], np.int64)
         self._buf = np.empty(0, self.dtype)
 
     def _xbuf(self, size):
@@ -394,53 +395,57 @@ class _ChunkBuilder:
             self._buf = np.empty(size, self.dtype)
         return self._buf[:size]
 
+    def _dense_array(self, B, s, start, v):
+        A = B.toarray() if sp.issparse(B) else np.asarray(B)
+        if A.dtype != self.dtype:
+            _check_view_dtype(A.dtype, f"X_list[{v}]")
+            A = A.astype(self.dtype)
+        if not A.flags.c_contiguous:
+            A = np.ascontiguousarray(A)
+        if type(A) is not np.ndarray:
+            A = A.view(np.ndarray)
+        if A.shape != (s, self.spec.dims[v]):
+            raise ValueError(f"X_list[{v}] rows {start}..{start + s - 1}: block has shape "
+                             f"{A.shape}, expected ({s}, {self.spec.dims[v]})")
+        return A
+
     def build(self, start, blocks, mblock):
         spec, order, dtype = self.spec, self.order, self.dtype
-        from fastmv.kernels.streaming import stream_gather_rows, stream_row_status
+        from fastmv.kernels.streaming import stream_gather_views
         m = spec.m
         s = int(blocks[0].shape[0])
-        present = _mask_block(mblock, s, m, start)       # user view order
-        P = present[:, order]                             # internal order
-        dense = []
-        for iv in range(self.n_dense):
-            v = order[iv]
-            B = blocks[v]
-            if sp.issparse(B):
-                B = B.toarray()
-            A = np.asarray(B)
-            if A.dtype not in _FLOATS:
-                _check_view_dtype(A.dtype, f"X_list[{v}]")
-                A = A.astype(np.float64)
-            if not A.flags.c_contiguous:
-                A = np.ascontiguousarray(A)
-            if A.shape != (s, spec.dims[v]):
-                raise ValueError(f"X_list[{v}] rows {start}..{start + s - 1}: block has shape "
-                                 f"{A.shape}, expected ({s}, {spec.dims[v]})")
-            status = stream_row_status(A)
-            bad = np.flatnonzero((status == 2) & P[:, iv])
+        P = _mask_block(mblock, s, m, start)[:, order]    # presence, internal view order
+        nd = self.n_dense
+        dd = self.dense_dims
+        arrays = tuple(self._dense_array(blocks[order[iv]], s, start, order[iv])
+                       for iv in range(nd))
+        poff = np.zeros(nd + 1, np.int64)
+        xoff = np.zeros(nd + 1, np.int64)
+        while True:                       # repeated only when all-NaN rows turn up
+            Pd = P[:, :nd]
+            cnt = Pd.sum(axis=0)
+            np.cumsum(cnt, out=poff[1:])
+            np.cumsum(cnt * dd, out=xoff[1:])
+            prow = np.nonzero(Pd.T)[1].astype(np.int64, copy=False)
+            xbuf = self._xbuf(int(xoff[-1]))
+            if nd == 0:
+                break
+            status = stream_gather_views(arrays, prow, poff, xoff, self.normalize, xbuf)
+            if not status.any():
+                break
+            bad = np.flatnonzero(status == 2)
             if bad.size:
-                raise ValueError(f"X_list[{v}] row {start + bad[0]} contains infinite values or "
-                                 "some (not all) NaN; a missing row must be all NaN or masked "
-                                 "out by mask")
-            P[:, iv] &= status != 1
-            dense.append((B, A))
-        rows_all = [np.flatnonzero(P[:, iv]) for iv in range(self.n_dense)]
-        poff = np.zeros(self.n_dense + 1, np.int64)
-        xoff = np.zeros(self.n_dense + 1, np.int64)
-        for iv in range(self.n_dense):
-            poff[iv + 1] = poff[iv] + rows_all[iv].size
-            xoff[iv + 1] = xoff[iv] + rows_all[iv].size * spec.dims[order[iv]]
-        xbuf = self._xbuf(int(xoff[-1]))
-        prow = np.concatenate(rows_all).astype(np.int64) if rows_all else np.zeros(0, np.int64)
-        gidx = np.full((s, self.n_dense), -1, np.int64)
-        for iv in range(self.n_dense):
-            v = order[iv]
-            rows = rows_all[iv]
-            out = xbuf[xoff[iv]:xoff[iv + 1]].reshape(rows.size, spec.dims[v])
-            B, A = dense[iv]
-            stream_gather_rows(A, rows, self.normalize, out)
-            gidx[rows, iv] = np.arange(poff[iv], poff[iv + 1])
-            _release_pages(B)
+                iv = int(np.searchsorted(poff, bad[0], side="right") - 1)
+                raise ValueError(f"X_list[{order[iv]}] row {start + prow[bad[0]]} contains "
+                                 "infinite values or some (not all) NaN; a missing row must be "
+                                 "all NaN or masked out by mask")
+            allnan = np.flatnonzero(status == 1)          # all-NaN rows are missing
+            P[prow[allnan], np.searchsorted(poff, allnan, side="right") - 1] = False
+        for iv in range(nd):
+            _release_pages(blocks[order[iv]])
+        del arrays
+        gidx = np.full((s, nd), -1, np.int64)
+        gidx.T[Pd.T] = np.arange(poff[-1])
         # sparse views: one CSR with global column indices; missing rows dropped
         sparts = []
         for iv in range(self.n_dense, m):
@@ -475,7 +480,7 @@ class _ChunkBuilder:
             new_ptr = np.zeros(s + 1, np.int64)
             np.cumsum(counts * keep_row, out=new_ptr[1:])
             sparts.append((new_data, new_ind, new_ptr))
-        if len(sparts) == 0:
+        if not sparts:
             sdata = np.zeros(0, dtype)
             sind = np.zeros(0, np.int64)
             sptr = np.zeros(s + 1, np.int64)
@@ -483,8 +488,9 @@ class _ChunkBuilder:
             sdata, sind, sptr = sparts[0]
         else:
             sdata, sind, sptr = _hstack_csr(sparts, s)
-        orphans = np.flatnonzero(~P.any(axis=1))
-        if orphans.size:
+        seen = P.any(axis=1)
+        if not seen.all():
+            orphans = np.flatnonzero(~seen)
             raise ValueError(f"sample {start + orphans[0]} is missing from every view (mask / "
                              "NaN rows); every sample must be present in at least one view")
         W = P.astype(np.float64)
@@ -531,12 +537,59 @@ def _hstack_csr(parts, s):
 # the solver
 # ---------------------------------------------------------------------------------------
 
+def _kmeanspp(ch, builder, c, fill, rng):
+    """k-means++ seeding on the first chunk, in the metric of the assignment step
+    (``Σ_v w_{v,i} ‖x_{v,i} − u_{v,k}‖²``). A seed row's missing views take the chunk mean.
+    Returns stacked centres (D, c). O(s Σd c) time with the chunk kernels."""
+    from fastmv.kernels.streaming import stream_chunk_assign
+    s, D, vp = ch.s, builder.D, builder.view_ptr
+    # ‖x_i‖² over the views where i is present
+    xsq = np.zeros(s)
+    for iv in range(builder.n_dense):
+        rows = ch.prow[ch.poff[iv]:ch.poff[iv + 1]]
+        X = ch.xbuf[ch.xoff[iv]:ch.xoff[iv + 1]].reshape(rows.size, vp[iv + 1] - vp[iv])
+        np.add.at(xsq, rows, np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    if ch.sdata.size:
+        xsq += np.bincount(np.repeat(np.arange(s), np.diff(ch.sptr)),
+                           weights=np.square(ch.sdata, dtype=np.float64), minlength=s)
+
+    def row(i):
+        u = fill.copy()
+        for iv in range(builder.n_dense):
+            q = ch.gidx[i, iv]
+            if q >= 0:
+                a, b = vp[iv], vp[iv + 1]
+                o = ch.xoff[iv] + (q - ch.poff[iv]) * (b - a)
+                u[a:b] = ch.xbuf[o:o + b - a]
+        if ch.sdata.size:
+            lo, hi = ch.sptr[i], ch.sptr[i + 1]
+            for iv in range(builder.n_dense, builder.spec.m):
+                if ch.W[i, iv]:
+                    u[vp[iv]:vp[iv + 1]] = 0.0
+            np.add.at(u, ch.sind[lo:hi], ch.sdata[lo:hi])
+        return u
+
+    U = np.zeros((D, c))
+    lab = np.empty(s, np.int64)
+    best = np.full(s, np.inf)
+    i = int(rng.integers(s))
+    for k in range(c):
+        U[:, k] = row(i)
+        d = stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
+                                ch.sptr, vp, np.ascontiguousarray(U[:, k:k + 1]), ch.W, lab)
+        best = np.minimum(best, np.maximum(d + xsq, 0.0))
+        total = best.sum()
+        if k + 1 < c:
+            i = int(rng.choice(s, p=best / total)) if total > 0 else int(rng.integers(s))
+    return U
+
+
 def _parse_init(init, spec, n_clusters, n):
     """-> (labels or None, U0 stacked by user view or None)."""
     if isinstance(init, str):
-        if init != "random":
-            raise ValueError(f"init must be 'random', an array of initial labels or a list of "
-                             f"per-view centres (d_v, n_clusters); got {init!r}")
+        if init not in ("random", "k-means++"):
+            raise ValueError(f"init must be 'random', 'k-means++', an array of initial labels "
+                             f"or a list of per-view centres (d_v, n_clusters); got {init!r}")
         return None, None
     if isinstance(init, (list, tuple)) and len(init) == spec.m and all(
             np.ndim(u) == 2 for u in init):
@@ -620,10 +673,12 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
         ``callback(k, state)`` after the ``k``-th chunk (counted over all passes); ``state`` is
         a dict with ``pass``, ``chunk``, ``start``, ``stop``, ``loss``, ``n_iter``, ``labels``
         (the chunk's labels) and ``U`` (per-view centres).
-    init : 'random', int array, or list of arrays, default 'random'
-        Start of the first chunk: ``'random'``; initial labels (length of the first chunk, or
-        ``n``: its first rows are used); or per-view centres ``U_v`` ``(d_v, n_clusters)``,
-        which then give the first labels. With ``alpha=0``, no missing data and one chunk
+    init : 'random', 'k-means++', int array, or list of arrays, default 'random'
+        Start of the first chunk: ``'random'`` (the paper's: a random balanced partition);
+        ``'k-means++'`` (seeds drawn from the first chunk by D² sampling in the assignment
+        metric, a seed's missing views filled with the chunk mean); initial labels (length of
+        the first chunk, or ``n``: its first rows are used); or per-view centres ``U_v``
+        ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing data and one chunk
         holding every sample, :func:`opimc` is Lloyd's k-means on the concatenated normalised
         views from that start.
     n_jobs : int, optional
@@ -665,10 +720,7 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
     >>> res.labels.shape, [u.shape for u in res.U]
     ((500,), [(20, 3), (30, 3)])
     """
-    from fastmv.kernels.streaming import (stream_chunk_assign, stream_chunk_iterate,
-                                          stream_move_counts, stream_move_csr,
-                                          stream_move_dense, stream_scatter_counts,
-                                          stream_scatter_csr, stream_scatter_dense)
+    from fastmv.kernels.streaming import stream_chunk_iterate
 
     alpha = check_scalar(alpha, "alpha", low=0.0)
     chunk_size = check_int(chunk_size, "chunk_size", low=1)
@@ -721,7 +773,7 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
     m, c, D = spec.m, n_clusters, builder.D
     view_ptr = builder.view_ptr
     order = builder.order
-    R = np.zeros((D, c))
+    R = np.zeros((c, D))          # per-cluster sums, R_v transposed and stacked
     T = np.zeros((m, c))
     U = np.zeros((D, c))
     if U0 is not None:
@@ -748,40 +800,28 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
                 lab = np.empty(s, np.int64)
                 fill = empty_fill
                 if p == 0:
+                    mode = 1                      # start from the current centres
                     if t == 0:
+                        fill = builder.chunk_means(ch)
                         if init_labels is not None:
                             if init_labels.size < s:
                                 raise ValueError(f"init labels must have length >= {s}")
                             lab[:] = init_labels[:s]
-                        elif U0 is not None:
-                            stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata,
-                                                ch.sind, ch.sptr, view_ptr, U, ch.W, lab)
-                        else:
+                            mode = 0
+                        elif U0 is None and init == "k-means++":
+                            U[:] = _kmeanspp(ch, builder, c, fill, rng)
+                        elif U0 is None:
                             lab[:] = rng.permutation(np.arange(s) % c)
-                        fill = builder.chunk_means(ch)
-                    else:
-                        stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata,
-                                            ch.sind, ch.sptr, view_ptr, U, ch.W, lab)
-                    stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, view_ptr, lab, R,
-                                         1.0)
-                    stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, lab, R, 1.0)
-                    stream_scatter_counts(lab, ch.W, T, 1.0)
+                            mode = 0
                 else:
-                    if labels_all is None:
-                        raise AssertionError("labels not collected")  # pragma: no cover
                     if start + s > labels_all.size:
                         raise ValueError("the chunk stream X_list yielded more rows in pass "
                                          f"{p + 1} than in pass 1 ({labels_all.size})")
-                    old = labels_all[start:start + s].copy()
-                    stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata,
-                                        ch.sind, ch.sptr, view_ptr, U, ch.W, lab)
-                    if stream_move_counts(old, lab, ch.W, T):
-                        stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, view_ptr, old,
-                                          lab, R)
-                        stream_move_csr(ch.sdata, ch.sind, ch.sptr, old, lab, R)
+                    lab[:] = labels_all[start:start + s]
+                    mode = 2                      # replace the previous pass's contribution
                 loss, it, conv = stream_chunk_iterate(
                     ch.xbuf, ch.xoff, ch.prow, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
-                    ch.W, view_ptr, R, T, U, lab, fill, alpha, max_iter, tol)
+                    ch.W, view_ptr, R, T, U, lab, mode, fill, alpha, max_iter, tol)
                 if labels_all is not None:
                     labels_all[start:start + s] = lab
                 else:

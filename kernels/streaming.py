@@ -12,8 +12,9 @@ rows in the stacked feature space of size ``D = Σ d_v``:
   are already global rows of ``U`` / ``R`` (missing rows have no entries).
 - ``W`` ``(s, m)``: 1.0 where the row is present in the view, else 0.0.
 
-Global statistics are float64 ``R`` ``(D, c)`` (per-cluster sums of present rows, ``R_v = Σ
-X_vᵀ V`` stacked) and ``T`` ``(m, c)`` (per-cluster counts of present rows, the diagonal of
+Global statistics are float64 ``R`` ``(c, D)`` (per-cluster sums of present rows: the
+``R_v = Σ X_vᵀ V`` of every view, transposed and stacked side by side, so that adding a row to a
+cluster is a contiguous write) and ``T`` ``(m, c)`` (per-cluster counts of present rows, the diagonal of
 ``T_v``); centres ``U`` ``(D, c)`` float64 (``U_v`` stacked). Chunk values are float32 or float64.
 
 Because ``V`` is one-hot, ``X_tᵀ V_t`` is a scatter-add of rows into cluster columns (O(s d))
@@ -23,10 +24,10 @@ dense views, a fused row kernel for CSR), followed by a fused distance + argmin 
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
 __all__ = [
-    "stream_gather_rows",
+    "stream_gather_views",
     "stream_cross",
     "stream_assign",
     "stream_chunk_assign",
@@ -42,19 +43,26 @@ __all__ = [
     "stream_chunk_iterate",
 ]
 
-_FEATURE_BLOCK = 32  # features per parallel task in the dense scatter / move kernels
+_FEATURE_BLOCK = 512  # features per parallel task in the dense scatter / move kernels
 # Below this many elementary operations a kernel runs serially: a parallel launch costs more.
 _PAR_MIN = 1 << 17
+# Row blocks per parallel loop (a fixed partition: results never depend on the thread count).
+_N_BLOCKS = 64
 
 
 @njit(cache=True)
-def _gather_range(lo, hi, X, rows, normalize, out, status):
+def _row_scale(X, i, normalize, status, q):
+    """Classify row ``i`` of ``X`` into ``status[q]``; return 1/‖row‖ (or 1)."""
     d = X.shape[1]
-    for r in range(lo, hi):
-        i = rows[r]
-        ssq = 0.0
+    ssq = 0.0
+    for j in range(d):
+        x = np.float64(X[i, j])
+        ssq += x * x
+    status[q] = 0
+    if not np.isfinite(ssq):              # NaN / inf somewhere, or squares overflowing
         n_nan = 0
         n_inf = 0
+        big = 0.0
         for j in range(d):
             x = np.float64(X[i, j])
             if np.isnan(x):
@@ -62,56 +70,93 @@ def _gather_range(lo, hi, X, rows, normalize, out, status):
             elif np.isinf(x):
                 n_inf += 1
             else:
-                ssq += x * x
+                big = max(big, abs(x))
         if n_nan == d:
-            status[r] = 1
-        elif n_nan > 0 or n_inf > 0:
-            status[r] = 2
-        else:
-            status[r] = 0
-        scale = 1.0
-        if normalize and ssq > 0.0:
-            scale = 1.0 / np.sqrt(ssq)
+            status[q] = 1
+            return 1.0
+        if n_nan > 0 or n_inf > 0:
+            status[q] = 2
+            return 1.0
+        ssq = 0.0                         # finite but huge: scale before squaring
         for j in range(d):
-            out[r, j] = X[i, j] * scale
+            x = np.float64(X[i, j]) / big
+            ssq += x * x
+        return 1.0 / (big * np.sqrt(ssq)) if normalize else 1.0
+    if normalize and ssq > 0.0:
+        return 1.0 / np.sqrt(ssq)
+    return 1.0
+
+
+@njit(cache=True)
+def _gather_range(lo, hi, X, prow, p0, normalize, xbuf, x0, status):
+    """Rows ``q`` in [lo, hi) of one view's stretch of ``prow`` (which starts at ``p0``): copy
+    ``X[prow[q]]`` (scaled) to ``xbuf[x0 + (q - p0) d:]``, classify it in ``status[q]``."""
+    d = X.shape[1]
+    for q in range(lo, hi):
+        i = prow[q]
+        scale = _row_scale(X, i, normalize, status, q)
+        o = x0 + (q - p0) * d
+        for j in range(d):
+            xbuf[o + j] = X[i, j] * scale
 
 
 @njit(parallel=True, cache=True)
-def stream_gather_rows(X, rows, normalize, out):
-    """Copy selected rows of a dense block into a compact block, optionally scaled to unit ℓ2
-    norm, and classify them by their non-finite values.
+def stream_gather_views(views, prow, poff, xoff, normalize, xbuf):
+    """Copy the present rows of every dense view of a chunk into the compact buffer, each
+    optionally scaled to unit ℓ2 norm, and classify them by their non-finite values.
 
     Parameters
     ----------
-    X : ndarray of shape (s, d), float32 or float64, C-contiguous
-        A chunk of one view.
-    rows : ndarray of shape (s_v,), int64
-        Rows of ``X`` to keep (the rows present in the view), in order.
+    views : tuple of ndarray, each (s, d_v), all float32 or all float64, C-contiguous
+        The chunk of each dense view (internal order).
+    prow : ndarray of shape (Σ s_v,), int64
+        Chunk rows present in each view, view after view (``poff`` delimits them).
+    poff : ndarray of shape (n_dense + 1,), int64
+    xoff : ndarray of shape (n_dense + 1,), int64
+        Offsets of the views' compact blocks in ``xbuf`` (``xoff[v+1] - xoff[v] = s_v d_v``).
     normalize : bool
         Scale each kept row to unit ℓ2 norm (zero rows stay zero).
-    out : ndarray of shape (s_v, d), float32 or float64
-        Written in place: ``out[r] = X[rows[r]] / ‖X[rows[r]]‖``.
+    xbuf : ndarray of shape (>= xoff[-1],), dtype of the views
+        Written in place: ``X_v[r] = views[v][prow[poff[v] + r]] / ‖·‖`` row-major from
+        ``xoff[v]``.
 
     Returns
     -------
-    status : ndarray of shape (s_v,), int8
+    status : ndarray of shape (Σ s_v,), int8
         0: the row is finite; 1: every value is NaN (a missing row: drop it); 2: anything
         else non-finite (some NaN, or an infinity): invalid input.
 
     Notes
     -----
-    O(s_v d) time, one read of each kept row; norms accumulated in float64. Parallel over
-    blocks of rows when the block is large enough to pay for the thread launch.
+    O(Σ s_v d_v) time: one read of each kept row; norms accumulated in float64. Parallel over
+    blocks of rows of all views when the chunk is large enough to pay for the thread launch.
     """
-    n_rows = rows.shape[0]
-    status = np.empty(n_rows, np.int8)
-    nt = get_num_threads()
-    if nt == 1 or n_rows * X.shape[1] < _PAR_MIN:
-        _gather_range(0, n_rows, X, rows, normalize, out, status)
+    n_dense = len(views)
+    status = np.empty(poff[n_dense], np.int8)
+    if xoff[n_dense] < _PAR_MIN:
+        for v in range(n_dense):
+            _gather_range(poff[v], poff[v + 1], views[v], prow, poff[v], normalize, xbuf,
+                          xoff[v], status)
         return status
-    nb = min(n_rows, 4 * nt)
-    for b in prange(nb):
-        _gather_range(b * n_rows // nb, (b + 1) * n_rows // nb, X, rows, normalize, out, status)
+    n_task = 0
+    for v in range(n_dense):
+        n_task += min(poff[v + 1] - poff[v], _N_BLOCKS)
+    tv = np.empty(n_task, np.int64)
+    tlo = np.empty(n_task, np.int64)
+    thi = np.empty(n_task, np.int64)
+    t = 0
+    for v in range(n_dense):
+        s_v = poff[v + 1] - poff[v]
+        nb = min(s_v, _N_BLOCKS)
+        for b in range(nb):
+            tv[t] = v
+            tlo[t] = poff[v] + b * s_v // nb
+            thi[t] = poff[v] + (b + 1) * s_v // nb
+            t += 1
+    for t in prange(n_task):
+        v = tv[t]
+        _gather_range(tlo[t], thi[t], views[v], prow, poff[v], normalize, xbuf, xoff[v],
+                      status)
     return status
 
 
@@ -227,11 +272,10 @@ def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
     s = W.shape[0]
     c = usq.shape[1]
     work = s * (W.shape[1] + gidx.shape[1]) * c + sdata.shape[0] * c
-    nt = get_num_threads()
-    if nt == 1 or work < _PAR_MIN:
+    if work < _PAR_MIN:
         _assign_range(0, s, G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist)
         return
-    nb = min(s, 8 * nt)
+    nb = min(s, _N_BLOCKS)
     for b in prange(nb):
         _assign_range(b * s // nb, (b + 1) * s // nb, G, gidx, sdata, sind, sptr, U, W, usq,
                       labels, mindist)
@@ -315,36 +359,35 @@ def _dense_tasks(view_ptr, n_dense):
 @njit(cache=True)
 def _scatter_task(t, tv, tj, xbuf, xoff, prow, poff, view_ptr, old, new, R, sign):
     """One block of features of one dense view: rows with ``old != new`` (all rows when
-    ``old`` is empty) move from ``old`` to ``new`` (``sign`` scales the added row)."""
+    ``old`` is empty) move from ``old`` to ``new`` (``sign`` scales the added rows)."""
     v = tv[t]
     a = view_ptr[v]
     d_v = view_ptr[v + 1] - a
     j0 = tj[t]
     j1 = min(j0 + _FEATURE_BLOCK, d_v)
-    base = xoff[v]
     has_old = old.shape[0] > 0
     for r in range(poff[v + 1] - poff[v]):
         i = prow[poff[v] + r]
         kn = new[i]
-        row = base + r * d_v
+        row = xoff[v] + r * d_v
         if has_old:
             ko = old[i]
             if ko == kn:
                 continue
             for j in range(j0, j1):
                 x = xbuf[row + j]
-                R[a + j, ko] -= x
-                R[a + j, kn] += x
+                R[ko, a + j] -= x
+                R[kn, a + j] += x
         else:
             for j in range(j0, j1):
-                R[a + j, kn] += sign * xbuf[row + j]
+                R[kn, a + j] += sign * xbuf[row + j]
 
 
 @njit(parallel=True, cache=True)
 def _scatter_dense_tasks(xbuf, xoff, prow, poff, view_ptr, old, new, R, sign, work):
     n_dense = xoff.shape[0] - 1
     tv, tj = _dense_tasks(view_ptr, n_dense)
-    if get_num_threads() == 1 or work < _PAR_MIN:
+    if work < _PAR_MIN:
         for t in range(tv.shape[0]):
             _scatter_task(t, tv, tj, xbuf, xoff, prow, poff, view_ptr, old, new, R, sign)
         return
@@ -362,8 +405,8 @@ def stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, sign):
     view_ptr : ndarray of shape (m + 1,), int64
     labels : ndarray of shape (s,), int64
         Cluster of each chunk row.
-    R : ndarray of shape (D, c), float64
-        Updated in place: ``R[view_ptr[v] + j, labels[prow[poff[v] + r]]] += sign * X_v[r, j]``.
+    R : ndarray of shape (c, D), float64
+        Updated in place: ``R[labels[prow[poff[v] + r]], view_ptr[v] + j] += sign * X_v[r, j]``.
     sign : float
         ``+1.0`` adds the chunk, ``-1.0`` removes it.
 
@@ -402,13 +445,13 @@ def _csr_cluster(k, order, starts, sdata, sind, sptr, R, sign):
     for q in range(starts[k], starts[k + 1]):
         i = order[q]
         for p in range(sptr[i], sptr[i + 1]):
-            R[sind[p], k] += sign * sdata[p]
+            R[k, sind[p]] += sign * sdata[p]
 
 
 @njit(parallel=True, cache=True)
 def _csr_by_cluster(order, starts, sdata, sind, sptr, R, sign):
-    c = R.shape[1]
-    if get_num_threads() == 1 or sdata.shape[0] < _PAR_MIN:
+    c = R.shape[0]
+    if sdata.shape[0] < _PAR_MIN:
         for k in range(c):
             _csr_cluster(k, order, starts, sdata, sind, sptr, R, sign)
         return
@@ -418,13 +461,13 @@ def _csr_by_cluster(order, starts, sdata, sind, sptr, R, sign):
 
 @njit(cache=True)
 def stream_scatter_csr(sdata, sind, sptr, labels, R, sign):
-    """One-hot scatter-add of CSR rows into ``R``: ``R[sind[p], labels[i]] += sign * sdata[p]``.
+    """One-hot scatter-add of CSR rows into ``R``: ``R[labels[i], sind[p]] += sign * sdata[p]``.
 
     Parameters
     ----------
     sdata, sind, sptr : CSR arrays (``s`` rows, column indices = rows of ``R``)
     labels : ndarray of shape (s,), int64
-    R : ndarray of shape (D, c), float64
+    R : ndarray of shape (c, D), float64
         Updated in place.
     sign : float
         ``+1.0`` adds, ``-1.0`` removes.
@@ -437,7 +480,7 @@ def stream_scatter_csr(sdata, sind, sptr, labels, R, sign):
     """
     if sdata.shape[0] == 0:
         return
-    order, starts = _group_by_label(labels, R.shape[1], np.empty(0, np.int64))
+    order, starts = _group_by_label(labels, R.shape[0], np.empty(0, np.int64))
     _csr_by_cluster(order, starts, sdata, sind, sptr, R, sign)
 
 @njit(cache=True)
@@ -467,7 +510,7 @@ def stream_scatter_counts(labels, W, T, sign):
 def stream_move_dense(xbuf, xoff, prow, poff, view_ptr, old, new, R):
     """Replace a chunk's previous contribution to ``R`` by its new one (dense views).
 
-    For every row whose label changed, ``R[:, old] -= x`` and ``R[:, new] += x``; rows whose
+    For every row whose label changed, ``R[old] -= x`` and ``R[new] += x``; rows whose
     label did not change cost O(1). This is the removal of the chunk's previous contribution
     (later passes) and the incremental ``X_tᵀ V_t`` of the inner loop.
 
@@ -477,7 +520,7 @@ def stream_move_dense(xbuf, xoff, prow, poff, view_ptr, old, new, R):
     view_ptr : ndarray of shape (m + 1,), int64
     old, new : ndarray of shape (s,), int64
         Previous and new labels of the chunk rows.
-    R : ndarray of shape (D, c), float64
+    R : ndarray of shape (c, D), float64
         Updated in place.
 
     Notes
@@ -499,13 +542,13 @@ def stream_move_dense(xbuf, xoff, prow, poff, view_ptr, old, new, R):
 @njit(cache=True)
 def stream_move_csr(sdata, sind, sptr, old, new, R):
     """Replace a chunk's previous contribution to ``R`` by its new one (CSR rows): for each
-    row with ``old[i] != new[i]``, ``R[:, old[i]] -= x_i`` and ``R[:, new[i]] += x_i``.
+    row with ``old[i] != new[i]``, ``R[old[i]] -= x_i`` and ``R[new[i]] += x_i``.
 
     Parameters
     ----------
     sdata, sind, sptr : CSR arrays
     old, new : ndarray of shape (s,), int64
-    R : ndarray of shape (D, c), float64
+    R : ndarray of shape (c, D), float64
         Updated in place.
 
     Notes
@@ -515,7 +558,7 @@ def stream_move_csr(sdata, sind, sptr, old, new, R):
     """
     if sdata.shape[0] == 0:
         return
-    c = R.shape[1]
+    c = R.shape[0]
     order_out, starts_out = _group_by_label(old, c, new)
     if order_out.shape[0] == 0:
         return
@@ -558,14 +601,14 @@ def stream_move_counts(old, new, W, T):
 @njit(cache=True)
 def _update_range(lo, hi, R, T, view_ptr, alpha, fill, U):
     m = view_ptr.shape[0] - 1
-    c = R.shape[1]
+    c = R.shape[0]
     has_fill = fill.shape[0] > 0
     for v in range(m):
         for j in range(max(lo, view_ptr[v]), min(hi, view_ptr[v + 1])):
             for k in range(c):
                 t = T[v, k]
                 if t > 0.0:
-                    U[j, k] = R[j, k] / (t + alpha)
+                    U[j, k] = R[k, j] / (t + alpha)
                 elif has_fill:
                     U[j, k] = fill[j]
 
@@ -579,7 +622,7 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
 
     Parameters
     ----------
-    R : ndarray of shape (D, c), float64
+    R : ndarray of shape (c, D), float64
     T : ndarray of shape (m, c), float64
     view_ptr : ndarray of shape (m + 1,), int64
     alpha : float
@@ -592,12 +635,11 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     -----
     O(D c) time; parallel over blocks of features when ``D c`` is large.
     """
-    D = R.shape[0]
-    nt = get_num_threads()
-    if nt == 1 or D * R.shape[1] < _PAR_MIN:
+    D = R.shape[1]
+    if D * R.shape[0] < _PAR_MIN:
         _update_range(0, D, R, T, view_ptr, alpha, fill, U)
         return
-    nb = min(D, 4 * nt)
+    nb = min(D, _N_BLOCKS)
     for b in prange(nb):
         _update_range(b * D // nb, (b + 1) * D // nb, R, T, view_ptr, alpha, fill, U)
 
@@ -610,7 +652,8 @@ def stream_loss(U, R, T, view_ptr, alpha):
 
     Parameters
     ----------
-    U, R : ndarray of shape (D, c), float64
+    U : ndarray of shape (D, c), float64
+    R : ndarray of shape (c, D), float64
     T : ndarray of shape (m, c), float64
     view_ptr : ndarray of shape (m + 1,), int64
     alpha : float
@@ -630,19 +673,29 @@ def stream_loss(U, R, T, view_ptr, alpha):
         for j in range(view_ptr[v], view_ptr[v + 1]):
             for k in range(c):
                 u = U[j, k]
-                loss += u * ((T[v, k] + alpha) * u - 2.0 * R[j, k])
+                loss += u * ((T[v, k] + alpha) * u - 2.0 * R[k, j])
     return loss
 
 
 @njit(cache=True)
 def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, view_ptr,
-                         R, T, U, labels, fill, alpha, max_iter, tol):
-    """The inner loop of OPIMC on one chunk (ALGORITHMS.md §5).
+                         R, T, U, labels, mode, fill, alpha, max_iter, tol):
+    """One chunk of OPIMC (ALGORITHMS.md §5): its starting labels, the inner loop, and its
+    contribution to the global statistics.
 
-    On entry ``R``, ``T`` hold the chunk's contribution under ``labels``. Repeats: centres
-    from ``R``, ``T`` (:func:`stream_update_centers`), labels from the centres
-    (:func:`stream_chunk_assign`), statistics moved to the new labels
-    (:func:`stream_move_dense`, :func:`stream_move_csr`, :func:`stream_move_counts`), loss
+    Start (``mode``):
+
+    - 0: ``labels`` are the starting labels (first chunk); the chunk is added to ``R``, ``T``
+      (:func:`stream_scatter_dense`, :func:`stream_scatter_csr`, :func:`stream_scatter_counts`);
+    - 1: the starting labels come from the current centres (:func:`stream_chunk_assign`); the
+      chunk is added to ``R``, ``T``;
+    - 2 (later passes): ``labels`` hold the chunk's labels of the previous pass, whose
+      contribution ``R``, ``T`` still hold; the starting labels come from the current centres
+      and the previous contribution is replaced by the new one (:func:`stream_move_dense`,
+      :func:`stream_move_csr`, :func:`stream_move_counts`).
+
+    Then repeats: centres from ``R``, ``T`` (:func:`stream_update_centers`), labels from the
+    centres (:func:`stream_chunk_assign`), statistics moved to the new labels, loss
     (:func:`stream_loss`); until no label changes (a fixed point), the loss changes by less
     than ``tol`` relative, or ``max_iter`` iterations. On exit ``R``, ``T`` hold the chunk
     under the final ``labels``.
@@ -653,10 +706,12 @@ def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, vie
     sdata, sind, sptr : CSR sparse views
     W : ndarray of shape (s, m), float64
     view_ptr : ndarray of shape (m + 1,), int64
-    R : ndarray of shape (D, c), float64   (in place)
+    R : ndarray of shape (c, D), float64   (in place)
     T : ndarray of shape (m, c), float64   (in place)
     U : ndarray of shape (D, c), float64   (in place)
     labels : ndarray of shape (s,), int64  (in place)
+    mode : int
+        0, 1 or 2 (above).
     fill : ndarray of shape (D,) or (0,), float64
         Centre for empty clusters (chunk mean; first chunk only) or empty (keep previous).
     alpha : float
@@ -676,6 +731,18 @@ def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, vie
     the statistics; memory O(s c + D c) beyond the chunk.
     """
     new = np.empty_like(labels)
+    if mode == 1:
+        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, labels)
+    if mode == 2:
+        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, new)
+        if stream_move_counts(labels, new, W, T) > 0:
+            stream_move_dense(xbuf, xoff, prow, poff, view_ptr, labels, new, R)
+            stream_move_csr(sdata, sind, sptr, labels, new, R)
+            labels[:] = new
+    else:
+        stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, 1.0)
+        stream_scatter_csr(sdata, sind, sptr, labels, R, 1.0)
+        stream_scatter_counts(labels, W, T, 1.0)
     loss_old = stream_loss(U, R, T, view_ptr, alpha)
     loss = loss_old
     n_iter = 0

@@ -9,3 +9,6 @@ compare kernels against these on random inputs, including awkward shapes. Famili
 from tests.naive_clustering import (nearest_center, cluster_sums, cluster_sums_csr, gram_to_sq_distances, strict_upper_triangle, gaussian_transition_rows, keep_nearest_neighbors)  # noqa: F401,E501
 from tests.naive_clustering import lloyd, transition_matrix  # noqa: F401
 from tests.naive_clustering import lloyd_step  # noqa: F401
+from tests.naive_cmvnmf import (constraint_penalty, constraint_products, csr_matmul, multiplicative_update_u, multiplicative_update_v, pattern_csr)  # noqa: F401
+
+from tests.naive_mvfl import (weight_norms, irls_diagonal, sparse_weighted_gram, pair_gram, multiplicative_f_update, labelled_rows_update)  # noqa: F401,E501

@@ -13,6 +13,13 @@ import scipy.sparse as sp
 
 
 # --------------------------------------------------------------------------- kernel twins
+def pattern_csr(rows, cols, n_rows, n_cols):
+    order = np.lexsort((cols, rows))
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    return indptr, cols[order].astype(cols.dtype)
+
+
 def csr_matmul(indptr, indices, data, B):
     n_rows = len(indptr) - 1
     A = sp.csr_matrix((data, indices, indptr), shape=(n_rows, B.shape[0]))

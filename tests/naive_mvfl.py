@@ -13,6 +13,7 @@ import scipy.sparse as sp
 __all__ = [
     "weight_norms",
     "irls_diagonal",
+    "sparse_weighted_gram",
     "pair_gram",
     "multiplicative_f_update",
     "labelled_rows_update",
@@ -46,6 +47,13 @@ def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
     return D
 
 
+def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, dinv):
+    n = len(indptr) - 1
+    d = dinv.shape[1]
+    X = sp.csr_matrix((np.asarray(data, dtype=np.float64), indices, indptr), shape=(n, d)).toarray()
+    return np.stack([X @ np.diag(dk) @ X.T for dk in np.asarray(dinv, dtype=np.float64)])
+
+
 def _dense(indptr, indices, data, n):
     return sp.csr_matrix((np.asarray(data, dtype=np.float64), indices, indptr),
                          shape=(n, n)).toarray()
@@ -72,7 +80,7 @@ def multiplicative_f_update(F, Z, Gamma, lam, indptr, indices, data, rows):
     num = lam * (neg(Ip) @ F64) + pos(Z) + F64 @ neg(Gamma)
     den = lam * (pos(Ip) @ F64) + neg(Z) + F64 + F64 @ pos(Gamma)
     with np.errstate(divide="ignore", invalid="ignore"):
-        new = np.where((den > 0) & (num > 0), F64 * np.sqrt(num / den), 0.0)
+        new = np.where((F64 > 0) & (num > 0), F64 / np.sqrt(den) * np.sqrt(num), 0.0)
     out = np.array(F, copy=True)
     rows = np.asarray(rows, dtype=np.int64)
     out[rows] = new[rows]
@@ -182,7 +190,8 @@ def mvfl_reference(X, view_ptr, F0, *, labels=None, must_link=None, cannot_link=
             Zn = (np.abs(Z) - Z) / 2
             num = lam3 * Ipn @ F + Zp + F @ Gn
             den = lam3 * Ipp @ F + Zn + F + F @ Gp
-            F = F * np.sqrt(num / den)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                F = np.where((F > 0) & (num > 0), F / np.sqrt(den) * np.sqrt(num), 0.0)
         history.append(mvfl_objective(X, view_ptr, W, b, F, lam1, lam2, lam3, labels=labels,
                                       Ip=Ip))
     return W, b, F, np.array(history)

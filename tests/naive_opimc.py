@@ -14,21 +14,23 @@ import numpy as np
 # ---------------------------------------------------------------------------------------
 
 
-def stream_row_status(X):
-    X = np.asarray(X)
-    nan = np.isnan(X)
-    allnan = nan.all(axis=1) & (X.shape[1] > 0)
-    bad = (~np.isfinite(X)).any(axis=1) & ~allnan
-    return np.where(allnan, 1, np.where(bad, 2, 0)).astype(np.int8)
-
-
-def stream_gather_rows(X, rows, normalize, out):
-    Y = np.asarray(X, dtype=np.float64)[rows]
-    if normalize:
-        norms = np.linalg.norm(Y, axis=1)
-        norms[norms == 0] = 1.0
-        Y = Y / norms[:, None]
-    out[...] = Y
+def stream_gather_views(views, prow, poff, xoff, normalize, xbuf):
+    status = []
+    for v, X in enumerate(views):
+        rows = prow[poff[v]:poff[v + 1]]
+        sub = np.asarray(X, dtype=np.float64)[rows]
+        allnan = np.isnan(sub).all(axis=1)
+        bad = (~np.isfinite(sub)).any(axis=1) & ~allnan
+        status.append(np.where(allnan, 1, np.where(bad, 2, 0)))
+        if normalize:                               # overflow-safe ‖x‖ = b ‖x / b‖
+            fin = np.where(np.isfinite(sub), sub, 0.0)
+            big = np.abs(fin).max(axis=1, initial=0.0)
+            big[big == 0] = 1.0
+            norms = big * np.sqrt(((fin / big[:, None]) ** 2).sum(axis=1))
+            norms[norms == 0] = 1.0
+            sub = sub / norms[:, None]
+        xbuf[xoff[v]:xoff[v + 1]] = sub.ravel()
+    return np.concatenate(status).astype(np.int8) if status else np.zeros(0, np.int8)
 
 
 def _dense_views(xbuf, xoff, poff, view_ptr):
@@ -99,18 +101,18 @@ def stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, 
 
 def stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, sign):
     blocks = _dense_views(xbuf, xoff, poff, view_ptr)
-    c = R.shape[1]
+    c = R.shape[0]
     for v, X in enumerate(blocks):
         V = np.zeros((X.shape[0], c))
         V[np.arange(X.shape[0]), labels[prow[poff[v]:poff[v + 1]]]] = 1.0
-        R[view_ptr[v]:view_ptr[v + 1]] += sign * (X.T.astype(np.float64) @ V)
+        R[:, view_ptr[v]:view_ptr[v + 1]] += sign * (V.T @ X.astype(np.float64))
 
 
 def stream_scatter_csr(sdata, sind, sptr, labels, R, sign):
-    Xs = _csr_dense(sdata, sind, sptr, R.shape[0])
-    V = np.zeros((Xs.shape[0], R.shape[1]))
+    Xs = _csr_dense(sdata, sind, sptr, R.shape[1])
+    V = np.zeros((Xs.shape[0], R.shape[0]))
     V[np.arange(Xs.shape[0]), labels] = 1.0
-    R += sign * (Xs.T @ V)
+    R += sign * (V.T @ Xs)
 
 
 def stream_scatter_counts(labels, W, T, sign):
@@ -139,7 +141,8 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     c = T.shape[1]
     for v in range(len(view_ptr) - 1):
         a, b = view_ptr[v], view_ptr[v + 1]
-        Unew = R[a:b] @ np.linalg.pinv(np.diag(T[v]) + alpha * np.eye(c))   # R_v (T_v + αI)⁻¹
+        Rv = R[:, a:b].T                                          # R_v (d_v, c)
+        Unew = Rv @ np.linalg.pinv(np.diag(T[v]) + alpha * np.eye(c))   # R_v (T_v + αI)⁻¹
         for k in range(c):
             if T[v, k] > 0:
                 U[a:b, k] = Unew[:, k]
@@ -150,18 +153,21 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
 def stream_loss(U, R, T, view_ptr, alpha):
     loss = 0.0
     for v in range(len(view_ptr) - 1):
-        Uv, Rv = U[view_ptr[v]:view_ptr[v + 1]], R[view_ptr[v]:view_ptr[v + 1]]
+        Uv, Rv = U[view_ptr[v]:view_ptr[v + 1]], R[:, view_ptr[v]:view_ptr[v + 1]].T
         loss += (-2.0 * np.trace(Uv.T @ Rv) + np.trace(Uv.T @ Uv @ np.diag(T[v]))
                  + alpha * np.sum(Uv ** 2))
     return loss
 
 
 def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, view_ptr,
-                         R, T, U, labels, fill, alpha, max_iter, tol):
+                         R, T, U, labels, mode, fill, alpha, max_iter, tol):
     """Same loop, recomputing the chunk's contribution from scratch each iteration."""
-    stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, -1.0)
-    stream_scatter_csr(sdata, sind, sptr, labels, R, -1.0)
-    stream_scatter_counts(labels, W, T, -1.0)
+    if mode == 2:                                 # remove the previous pass's contribution
+        stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, -1.0)
+        stream_scatter_csr(sdata, sind, sptr, labels, R, -1.0)
+        stream_scatter_counts(labels, W, T, -1.0)
+    if mode in (1, 2):                            # start from the current centres
+        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, labels)
     R0, T0 = R.copy(), T.copy()                   # statistics without the chunk
 
     def stats(lab):

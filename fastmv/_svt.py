@@ -1,0 +1,328 @@
+"""Singular value thresholding ``SVT(B, τ) = U max(S − τ, 0) Vᵀ`` for iterative solvers.
+
+The prox of ``τ‖·‖_*`` dominates EMVC (ALGORITHMS.md §3): a full SVD is O(n³) per iteration.
+:func:`svt` avoids it where it can, in three tiers, each exact to a stated tolerance:
+
+1. **Skip** (no SVD at all). ``Q = 0`` exactly when ``τ ≥ σ₁(B)``. Certified upper bounds
+   on ``σ₁`` are tried in order of cost: ``min(‖B‖_F, √(‖B‖₁‖B‖_∞))`` (free when the caller
+   passes the norms from a fused pass), then, for ``B ≥ 0`` elementwise, a few power
+   iterations on ``BᵀB`` started from the all-ones vector, whose Collatz–Wielandt quotient
+   ``max_i (BᵀB x)_i / x_i`` (any ``x > 0``) bounds ``σ₁²`` from above while the Rayleigh
+   quotient bounds it from below. A skip is only taken on a certified upper bound (with a
+   margin for rounding in the products); a lower bound above ``τ`` sends the call to tier 2/3
+   at once, and an undecided bracket is settled by tier 2, which finds ``σ₁`` itself.
+2. **Growing partial SVD** (``B`` close to rank ``r ≪ n`` above the threshold). Block
+   subspace iteration with Rayleigh–Ritz, warm-started from the previous call's right
+   singular vectors: block ``l`` starts near ``1.5 r_hint``; whenever the number of Ritz
+   values above ``τ`` comes within 4 of ``l`` the block doubles. It stops when the Ritz values
+   ``s₁ … s_{r+1}`` (one past the threshold, so the next singular value is certified below
+   ``τ``) change by at most ``rtol · s₁`` between sweeps and every kept triplet has residual
+   ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model (in GEMM flops, measured on this
+   machine: one LAPACK ``gesdd`` of an ``n × n`` matrix costs as much as ``≈ 16 n³`` flops of
+   GEMM; one sweep with block ``l`` costs ``≈ 4 n² l + 30 n l²``) abandons the partial path for
+   tier 3 once its spent plus predicted cost would exceed half a full SVD, so a bad guess
+   costs at most 50 % extra.
+3. **Full SVD**: LAPACK ``gesdd`` (``gesvd`` if it fails to converge).
+
+Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² l) per sweep, tier 3 O(n³).
+Memory: tier 2 O(n l); tier 3 LAPACK's ``gesdd`` workspace (a copy of ``B``, ``U``, ``Vᵀ``
+and about ``4 n²`` of work space, all freed on return).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.linalg as sla
+
+__all__ = ["svt", "SVTInfo"]
+
+# GEMM-flop model of the two SVD paths (see the module docstring; measured with
+# benchmarks/bench_emvc.py's SVTCrossover on this 2-core machine, float64 and float32).
+_FULL_SVD_FLOPS_PER_N3 = 16.0
+_SVD_SMALL_FLOPS = 30.0  # SVD of an l × n matrix (l ≤ n) ≈ 30 n l² GEMM flops
+_PARTIAL_BUDGET = 0.5  # fraction of a full SVD the partial path may spend
+_MAX_HINT_FRACTION = 1 / 16  # previous rank above n/16: go straight to the full SVD
+_MIN_BLOCK = 8
+
+
+@dataclasses.dataclass
+class SVTInfo:
+    """What one :func:`svt` call did.
+
+    Attributes
+    ----------
+    rank : int
+        Number of singular values above ``τ`` (rank of the result).
+    nuclear_norm : float
+        ``Σ max(σᵢ − τ, 0)``, the nuclear norm of the result.
+    method : str
+        ``"skip-bound"`` (norm bound), ``"skip-power"`` (Collatz–Wielandt bound),
+        ``"partial"`` or ``"full"``.
+    V : ndarray, shape (n, rank)
+        Right singular vectors of the result (warm start of the next call).
+    sigma_bounds : tuple of float
+        ``(lower, upper)`` bounds on ``σ₁(B)`` found on the way (``nan`` when not computed).
+    n_sweeps : int
+        Subspace-iteration sweeps of the partial path (0 otherwise).
+    partial_abandoned : bool
+        The partial path ran and then handed over to the full SVD.
+    """
+
+    rank: int
+    nuclear_norm: float
+    method: str
+    V: np.ndarray
+    sigma_bounds: tuple = (np.nan, np.nan)
+    n_sweeps: int = 0
+    partial_abandoned: bool = False
+
+
+def _default_rtol(dtype) -> float:
+    return 1e-10 if np.dtype(dtype) == np.float64 else 1e-5
+
+
+def _power_bounds(B, tau, n_iter, safety):
+    """Bracket ``σ₁(B)`` for elementwise nonnegative ``B`` (Collatz–Wielandt / Rayleigh).
+
+    Returns ``(lower, upper)`` after at most ``n_iter`` sweeps, stopping early once the
+    bracket decides ``τ`` (``upper ≤ τ`` or ``lower > τ``).
+    """
+    n = B.shape[1]
+    x = np.full(n, 1.0 / np.sqrt(n), dtype=B.dtype)
+    lower, upper = 0.0, np.inf
+    for _ in range(n_iter):
+        y = B @ x
+        z = B.T @ y
+        x64 = x.astype(np.float64)
+        z64 = z.astype(np.float64)
+        lower = max(lower, float(np.sqrt(np.dot(y, y, ) / np.dot(x64, x64))))
+        upper = min(upper, float(np.sqrt(max(np.max(z64 / x64), 0.0))) * safety)
+        if upper <= tau or lower > tau:
+            break
+        zmax = z64.max()
+        if not zmax > 0.0:  # B = 0 on the support of x: σ₁ = 0 is bounded exactly
+            break
+        x64 = np.maximum(z64 / zmax, 1e-12)  # stays > 0, so the quotient stays a bound
+        x = x64.astype(B.dtype)
+    return lower, upper
+
+
+def _full_svd(B):
+    """``(U, s, Vt)`` of ``B`` via ``gesdd`` on the F-ordered view ``Bᵀ`` (no transpose
+    copy); falls back to ``gesvd`` when ``gesdd`` does not converge."""
+    try:
+        U2, s, Vt2 = sla.svd(B.T, full_matrices=False, check_finite=False,
+                             lapack_driver="gesdd")
+    except np.linalg.LinAlgError:
+        U2, s, Vt2 = sla.svd(B.T, full_matrices=False, check_finite=False,
+                             lapack_driver="gesvd")
+    # Bᵀ = U2 S Vt2  ⇒  B = Vt2ᵀ S U2ᵀ
+    return Vt2.T, s, U2.T
+
+
+def _full_cost(n):
+    return _FULL_SVD_FLOPS_PER_N3 * float(n) ** 3
+
+
+def _orthonormalize(X, W, rng):
+    """Orthonormal basis of the part of ``X`` orthogonal to the orthonormal ``W`` (two
+    rounds of block Gram–Schmidt around a QR; columns that vanish, as when the Krylov
+    space becomes invariant, come back as fresh random directions)."""
+    for _ in range(2):
+        if W is not None:
+            X -= W @ (W.T @ X)
+    norms_before = np.linalg.norm(X, axis=0)
+    Xq, R = sla.qr(X, mode="economic", check_finite=False, overwrite_a=True)
+    diag = np.abs(np.diag(R))
+    scale = max(float(norms_before.max()), np.finfo(X.dtype).tiny)
+    dead = diag <= 1e3 * np.finfo(X.dtype).eps * scale
+    if dead.any():
+        Xq[:, dead] = rng.standard_normal((Xq.shape[0], int(dead.sum()))).astype(X.dtype)
+    if W is not None:
+        Xq -= W @ (W.T @ Xq)
+    Xq, _ = sla.qr(Xq, mode="economic", check_finite=False, overwrite_a=True)
+    return Xq
+
+
+def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
+    """Block Krylov (block Lanczos with full reorthogonalisation) SVT.
+
+    The basis ``W = [X₀, X₁, …]`` spans ``B Ω, (BBᵀ) B Ω, …``; each step costs two products
+    with ``B`` (``Gⱼ = Bᵀ Xⱼ`` is kept: ``Wᵀ B = Gᵀ``, so the Rayleigh–Ritz matrix comes
+    free) and an SVD of the ``l × n`` matrix ``Gᵀ``. Stops when the Ritz values ``s₁…s_{r+1}``
+    change by at most ``rtol · s₁`` and the kept triplets' residuals are small (see module
+    docstring). Returns ``((U_r, s_r, Vt_r), steps)`` or ``(None, steps)`` once the spent
+    plus next-step cost would pass ``budget`` or the basis would pass ``max_basis``.
+    """
+    n = B.shape[1]
+    dt = B.dtype
+    b = max(_MIN_BLOCK, int(rank_hint) + 8)
+    if b > max_basis:
+        return None, 0
+    Om = rng.standard_normal((n, b)).astype(dt)
+    if V0 is not None and V0.shape[1]:
+        k = min(V0.shape[1], b)
+        Om[:, :k] = V0[:, :k]
+    X = _orthonormalize(B @ Om, None, rng)
+    Ws, Gs = [X], [B.T @ X]
+    spent = 4.0 * n * n * b
+    s_old = None
+    steps = 0
+    while True:
+        steps += 1
+        W = Ws[0] if len(Ws) == 1 else np.hstack(Ws)
+        G = Gs[0] if len(Gs) == 1 else np.hstack(Gs)
+        l = W.shape[1]
+        Ut, s, Vt = sla.svd(G.T, full_matrices=False, check_finite=False)
+        spent += _SVD_SMALL_FLOPS * n * float(l) ** 2
+        r = int(np.count_nonzero(s > tau))
+        k = min(r + 1, s.size)
+        if s[0] == 0.0:
+            break
+        if s_old is not None and r + 1 <= s_old.size:
+            ds = float(np.max(np.abs(s[:k] - s_old[:k])))
+            if ds <= rtol * s[0]:
+                crit = 0.0
+                if r:
+                    R = B @ Vt[:r].T
+                    R -= (W @ Ut[:, :r]) * s[:r]
+                    spent += 2.0 * n * n * r
+                    res = np.linalg.norm(R, axis=0)
+                    crit = float(np.max(res * (s[:r] - tau) / s[:r]))
+                if crit <= rtol * s[0]:
+                    break
+        if l >= n:  # the basis spans everything: the Ritz triplets are exact
+            break
+        b_next = min(b, n - l)
+        step_cost = 4.0 * n * n * b_next + 8.0 * n * l * b_next \
+            + _SVD_SMALL_FLOPS * n * float(l + b_next) ** 2
+        if steps >= max_steps or spent + step_cost > budget or l + b_next > max_basis:
+            return None, steps
+        s_old = s
+        X = _orthonormalize(B @ Gs[-1][:, :b_next], W, rng)
+        Ws.append(X)
+        Gs.append(B.T @ X)
+        spent += step_cost - _SVD_SMALL_FLOPS * n * float(l + b_next) ** 2
+    return (W @ Ut[:, :r], s[:r], Vt[:r]), steps
+
+
+def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto",
+        rtol=None, power_iter=8, max_sweeps=100, random_state=None):
+    """Singular value soft-thresholding ``Q = U max(S − τ, 0) Vᵀ`` of a square or
+    rectangular matrix, skipping or shrinking the SVD where that is provably exact.
+
+    Parameters
+    ----------
+    B : ndarray, shape (n, d), float32 or float64
+        Input; never modified.
+    tau : float
+        Threshold ``τ ≥ 0``.
+    out : ndarray, shape (n, d), optional
+        Receives ``Q``. When the result is zero and ``out`` is given, ``out`` is *not*
+        written (check ``info.rank == 0``); without ``out`` a new array is returned.
+    bounds : dict, optional
+        Norms of ``B`` already known from a fused pass: ``fro`` (‖B‖_F), ``norm1``
+        (max column abs sum), ``norminf`` (max row abs sum), ``nonneg`` (``B ≥ 0``).
+        Computed here when absent.
+    rank_hint : int, optional
+        Expected rank of the result (e.g. the previous call's); decides between the
+        partial and the full SVD. ``None`` means unknown (partial path tried first).
+    V0 : ndarray, shape (d, k), optional
+        Warm start of the partial path (previous right singular vectors).
+    method : {"auto", "partial", "full"}
+        ``"full"`` always runs ``gesdd`` (no skip); ``"partial"`` forces tier 2 after the
+        skip tests (never falls back); ``"auto"`` decides by the cost model.
+    rtol : float, optional
+        Relative accuracy of the partial path (default 1e-10 in float64, 1e-5 in
+        float32).
+    power_iter : int
+        Maximum power sweeps of the skip test for nonnegative ``B``.
+    max_sweeps : int
+        Maximum block-Krylov steps of the partial path.
+    random_state : None, int or Generator
+        Start block of the partial path.
+
+    Returns
+    -------
+    Q : ndarray or None
+        The thresholded matrix (``out`` when given); ``None`` if ``out`` was given and the
+        result is zero.
+    info : SVTInfo
+        Rank, nuclear norm of ``Q``, path taken, warm-start vectors.
+
+    Notes
+    -----
+    Time O(n d) when skipped, O(n d l) per partial sweep, O(n d min(n, d)) for a full SVD;
+    see the module docstring for the exactness argument of each tier.
+    """
+    from ._validation import check_random_state
+
+    if method not in ("auto", "partial", "full"):
+        raise ValueError(f"method must be 'auto', 'partial' or 'full', got {method!r}")
+    n, d = B.shape
+    dt = B.dtype
+    rtol = _default_rtol(dt) if rtol is None else rtol
+    eps = float(np.finfo(dt).eps)
+    safety = 1.0 + max(n, d) * eps + 1e-12
+    lower, upper = np.nan, np.nan
+
+    def zero(tag, lo=np.nan, up=np.nan):
+        info = SVTInfo(0, 0.0, tag, np.zeros((d, 0), dtype=dt), (lo, up))
+        if out is not None:
+            return None, info
+        return np.zeros((n, d), dtype=dt), info
+
+    if method != "full":
+        if bounds is None:
+            absB = np.abs(B)
+            bounds = dict(fro=float(np.sqrt(np.sum(np.square(B, dtype=np.float64)))),
+                          norm1=float(absB.sum(axis=0, dtype=np.float64).max()),
+                          norminf=float(absB.sum(axis=1, dtype=np.float64).max()),
+                          nonneg=bool(B.min() >= 0))
+            del absB
+        ub = min(bounds["fro"], np.sqrt(bounds["norm1"] * bounds["norminf"])) * safety
+        upper = ub
+        if tau >= ub:
+            return zero("skip-bound", np.nan, ub)
+        if bounds.get("nonneg", False) and power_iter > 0:
+            lower, up2 = _power_bounds(B, tau, power_iter, safety)
+            upper = min(upper, up2)
+            if tau >= upper:
+                return zero("skip-power", lower, upper)
+    rng = check_random_state(random_state)
+    result = None
+    sweeps = 0
+    abandoned = False
+    if method == "partial" or (method == "auto" and min(n, d) > 4 * _MIN_BLOCK):
+        hint = 1 if rank_hint is None else max(int(rank_hint), 1)
+        if method == "partial":
+            budget, max_basis = np.inf, d
+        else:
+            budget = _PARTIAL_BUDGET * _full_cost(min(n, d))
+            max_basis = d // 2
+        if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
+            result, sweeps = _partial(B, tau, hint, V0, rng, rtol, max_sweeps, budget,
+                                      max_basis)
+        abandoned = result is None and sweeps > 0
+    if result is not None:
+        U, s, Vt = result
+        tag = "partial"
+    else:
+        U, s, Vt = _full_svd(B)
+        tag = "full"
+        r = int(np.count_nonzero(s > tau))
+        U, s, Vt = U[:, :r], s[:r], Vt[:r]
+    r = s.size
+    sh = (s - tau).astype(dt)
+    nuc = float(np.sum(s.astype(np.float64) - tau))
+    info = SVTInfo(r, nuc, tag, np.ascontiguousarray(Vt.T), (lower, upper), sweeps, abandoned)
+    if r == 0:
+        if out is not None:
+            return None, info
+        return np.zeros((n, d), dtype=dt), info
+    left = (U * sh).astype(dt, copy=False)
+    if out is None:
+        return left @ Vt.astype(dt, copy=False), info
+    np.matmul(left, Vt.astype(dt, copy=False), out=out)
+    return out, info

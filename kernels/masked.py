@@ -1,0 +1,156 @@
+"""Kernels for MVMC (ALGORITHMS.md §1): the masked residual over the observed pairs Ω and
+the clipping correction of the low-rank similarity ``S = clip(Ā, 0, 1)``.
+
+The large dense products around them (``Z @ M``, ``Zᵀ @ (R Z)``, the tiles ``F_I W F_Jᵀ``
+of ``Ā`` and the products of a tile with a block of vectors) stay BLAS GEMMs in the caller.
+What these kernels fuse is the irregular or memory-bound work in between, which NumPy would
+only do through ``n × n`` temporaries (the naive masked residual) or several passes.
+"""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def masked_residual_product(ZM, Z, indptr, indices, values):
+    """Masked residual over Ω times ``Z``, and its squared norm, without any ``n × n`` array.
+
+    With ``Ω`` stored as a symmetric CSR pattern (row ``i`` lists every ``j`` with
+    ``(i, j) ∈ Ω``, both orders present) and ``R = R_Ω(Z M Zᵀ − S_ob)``:
+    ``r_ij = (Z M)_i · z_j − s_ij`` for every stored entry, ``(R Z)_i = Σ_j r_ij z_j``.
+
+    Parameters
+    ----------
+    ZM : ndarray, shape (n, k)
+        ``Z @ M`` (``M`` symmetric, so ``(Z M)_i · z_j = z_iᵀ M z_j``).
+    Z : ndarray, shape (n, k)
+        Same dtype as ``ZM`` (float32 or float64).
+    indptr : ndarray of int64, shape (n + 1,)
+    indices : ndarray of int64, shape (nnz,)
+        Column index ``j`` of each stored entry, ``0 <= j < n``.
+    values : ndarray, shape (nnz,)
+        Observed similarity ``s_ij`` of each stored entry (1 must-link, 0 cannot-link).
+
+    Returns
+    -------
+    RZ : ndarray, shape (n, k), dtype of ``Z``
+        ``R Z``. The gradient term is ``Zᵀ (R Z)`` (one GEMM in the caller).
+    loss : float
+        ``‖R‖_F² = Σ_stored r_ij²`` (each unordered pair counted once per stored order),
+        accumulated in float64.
+
+    Notes
+    -----
+    O(nnz · k) time (two length-``k`` loops per stored entry), O(n k) memory for the
+    output. Parallel over rows; every row owns its output row and its partial loss, and the
+    partial losses are summed in row order, so the result does not depend on the number of
+    threads at all. Residuals are accumulated in float64 also for float32 input.
+    """
+    n, k = Z.shape
+    RZ = np.zeros((n, k), dtype=Z.dtype)
+    row_loss = np.zeros(n, dtype=np.float64)
+    for i in prange(n):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            r = -np.float64(values[p])
+            for t in range(k):
+                r += np.float64(ZM[i, t]) * np.float64(Z[j, t])
+            acc += r * r
+            for t in range(k):
+                RZ[i, t] += r * Z[j, t]
+        row_loss[i] = acc
+    loss = 0.0
+    for i in range(n):
+        loss += row_loss[i]
+    return RZ, loss
+
+
+@njit(parallel=True, cache=True)
+def clip_correction(A):
+    """Turn a tile of ``Ā`` into the correction ``N = clip(Ā, 0, 1) − Ā``, in place.
+
+    ``S = Ā + N``: ``N`` is zero wherever ``0 <= Ā_ij <= 1`` and usually sparse, so products
+    with ``S`` split into a cheap low-rank part and a sparse part.
+
+    Parameters
+    ----------
+    A : ndarray, shape (p, q)
+        A tile of ``Ā``, float32 or float64; overwritten with ``N``.
+
+    Returns
+    -------
+    sumsq : float
+        ``Σ clip(Ā_ij, 0, 1)²`` over the tile (float64): the tile's share of ``‖S‖_F²``.
+    row_nnz : ndarray of int64, shape (p,)
+        Number of nonzero entries of ``N`` in each row (the CSR row counts for
+        :func:`dense_to_csr`).
+
+    Notes
+    -----
+    One pass over the tile, O(p q) time, parallel over rows (per-row partial sums added in
+    row order: independent of the thread count). NaN entries are left as NaN in ``N``.
+    """
+    p, q = A.shape
+    row_ss = np.zeros(p, dtype=np.float64)
+    row_nnz = np.zeros(p, dtype=np.int64)
+    for i in prange(p):
+        ss = 0.0
+        cnt = 0
+        for j in range(q):
+            a = A[i, j]
+            if a < 0.0:
+                A[i, j] = -a
+                cnt += 1
+            elif a > 1.0:
+                A[i, j] = 1.0 - a
+                ss += 1.0
+                cnt += 1
+            else:
+                A[i, j] = 0.0
+                ss += np.float64(a) * np.float64(a)
+        row_ss[i] = ss
+        row_nnz[i] = cnt
+    sumsq = 0.0
+    for i in range(p):
+        sumsq += row_ss[i]
+    return sumsq, row_nnz
+
+
+@njit(parallel=True, cache=True)
+def dense_to_csr(A, indptr):
+    """Column indices and values of the nonzero entries of a dense array, in CSR order.
+
+    Parameters
+    ----------
+    A : ndarray, shape (p, q)
+    indptr : ndarray of int64, shape (p + 1,)
+        ``indptr[i + 1] − indptr[i]`` = number of nonzeros of row ``i`` (e.g. the cumulative
+        sum of the ``row_nnz`` that :func:`clip_correction` returns).
+
+    Returns
+    -------
+    indices : ndarray of int32, shape (indptr[-1],)
+        Sorted column indices within each row.
+    data : ndarray, shape (indptr[-1],), dtype of ``A``
+
+    Notes
+    -----
+    O(p q) time, one pass, parallel over rows (each row writes its own slice), so building
+    the sparse clipping correction costs no more than the scan that counted it.
+    """
+    p, q = A.shape
+    nnz = indptr[p]
+    indices = np.empty(nnz, dtype=np.int32)
+    data = np.empty(nnz, dtype=A.dtype)
+    for i in prange(p):
+        pos = indptr[i]
+        end = indptr[i + 1]
+        for j in range(q):
+            if pos >= end:
+                break
+            a = A[i, j]
+            if a != 0.0:
+                indices[pos] = j
+                data[pos] = a
+                pos += 1
+    return indices, data

@@ -1,0 +1,511 @@
+"""Tests of fastmv.cmvnmf (issue 6, ALGORITHMS.md §4) and its kernels (kernels/nmf.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastmv
+from fastmv import metrics, simulate
+from fastmv._cmvnmf import _cli, _Problem, _prepare
+from fastmv.kernels import nmf as K
+from tests import naive_cmvnmf as N
+from tests.conftest import shared_dataset
+
+DTYPES = [np.float32, np.float64]
+
+
+def _tol(dtype):
+    return dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+
+
+def _random_pattern(rng, n_rows, n_cols, nnz, idx=np.int32):
+    rows = np.sort(rng.integers(0, n_rows, nnz)) if n_rows else np.zeros(0, np.int64)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64 if idx == np.int64 else np.int32)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    indices = rng.integers(0, max(n_cols, 1), nnz).astype(idx)
+    return indptr, indices
+
+
+@pytest.mark.parametrize("idx", [np.int32, np.int64])
+@pytest.mark.parametrize("n_rows,n_cols,nnz", [(0, 3, 0), (1, 1, 0), (1, 1, 3), (5, 1, 9),
+                                               (40, 70, 500), (300, 20, 50)])
+def test_pattern_csr_equals_twin(idx, n_rows, n_cols, nnz, rng):
+    rows = rng.integers(0, max(n_rows, 1), nnz).astype(np.int64)
+    cols = rng.integers(0, n_cols, nnz).astype(idx)
+    got = K.pattern_csr(rows, cols, n_rows, n_cols)
+    want = N.pattern_csr(rows, cols, n_rows, n_cols)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[1].dtype == idx and got[0].shape == (n_rows + 1,)
+
+
+# --------------------------------------------------------------------------- kernels = twins
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 5, 1), (1, 4, 3), (40, 30, 6), (0, 3, 2)])
+def test_csr_matmul_equals_twin(dtype, shape, rng):
+    n_rows, n_cols, c = shape
+    indptr, indices = _random_pattern(rng, n_rows, n_cols, 3 * n_rows)
+    data = rng.random(indices.size).astype(dtype)
+    B = rng.random((n_cols, c)).astype(dtype)
+    got = K.csr_matmul(indptr, indices, data, B)
+    want = N.csr_matmul(indptr, indices, data, B)
+    assert got.dtype == dtype and got.shape == (n_rows, c)
+    np.testing.assert_allclose(got, want, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d,c", [(1, 1), (5, 1), (1, 4), (130, 7), (64, 3)])
+def test_multiplicative_update_u_equals_twin(dtype, d, c, rng):
+    U = rng.random((d, c)).astype(dtype)
+    U[0, 0] = 0.0  # a zero entry stays zero
+    V = rng.random((11, c)).astype(dtype)
+    XtV = rng.random((d, c)).astype(dtype)
+    VtV = (V.T @ V).astype(dtype)
+    got, want = U.copy(), U.copy()
+    K.multiplicative_update_u(got, XtV, VtV, 1e-10)
+    N.multiplicative_update_u(want, XtV, VtV, 1e-10)
+    np.testing.assert_allclose(got, want, **_tol(dtype))
+    assert got[0, 0] == 0.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n,c", [(1, 1), (9, 1), (1, 5), (200, 6)])
+@pytest.mark.parametrize("beta", [0.0, 0.7])
+def test_multiplicative_update_v_equals_twin(dtype, n, c, beta, rng):
+    V = rng.random((n, c)).astype(dtype)
+    XU, P_num, P_den = (rng.random((n, c)).astype(dtype) for _ in range(3))
+    P_num[0] = 0.0
+    U = rng.random((8, c)).astype(dtype)
+    UtU = (U.T @ U).astype(dtype)
+    got, want = V.copy(), V.copy()
+    K.multiplicative_update_v(got, XU, UtU, P_num, P_den, beta, 1e-10)
+    N.multiplicative_update_v(want, XU, UtU, P_num, P_den, beta, 1e-10)
+    np.testing.assert_allclose(got, want, **_tol(dtype))
+
+
+def test_multiplicative_updates_zero_denominator_guarded():
+    U = np.zeros((3, 2))
+    K.multiplicative_update_u(U, np.zeros((3, 2)), np.zeros((2, 2)), 1e-10)
+    assert np.all(np.isfinite(U)) and np.all(U == 0)
+    V = np.ones((2, 2))
+    z = np.zeros((2, 2))
+    K.multiplicative_update_v(V, z, z, z, z, 1.0, 1e-10)
+    np.testing.assert_array_equal(V, 1.0)  # 0/0 guarded: (0 + ε) / (0 + ε)
+
+
+@pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
+                                       (np.float64, np.int64)])
+@pytest.mark.parametrize("n_a,N_all,c,nnz_m,nnz_c", [(1, 1, 1, 0, 0), (1, 6, 3, 4, 2),
+                                                      (30, 90, 4, 0, 50), (50, 120, 5, 200, 300),
+                                                      (5, 5, 1, 7, 0)])
+def test_constraint_products_equals_twin(dtype, idx, n_a, N_all, c, nnz_m, nnz_c, rng):
+    V_all = rng.random((N_all, c)).astype(dtype)
+    V_a = V_all[:n_a]
+    m_ptr, m_idx = (K.pattern_csr(np.sort(rng.integers(0, n_a, nnz_m)),
+                                  rng.integers(0, N_all, nnz_m).astype(idx), n_a, N_all))
+    c_ptr, c_idx = _random_pattern(rng, n_a, N_all, nnz_c, idx)
+    c_ptr = c_ptr.astype(np.int64)
+    deg_num = rng.integers(0, 3, n_a).astype(dtype)
+    deg_den = rng.integers(0, 5, n_a).astype(dtype)
+    got = K.constraint_products(V_all, V_a, m_ptr, m_idx, c_ptr, c_idx, deg_num, deg_den)
+    want = N.constraint_products(V_all, V_a, m_ptr, m_idx, c_ptr, c_idx, deg_num, deg_den)
+    for g, w in zip(got, want):
+        assert g.dtype == dtype
+        np.testing.assert_allclose(g, w, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
+                                       (np.float64, np.int64)])
+@pytest.mark.parametrize("p_m,p_c", [(0, 0), (1, 0), (0, 3), (5000, 9000), (4096, 4097)])
+def test_constraint_penalty_equals_twin(dtype, idx, p_m, p_c, rng):
+    V_all = rng.random((300, 4)).astype(dtype)
+    must = rng.integers(0, 300, (p_m, 2)).astype(idx)
+    cannot = rng.integers(0, 300, (p_c, 2)).astype(idx)
+    got = K.constraint_penalty(V_all, must, cannot)
+    want = N.constraint_penalty(V_all, must, cannot)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_kernels_thread_count_independent(rng):
+    V_all = rng.random((5000, 6))
+    must = rng.integers(0, 5000, (30000, 2)).astype(np.int32)
+    cannot = rng.integers(0, 5000, (30000, 2)).astype(np.int32)
+    with fastmv.thread_limit(1):
+        one = K.constraint_penalty(V_all, must, cannot)
+    with fastmv.thread_limit(2):
+        two = K.constraint_penalty(V_all, must, cannot)
+    assert one == two
+
+
+# --------------------------------------------------------------------------- problems
+def _random_problem(rng, n_list=(30, 25, 18), d_list=(6, 9, 4), c=3, sparse=False, intra=True,
+                    transposed=True, n_pairs=40):
+    X = []
+    for n, d in zip(n_list, d_list):
+        A = rng.random((n, d))
+        if sparse:
+            A[rng.random((n, d)) < 0.6] = 0.0
+            A[0] = 0.0  # an all-zero row
+            A = sp.csr_matrix(A)
+        X.append(A)
+    ml, cl = {}, {}
+    m = len(n_list)
+    for a in range(m):
+        for b in range(a + 1, m):
+            pm = np.column_stack([rng.integers(0, n_list[a], n_pairs), rng.integers(0, n_list[b], n_pairs)])
+            pc = np.column_stack([rng.integers(0, n_list[a], n_pairs), rng.integers(0, n_list[b], n_pairs)])
+            if transposed and (a + b) % 2:
+                ml[(b, a)] = pm[:, ::-1]
+                cl[(b, a)] = pc[:, ::-1]
+            else:
+                ml[(a, b)] = pm
+                cl[(a, b)] = pc
+    if intra:
+        i = rng.integers(0, n_list[0], 20)
+        j = (i + 1 + rng.integers(0, n_list[0] - 1, 20)) % n_list[0]
+        ml[(0, 0)] = np.column_stack([i, j])
+        cl[(0, 0)] = np.column_stack([j[:10], i[:10]])
+    U0 = [rng.random((d, c)) for d in d_list]
+    V0 = [rng.random((n, c)) for n in n_list]
+    return X, ml, cl, U0, V0
+
+
+def _dense_objective(views, prob, ml, cl, beta):
+    return N.cmvnmf_objective(views, prob.U, [prob.V(a) for a in range(prob.m)], ml, cl, beta)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_objective_non_increasing_at_every_update(sparse, seed):
+    rng = np.random.default_rng(seed)
+    beta = [1.0, 0.3, 5.0][seed]
+    X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
+    views, c, blocks, beta = _prepare(X, 3, ml, cl, beta, "l2")
+    prob = _Problem(views, blocks, U0, V0, beta=beta, rescale=False)
+    f = _dense_objective(views, prob, ml, cl, beta)
+    assert np.isclose(prob.objective(), f, rtol=1e-10)
+    start = f
+    for _ in range(40):
+        for a in range(prob.m):
+            for update in (prob.update_u, prob.update_v):
+                update(a)
+                g = _dense_objective(views, prob, ml, cl, beta)
+                assert g <= f * (1 + 1e-12) + 1e-12, (update.__name__, a, f, g)
+                f = g
+        # the cached objective the solver uses equals the dense one after a sweep
+        assert np.isclose(prob.objective(), f, rtol=1e-9)
+    assert f < 0.9 * start  # it did decrease, not just stay
+
+
+def test_intra_view_symmetrised_rule_reaches_stationary_point():
+    # with only intra-view must-links, the fixed point satisfies the KKT conditions of the
+    # objective: V ⊙ gradient ≈ 0 (complementary slackness) for the symmetrised Laplacian term
+    rng = np.random.default_rng(3)
+    X = [rng.random((12, 5))]
+    ml = {(0, 0): np.array([[0, 1], [1, 2], [3, 7], [4, 9]])}
+    views, c, blocks, beta = _prepare(X, 2, ml, {}, 2.0, None)
+    prob = _Problem(views, blocks, [rng.random((5, 2))], [rng.random((12, 2))], beta=2.0,
+                    rescale=False)
+    for _ in range(5000):
+        prob.sweep()
+    U, V = prob.U[0], prob.V(0)
+    M = np.zeros((12, 12))
+    for i, j in ml[(0, 0)]:
+        M[i, j] += 1
+    Ms = M + M.T
+    L = np.diag(Ms.sum(1)) - Ms
+    grad = 2 * (V @ U.T @ U - X[0] @ U) + 2 * 2.0 * L @ V
+    scale = np.abs(V * 2 * (X[0] @ U)).max()  # size of the terms that cancel at a KKT point
+    assert np.abs(V * grad).max() < 1e-4 * scale
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("rescale", [False, True])
+def test_solver_equals_numpy_reference(sparse, rescale):
+    rng = np.random.default_rng(7)
+    X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
+    res = fastmv.cmvnmf(X, 3, ml, cl, init=(U0, V0), rescale=rescale, max_iter=25, tol=0.0)
+    views, *_ = _prepare(X, 3, ml, cl, 1.0, "l2")
+    U, V, hist = N.cmvnmf_reference(views, ml, cl, U0, V0, 25, rescale=rescale)
+    assert res.n_iter == 25 and not res.converged
+    for a in range(3):
+        np.testing.assert_allclose(res.U[a], U[a], rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(res.V[a], V[a], rtol=1e-8, atol=1e-12)
+        np.testing.assert_array_equal(res.labels[a], np.argmax(V[a], axis=1))
+    np.testing.assert_allclose(res.objective[1:], hist, rtol=1e-9)
+    f_final = N.cmvnmf_objective(views, res.U, res.V, ml, cl, 1.0)
+    assert np.isclose(res.objective[-1], f_final, rtol=1e-9)
+    if rescale:
+        for U in res.U:
+            np.testing.assert_allclose(np.linalg.norm(U, axis=0), 1.0, rtol=1e-12)
+
+
+def test_transposed_keys_equal_canonical():
+    rng = np.random.default_rng(11)
+    X, ml, cl, U0, V0 = _random_problem(rng, transposed=False, intra=False)
+    flipped_ml = {(b, a): p[:, ::-1] for (a, b), p in ml.items()}
+    # split one block's pairs over both orientations: merged into one block
+    half = {(0, 1): ml[(0, 1)][:20], (1, 0): ml[(0, 1)][20:, ::-1]}
+    ml_split = {**{k: v for k, v in ml.items() if k != (0, 1)}, **half}
+    kw = dict(init=(U0, V0), max_iter=15, tol=0.0)
+    r0 = fastmv.cmvnmf(X, 3, ml, cl, **kw)
+    r1 = fastmv.cmvnmf(X, 3, flipped_ml, cl, **kw)
+    r2 = fastmv.cmvnmf(X, 3, ml_split, cl, **kw)
+    for r in (r1, r2):
+        for a in range(3):
+            np.testing.assert_allclose(r.V[a], r0.V[a], rtol=1e-12)
+        np.testing.assert_allclose(r.objective, r0.objective, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- reduces to NMF
+def _mapped_views(rng, n=60, d_list=(8, 5), c=3):
+    y = rng.integers(0, c, n)
+    return [rng.random((c, d))[y] + 0.3 * rng.random((n, d)) for d in d_list], y
+
+
+@pytest.mark.parametrize("rescale", [False, True])
+def test_no_constraints_is_independent_nmf_per_view(rescale):
+    rng = np.random.default_rng(5)
+    X, _ = _mapped_views(rng)
+    U0 = [rng.random((x.shape[1], 3)) for x in X]
+    V0 = [rng.random((x.shape[0], 3)) for x in X]
+    res = fastmv.cmvnmf(X, 3, {}, None, init=(U0, V0), normalize=None, rescale=rescale,
+                        max_iter=60, tol=0.0)
+    for a, x in enumerate(X):
+        U, V = N.nmf_reference(x, U0[a], V0[a], 60, rescale=rescale)
+        np.testing.assert_allclose(res.U[a], U, rtol=1e-9)
+        np.testing.assert_allclose(res.V[a], V, rtol=1e-9)
+    # beta = 0 switches the constraints off: same result as no constraints at all
+    ml, cl = simulate.inter_view_constraints([np.arange(60) % 3] * 2, n_constraints=100,
+                                             random_state=0)
+    res0 = fastmv.cmvnmf(X, 3, ml, cl, beta=0.0, init=(U0, V0), normalize=None,
+                         rescale=rescale, max_iter=60, tol=0.0)
+    for a in range(2):
+        np.testing.assert_allclose(res0.V[a], res.V[a], rtol=1e-12)
+
+
+def test_no_constraints_matches_scikit_learn_nmf():
+    sklearn_nmf = pytest.importorskip("sklearn.decomposition").NMF
+    rng = np.random.default_rng(6)
+    X, _ = _mapped_views(rng)
+    U0 = [rng.random((x.shape[1], 3)) + 0.1 for x in X]
+    V0 = [rng.random((x.shape[0], 3)) + 0.1 for x in X]
+    res = fastmv.cmvnmf(X, 3, None, None, init=(U0, V0), normalize=None, rescale=False,
+                        max_iter=50, tol=0.0)
+    for a, x in enumerate(X):
+        # scikit-learn factorises Xᵀ ≈ W H with W = U (updated first), H = Vᵀ
+        model = sklearn_nmf(n_components=3, init="custom", solver="mu", beta_loss="frobenius",
+                            max_iter=50, tol=0.0)
+        W = model.fit_transform(x.T.copy(), W=U0[a].copy(), H=V0[a].T.copy())
+        np.testing.assert_allclose(res.U[a], W, rtol=1e-6)
+        np.testing.assert_allclose(res.V[a], model.components_.T, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- clustering
+def _planted_unmapped(seed, n=300, c=4, noise=0.4, sparse=False):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), n // c)
+    views = []
+    for d in (20, 12, 30):
+        centers = rng.gamma(2.0, 1.0, (c, d)) * (rng.random((c, d)) < 0.5)
+        X = centers[y] + noise * rng.random((n, d))
+        views.append(sp.csr_matrix(X) if sparse else X)
+    return simulate.unmapped(views, y, keep=0.95, random_state=rng), rng
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_planted_clusters_recovered_exactly(sparse):
+    (Xs, ys, _), rng = _planted_unmapped(0, sparse=sparse)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.01, random_state=rng)
+    res = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=0)
+    for a in range(3):
+        assert metrics.accuracy(ys[a], res.labels[a]) == 1.0
+        assert res.labels[a].dtype == np.int64 and res.V[a].shape == (Xs[a].shape[0], 4)
+    # the views' clusters are matched by the constraints: same label = same class across views
+    lab_of_class = [{int(k): int(np.bincount(res.labels[a][ys[a] == k]).argmax()) for k in range(4)}
+                    for a in range(3)]
+    assert lab_of_class[0] == lab_of_class[1] == lab_of_class[2]
+
+
+def test_constraints_improve_noisy_views():
+    (Xs, ys, _), rng = _planted_unmapped(1, n=400, noise=10.0)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=rng)
+    acc = {}
+    for name, (m_, c_) in {"none": ({}, {}), "5%": (ml, cl)}.items():
+        r = fastmv.cmvnmf(Xs, 4, m_, c_, random_state=3)
+        acc[name] = np.mean([metrics.accuracy(ys[a], r.labels[a]) for a in range(3)])
+    assert acc["5%"] > acc["none"] + 0.1, acc
+    assert acc["5%"] > 0.9, acc
+
+
+def test_kmeans_init_and_max_iter_zero():
+    (Xs, ys, _), _ = _planted_unmapped(2)
+    res = fastmv.cmvnmf(Xs, 4, None, None, max_iter=0, random_state=4)
+    assert res.n_iter == 0 and res.objective.shape == (1,)
+    for a in range(3):
+        V = res.V[a]
+        assert set(np.unique(V)) == {0.2, 1.2}
+        np.testing.assert_array_equal((V == 1.2).sum(axis=1), 1)
+        assert res.U[a].min() >= 0 and res.U[a].shape == (Xs[a].shape[1], 4)
+        np.testing.assert_array_equal(res.labels[a], np.argmax(V, axis=1))
+
+
+# --------------------------------------------------------------------------- API contracts
+def test_inputs_not_modified_and_deterministic():
+    rng = np.random.default_rng(8)
+    X, ml, cl, U0, V0 = _random_problem(rng, sparse=False)
+    X[1] = sp.csr_matrix(X[1])
+    copies = ([x.copy() for x in X], {k: v.copy() for k, v in ml.items()},
+              {k: v.copy() for k, v in cl.items()}, [u.copy() for u in U0], [v.copy() for v in V0])
+    r1 = fastmv.cmvnmf(X, 3, ml, cl, random_state=42, max_iter=30)
+    r2 = fastmv.cmvnmf(X, 3, ml, cl, random_state=42, max_iter=30)
+    r3 = fastmv.cmvnmf(X, 3, ml, cl, init=(U0, V0), max_iter=5)
+    for a in range(3):
+        np.testing.assert_array_equal(r1.V[a], r2.V[a])
+    np.testing.assert_array_equal(r1.objective, r2.objective)
+    for x, x0 in zip(X, copies[0]):
+        if sp.issparse(x):
+            assert (x != x0).nnz == 0
+        else:
+            np.testing.assert_array_equal(x, x0)
+    for d, d0 in zip((ml, cl), copies[1:3]):
+        for k in d:
+            np.testing.assert_array_equal(d[k], d0[k])
+    for lst, lst0 in zip((U0, V0), copies[3:]):
+        for u, u0 in zip(lst, lst0):
+            np.testing.assert_array_equal(u, u0)
+    assert r3.n_iter == 5
+
+
+def test_thread_count_independent():
+    (Xs, ys, _), rng = _planted_unmapped(3, noise=2.0)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=rng)
+    r1 = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=1, n_jobs=1, max_iter=30)
+    r2 = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=1, n_jobs=2, max_iter=30)
+    for a in range(3):
+        np.testing.assert_allclose(r1.V[a], r2.V[a], rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(r1.labels[a], r2.labels[a])
+
+
+def test_sparse_and_dense_views_agree_and_float32():
+    (Xs, ys, _), rng = _planted_unmapped(4, noise=1.0)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.01, random_state=rng)
+    rd = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=2, max_iter=40)
+    rs = fastmv.cmvnmf([sp.csr_matrix(x) for x in Xs], 4, ml, cl, random_state=2, max_iter=40)
+    r32 = fastmv.cmvnmf([x.astype(np.float32) for x in Xs], 4, ml, cl, random_state=2,
+                        max_iter=40)
+    for a in range(3):
+        np.testing.assert_allclose(rs.V[a], rd.V[a], rtol=1e-7, atol=1e-10)
+        assert r32.V[a].dtype == np.float32 and r32.U[a].dtype == np.float32
+        assert metrics.accuracy(ys[a], r32.labels[a]) == metrics.accuracy(ys[a], rd.labels[a])
+
+
+def test_callback_and_verbose(capsys):
+    (Xs, ys, _), _ = _planted_unmapped(5)
+    seen = []
+
+    def cb(it, state):
+        seen.append((it, state["objective"], len(state["V"])))
+        return it == 3
+
+    res = fastmv.cmvnmf(Xs, 4, None, None, callback=cb, random_state=0, tol=0.0)
+    assert res.n_iter == 3 and [s[0] for s in seen] == [1, 2, 3]
+    assert seen[-1][1] == res.objective[-1] and seen[0][2] == 3
+    assert capsys.readouterr().out == ""
+    fastmv.cmvnmf(Xs, 4, None, None, verbose=True, max_iter=2, random_state=0)
+    assert "objective" in capsys.readouterr().out
+    assert "CMVNMFResult" in repr(res)
+
+
+def test_validation_errors():
+    rng = np.random.default_rng(9)
+    X = [rng.random((10, 3)), rng.random((8, 4))]
+    ok = {(0, 1): np.array([[0, 0]])}
+    bad = X[1].copy()
+    bad[2, 1] = -1.0
+    with pytest.raises(ValueError, match=r"X_list\[1\].*negative"):
+        fastmv.cmvnmf([X[0], bad], 2, ok, None)
+    with pytest.raises(ValueError, match=r"X_list\[1\].*negative"):
+        fastmv.cmvnmf([X[0], sp.csr_matrix(bad)], 2, ok, None)
+    with pytest.raises(ValueError, match=r"must_link.*view index 2"):
+        fastmv.cmvnmf(X, 2, {(0, 2): np.array([[0, 0]])}, None)
+    with pytest.raises(ValueError, match=r"cannot_link\[\(0, 1\)\]"):
+        fastmv.cmvnmf(X, 2, None, {(0, 1): np.array([[0, 8]])})  # row 8 not in view 1
+    with pytest.raises(ValueError, match=r"must_link\[\(1, 0\)\]"):
+        fastmv.cmvnmf(X, 2, {(1, 0): np.array([[9, 0]])}, None)  # row 9 not in view 1
+    with pytest.raises(ValueError, match=r"must_link\[\(0, 0\)\].*itself"):
+        fastmv.cmvnmf(X, 2, {(0, 0): np.array([[3, 3]])}, None)
+    with pytest.raises(TypeError, match="must_link"):
+        fastmv.cmvnmf(X, 2, [[0, 0]], None)
+    with pytest.raises(TypeError, match="cannot_link keys"):
+        fastmv.cmvnmf(X, 2, None, {0: np.array([[0, 0]])})
+    with pytest.raises(ValueError, match="shape"):
+        fastmv.cmvnmf(X, 2, {(0, 1): np.array([0, 1, 2])}, None)
+    with pytest.raises(ValueError, match="n_clusters"):
+        fastmv.cmvnmf(X, 9, None, None)
+    with pytest.raises(ValueError, match="beta"):
+        fastmv.cmvnmf(X, 2, None, None, beta=-1.0)
+    with pytest.raises(ValueError, match="normalize"):
+        fastmv.cmvnmf(X, 2, None, None, normalize="max")
+    with pytest.raises(ValueError, match="init"):
+        fastmv.cmvnmf(X, 2, None, None, init="nndsvd")
+    with pytest.raises(ValueError, match=r"init\[1\]\[0\]"):
+        fastmv.cmvnmf(X, 2, None, None, init=([np.ones((3, 2)), np.ones((4, 2))],
+                                               [np.ones((9, 2)), np.ones((8, 2))]))
+    with pytest.raises(ValueError, match=r"init\[0\]\[1\].*negative"):
+        fastmv.cmvnmf(X, 2, None, None, init=([np.ones((3, 2)), -np.ones((4, 2))],
+                                               [np.ones((10, 2)), np.ones((8, 2))]))
+    with pytest.raises(ValueError, match="max_iter"):
+        fastmv.cmvnmf(X, 2, None, None, max_iter=-1)
+    with pytest.raises(TypeError, match="callback"):
+        fastmv.cmvnmf(X, 2, None, None, callback=3)
+    with pytest.raises(TypeError, match="X_list"):
+        fastmv.cmvnmf(X[0], 2, None, None)
+
+
+def test_cli_hook_runs_on_synthetic():
+    rng = np.random.default_rng(10)
+    y = np.repeat(np.arange(3), 40)
+    views = [rng.random((3, d))[y] * 3 + rng.random((120, d)) for d in (6, 9)]
+    y_true, y_pred, setting = _cli(views, y, {"constraint_ratio": 0.02, "max_iter": 50}, 0)
+    assert y_true.shape == y_pred.shape == (2 * 114,)
+    assert metrics.accuracy(y_true, y_pred) > 0.9
+    assert "2.00%" in setting and "max_iter=50" in setting
+    with pytest.raises(TypeError, match="bogus"):
+        _cli(views, y, {"bogus": 1}, 0)
+
+
+# --------------------------------------------------------------------------- real data
+def _handwritten_fou_pix_zer():
+    views, y = fastmv.datasets.load_mat(shared_dataset("Handwritten.mat"))
+    return [views[i] for i in (1, 4, 5)], y  # file order: fac, fou, kar, mor, pix, zer
+
+
+@pytest.mark.slow
+def test_handwritten_unmapped_5_percent_constraints():
+    views, y = _handwritten_fou_pix_zer()
+    accs, base = [], []
+    for draw in range(2):  # the report averages 5 draws (tools/scale_cmvnmf.py)
+        rng = np.random.default_rng(1000 + draw)
+        Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=rng)
+        ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=rng)
+        r = fastmv.cmvnmf(Xs, 10, ml, cl, random_state=rng)
+        accs.append(np.mean([metrics.accuracy(ys[a], r.labels[a]) for a in range(3)]))
+        if draw == 0:
+            r0 = fastmv.cmvnmf(Xs, 10, {}, {}, random_state=rng, max_iter=100)
+            base.append(np.mean([metrics.accuracy(ys[a], r0.labels[a]) for a in range(3)]))
+    assert np.mean(accs) >= 0.80, accs
+    assert np.mean(accs) > base[0] + 0.1, (accs, base)
+
+
+@pytest.mark.slow
+def test_reuters_unmapped_5_percent_constraints():
+    views, y = fastmv.datasets.load_mat(shared_dataset("Reuters-1200.mat"))
+    rng = np.random.default_rng(2000)
+    views = [sp.csr_matrix(v) for v in views[:3]]  # English, French, German; text as CSR
+    Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=rng)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=rng)
+    r = fastmv.cmvnmf(Xs, 6, ml, cl, random_state=rng)
+    acc = np.mean([metrics.accuracy(ys[a], r.labels[a]) for a in range(3)])
+    assert acc >= 0.6, acc

@@ -1,0 +1,640 @@
+"""Tests of fastmv.opimc and the streaming kernels (kernels/streaming.py)."""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastmv
+from fastmv._opimc import _ArraySource, _ChunkBuilder
+from fastmv.kernels import streaming as K
+from tests import naive_opimc as N
+from tests.conftest import shared_dataset
+
+# ---------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------
+
+
+def planted(n, dims, c, seed, noise=0.5, sparse_views=(), density=0.3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, c, n)
+    views = []
+    for v, d in enumerate(dims):
+        C = rng.normal(size=(c, d)) * 3
+        X = C[y] + noise * rng.normal(size=(n, d))
+        if v in sparse_views:
+            X = np.abs(X) * (rng.random((n, d)) < density)
+            X[np.arange(n), rng.integers(0, d, n)] += 1.0      # no empty rows
+            X = sp.csr_matrix(X)
+        views.append(X)
+    return views, y
+
+
+def make_chunk(rng, s, dense_dims, sparse_dims, dtype, p_missing=0.3, normalize=True):
+    """A chunk in the kernels' layout, built by the production builder from random views."""
+    views = [rng.normal(size=(s, d)).astype(dtype) for d in dense_dims]
+    for d in sparse_dims:
+        X = sp.random(s, d, density=0.4, random_state=rng, format="csr", dtype=dtype)
+        views.append(X)
+    m = len(views)
+    mask = rng.random((s, m)) > p_missing
+    mask[np.arange(s), rng.integers(0, m, s)] = True
+    src = _ArraySource(views, mask, s)
+    b = _ChunkBuilder(src.spec, normalize, s)
+    start, blocks, mb = next(src.chunks())
+    ch = b.build(start, blocks, mb)
+    return b, ch
+
+
+SHAPES = [  # (s, dense dims, sparse dims, c)
+    (1, [3], [], 1),
+    (7, [5, 1], [], 3),
+    (40, [12, 30, 4], [], 5),
+    (33, [], [25], 4),
+    (50, [10], [40, 6], 6),
+    (300, [64, 200], [90], 7),
+]
+
+
+def close(a, b, dtype=np.float64):
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------------------------------
+# kernels against their twins
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_gather_views_matches_twin(dtype, normalize):
+    rng = np.random.default_rng(0)
+    views = tuple(rng.normal(size=(30, d)).astype(dtype) for d in (1, 7, 50))
+    views[0][3] = 0.0
+    views[1][4] = np.nan                    # all-NaN row -> status 1
+    views[1][5, 2] = np.nan                 # partial NaN -> status 2
+    views[2][6, 1] = np.inf                 # inf -> status 2
+    views[2][7] = 1e200 if dtype == np.float64 else 1e30     # squares overflow, still finite
+    rows = [np.sort(rng.choice(30, k, replace=False)) for k in (30, 12, 0)]
+    rows[2] = np.array([3, 6, 7, 8], np.int64)
+    prow = np.concatenate(rows).astype(np.int64)
+    poff = np.concatenate([[0], np.cumsum([r.size for r in rows])]).astype(np.int64)
+    xoff = np.concatenate([[0], np.cumsum([r.size * X.shape[1] for r, X in zip(rows, views)])])
+    xoff = xoff.astype(np.int64)
+    got = np.full(xoff[-1], -7.0, dtype)
+    want = np.full(xoff[-1], -7.0, dtype)
+    st = K.stream_gather_views(views, prow, poff, xoff, normalize, got)
+    st_want = N.stream_gather_views(views, prow, poff, xoff, normalize, want)
+    np.testing.assert_array_equal(st, st_want)
+    ok = np.repeat(st == 0, [X.shape[1] for r, X in zip(rows, views) for _ in r])
+    close(got[ok], want[ok], dtype)
+    if normalize:   # the overflowing row is still scaled to unit norm
+        q = poff[2] + 2
+        block = got[xoff[2] + 2 * 50: xoff[2] + 3 * 50].astype(np.float64)
+        assert st[q] == 0 and abs(np.linalg.norm(block) - 1) < 1e-5
+
+
+def test_gather_views_parallel_path():
+    rng = np.random.default_rng(1)
+    views = (rng.normal(size=(1500, 120)), rng.normal(size=(1500, 40)))
+    rows = [np.arange(0, 1500, 1), np.arange(0, 1500, 2)]
+    prow = np.concatenate(rows).astype(np.int64)
+    poff = np.array([0, 1500, 2250], np.int64)
+    xoff = np.array([0, 1500 * 120, 1500 * 120 + 750 * 40], np.int64)
+    a, b = np.empty(xoff[-1]), np.empty(xoff[-1])
+    np.testing.assert_array_equal(K.stream_gather_views(views, prow, poff, xoff, True, a),
+                                  N.stream_gather_views(views, prow, poff, xoff, True, b))
+    close(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("s,dd,sd,c", SHAPES)
+def test_assign_kernels_match_twins(dtype, s, dd, sd, c):
+    rng = np.random.default_rng(s + c)
+    b, ch = make_chunk(rng, s, dd, sd, dtype)
+    U = rng.normal(size=(b.D, c))
+    G = K.stream_cross(ch.xbuf, ch.xoff, ch.poff, b.view_ptr, U)
+    close(G, N.stream_cross(ch.xbuf, ch.xoff, ch.poff, b.view_ptr, U), dtype)
+    usq = K.stream_center_sqnorms(U, b.view_ptr)
+    close(usq, N.stream_center_sqnorms(U, b.view_ptr))
+    lab, md = np.empty(s, np.int64), np.empty(s)
+    K.stream_assign(G, ch.gidx, ch.sdata, ch.sind, ch.sptr, U, ch.W, usq, lab, md)
+    lab2, md2 = np.empty(s, np.int64), np.empty(s)
+    N.stream_assign(G.astype(np.float64), ch.gidx, ch.sdata, ch.sind, ch.sptr, U, ch.W, usq,
+                    lab2, md2)
+    np.testing.assert_array_equal(lab, lab2)
+    close(md, md2, dtype)
+    lab3 = np.empty(s, np.int64)
+    md3 = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
+                                b.view_ptr, U, ch.W, lab3)
+    lab4 = np.empty(s, np.int64)
+    md4 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
+                                b.view_ptr, U, ch.W, lab4)
+    np.testing.assert_array_equal(lab3, lab4)
+    close(md3, md4, dtype)
+
+
+def test_assign_parallel_path_and_ties():
+    rng = np.random.default_rng(3)
+    b, ch = make_chunk(rng, 2000, [80, 40], [60], np.float64)
+    U = rng.normal(size=(b.D, 9))
+    U[:, 5] = U[:, 2]                           # exact tie: lowest index wins
+    lab, lab2 = np.empty(2000, np.int64), np.empty(2000, np.int64)
+    md = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
+                               b.view_ptr, U, ch.W, lab)
+    md2 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
+                                b.view_ptr, U, ch.W, lab2)
+    np.testing.assert_array_equal(lab, lab2)
+    assert not np.any(lab == 5)
+    close(md, md2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("s,dd,sd,c", SHAPES + [(2500, [150, 70], [200], 4)])
+def test_scatter_and_move_kernels_match_twins(dtype, s, dd, sd, c):
+    rng = np.random.default_rng(10 * s + c)
+    b, ch = make_chunk(rng, s, dd, sd, dtype)
+    old = rng.integers(0, c, s)
+    new = np.where(rng.random(s) < 0.3, rng.integers(0, c, s), old)
+    R0 = rng.normal(size=(c, b.D))
+    T0 = rng.integers(0, 5, size=(b.spec.m, c)).astype(np.float64)
+    for sign in (1.0, -1.0):
+        Ra, Rb = R0.copy(), R0.copy()
+        K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, Ra, sign)
+        N.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, Rb, sign)
+        close(Ra, Rb, dtype)
+        K.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, old, Ra, sign)
+        N.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, old, Rb, sign)
+        close(Ra, Rb, dtype)
+        Ta, Tb = T0.copy(), T0.copy()
+        K.stream_scatter_counts(old, ch.W, Ta, sign)
+        N.stream_scatter_counts(old, ch.W, Tb, sign)
+        np.testing.assert_array_equal(Ta, Tb)
+    Ra, Rb = R0.copy(), R0.copy()
+    K.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, new, Ra)
+    N.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, new, Rb)
+    close(Ra, Rb, dtype)
+    K.stream_move_csr(ch.sdata, ch.sind, ch.sptr, old, new, Ra)
+    N.stream_move_csr(ch.sdata, ch.sind, ch.sptr, old, new, Rb)
+    close(Ra, Rb, dtype)
+    Ta, Tb = T0.copy(), T0.copy()
+    assert K.stream_move_counts(old, new, ch.W, Ta) == N.stream_move_counts(old, new, ch.W, Tb)
+    np.testing.assert_array_equal(Ta, Tb)
+    # removal of a chunk's contribution: add then move then remove leaves R unchanged
+    R = R0.copy()
+    K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, R, 1.0)
+    K.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, old, R, 1.0)
+    K.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, new, R)
+    K.stream_move_csr(ch.sdata, ch.sind, ch.sptr, old, new, R)
+    K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, new, R, -1.0)
+    K.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, new, R, -1.0)
+    close(R, R0, dtype)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+@pytest.mark.parametrize("with_fill", [True, False])
+def test_update_centers_and_loss_match_twins(alpha, with_fill):
+    rng = np.random.default_rng(5)
+    view_ptr = np.array([0, 3, 10, 11], np.int64)
+    c = 6
+    R = rng.normal(size=(c, 11))
+    T = rng.integers(0, 4, size=(3, c)).astype(np.float64)
+    T[:, 2] = 0.0
+    T[1, 4] = 0.0
+    R[:, ] *= (T[np.searchsorted(view_ptr, np.arange(11), side="right") - 1].T > 0)
+    fill = rng.normal(size=11) if with_fill else np.zeros(0)
+    U0 = rng.normal(size=(11, c))
+    Ua, Ub = U0.copy(), U0.copy()
+    K.stream_update_centers(R, T, view_ptr, alpha, fill, Ua)
+    N.stream_update_centers(R, T, view_ptr, alpha, fill, Ub)
+    close(Ua, Ub)
+    if not with_fill:
+        np.testing.assert_array_equal(Ua[:, 2], U0[:, 2])       # empty cluster keeps centre
+    close(K.stream_loss(Ua, R, T, view_ptr, alpha), N.stream_loss(Ua, R, T, view_ptr, alpha))
+    # large D: parallel path
+    view_ptr = np.array([0, 20000, 30000], np.int64)
+    R = rng.normal(size=(c, 30000))
+    T = rng.integers(1, 4, size=(2, c)).astype(np.float64)
+    Ua, Ub = np.zeros((30000, c)), np.zeros((30000, c))
+    K.stream_update_centers(R, T, view_ptr, alpha, np.zeros(0), Ua)
+    N.stream_update_centers(R, T, view_ptr, alpha, np.zeros(0), Ub)
+    close(Ua, Ub)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("s,dd,sd,c", SHAPES[1:])
+def test_chunk_iterate_matches_twin(dtype, mode, s, dd, sd, c):
+    rng = np.random.default_rng(s * 7 + c + mode)
+    b, ch = make_chunk(rng, s, dd, sd, dtype)
+    # statistics of "earlier chunks": sums of random unit rows, and counts
+    T0 = rng.integers(1, 20, size=(b.spec.m, c)).astype(np.float64)
+    R0 = rng.normal(size=(c, b.D)) * 0.3
+    U0 = rng.normal(size=(b.D, c))
+    lab0 = rng.integers(0, c, s)
+    if mode == 2:            # R, T already hold the chunk under lab0
+        N.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, lab0, R0, 1.0)
+        N.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, lab0, R0, 1.0)
+        N.stream_scatter_counts(lab0, ch.W, T0, 1.0)
+    fill = rng.normal(size=b.D) if mode == 0 else np.zeros(0)
+    out = []
+    for impl in (K, N):
+        R, T, U, lab = R0.copy(), T0.copy(), U0.copy(), lab0.copy()
+        res = impl.stream_chunk_iterate(ch.xbuf, ch.xoff, ch.prow, ch.poff, ch.gidx, ch.sdata,
+                                        ch.sind, ch.sptr, ch.W, b.view_ptr, R, T, U, lab, mode,
+                                        fill, 0.1, 30, 1e-9)
+        out.append((res, R, T, U, lab))
+    (la, ia, ca), Ra, Ta, Ua, laba = out[0]
+    (lb, ib, cb), Rb, Tb, Ub, labb = out[1]
+    np.testing.assert_array_equal(laba, labb)
+    assert (ia, ca) == (ib, cb)
+    close(la, lb, dtype)
+    close(Ra, Rb, dtype)
+    np.testing.assert_array_equal(Ta, Tb)
+    close(Ua, Ub, dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# the algorithm
+# ---------------------------------------------------------------------------------------
+
+
+def test_matches_plain_reference_implementation():
+    views, y = planted(437, [10, 20, 5], 4, seed=1, noise=2.0)
+    views.append(sp.csr_matrix(np.abs(views[1][:, :8]) * (views[1][:, :8] > 0.5)))
+    mask = fastmv.simulate.incomplete_mask(437, 4, 0.3, random_state=0)
+    lab0 = np.random.default_rng(2).integers(0, 4, 50)
+    for passes in (1, 3):
+        r = fastmv.opimc(views, 4, mask=mask, chunk_size=50, n_passes=passes, init=lab0,
+                         alpha=0.1)
+        lab, U, pl, cl = N.opimc_reference(views, 4, lab0, mask=mask, chunk_size=50,
+                                           n_passes=passes, alpha=0.1)
+        np.testing.assert_array_equal(r.labels, lab)
+        close(r.loss, pl)
+        close(r.chunk_loss, cl)
+        for a, b in zip(r.U, U):
+            close(a, b)
+
+
+def concat_normalised(views):
+    return np.hstack([X / np.linalg.norm(X, axis=1, keepdims=True) for X in views])
+
+
+def test_alpha0_one_chunk_is_lloyd_from_labels():
+    views, y = planted(300, [6, 9, 4], 5, seed=3, noise=3.0)
+    lab0 = np.random.default_rng(0).integers(0, 5, 300)
+    r = fastmv.opimc(views, 5, alpha=0.0, chunk_size=300, init=lab0, max_iter=500, tol=0.0)
+    want = N.lloyd(concat_normalised(views), lab0)
+    np.testing.assert_array_equal(r.labels, want)
+    assert r.converged and r.n_iter[0, 0] > 2
+
+
+def test_alpha0_one_chunk_is_sklearn_lloyd_from_centres():
+    sklearn_cluster = pytest.importorskip("sklearn.cluster")
+    views, y = planted(400, [8, 5], 6, seed=4, noise=3.0)
+    Z = concat_normalised(views)
+    C0 = Z[np.random.default_rng(1).choice(400, 6, replace=False)]
+    km = sklearn_cluster.KMeans(6, init=C0, n_init=1, algorithm="lloyd", tol=0.0,
+                                max_iter=500).fit(Z)
+    init = [C0[:, :8].T, C0[:, 8:].T]
+    r = fastmv.opimc(views, 6, alpha=0.0, chunk_size=1000, init=init, max_iter=500, tol=0.0)
+    np.testing.assert_array_equal(r.labels, km.labels_)
+    np.testing.assert_allclose(np.vstack(r.U).T, km.cluster_centers_, atol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+def test_streamed_loss_equals_loss_from_scratch(alpha):
+    views, y = planted(611, [7, 12], 3, seed=5, noise=2.0, sparse_views=(1,))
+    mask = fastmv.simulate.incomplete_mask(611, 2, 0.4, random_state=1)
+    for passes in (1, 4):
+        r = fastmv.opimc(views, 3, mask=mask, alpha=alpha, chunk_size=64, n_passes=passes,
+                         random_state=0)
+        scratch = N.loss_from_scratch(views, r.labels, r.U, mask=mask, alpha=alpha)
+        close(r.loss[-1], scratch)
+        assert r.chunk_loss.shape == (passes, 10) and r.loss[-1] == r.chunk_loss[-1, -1]
+
+
+def test_loss_never_increases_once_every_sample_is_counted():
+    """From the end of pass 1 on, each step (re-assignment given U, centre update given V)
+    minimises the full objective over one block of variables, so the streamed loss can only
+    go down (ALGORITHMS.md §5; alpha=0 so that empty clusters cannot matter)."""
+    views, y = planted(800, [10, 10], 6, seed=6, noise=4.0)
+    mask = fastmv.simulate.incomplete_mask(800, 2, 0.3, random_state=2)
+    r = fastmv.opimc(views, 6, mask=mask, alpha=0.0, chunk_size=50, n_passes=4,
+                     random_state=0)
+    seq = np.concatenate([[r.chunk_loss[0, -1]], r.chunk_loss[1:].ravel()])
+    assert np.all(np.diff(seq) <= 1e-9 * np.abs(seq[:-1]))
+    assert seq[-1] < seq[0]
+
+
+def test_planted_clusters_recovered_with_missing_views():
+    views, y = planted(1500, [20, 15, 30], 5, seed=7, noise=0.3)
+    mask = fastmv.simulate.incomplete_mask(1500, 3, 0.4, random_state=3)
+    r = fastmv.opimc(views, 5, mask=mask, chunk_size=100, n_passes=3, random_state=1)
+    assert fastmv.metrics.accuracy(y, r.labels) == 1.0
+
+
+class RowSliceable:
+    """An h5py-like dataset: shape, dtype and row slicing only; records the reads."""
+
+    def __init__(self, X):
+        self._X = X
+        self.shape = X.shape
+        self.dtype = X.dtype
+        self.max_rows_read = 0
+
+    def __getitem__(self, key):
+        out = np.array(self._X[key])
+        self.max_rows_read = max(self.max_rows_read, out.shape[0])
+        return out
+
+
+def _chunk_stream(views, mask, block_rows):
+    class Stream:
+        def __iter__(self):
+            n = views[0].shape[0]
+            for a in range(0, n, block_rows):
+                yield [X[a:a + block_rows] for X in views], mask[a:a + block_rows]
+    return Stream()
+
+
+def test_arrays_memmaps_objects_and_streams_give_identical_results(tmp_path):
+    views, y = planted(530, [9, 14], 4, seed=8, noise=2.5)
+    views[0][[3, 77]] = np.nan                      # NaN rows count as missing
+    mask = fastmv.simulate.incomplete_mask(530, 2, 0.3, random_state=4)
+    mask[[3, 77]] = [False, True]
+    kw = dict(mask=mask, chunk_size=60, n_passes=3, random_state=5)
+    ref = fastmv.opimc(views, 4, **kw)
+    mms = []
+    for v, X in enumerate(views):
+        mm = np.lib.format.open_memmap(tmp_path / f"v{v}.npy", mode="w+", dtype=X.dtype,
+                                       shape=X.shape)
+        mm[:] = X
+        mm.flush()
+        mms.append(np.load(tmp_path / f"v{v}.npy", mmap_mode="r"))
+    mask_mm = np.lib.format.open_memmap(tmp_path / "mask.npy", mode="w+", dtype=bool,
+                                        shape=mask.shape)
+    mask_mm[:] = mask
+    objs = [RowSliceable(X) for X in views]
+    runs = {
+        "memmap": fastmv.opimc(mms, 4, **{**kw, "mask": mask_mm}),
+        "object": fastmv.opimc(objs, 4, **kw),
+        "stream 60": fastmv.opimc(_chunk_stream(views, mask, 60), 4,
+                                  **{**kw, "mask": None}),
+        "stream 37": fastmv.opimc(_chunk_stream(views, mask, 37), 4,
+                                  **{**kw, "mask": None}),
+        "stream 1000": fastmv.opimc(_chunk_stream(views, mask, 1000), 4,
+                                    **{**kw, "mask": None}),
+        "list of chunks": fastmv.opimc(list(_chunk_stream(views, mask, 53)), 4,
+                                       **{**kw, "mask": None}),
+    }
+    for name, r in runs.items():
+        np.testing.assert_array_equal(r.labels, ref.labels, err_msg=name)
+        np.testing.assert_array_equal(r.loss, ref.loss, err_msg=name)
+        np.testing.assert_array_equal(r.chunk_loss, ref.chunk_loss, err_msg=name)
+        for a, b in zip(r.U, ref.U):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+    assert max(o.max_rows_read for o in objs) == 60
+    # NaN rows = masked rows
+    masked = mask.copy()
+    masked[[3, 77], 0] = False
+    views2 = [X.copy() for X in views]
+    views2[0][[3, 77]] = 123.0
+    r2 = fastmv.opimc(views2, 4, **{**kw, "mask": masked})
+    np.testing.assert_array_equal(r2.labels, ref.labels)
+
+
+def test_one_shot_generator_stream():
+    views, y = planted(200, [5, 6], 3, seed=9)
+    mask = np.ones((200, 2), bool)
+    gen = (([X[a:a + 30] for X in views], None) for a in range(0, 200, 30))
+    r = fastmv.opimc(gen, 3, chunk_size=50, random_state=0)
+    ref = fastmv.opimc(views, 3, mask=mask, chunk_size=50, random_state=0)
+    np.testing.assert_array_equal(r.labels, ref.labels)
+    gen = (([X[a:a + 30] for X in views], None) for a in range(0, 200, 30))
+    with pytest.raises(ValueError, match="one-shot iterator"):
+        fastmv.opimc(gen, 3, n_passes=2)
+
+
+def test_sparse_views_equal_their_dense_copies():
+    views, y = planted(400, [12, 30], 4, seed=10, noise=1.0, sparse_views=(1,))
+    dense = [views[0], views[1].toarray()]
+    mask = fastmv.simulate.incomplete_mask(400, 2, 0.3, random_state=5)
+    a = fastmv.opimc(views, 4, mask=mask, chunk_size=70, n_passes=2, random_state=0)
+    b = fastmv.opimc(dense, 4, mask=mask, chunk_size=70, n_passes=2, random_state=0)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    close(a.loss, b.loss)
+    for X in (sp.csc_matrix(views[1]), sp.coo_matrix(views[1])):
+        c = fastmv.opimc([views[0], X], 4, mask=mask, chunk_size=70, n_passes=2,
+                         random_state=0)
+        np.testing.assert_array_equal(c.labels, a.labels)
+
+
+def test_float32_views_are_processed_in_float32():
+    views, y = planted(600, [20, 25], 4, seed=11, noise=1.0)
+    v32 = [X.astype(np.float32) for X in views]
+    a = fastmv.opimc(v32, 4, chunk_size=100, random_state=0)
+    b = fastmv.opimc(views, 4, chunk_size=100, random_state=0)
+    assert fastmv.metrics.ari(a.labels, b.labels) == 1.0
+    np.testing.assert_allclose(a.loss, b.loss, rtol=1e-4)
+
+
+def test_peak_memory_does_not_grow_with_n(tmp_path):
+    """tracemalloc peak of opimc on memmaps of growing n: beyond the n int64 output labels it
+    stays flat (the views are 2 x 60 float64 = 960 bytes per sample)."""
+    rng = np.random.default_rng(12)
+    dims = (40, 20)
+
+    def peak_for(n):
+        mms = []
+        for v, d in enumerate(dims):
+            path = tmp_path / f"n{n}_v{v}.npy"
+            mm = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(n, d))
+            for a in range(0, n, 5000):
+                b = min(a + 5000, n)
+                mm[a:b] = rng.normal(size=(b - a, d))
+            mm.flush()
+            del mm
+            mms.append(np.load(path, mmap_mode="r"))
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        r = fastmv.opimc(mms, 5, chunk_size=500, random_state=0)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert r.labels.shape == (n,)
+        return peak
+
+    peak_for(2000)                                   # warm-up (compilation, caches)
+    small, large = peak_for(5000), peak_for(40000)
+    extra = large - small
+    assert extra < 8 * 35000 + 64 * 1024, (small, large)
+    assert large < 0.1 * 40000 * sum(dims) * 8
+
+
+def test_results_do_not_depend_on_thread_count():
+    views, y = planted(3000, [120, 60], 8, seed=13, noise=3.0, sparse_views=(1,),
+                       density=0.5)
+    mask = fastmv.simulate.incomplete_mask(3000, 2, 0.2, random_state=6)
+    a = fastmv.opimc(views, 8, mask=mask, chunk_size=1500, n_passes=2, random_state=0,
+                     n_jobs=1)
+    b = fastmv.opimc(views, 8, mask=mask, chunk_size=1500, n_passes=2, random_state=0,
+                     n_jobs=2)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_allclose(a.loss, b.loss, rtol=1e-12)
+
+
+def test_deterministic_inputs_untouched_and_result_fields():
+    views, y = planted(350, [6, 8], 3, seed=14, noise=1.0, sparse_views=(1,))
+    mask = fastmv.simulate.incomplete_mask(350, 2, 0.3, random_state=7)
+    copies = [views[0].copy(), views[1].copy(), mask.copy()]
+    a = fastmv.opimc(views, 3, mask=mask, chunk_size=100, n_passes=2, random_state=3)
+    b = fastmv.opimc(views, 3, mask=mask, chunk_size=100, n_passes=2,
+                     random_state=np.random.default_rng(3))
+    np.testing.assert_array_equal(views[0], copies[0])
+    assert (views[1] != copies[1]).nnz == 0
+    np.testing.assert_array_equal(mask, copies[2])
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.labels.dtype == np.int64 and a.labels.min() >= 0 and a.labels.max() < 3
+    assert [u.shape for u in a.U] == [(6, 3), (8, 3)]
+    assert a.loss.shape == (2,) and a.n_iter.shape == (2, 4) and a.n_passes == 2
+    assert a.objective is a.loss and isinstance(a.converged, bool)
+    assert "OPIMCResult" in repr(a)
+
+
+def test_callback_and_verbose(capsys):
+    views, y = planted(120, [4, 5], 2, seed=15)
+    seen = []
+    fastmv.opimc(views, 2, chunk_size=50, n_passes=2, random_state=0, verbose=True,
+                 callback=lambda k, st: seen.append((k, st["pass"], st["chunk"], st["start"],
+                                                     st["labels"].size, len(st["U"]))))
+    assert seen == [(0, 0, 0, 0, 50, 2), (1, 0, 1, 50, 50, 2), (2, 0, 2, 100, 20, 2),
+                    (3, 1, 0, 0, 50, 2), (4, 1, 1, 50, 50, 2), (5, 1, 2, 100, 20, 2)]
+    out = capsys.readouterr().out
+    assert out.count("opimc pass") == 2
+    fastmv.opimc(views, 2, chunk_size=50, random_state=0)
+    assert capsys.readouterr().out == ""
+
+
+def test_awkward_sizes():
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(5, 3))
+    r = fastmv.opimc([X], 1, chunk_size=2)
+    assert np.all(r.labels == 0)
+    r = fastmv.opimc([X, rng.normal(size=(5, 1))], 5, chunk_size=1, n_passes=2,
+                     random_state=0)
+    assert r.labels.shape == (5,)
+    # a chunk in which one view is entirely missing
+    mask = np.ones((5, 2), bool)
+    mask[:3, 1] = False
+    r = fastmv.opimc([X, rng.normal(size=(5, 2))], 2, mask=mask, chunk_size=3,
+                     random_state=0)
+    assert r.labels.shape == (5,)
+    # zero rows stay zero (no division by zero)
+    Z = X.copy()
+    Z[1] = 0.0
+    assert np.isfinite(fastmv.opimc([Z], 2, chunk_size=5, random_state=0).loss).all()
+
+
+def test_input_validation():
+    rng = np.random.default_rng(17)
+    X, Y = rng.normal(size=(20, 3)), rng.normal(size=(20, 4))
+    with pytest.raises(ValueError, match="same number of samples"):
+        fastmv.opimc([X, Y[:10]], 2)
+    with pytest.raises(TypeError, match="list of views"):
+        fastmv.opimc(X, 2)
+    with pytest.raises(ValueError, match="n_clusters"):
+        fastmv.opimc([X], 30)
+    with pytest.raises(ValueError, match="alpha"):
+        fastmv.opimc([X], 2, alpha=-1)
+    with pytest.raises(ValueError, match="chunk_size"):
+        fastmv.opimc([X], 2, chunk_size=0)
+    with pytest.raises(ValueError, match="n_passes"):
+        fastmv.opimc([X], 2, n_passes=0)
+    with pytest.raises(ValueError, match="mask must have shape"):
+        fastmv.opimc([X, Y], 2, mask=np.ones((20, 3), bool))
+    with pytest.raises(ValueError, match="mask must be boolean"):
+        fastmv.opimc([X, Y], 2, mask=np.full((20, 2), 2))
+    m = np.ones((20, 2), bool)
+    m[4] = False
+    with pytest.raises(ValueError, match="sample 4 is missing from every view"):
+        fastmv.opimc([X, Y], 2, mask=m)
+    Xn = X.copy()
+    Xn[7] = np.nan
+    with pytest.raises(ValueError, match="sample 7 is missing"):
+        fastmv.opimc([Xn], 2)
+    Xn[7, 1:] = 0.0
+    with pytest.raises(ValueError, match=r"X_list\[1\] row 7"):
+        fastmv.opimc([Y, Xn], 2)
+    Xi = X.copy()
+    Xi[2, 0] = np.inf
+    with pytest.raises(ValueError, match=r"X_list\[0\] row 2"):
+        fastmv.opimc([Xi], 2)
+    Xi[2, 0] = 0.0
+    m = np.ones((20, 2), bool)
+    m[2, 0] = False
+    fastmv.opimc([Xi, Y], 2, mask=m)                 # masked rows are never inspected
+    S = sp.csr_matrix(X)
+    S.data[0] = np.nan
+    with pytest.raises(ValueError, match=r"X_list\[0\] row 0"):
+        fastmv.opimc([S], 2)
+    with pytest.raises(TypeError, match="numeric"):
+        fastmv.opimc([np.array([["a"] * 3] * 20)], 2)
+    with pytest.raises(ValueError, match="init"):
+        fastmv.opimc([X], 2, init="kmeans")
+    with pytest.raises(ValueError, match="init labels"):
+        fastmv.opimc([X], 2, init=np.array([0, 1, 5] * 7)[:20])
+    with pytest.raises(ValueError, match=r"init\[0\]"):
+        fastmv.opimc([X, Y], 2, init=[np.zeros((3, 3)), np.zeros((4, 2))])
+    with pytest.raises(ValueError, match="mask is not used"):
+        fastmv.opimc(iter([([X], None)]), 2, mask=np.ones((20, 1), bool))
+    with pytest.raises(ValueError, match="expected 2"):
+        fastmv.opimc([([X, Y], None), ([X], None)], 2)
+    with pytest.raises(TypeError, match="pair"):
+        fastmv.opimc(iter([X]), 2)
+
+
+@pytest.mark.slow
+def test_handwritten_quality():
+    """The paper's Digit setting: fou, fac, kar, pix, zer; 40% of each view missing; shuffled;
+    chunk 50. On 5 seeds fastmv averages NMI ~0.60 (1 pass) and ~0.71 (10 passes), imml's
+    OPIMC ~0.60 and ~0.70 (tools/compare_opimc_imml.py); two seeds here."""
+    from fastmv.datasets import load_mat
+    views0, y0 = load_mat(shared_dataset("Handwritten.mat"), views=[1, 0, 2, 4, 5])
+    res = {1: [], 10: []}
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        perm = rng.permutation(y0.size)
+        views = [X[perm] for X in views0]
+        mask = fastmv.simulate.incomplete_mask(y0.size, 5, 0.4, random_state=seed)
+        for passes in res:
+            r = fastmv.opimc(views, 10, mask=mask, chunk_size=50, n_passes=passes,
+                             random_state=seed)
+            res[passes].append(fastmv.metrics.nmi(y0[perm], r.labels))
+    assert np.mean(res[1]) > 0.5
+    assert np.mean(res[10]) > 0.65
+    assert np.mean(res[10]) > np.mean(res[1])
+
+
+def test_cli_hooks():
+    from fastmv._opimc import _cli
+    views, y = planted(300, [5, 7], 3, seed=18, noise=0.3)
+    y_true, y_pred, setting = _cli(views, y, {"chunk_size": 50, "n_passes": 2,
+                                              "init": "k-means++"}, 0)
+    assert y_true.shape == y_pred.shape == (300,)
+    assert fastmv.metrics.accuracy(y_true, y_pred) > 0.95
+    assert "missing_ratio=0.4" in setting
+    with pytest.raises(TypeError, match="bogus"):
+        _cli(views, y, {"bogus": 1}, 0)
+
+
+def test_demo_rows():
+    from fastmv._opimc import _demo
+    rows = _demo(0)
+    assert len(rows) == 2
+    for setting, y_true, y_pred in rows:
+        assert y_true.shape == y_pred.shape == (2000,)
+        assert fastmv.metrics.nmi(y_true, y_pred) > 0.45
