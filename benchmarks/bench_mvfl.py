@@ -112,7 +112,7 @@ class MVFLHandwritten:
 
 class MVFL3Sources:
     """3Sources (n = 169, three text views, d = 10259 > n, CSR), documents scaled to unit
-    norm per view, 10% labels (λ3 = 100, λ1 = 0.1, λ2 = 0.01), 20 iterations from a fixed
+    norm per view, 10% labels (λ3 = 100, λ1 = 0.3, λ2 = 1e-3), 20 iterations from a fixed
     k-means start: the Woodbury route with the sparse weighted-Gram kernel."""
 
     timeout = 900
@@ -124,7 +124,7 @@ class MVFL3Sources:
         self.c = int(np.unique(y).size)
         self.views = [_unit_rows(sp.csr_matrix(v)) for v in views]
         self.labels = simulate.partial_labels(y, 0.1, random_state=0)
-        self.kw = {"labels": self.labels, "lam1": 0.1, "lam2": 0.01, "lam3": 100.0}
+        self.kw = {"labels": self.labels, "lam1": 0.3, "lam2": 1e-3, "lam3": 100.0}
         self.F0 = _init(sp.hstack(self.views, format="csr"), self.c)
         self.run(2)
 

@@ -1,7 +1,7 @@
 """CMVNMF: constrained NMF clustering of unmapped views (ALGORITHMS.md §4).
 
-Each view ``a`` is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` (``U_a ≥ 0``: ``d_a × c`` basis, ``V_a ≥ 0``:
-``n_a × c`` cluster indicators); the views' rows need not correspond and are tied only by
+Each view ``a`` is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` (``U_a ≥ 0``: ``d_a × c`` basis,
+``V_a ≥ 0``: ``n_a × c`` cluster indicators); the views' rows need not correspond and are tied only by
 must-link / cannot-link pairs between (or within) views. Objective::
 
     Σ_a ‖X_aᵀ − U_a V_aᵀ‖²_F + β Σ_{blocks (a, b)} Δ_ab,
@@ -16,13 +16,14 @@ Updates per sweep, for ``a = 0 .. m-1`` (Gauss–Seidel over views)::
 with ``N_a = Σ_{b≠a} M^{ab} V_b`` and ``D_a = Σ_{b≠a} (D^{ab} V_a + C^{ab} V_b)`` for the
 inter-view blocks (the paper's rule). An intra-view block ``(a, a)`` has the penalty
 ``tr(V_aᵀ (L + C_s) V_a)`` with ``M_s = M + Mᵀ``, ``C_s = C + Cᵀ``, ``D_s = diag(M_s 1)``,
-``L = D_s − M_s``; its Hessian contains ``−M_s``, so the paper's rule (``M_s V_a`` over
-``D_s V_a + C_s V_a``) is not guaranteed monotone when all rows of ``V_a`` move at once. We use
-the Lee–Seung auxiliary function with diagonal ``diag(V U ᵀU / V) + β(2 D_s + diag(C_s V / V))``,
-which dominates half the Hessian because ``D_s + M_s ⪰ 0`` and
-``diag(C_s V / V) − C_s ⪰ 0``; its minimiser adds ``β (M_s + D_s) V_a`` to the numerator and
-``β (2 D_s + C_s) V_a`` to the denominator (same fixed points: the difference of numerator and
-denominator is still minus half the gradient). Adding ε to numerator and denominator enlarges
+``L = D_s − M_s``; its Hessian contains ``−M_s``, so the auxiliary-function proof does not
+cover the paper-style rule (``M_s V_a`` over ``D_s V_a + C_s V_a``) when all rows of ``V_a``
+move at once (the paper's sum is over ``b ≠ a`` only). We use the Lee–Seung auxiliary function
+with diagonal ``diag(V UᵀU / V) + β(2 D_s + diag(C_s V / V))``, which dominates half the
+Hessian because ``D_s + M_s ⪰ 0`` and ``diag(C_s V / V) − C_s ⪰ 0``; its minimiser adds
+``β (M_s + D_s) V_a`` to the numerator and ``β (2 D_s + C_s) V_a`` to the denominator (same
+fixed points: numerator minus denominator is still minus half the gradient; steps are damped).
+Adding ε to numerator and denominator enlarges
 that diagonal by ``ε / V`` and so keeps the guarantee: the objective is non-increasing at
 every ``U`` and every ``V`` update (``rescale=False``; the rescaling is outside the theorem).
 """
@@ -318,7 +319,8 @@ def _initial_factors(X_list, n_clusters, init, rng, n_jobs):
                 U_list.append((scale * np.abs(rng.standard_normal((d, n_clusters)))).astype(dtype))
                 V_list.append((scale * np.abs(rng.standard_normal((n, n_clusters)))).astype(dtype))
             return U_list, V_list
-        raise ValueError(f"init must be 'kmeans', 'random' or a (U_list, V_list) pair, got {init!r}")
+        raise ValueError("init must be 'kmeans', 'random' or a (U_list, V_list) pair, "
+                         f"got {init!r}")
     if not isinstance(init, (tuple, list)) or len(init) != 2:
         raise TypeError("init must be 'kmeans', 'random' or a (U_list, V_list) pair of lists")
     U_in, V_in = init
@@ -425,7 +427,8 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     -----
     Objective (ALGORITHMS.md §4)::
 
-        Σ_a ‖X_aᵀ − U_a V_aᵀ‖² + β Σ_{(a,b)} [Σ_must ‖V_a[i] − V_b[j]‖² + 2 Σ_cannot V_a[i]·V_b[j]]
+        Σ_a ‖X_aᵀ − U_a V_aᵀ‖²
+          + β Σ_{(a,b)} [Σ_must ‖V_a[i] − V_b[j]‖² + 2 Σ_cannot V_a[i]·V_b[j]]
 
     minimised by Lee–Seung-type multiplicative updates guarded by ``ε = 1e-10`` added to
     numerators and denominators; with ``rescale=False`` the objective is non-increasing at
@@ -445,6 +448,8 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     """
     max_iter = check_int(max_iter, "max_iter", low=0)
     tol = check_scalar(tol, "tol", low=0.0)
+    if not isinstance(rescale, (bool, np.bool_)):
+        raise TypeError(f"rescale must be True or False, got {rescale!r}")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     rng = check_random_state(random_state)

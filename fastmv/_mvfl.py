@@ -35,18 +35,27 @@ tests check agreement with the direct route to 1e-8). For dense ``X`` the centre
 
 Monotonicity
 ------------
-The ``W`` step is the IRLS step of the paper's §4.2.2; with the smoothed norms
-``sqrt(‖·‖² + ε²)`` it never increases the smoothed objective ``J_ε`` (exactly, by concavity
-of the square root). The labelled rows' closed form is the exact minimiser of ``J`` over them.
-The multiplicative step of eq. 14/17 is *not* a descent step for ``J`` itself: it is derived
-from the Lagrangian of the orthogonality constraint with the multiplier ``Γ`` estimated from
-the current ``F``, and the auxiliary-function argument of §4.2.1 proves only that, for that
-frozen ``Γ``, it does not increase ``L(F; Γ) = J(F) + λ3 tr(Γ_paper (FᵀF − I))`` (here
-``tr(Γ (FᵀF − I))`` with ``Γ`` scaled by ``λ3``). That proof needs ``Γ`` symmetric
-(``∂ tr(Γ FᵀF)/∂F = F(Γ + Γᵀ)``), so ``Γ`` is built from the symmetric part of ``FᵀZ``; the
-Lagrangian is unchanged by this, since ``FᵀF − I`` is symmetric. ``objective`` records ``J``
-(eq. 8 or 9 with the exact norms); it usually decreases but may rise when ``F`` moves towards
-``FᵀF = I``.
+What each step provably does not increase (and what ``tests/test_mvfl.py`` checks, step by
+step, on random problems):
+
+- ``W, b`` step (IRLS, paper §4.2.2): the smoothed objective ``J_ε`` (norms as
+  ``sqrt(‖·‖² + ε²)``) at fixed ``F`` — exactly, by concavity of the square root;
+- labelled rows (eq. 18): ``‖Z_l − F_l‖² + λ3 ‖I_l ⊙ F_l‖²``, of which the closed form is the
+  exact minimiser over ``F_l ≥ 0``;
+- multiplicative step (eq. 14; eq. 17 on the unlabelled rows): the Lagrangian with the
+  multiplier *frozen* at the value computed from the current ``F``,
+  ``L(F) = ‖Z − F‖² + λ3 tr(Fᵀ I_p F) + tr(Γ (FᵀF − I))`` with
+  ``Γ = sym(FᵀZ) − I − λ3 Fᵀ I_p F`` (``λ3`` times the paper's ``Γ``; rows restricted to the
+  unlabelled ones with labels). This is the auxiliary-function argument of §4.2.1, which
+  needs ``Γ`` symmetric (``∂ tr(Γ FᵀF)/∂F = F(Γ + Γᵀ)``): ``Γ`` is built from the symmetric
+  part of ``FᵀZ``, which leaves the Lagrangian unchanged since ``FᵀF − I`` is symmetric.
+
+The objective ``J`` itself (eq. 8 or 9 with the relaxation, recorded in ``objective`` with the
+exact norms) is *not* provably monotone: the multiplier changes between iterations and ``F``
+is not kept orthonormal, so ``J`` can rise while ``F`` moves towards ``FᵀF = I``. Measured:
+on 60 small random problems started from a random ``F``, ``J`` rose at some iteration in 27
+(by up to 29% relative); on Handwritten from the k-means start it fell at every iteration in
+all six runs checked (no prior, labels, pairs; two draws).
 """
 from __future__ import annotations
 
@@ -64,6 +73,8 @@ from ._validation import (check_array, check_int, check_n_clusters, check_pairs,
 __all__ = ["mvfl", "MVFLResult"]
 
 _NORMALIZE = ("zscore", "l2", "minmax", None)
+# On the Woodbury route a dense X with fewer nonzeros than this fraction is handled as CSR.
+_SPARSE_DENSITY = 0.1
 _SOLVERS = ("auto", "direct", "woodbury")
 
 
@@ -386,12 +397,14 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
         must be positive (the ``W`` systems need the regularising diagonal).
     lam3 : float, default 1.0
         Prior weight, ``>= 0``. **Its useful range depends on the prior.** With labels the
-        term only pulls the labelled rows to their class (eq. 18) and any ``λ3`` from about
-        1 upward works (large values pin the labelled rows to one-hot). With pairs ``λ3``
-        multiplies ``Fᵀ I_p F`` inside the multiplicative update and competes with the
-        orthogonality multiplier: keep it small, about ``1e-3 … 1e-2`` for a few thousand
-        to tens of thousands of pairs; ``λ3 ≥ 0.1`` collapses the clusters (paper Fig. 7).
-        Scale ``λ3`` down as the number of pairs grows.
+        term only shrinks the off-class entries of the labelled rows (eq. 18): larger is
+        better up to a plateau, about 10–1000 (Handwritten, 10% labels, 3 draws: λ3 = 1 gives
+        accuracy 0.88, λ3 = 100 and 1000 give 0.91; λ3 → ∞ pins each labelled row to its
+        class). With pairs ``λ3`` multiplies ``Fᵀ I_p F`` inside the multiplicative update,
+        against the orthogonality multiplier, and must stay small: Handwritten with the
+        19900 pairs among 10% of the samples, 5 draws: λ3 = 1e-3 → 0.86, 1e-2 → 0.89,
+        3e-2 → 0.80, 0.1 → 0.66 (clusters collapse, as the paper's Fig. 7 warns). Scale it
+        down as the number of pairs grows.
     max_iter : int, default 100
         Maximum number of outer iterations.
     tol : float, default 1e-6
@@ -419,10 +432,13 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
         scaled to unit norm within each view. ``"minmax"``: each feature scaled to range 1.
         ``None``: use the data as given. Column shifts never matter (the intercept absorbs
         them), so all schemes are pure scalings and keep sparse views sparse. Zero-variance
-        features are zeroed.
+        features are zeroed. For word counts prefer ``"l2"`` (3Sources, 10% labels, 5
+        draws: accuracy 0.66 with ``"l2"``, 0.51 with ``"zscore"``).
     solver : {"auto", "direct", "woodbury"}, default "auto"
         ``W`` step: ``"direct"`` factorises ``d × d`` systems ``X̃ᵀX̃ + D_k``; ``"woodbury"``
         factorises ``n × n`` systems ``I + X̃ D_k⁻¹ X̃ᵀ``; ``"auto"`` takes the smaller.
+        On the Woodbury route a dense ``X`` with under 10% nonzeros (text stored densely) is
+        handled as CSR internally.
     eps : float, default 1e-8
         Guard of the reweighting: norms are used as ``sqrt(‖·‖² + eps²)`` (the paper's
         "perturbation").
@@ -537,7 +553,11 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
         F = F0
 
         route = solver if solver != "auto" else ("woodbury" if d > n else "direct")
-        wstep = _WStep(X, route)
+        Xw = X
+        if route == "woodbury" and not sp.issparse(X) and \
+                np.count_nonzero(X) < _SPARSE_DENSITY * X.size:
+            Xw = sp.csr_matrix(X)  # text stored dense: the sparse Gram kernel is far cheaper
+        wstep = _WStep(Xw, route)
         empty = _empty_csr(n)
         shared = lam1 == 0.0
         m = len(view_ptr) - 1

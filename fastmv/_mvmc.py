@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -172,12 +173,15 @@ class _ClippedLowRank:
                 ss, row_nnz = clip_correction(A)
                 yield i0, i1, j0, j1, A, ss, row_nnz
 
-    def correction_pass(self, X=None, collect=False, max_nnz=_N_CACHE_MAX_NNZ):
+    def correction_pass(self, X=None, collect=False, max_nnz=None):
         """One pass over the upper-triangle tiles of ``Ā``.
 
         Returns ``(N @ X or None, ‖S‖_F², nnz(N), N as CSR or None)``; ``N`` is collected
-        only with ``collect=True`` and only if it has at most ``max_nnz`` nonzeros.
+        only with ``collect=True`` and only if it has at most ``max_nnz`` nonzeros
+        (default ``_N_CACHE_MAX_NNZ``).
         """
+        if max_nnz is None:
+            max_nnz = _N_CACHE_MAX_NNZ
         n = self.n
         out = None if X is None else np.zeros((n, X.shape[1]), dtype=np.float64)
         sumsq = 0.0
@@ -689,9 +693,16 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
                 break
 
         S_op = ClippedLowRankOperator.from_views(Z_list, M)
-        from ._spectral import spectral_clustering
-        labels = np.asarray(spectral_clustering(S_op, n_clusters, random_state=rng,
-                                                n_jobs=n_jobs), dtype=np.int64)
+        if S_op.rank == 0:
+            # every M_v = 0 (e.g. only cannot-links): S = 0 carries no cluster structure
+            warnings.warn("the completed similarity S is identically zero (all M_v = 0, e.g. "
+                          "only cannot-link constraints); every sample gets label 0",
+                          RuntimeWarning, stacklevel=2)
+            labels = np.zeros(n, dtype=np.int64)
+        else:
+            from ._spectral import spectral_clustering
+            labels = np.asarray(spectral_clustering(S_op, n_clusters, random_state=rng,
+                                                    n_jobs=n_jobs), dtype=np.int64)
 
     return MVMCResult(labels=labels, M=M, Z=Z_list, objective=np.asarray(objective),
                       n_iter=it, converged=converged)

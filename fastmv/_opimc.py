@@ -411,22 +411,15 @@ class _ChunkBuilder:
 
     def build(self, start, blocks, mblock):
         spec, order, dtype = self.spec, self.order, self.dtype
-        from fastmv.kernels.streaming import stream_gather_views
+        from fastmv.kernels.streaming import stream_gather_views, stream_layout
         m = spec.m
         s = int(blocks[0].shape[0])
         P = _mask_block(mblock, s, m, start)[:, order]    # presence, internal view order
         nd = self.n_dense
-        dd = self.dense_dims
         arrays = tuple(self._dense_array(blocks[order[iv]], s, start, order[iv])
                        for iv in range(nd))
-        poff = np.zeros(nd + 1, np.int64)
-        xoff = np.zeros(nd + 1, np.int64)
         while True:                       # repeated only when all-NaN rows turn up
-            Pd = P[:, :nd]
-            cnt = Pd.sum(axis=0)
-            np.cumsum(cnt, out=poff[1:])
-            np.cumsum(cnt * dd, out=xoff[1:])
-            prow = np.nonzero(Pd.T)[1].astype(np.int64, copy=False)
+            prow, poff, xoff, gidx, W, orphan = stream_layout(P, self.dense_dims)
             xbuf = self._xbuf(int(xoff[-1]))
             if nd == 0:
                 break
@@ -443,9 +436,9 @@ class _ChunkBuilder:
             P[prow[allnan], np.searchsorted(poff, allnan, side="right") - 1] = False
         for iv in range(nd):
             _release_pages(blocks[order[iv]])
+        if mblock is not None:
+            _release_pages(mblock)
         del arrays
-        gidx = np.full((s, nd), -1, np.int64)
-        gidx.T[Pd.T] = np.arange(poff[-1])
         # sparse views: one CSR with global column indices; missing rows dropped
         sparts = []
         for iv in range(self.n_dense, m):
@@ -488,12 +481,9 @@ class _ChunkBuilder:
             sdata, sind, sptr = sparts[0]
         else:
             sdata, sind, sptr = _hstack_csr(sparts, s)
-        seen = P.any(axis=1)
-        if not seen.all():
-            orphans = np.flatnonzero(~seen)
-            raise ValueError(f"sample {start + orphans[0]} is missing from every view (mask / "
+        if orphan >= 0:
+            raise ValueError(f"sample {start + orphan} is missing from every view (mask / "
                              "NaN rows); every sample must be present in at least one view")
-        W = P.astype(np.float64)
         return _Chunk(s, xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W)
 
     def chunk_means(self, ch: _Chunk):
@@ -575,7 +565,7 @@ def _kmeanspp(ch, builder, c, fill, rng):
     i = int(rng.integers(s))
     for k in range(c):
         U[:, k] = row(i)
-        d = stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
+        d, _ = stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
                                 ch.sptr, vp, np.ascontiguousarray(U[:, k:k + 1]), ch.W, lab)
         best = np.minimum(best, np.maximum(d + xsq, 0.0))
         total = best.sum()
@@ -678,9 +668,9 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
         ``'k-means++'`` (seeds drawn from the first chunk by D² sampling in the assignment
         metric, a seed's missing views filled with the chunk mean); initial labels (length of
         the first chunk, or ``n``: its first rows are used); or per-view centres ``U_v``
-        ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing data and one chunk
-        holding every sample, :func:`opimc` is Lloyd's k-means on the concatenated normalised
-        views from that start.
+        ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing
+        data and one chunk holding every sample, :func:`opimc` is Lloyd's k-means on the
+        concatenated normalised views from that start.
     n_jobs : int, optional
         Threads for the kernels (see :func:`fastmv.thread_limit`).
 
@@ -699,13 +689,15 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
 
     Notes
     -----
-    Time per pass: O(L (Σ_v |Ω_v| d_v c + nnz c)) for ``L`` inner iterations per chunk
-    (``|Ω_v|`` present rows of view ``v``): one GEMM per dense view per iteration (BLAS), a
-    fused CSR kernel for sparse views, and a fused distance + argmin; the statistics cost
-    O(rows whose label changed × d) per iteration (one-hot scatter-adds). Memory: O(s Σ d_v +
-    Σ d_v c), independent of ``n``, plus the ``n`` labels (int64) and, for stream input with
-    several passes, nothing more. Float32 views are processed in float32 (the statistics are
-    float64).
+    Time per pass: O(Σ_v |Ω_v| d_v c + nnz c) for the first assignment of each chunk
+    (``|Ω_v|`` present rows of view ``v``: one GEMM per dense view (BLAS), a fused CSR kernel
+    for sparse views, then a fused distance + argmin), and per inner iteration O(D c + s) plus
+    O(Σ d_v c) for each row whose Hamerly bounds overlap (the re-assignment is pruned exactly:
+    skipped rows provably keep their label) and O(d) for each row whose label changed (the
+    statistics follow the labels by one-hot scatter-adds). Memory: O(s Σ d_v + Σ d_v c),
+    independent of ``n``, plus the ``n`` output labels (int64). Float32 views are processed in
+    float32 (the statistics are float64). Memmap pages are released after each chunk, so the
+    resident set does not grow with the file either.
 
     References
     ----------
@@ -808,7 +800,7 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
                                 raise ValueError(f"init labels must have length >= {s}")
                             lab[:] = init_labels[:s]
                             mode = 0
-                        elif U0 is None and init == "k-means++":
+                        elif U0 is None and isinstance(init, str) and init == "k-means++":
                             U[:] = _kmeanspp(ch, builder, c, fill, rng)
                         elif U0 is None:
                             lab[:] = rng.permutation(np.arange(s) % c)

@@ -258,7 +258,8 @@ def constraint_products(V_all, V_a, m_indptr, m_indices, c_indptr, c_indices, de
 def constraint_penalty(V_all, must, cannot):
     """Constraint part of the CMVNMF objective over all blocks.
 
-    ``Σ_{(i,j) ∈ must} ‖V_all[i] − V_all[j]‖² + 2 Σ_{(i,j) ∈ cannot} V_all[i] · V_all[j]``,
+    ``Σ_{(i,j) ∈ must} ‖V_all[i] − V_all[j]‖²``
+    ``+ 2 Σ_{(i,j) ∈ cannot} V_all[i] · V_all[j]``,
     with pairs given as global row indices into the stacked ``V_all`` (``Σ_{a>b} Δ_ab`` of
     ALGORITHMS.md §4, intra-view blocks included).
 

@@ -13,13 +13,21 @@ rows in the stacked feature space of size ``D = Σ d_v``:
 - ``W`` ``(s, m)``: 1.0 where the row is present in the view, else 0.0.
 
 Global statistics are float64 ``R`` ``(c, D)`` (per-cluster sums of present rows: the
-``R_v = Σ X_vᵀ V`` of every view, transposed and stacked side by side, so that adding a row to a
-cluster is a contiguous write) and ``T`` ``(m, c)`` (per-cluster counts of present rows, the diagonal of
-``T_v``); centres ``U`` ``(D, c)`` float64 (``U_v`` stacked). Chunk values are float32 or float64.
+``R_v = Σ X_vᵀ V`` of every view, transposed and stacked side by side, so that adding a row to
+a cluster is a contiguous write) and ``T`` ``(m, c)`` (per-cluster counts of present rows, the
+diagonal of ``T_v``); centres ``U`` ``(D, c)`` float64 (``U_v`` stacked). Chunk values are
+float32 or float64.
 
 Because ``V`` is one-hot, ``X_tᵀ V_t`` is a scatter-add of rows into cluster columns (O(s d))
 and ``Vᵀ W V`` a count; the only O(s d c) work is the cross product ``X_t U`` (BLAS for the
-dense views, a fused row kernel for CSR), followed by a fused distance + argmin kernel.
+dense views, a fused row kernel for CSR), followed by a fused distance + argmin kernel. Inside
+a chunk the statistics follow the labels incrementally (only rows whose label changed move),
+and re-assignments after the first are pruned exactly with Hamerly's bounds
+(:func:`stream_chunk_iterate`).
+
+Parallel kernels split their work into a fixed set of blocks (never by thread count), so results
+do not depend on the number of threads; below ``_PAR_MIN`` elementary operations they run
+serially because a parallel launch would cost more than the work.
 """
 from __future__ import annotations
 
@@ -27,9 +35,13 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = [
+    "stream_layout",
     "stream_gather_views",
     "stream_cross",
     "stream_assign",
+    "stream_assign_rows",
+    "stream_row_sqnorms",
+    "stream_center_shift",
     "stream_chunk_assign",
     "stream_scatter_dense",
     "stream_scatter_csr",
@@ -48,6 +60,69 @@ _FEATURE_BLOCK = 512  # features per parallel task in the dense scatter / move k
 _PAR_MIN = 1 << 17
 # Row blocks per parallel loop (a fixed partition: results never depend on the thread count).
 _N_BLOCKS = 64
+
+
+@njit(cache=True)
+def stream_layout(P, dense_dims):
+    """Index arrays of the compact chunk layout from the chunk's presence mask.
+
+    Parameters
+    ----------
+    P : ndarray of shape (s, m), bool
+        Presence of each chunk row in each view (internal order: dense views first).
+    dense_dims : ndarray of shape (n_dense,), int64
+        ``d_v`` of the dense views.
+
+    Returns
+    -------
+    prow : ndarray of shape (Σ s_v,), int64
+        Rows present in each dense view, view after view.
+    poff : ndarray of shape (n_dense + 1,), int64
+        Offsets into ``prow`` (``s_v = poff[v+1] - poff[v]``).
+    xoff : ndarray of shape (n_dense + 1,), int64
+        Offsets of the compact blocks in the value buffer (``s_v d_v`` each).
+    gidx : ndarray of shape (s, n_dense), int64
+        Position of (row, dense view) in ``prow``, ``-1`` when missing.
+    W : ndarray of shape (s, m), float64
+        ``P`` as 0.0 / 1.0 weights.
+    orphan : int
+        First row present in no view, or -1.
+
+    Notes
+    -----
+    O(s m) time.
+    """
+    s, m = P.shape
+    nd = dense_dims.shape[0]
+    poff = np.zeros(nd + 1, np.int64)
+    xoff = np.zeros(nd + 1, np.int64)
+    for v in range(nd):
+        cnt = 0
+        for i in range(s):
+            if P[i, v]:
+                cnt += 1
+        poff[v + 1] = poff[v] + cnt
+        xoff[v + 1] = xoff[v] + cnt * dense_dims[v]
+    prow = np.empty(poff[nd], np.int64)
+    gidx = np.full((s, nd), -1, np.int64)
+    for v in range(nd):
+        q = poff[v]
+        for i in range(s):
+            if P[i, v]:
+                prow[q] = i
+                gidx[i, v] = q
+                q += 1
+    W = np.zeros((s, m))
+    orphan = -1
+    for i in range(s):
+        seen = False
+        for v in range(m):
+            if P[i, v]:
+                W[i, v] = 1.0
+                seen = True
+        if not seen and orphan < 0:
+            orphan = i
+    return prow, poff, xoff, gidx, W, orphan
 
 
 @njit(cache=True)
@@ -205,7 +280,28 @@ def stream_cross(xbuf, xoff, poff, view_ptr, U):
 
 
 @njit(cache=True)
-def _assign_range(lo, hi, G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
+def _argmin2(acc, i, labels, best, second):
+    """labels[i], best[i], second[i] = argmin, min and second smallest of acc (ties: lowest
+    index wins; second = inf when c == 1)."""
+    c = acc.shape[0]
+    k1 = 0
+    v1 = acc[0]
+    v2 = np.inf
+    for k in range(1, c):
+        a = acc[k]
+        if a < v1:
+            v2 = v1
+            v1 = a
+            k1 = k
+        elif a < v2:
+            v2 = a
+    labels[i] = k1
+    best[i] = v1
+    second[i] = v2
+
+
+@njit(cache=True)
+def _assign_range(lo, hi, G, gidx, sdata, sind, sptr, U, W, usq, labels, best, second):
     m = W.shape[1]
     c = usq.shape[1]
     n_dense = gidx.shape[1]
@@ -228,18 +324,11 @@ def _assign_range(lo, hi, G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist
             x = 2.0 * sdata[p]
             for k in range(c):
                 acc[k] -= x * U[j, k]
-        best = 0
-        bval = acc[0]
-        for k in range(1, c):
-            if acc[k] < bval:
-                bval = acc[k]
-                best = k
-        labels[i] = best
-        mindist[i] = bval
+        _argmin2(acc, i, labels, best, second)
 
 
 @njit(parallel=True, cache=True)
-def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
+def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, best, second):
     """Fused distance + argmin over a chunk (parallel over samples).
 
     ``D[i, k] = Σ_v W[i, v] (‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k})``; ``labels[i] = argmin_k D[i, k]``
@@ -260,8 +349,10 @@ def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
         ``‖u_{v,k}‖²`` (see :func:`stream_center_sqnorms`).
     labels : ndarray of shape (s,), int64
         Output: nearest centre.
-    mindist : ndarray of shape (s,), float64
+    best : ndarray of shape (s,), float64
         Output: ``D[i, labels[i]]``.
+    second : ndarray of shape (s,), float64
+        Output: the second smallest ``D[i, k]`` (``inf`` when ``c == 1``).
 
     Notes
     -----
@@ -273,12 +364,149 @@ def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
     c = usq.shape[1]
     work = s * (W.shape[1] + gidx.shape[1]) * c + sdata.shape[0] * c
     if work < _PAR_MIN:
-        _assign_range(0, s, G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist)
+        _assign_range(0, s, G, gidx, sdata, sind, sptr, U, W, usq, labels, best, second)
         return
     nb = min(s, _N_BLOCKS)
     for b in prange(nb):
         _assign_range(b * s // nb, (b + 1) * s // nb, G, gidx, sdata, sind, sptr, U, W, usq,
-                      labels, mindist)
+                      labels, best, second)
+
+
+@njit(cache=True)
+def _assign_row_range(lo, hi, rows, xbuf, xoff, poff, gidx, view_ptr, sdata, sind, sptr, U, W,
+                      usq, labels, best, second):
+    m = W.shape[1]
+    c = usq.shape[1]
+    n_dense = gidx.shape[1]
+    acc = np.empty(c)
+    for r in range(lo, hi):
+        i = rows[r]
+        for k in range(c):
+            acc[k] = 0.0
+        for v in range(m):
+            w = W[i, v]
+            if w != 0.0:
+                for k in range(c):
+                    acc[k] += w * usq[v, k]
+        for v in range(n_dense):
+            q = gidx[i, v]
+            if q >= 0:
+                a = view_ptr[v]
+                d_v = view_ptr[v + 1] - a
+                o = xoff[v] + (q - poff[v]) * d_v
+                for j in range(d_v):
+                    x = 2.0 * xbuf[o + j]
+                    for k in range(c):
+                        acc[k] -= x * U[a + j, k]
+        for p in range(sptr[i], sptr[i + 1]):
+            j = sind[p]
+            x = 2.0 * sdata[p]
+            for k in range(c):
+                acc[k] -= x * U[j, k]
+        _argmin2(acc, i, labels, best, second)
+
+
+@njit(parallel=True, cache=True)
+def stream_assign_rows(rows, xbuf, xoff, poff, gidx, view_ptr, sdata, sind, sptr, U, W, usq,
+                       labels, best, second):
+    """Fused distance + argmin for selected rows of a chunk, cross products included (no GEMM).
+
+    Same output as :func:`stream_chunk_assign` restricted to ``rows`` (written at those
+    positions only); used when only a few rows can change cluster.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (r,), int64
+        Chunk rows to assign.
+    xbuf, xoff, poff, gidx : compacted dense views
+    view_ptr : ndarray of shape (m + 1,), int64
+    sdata, sind, sptr : CSR sparse views
+    U : ndarray of shape (D, c), float64
+    W : ndarray of shape (s, m), float64
+    usq : ndarray of shape (m, c), float64
+    labels : ndarray of shape (s,), int64
+        Output at ``rows``.
+    best, second : ndarray of shape (s,), float64
+        Output at ``rows``: smallest and second smallest ``D[i, k]``.
+
+    Notes
+    -----
+    O(r (Σ d_v c + m c) + nnz(rows) c) time; parallel over rows when there is enough work.
+    """
+    n = rows.shape[0]
+    work = n * (view_ptr[view_ptr.shape[0] - 1] + W.shape[1]) * usq.shape[1]
+    if work < _PAR_MIN:
+        _assign_row_range(0, n, rows, xbuf, xoff, poff, gidx, view_ptr, sdata, sind, sptr, U,
+                          W, usq, labels, best, second)
+        return
+    nb = min(n, _N_BLOCKS)
+    for b in prange(nb):
+        _assign_row_range(b * n // nb, (b + 1) * n // nb, rows, xbuf, xoff, poff, gidx,
+                          view_ptr, sdata, sind, sptr, U, W, usq, labels, best, second)
+
+
+@njit(cache=True)
+def stream_row_sqnorms(xbuf, xoff, prow, poff, view_ptr, sdata, sptr, s):
+    """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
+
+    Parameters
+    ----------
+    xbuf, xoff, prow, poff : compacted dense views
+    view_ptr : ndarray of shape (m + 1,), int64
+    sdata, sptr : CSR sparse views (data and row pointers)
+    s : int
+        Rows in the chunk.
+
+    Returns
+    -------
+    xsq : ndarray of shape (s,), float64
+
+    Notes
+    -----
+    O(Σ s_v d_v + nnz) time.
+    """
+    xsq = np.zeros(s)
+    for v in range(xoff.shape[0] - 1):
+        d_v = view_ptr[v + 1] - view_ptr[v]
+        for q in range(poff[v], poff[v + 1]):
+            o = xoff[v] + (q - poff[v]) * d_v
+            acc = 0.0
+            for j in range(d_v):
+                x = np.float64(xbuf[o + j])
+                acc += x * x
+            xsq[prow[q]] += acc
+    for i in range(s):
+        for p in range(sptr[i], sptr[i + 1]):
+            x = np.float64(sdata[p])
+            xsq[i] += x * x
+    return xsq
+
+
+@njit(cache=True)
+def stream_center_shift(U_old, U):
+    """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
+
+    Parameters
+    ----------
+    U_old, U : ndarray of shape (D, c), float64
+
+    Returns
+    -------
+    delta : ndarray of shape (c,), float64
+
+    Notes
+    -----
+    O(D c) time. In every view-masked metric the move is at most ``delta[k]``, so it bounds
+    the change of any sample's distance to centre ``k`` (triangle inequality).
+    """
+    c = U.shape[1]
+    acc = np.zeros(c)
+    for j in range(U.shape[0]):
+        for k in range(c):
+            t = U[j, k] - U_old[j, k]
+            acc[k] += t * t
+    return np.sqrt(acc)
+
 
 @njit(cache=True)
 def stream_center_sqnorms(U, view_ptr):
@@ -324,8 +552,10 @@ def stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, 
 
     Returns
     -------
-    mindist : ndarray of shape (s,), float64
-        ``Σ_v W[i, v] (‖u_{v,l_i}‖² − 2 x_{v,i}·u_{v,l_i})``.
+    best : ndarray of shape (s,), float64
+        ``D[i, labels[i]] = Σ_v W[i, v] (‖u_{v,l_i}‖² − 2 x_{v,i}·u_{v,l_i})``.
+    second : ndarray of shape (s,), float64
+        The second smallest ``D[i, k]`` (``inf`` when ``c == 1``).
 
     Notes
     -----
@@ -333,9 +563,11 @@ def stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, 
     """
     usq = stream_center_sqnorms(U, view_ptr)
     G = stream_cross(xbuf, xoff, poff, view_ptr, U)
-    mindist = np.empty(W.shape[0])
-    stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist)
-    return mindist
+    s = W.shape[0]
+    best = np.empty(s)
+    second = np.empty(s)
+    stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, best, second)
+    return best, second
 
 
 @njit(cache=True)
@@ -678,6 +910,31 @@ def stream_loss(U, R, T, view_ptr, alpha):
 
 
 @njit(cache=True)
+def _set_bounds(i, best, second, xsq, W, usq_max, gamma, ub, lb):
+    """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
+    own centre, ``lb`` ≤ distance to any other, widened by the rounding error of D."""
+    e = xsq[i]
+    for v in range(W.shape[1]):
+        e += W[i, v] * usq_max[v]
+    margin = np.sqrt(gamma * e)
+    ub[i] = np.sqrt(max(best[i] + xsq[i], 0.0)) + margin
+    if np.isinf(second[i]):
+        lb[i] = np.inf
+    else:
+        lb[i] = np.sqrt(max(second[i] + xsq[i], 0.0)) - margin
+
+
+@njit(cache=True)
+def _usq_max(U, view_ptr):
+    usq = stream_center_sqnorms(U, view_ptr)
+    out = np.zeros(usq.shape[0])
+    for v in range(usq.shape[0]):
+        for k in range(usq.shape[1]):
+            out[v] = max(out[v], usq[v, k])
+    return usq, out
+
+
+@njit(cache=True)
 def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, view_ptr,
                          R, T, U, labels, mode, fill, alpha, max_iter, tol):
     """One chunk of OPIMC (ALGORITHMS.md §5): its starting labels, the inner loop, and its
@@ -695,10 +952,17 @@ def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, vie
       :func:`stream_move_csr`, :func:`stream_move_counts`).
 
     Then repeats: centres from ``R``, ``T`` (:func:`stream_update_centers`), labels from the
-    centres (:func:`stream_chunk_assign`), statistics moved to the new labels, loss
-    (:func:`stream_loss`); until no label changes (a fixed point), the loss changes by less
-    than ``tol`` relative, or ``max_iter`` iterations. On exit ``R``, ``T`` hold the chunk
-    under the final ``labels``.
+    centres, statistics moved to the new labels, loss (:func:`stream_loss`); until no label
+    changes (a fixed point), the loss changes by less than ``tol`` relative, or ``max_iter``
+    iterations. On exit ``R``, ``T`` hold the chunk under the final ``labels``.
+
+    The re-assignment is pruned exactly (Hamerly's bounds): each row keeps an upper bound on
+    its distance to its own centre and a lower bound on the distance to any other, both
+    widened by the rounding error of the distance formula; after the centres move by
+    ``delta`` (:func:`stream_center_shift`) the bounds move by at most ``delta``, and only
+    rows whose bounds overlap are re-assigned (:func:`stream_assign_rows`, or the BLAS path
+    :func:`stream_chunk_assign` when more than a quarter of the rows are). Rows that are
+    skipped provably keep their label, so the result is that of re-assigning every row.
 
     Parameters
     ----------
@@ -727,19 +991,37 @@ def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, vie
 
     Notes
     -----
-    Per iteration O(Σ s_v d_v c + nnz c) (one GEMM per dense view) plus O(n_changed d) for
-    the statistics; memory O(s c + D c) beyond the chunk.
+    Per iteration O(Σ s_v d_v c + nnz c) at worst (one GEMM per dense view), O(s + D c +
+    n_active (Σ d_v) c) when few rows are near a boundary, plus O(n_changed d) for the
+    statistics; memory O(s c + D c) beyond the chunk.
     """
-    new = np.empty_like(labels)
-    if mode == 1:
-        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, labels)
+    s = labels.shape[0]
+    c = U.shape[1]
+    m = W.shape[1]
+    new = labels.copy()
+    ub = np.full(s, np.inf)                 # no bounds yet: every row is active
+    lb = np.full(s, -np.inf)
+    xsq = stream_row_sqnorms(xbuf, xoff, prow, poff, view_ptr, sdata, sptr, s)
+    dmax = 1
+    for v in range(m):
+        dmax = max(dmax, view_ptr[v + 1] - view_ptr[v])
+    gamma = 4.0 * (dmax + 8) * np.finfo(xbuf.dtype).eps
+    if mode == 1 or mode == 2:
+        best, second = stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr,
+                                           view_ptr, U, W, new)
+        usq, usq_max = _usq_max(U, view_ptr)
+        for i in range(s):
+            _set_bounds(i, best, second, xsq, W, usq_max, gamma, ub, lb)
+    else:
+        best = np.empty(s)
+        second = np.empty(s)
     if mode == 2:
-        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, new)
         if stream_move_counts(labels, new, W, T) > 0:
             stream_move_dense(xbuf, xoff, prow, poff, view_ptr, labels, new, R)
             stream_move_csr(sdata, sind, sptr, labels, new, R)
             labels[:] = new
     else:
+        labels[:] = new
         stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, 1.0)
         stream_scatter_csr(sdata, sind, sptr, labels, R, 1.0)
         stream_scatter_counts(labels, W, T, 1.0)
@@ -747,9 +1029,43 @@ def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, vie
     loss = loss_old
     n_iter = 0
     converged = False
+    U_old = np.empty_like(U)
+    active = np.empty(s, np.int64)
     for it in range(max_iter):
+        U_old[:] = U
         stream_update_centers(R, T, view_ptr, alpha, fill, U)
-        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, new)
+        delta = stream_center_shift(U_old, U)
+        k1 = 0
+        d1 = 0.0
+        d2 = 0.0
+        for k in range(c):
+            if delta[k] > d1:
+                d2 = d1
+                d1 = delta[k]
+                k1 = k
+            elif delta[k] > d2:
+                d2 = delta[k]
+        n_act = 0
+        for i in range(s):
+            ub[i] += delta[labels[i]]
+            lb[i] -= d2 if labels[i] == k1 else d1
+            if ub[i] > lb[i]:
+                active[n_act] = i
+                n_act += 1
+        new[:] = labels
+        if n_act > 0:
+            usq, usq_max = _usq_max(U, view_ptr)
+            if 4 * n_act > s:
+                best, second = stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr,
+                                                   view_ptr, U, W, new)
+                for i in range(s):
+                    _set_bounds(i, best, second, xsq, W, usq_max, gamma, ub, lb)
+            else:
+                rows = active[:n_act]
+                stream_assign_rows(rows, xbuf, xoff, poff, gidx, view_ptr, sdata, sind, sptr,
+                                   U, W, usq, new, best, second)
+                for r in range(n_act):
+                    _set_bounds(rows[r], best, second, xsq, W, usq_max, gamma, ub, lb)
         n_changed = stream_move_counts(labels, new, W, T)
         if n_changed > 0:
             stream_move_dense(xbuf, xoff, prow, poff, view_ptr, labels, new, R)

@@ -66,7 +66,8 @@ def _canonical_blocks(must_link, cannot_link):
             if a > b:
                 a, b = b, a
                 pairs = pairs[:, ::-1]
-            entry = blocks.setdefault((a, b), [np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64)])
+            empty = np.zeros((0, 2), np.int64)
+            entry = blocks.setdefault((a, b), [empty, empty])
             entry[kind] = np.vstack([entry[kind], pairs])
     return blocks
 
@@ -76,7 +77,8 @@ def cmvnmf_objective(X_list, U_list, V_list, must_link, cannot_link, beta):
     fit = 0.0
     for X, U, V in zip(X_list, U_list, V_list):
         Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
-        fit += float(np.sum((Xd.astype(np.float64) - V.astype(np.float64) @ U.T.astype(np.float64)) ** 2))
+        R = Xd.astype(np.float64) - V.astype(np.float64) @ U.T.astype(np.float64)
+        fit += float(np.sum(R ** 2))
     pen = 0.0
     for (a, b), (must, cannot) in _canonical_blocks(must_link, cannot_link).items():
         Va = V_list[a].astype(np.float64)

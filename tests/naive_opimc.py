@@ -14,6 +14,22 @@ import numpy as np
 # ---------------------------------------------------------------------------------------
 
 
+def stream_layout(P, dense_dims):
+    P = np.asarray(P, bool)
+    s, m = P.shape
+    nd = len(dense_dims)
+    rows = [np.flatnonzero(P[:, v]) for v in range(nd)]
+    poff = np.concatenate([[0], np.cumsum([r.size for r in rows])]).astype(np.int64)
+    xoff = np.concatenate([[0], np.cumsum([r.size * d for r, d in zip(rows, dense_dims)])])
+    prow = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+    gidx = -np.ones((s, nd), np.int64)
+    for v in range(nd):
+        gidx[rows[v], v] = poff[v] + np.arange(rows[v].size)
+    orphans = np.flatnonzero(~P.any(axis=1))
+    return (prow, poff, xoff.astype(np.int64), gidx, P.astype(np.float64),
+            int(orphans[0]) if orphans.size else -1)
+
+
 def stream_gather_views(views, prow, poff, xoff, normalize, xbuf):
     status = []
     for v, X in enumerate(views):
@@ -59,9 +75,19 @@ def _csr_dense(sdata, sind, sptr, D):
     return Xs
 
 
-def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
+def _two_smallest(D, labels, best, second, rows=None):
+    rows = np.arange(D.shape[0]) if rows is None else rows
+    lab = np.argmin(D[rows], axis=1)
+    labels[rows] = lab
+    best[rows] = D[rows, lab]
+    if D.shape[1] == 1:
+        second[rows] = np.inf
+    else:
+        second[rows] = np.sort(D[rows], axis=1)[:, 1]
+
+
+def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, best, second):
     s, m = W.shape
-    c = U.shape[1]
     D = W @ usq                                   # Σ_v w_{v,i} ‖u_{v,k}‖²
     for v in range(gidx.shape[1]):
         for i in range(s):
@@ -69,8 +95,47 @@ def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, mindist):
                 D[i] -= 2.0 * G[gidx[i, v]]
     Xs = _csr_dense(sdata, sind, sptr, U.shape[0])
     D -= 2.0 * Xs @ U
-    labels[:] = np.argmin(D, axis=1) if c else 0
-    mindist[:] = D[np.arange(s), labels]
+    _two_smallest(D, labels, best, second)
+
+
+def _full_D(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W):
+    """D[i,k] = Σ_v w_{v,i}(‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k}) over full (zero-filled) views."""
+    s, m = W.shape
+    c = U.shape[1]
+    D = np.zeros((s, c))
+    blocks = _dense_views(xbuf, xoff, poff, view_ptr)
+    n_dense = len(blocks)
+    Xs = _csr_dense(sdata, sind, sptr, U.shape[0])
+    for v in range(m):
+        Uv = U[view_ptr[v]:view_ptr[v + 1]]
+        if v < n_dense:
+            Xfull = np.zeros((s, Uv.shape[0]))
+            rows = np.flatnonzero(gidx[:, v] >= 0)
+            Xfull[rows] = blocks[v][gidx[rows, v] - poff[v]]
+        else:
+            Xfull = Xs[:, view_ptr[v]:view_ptr[v + 1]]
+        D += W[:, [v]] * ((Uv ** 2).sum(axis=0)[None, :] - 2.0 * Xfull @ Uv)
+    return D
+
+
+def stream_assign_rows(rows, xbuf, xoff, poff, gidx, view_ptr, sdata, sind, sptr, U, W, usq,
+                       labels, best, second):
+    D = _full_D(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W)
+    _two_smallest(D, labels, best, second, np.asarray(rows))
+
+
+def stream_row_sqnorms(xbuf, xoff, prow, poff, view_ptr, sdata, sptr, s):
+    blocks = _dense_views(xbuf, xoff, poff, view_ptr)
+    xsq = np.zeros(s)
+    for v, X in enumerate(blocks):
+        np.add.at(xsq, prow[poff[v]:poff[v + 1]], (X.astype(np.float64) ** 2).sum(axis=1))
+    for i in range(s):
+        xsq[i] += np.sum(np.asarray(sdata[sptr[i]:sptr[i + 1]], np.float64) ** 2)
+    return xsq
+
+
+def stream_center_shift(U_old, U):
+    return np.linalg.norm(U - U_old, axis=0)
 
 
 def stream_center_sqnorms(U, view_ptr):
@@ -79,24 +144,11 @@ def stream_center_sqnorms(U, view_ptr):
 
 
 def stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, labels):
-    """Direct formula: D[i,k] = Σ_v w_{v,i}(‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k}) over full views."""
-    s, m = W.shape
-    c = U.shape[1]
-    D = np.zeros((s, c))
-    blocks = _dense_views(xbuf, xoff, poff, view_ptr)
-    n_dense = len(blocks)
-    for v in range(m):
-        Uv = U[view_ptr[v]:view_ptr[v + 1]]
-        Xfull = np.zeros((s, Uv.shape[0]))
-        if v < n_dense:
-            rows = np.flatnonzero(gidx[:, v] >= 0)
-            Xfull[rows] = blocks[v][gidx[rows, v] - poff[v]]
-        else:
-            Xs = _csr_dense(sdata, sind, sptr, U.shape[0])
-            Xfull = Xs[:, view_ptr[v]:view_ptr[v + 1]]
-        D += W[:, [v]] * ((Uv ** 2).sum(axis=0)[None, :] - 2.0 * Xfull @ Uv)
-    labels[:] = np.argmin(D, axis=1)
-    return D[np.arange(s), labels]
+    """Direct formula over full views (see _full_D)."""
+    D = _full_D(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W)
+    best, second = np.empty(D.shape[0]), np.empty(D.shape[0])
+    _two_smallest(D, labels, best, second)
+    return best, second
 
 
 def stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, sign):

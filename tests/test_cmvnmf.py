@@ -153,8 +153,8 @@ def _random_problem(rng, n_list=(30, 25, 18), d_list=(6, 9, 4), c=3, sparse=Fals
     m = len(n_list)
     for a in range(m):
         for b in range(a + 1, m):
-            pm = np.column_stack([rng.integers(0, n_list[a], n_pairs), rng.integers(0, n_list[b], n_pairs)])
-            pc = np.column_stack([rng.integers(0, n_list[a], n_pairs), rng.integers(0, n_list[b], n_pairs)])
+            pm, pc = (np.column_stack([rng.integers(0, n_list[a], n_pairs),
+                                       rng.integers(0, n_list[b], n_pairs)]) for _ in range(2))
             if transposed and (a + b) % 2:
                 ml[(b, a)] = pm[:, ::-1]
                 cl[(b, a)] = pc[:, ::-1]
@@ -462,6 +462,23 @@ def test_validation_errors():
         fastmv.cmvnmf(X, 2, None, None, callback=3)
     with pytest.raises(TypeError, match="X_list"):
         fastmv.cmvnmf(X[0], 2, None, None)
+    with pytest.raises(TypeError, match="rescale"):
+        fastmv.cmvnmf(X, 2, None, None, rescale="yes")
+
+
+def test_awkward_shapes():
+    rng = np.random.default_rng(12)
+    # a one-row view, one cluster, inter- and intra-view pairs, (b, a) key
+    r = fastmv.cmvnmf([rng.random((1, 3)), rng.random((5, 2))], 1, {(1, 0): [[4, 0]]},
+                      {(1, 1): [[0, 1]]}, random_state=0)
+    assert [lab.tolist() for lab in r.labels] == [[0], [0] * 5]
+    assert np.all(np.diff(r.objective) <= 1e-12 * r.objective[:-1])
+    # an all-zero view and a sparse view with empty rows: finite factors, no warnings
+    Xs = sp.csr_matrix(np.array([[0, 0, 1.0], [0, 0, 0], [2.0, 0, 0], [0, 0, 0]]))
+    with np.errstate(divide="raise", invalid="raise", over="raise"):
+        r = fastmv.cmvnmf([np.zeros((4, 3)), Xs], 2, None, {(1, 0): np.array([[0, 1]])},
+                          random_state=0, init="random")
+    assert all(np.all(np.isfinite(V)) for V in r.V) and all(np.all(np.isfinite(U)) for U in r.U)
 
 
 def test_cli_hook_runs_on_synthetic():

@@ -98,6 +98,18 @@ def test_gather_views_matches_twin(dtype, normalize):
         assert st[q] == 0 and abs(np.linalg.norm(block) - 1) < 1e-5
 
 
+@pytest.mark.parametrize("s,m,nd", [(1, 1, 1), (9, 3, 2), (40, 4, 0), (100, 5, 5)])
+def test_layout_matches_twin(s, m, nd):
+    rng = np.random.default_rng(s + m)
+    P = rng.random((s, m)) < 0.6
+    P[0] = False
+    dims = rng.integers(1, 9, nd).astype(np.int64)
+    got, want = K.stream_layout(P, dims), N.stream_layout(P, dims)
+    for a, b in zip(got[:5], want[:5]):
+        np.testing.assert_array_equal(a, b)
+    assert got[5] == want[5] == 0
+
+
 def test_gather_views_parallel_path():
     rng = np.random.default_rng(1)
     views = (rng.normal(size=(1500, 120)), rng.normal(size=(1500, 40)))
@@ -121,21 +133,38 @@ def test_assign_kernels_match_twins(dtype, s, dd, sd, c):
     close(G, N.stream_cross(ch.xbuf, ch.xoff, ch.poff, b.view_ptr, U), dtype)
     usq = K.stream_center_sqnorms(U, b.view_ptr)
     close(usq, N.stream_center_sqnorms(U, b.view_ptr))
-    lab, md = np.empty(s, np.int64), np.empty(s)
-    K.stream_assign(G, ch.gidx, ch.sdata, ch.sind, ch.sptr, U, ch.W, usq, lab, md)
-    lab2, md2 = np.empty(s, np.int64), np.empty(s)
+    lab, md, sd = np.empty(s, np.int64), np.empty(s), np.empty(s)
+    K.stream_assign(G, ch.gidx, ch.sdata, ch.sind, ch.sptr, U, ch.W, usq, lab, md, sd)
+    lab2, md2, sd2 = np.empty(s, np.int64), np.empty(s), np.empty(s)
     N.stream_assign(G.astype(np.float64), ch.gidx, ch.sdata, ch.sind, ch.sptr, U, ch.W, usq,
-                    lab2, md2)
+                    lab2, md2, sd2)
     np.testing.assert_array_equal(lab, lab2)
     close(md, md2, dtype)
+    close(sd, sd2, dtype)
     lab3 = np.empty(s, np.int64)
-    md3 = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
-                                b.view_ptr, U, ch.W, lab3)
+    md3, sd3 = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
+                                     ch.sptr, b.view_ptr, U, ch.W, lab3)
     lab4 = np.empty(s, np.int64)
-    md4 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
-                                b.view_ptr, U, ch.W, lab4)
+    md4, sd4 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
+                                     ch.sptr, b.view_ptr, U, ch.W, lab4)
     np.testing.assert_array_equal(lab3, lab4)
     close(md3, md4, dtype)
+    close(sd3, sd4, dtype)
+    # the fused row path on a subset of rows, cross products included
+    rows = np.arange(0, s, 2, dtype=np.int64)
+    lab5, md5, sd5 = np.full(s, -1), np.full(s, 7.0), np.full(s, 7.0)
+    K.stream_assign_rows(rows, ch.xbuf, ch.xoff, ch.poff, ch.gidx, b.view_ptr, ch.sdata,
+                         ch.sind, ch.sptr, U, ch.W, usq, lab5, md5, sd5)
+    np.testing.assert_array_equal(lab5[rows], lab4[rows])
+    assert np.all(lab5[1::2] == -1) and np.all(md5[1::2] == 7.0)
+    close(md5[rows], md4[rows], dtype)
+    close(sd5[rows], sd4[rows], dtype)
+    close(K.stream_row_sqnorms(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, ch.sdata,
+                               ch.sptr, s),
+          N.stream_row_sqnorms(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, ch.sdata,
+                               ch.sptr, s), dtype)
+    U2 = U + rng.normal(size=U.shape) * 0.1
+    close(K.stream_center_shift(U, U2), N.stream_center_shift(U, U2))
 
 
 def test_assign_parallel_path_and_ties():
@@ -144,13 +173,21 @@ def test_assign_parallel_path_and_ties():
     U = rng.normal(size=(b.D, 9))
     U[:, 5] = U[:, 2]                           # exact tie: lowest index wins
     lab, lab2 = np.empty(2000, np.int64), np.empty(2000, np.int64)
-    md = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
-                               b.view_ptr, U, ch.W, lab)
-    md2 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
-                                b.view_ptr, U, ch.W, lab2)
+    md, sd = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
+                                   ch.sptr, b.view_ptr, U, ch.W, lab)
+    md2, sd2 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
+                                     ch.sptr, b.view_ptr, U, ch.W, lab2)
     np.testing.assert_array_equal(lab, lab2)
     assert not np.any(lab == 5)
     close(md, md2)
+    close(sd, sd2)
+    rows = np.arange(2000, dtype=np.int64)
+    lab3, md3, sd3 = np.empty(2000, np.int64), np.empty(2000), np.empty(2000)
+    usq = K.stream_center_sqnorms(U, b.view_ptr)
+    K.stream_assign_rows(rows, ch.xbuf, ch.xoff, ch.poff, ch.gidx, b.view_ptr, ch.sdata,
+                         ch.sind, ch.sptr, U, ch.W, usq, lab3, md3, sd3)
+    np.testing.assert_array_equal(lab3, lab2)
+    close(md3, md2)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -256,6 +293,30 @@ def test_chunk_iterate_matches_twin(dtype, mode, s, dd, sd, c):
     close(Ra, Rb, dtype)
     np.testing.assert_array_equal(Ta, Tb)
     close(Ua, Ub, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_pruned_inner_loop_equals_full_reassignment(dtype):
+    """Many iterations from a random partition: the bounds skip most rows in the later
+    iterations, and the result is still exactly that of re-assigning every row (the twin)."""
+    views, y = planted(400, [30, 20], 8, seed=21, noise=2.0, sparse_views=(1,), density=0.6)
+    views = [X.astype(dtype) for X in views]
+    src = _ArraySource(views, None, 400)
+    b = _ChunkBuilder(src.spec, True, 400)
+    ch = b.build(*next(src.chunks()))
+    lab0 = np.random.default_rng(0).integers(0, 8, 400)
+    out = []
+    for impl in (K, N):
+        R, T, U = np.zeros((8, b.D)), np.zeros((2, 8)), np.zeros((b.D, 8))
+        lab = lab0.copy()
+        res = impl.stream_chunk_iterate(ch.xbuf, ch.xoff, ch.prow, ch.poff, ch.gidx, ch.sdata,
+                                        ch.sind, ch.sptr, ch.W, b.view_ptr, R, T, U, lab, 0,
+                                        b.chunk_means(ch), 0.0, 200, 0.0)
+        out.append((res, lab, U))
+    assert out[0][0][1] == out[1][0][1] > 5                 # same (and many) iterations
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    close(out[0][0][0], out[1][0][0], dtype)
+    close(out[0][2], out[1][2], dtype)
 
 
 # ---------------------------------------------------------------------------------------
@@ -638,3 +699,21 @@ def test_demo_rows():
     for setting, y_true, y_pred in rows:
         assert y_true.shape == y_pred.shape == (2000,)
         assert fastmv.metrics.nmi(y_true, y_pred) > 0.45
+
+
+def test_kmeanspp_seeds_are_chunk_rows_and_help():
+    from fastmv._opimc import _kmeanspp
+    rng = np.random.default_rng(19)
+    b, ch = make_chunk(rng, 60, [7, 5], [9], np.float64, p_missing=0.0)
+    U = _kmeanspp(ch, b, 6, np.zeros(b.D), np.random.default_rng(0))
+    Z = np.hstack([ch.xbuf[ch.xoff[0]:ch.xoff[1]].reshape(60, 7),
+                   ch.xbuf[ch.xoff[1]:ch.xoff[2]].reshape(60, 5),
+                   N._csr_dense(ch.sdata, ch.sind, ch.sptr, b.D)[:, 12:]])
+    hits = [int(np.flatnonzero(np.all(np.isclose(Z, U[:, k]), axis=1))[0]) for k in range(6)]
+    assert len(set(hits)) == 6                       # six distinct rows of the chunk
+    views, y = planted(600, [5, 7], 6, seed=20, noise=0.3)
+    acc = {init: [fastmv.metrics.accuracy(y, fastmv.opimc(views, 6, chunk_size=100, init=init,
+                                                          random_state=s).labels)
+                  for s in range(4)] for init in ("random", "k-means++")}
+    assert np.mean(acc["k-means++"]) > np.mean(acc["random"])
+    assert np.mean(acc["k-means++"]) > 0.9

@@ -130,8 +130,8 @@ def speed(n, sweeps):
         speed_case(f"{title}, 5%", Xs, ml, cl, len(np.unique(y)), sweeps)
     for sparse in (False, True):
         Xs, ml, cl = synthetic(n, sparse=sparse)
-        speed_case(f"synthetic 3 views × n={n} ({'CSR 5% dense' if sparse else 'dense'}, d=100/200/50)",
-                   Xs, ml, cl, 10, sweeps)
+        kind = "CSR, 5% nonzero" if sparse else "dense"
+        speed_case(f"synthetic 3 views × n={n} ({kind}, d=100/200/50)", Xs, ml, cl, 10, sweeps)
 
 
 def main():

@@ -76,7 +76,7 @@ def quality(n_draws=5):
     Xl2 = _concatenate(_normalize_views(views, "l2"))
     for s in range(n_draws):
         lab = simulate.partial_labels(y, 0.1, random_state=s)
-        kw = {"lam1": 0.1, "lam2": 0.01, "lam3": 100.0, "random_state": s}
+        kw = {"lam1": 0.3, "lam2": 1e-3, "lam3": 100.0, "random_state": s}
         out = {
             "mvfl l2 labels": fastmv.mvfl(views, c, labels=lab, normalize="l2", **kw).labels,
             "mvfl zscore labels": fastmv.mvfl(views, c, labels=lab, **kw).labels,
@@ -86,7 +86,7 @@ def quality(n_draws=5):
         }
         for k, lab_pred in out.items():
             rows[k].append((metrics.accuracy(y, lab_pred), metrics.nmi(y, lab_pred)))
-    print(f"3Sources (n = 169, d = 10259 sparse), 10% labels, lam1 = 0.1, lam2 = 0.01, "
+    print(f"3Sources (n = 169, d = 10259 sparse), 10% labels, lam1 = 0.3, lam2 = 1e-3, "
           f"lam3 = 100, {n_draws} draws:")
     for k, v in rows.items():
         v = np.array(v)
@@ -136,8 +136,8 @@ def speed():
     km = fastmv.kmeans(Xs, c, random_state=0).labels
     F0 = np.full((Xs.shape[0], c), 0.2)
     F0[np.arange(Xs.shape[0]), km] += 1
-    kw = {"labels": simulate.partial_labels(y, 0.1, random_state=0), "lam1": 0.1,
-          "lam2": 0.01, "lam3": 100.0}
+    kw = {"labels": simulate.partial_labels(y, 0.1, random_state=0), "lam1": 0.3,
+          "lam2": 1e-3, "lam3": 100.0}
 
     def fast(n_iter):
         return fastmv.mvfl(normed, c, init=F0, normalize=None, max_iter=n_iter, tol=0, **kw)
@@ -163,8 +163,8 @@ def _memory_child(which):
     vp = np.concatenate([[0], np.cumsum([v.shape[1] for v in normed])])
     F0 = np.full((Xs.shape[0], c), 0.2)
     F0[np.arange(Xs.shape[0]), np.arange(Xs.shape[0]) % c] += 1
-    kw = {"labels": simulate.partial_labels(y, 0.1, random_state=0), "lam1": 0.1,
-          "lam2": 0.01, "lam3": 100.0}
+    kw = {"labels": simulate.partial_labels(y, 0.1, random_state=0), "lam1": 0.3,
+          "lam2": 1e-3, "lam3": 100.0}
     Xd = Xs.toarray()
     if which == "fastmv":  # load the compiled kernels before measuring
         tiny = [sp.csr_matrix(np.eye(6, 20))]

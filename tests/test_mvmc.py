@@ -1,0 +1,380 @@
+"""Tests of fastmv.mvmc and kernels/masked.py (ALGORITHMS.md §1)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastmv
+from fastmv import _mvmc
+from fastmv.kernels.masked import clip_correction, dense_to_csr, masked_residual_product
+from fastmv.simulate import pairwise_constraints
+from tests import naive_mvmc as naive
+from tests.conftest import shared_dataset
+
+
+# ---------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------
+
+def _planted(n=90, c=3, d=12, m=2, noise=0.6, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), n // c)
+    rng.shuffle(y)
+    views = [np.eye(c)[y] @ rng.normal(size=(c, d)) * 2.0 + noise * rng.normal(size=(y.size, d))
+             for _ in range(m)]
+    return views, y
+
+
+def _sym_pattern(n, nnz_pairs, rng):
+    """Symmetric CSR pattern (both orders) of ``nnz_pairs`` random distinct pairs i != j."""
+    pairs = set()
+    while len(pairs) < nnz_pairs and n > 1:
+        i, j = rng.integers(0, n, 2)
+        if i != j:
+            pairs.add((min(i, j), max(i, j)))
+    P = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    vals = rng.integers(0, 2, P.shape[0]).astype(np.float64)
+    if P.shape[0] == 0:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    rows = np.concatenate([P[:, 0], P[:, 1]])
+    cols = np.concatenate([P[:, 1], P[:, 0]])
+    v = np.concatenate([vals, vals])
+    o = np.lexsort((cols, rows))
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr, cols[o].astype(np.int64), v[o]
+
+
+def _true_objective(res, ml, cl, C1, C2):
+    n = res.Z[0].shape[0]
+    S_ob, mask = naive.observed_matrices(n, ml, cl)
+    return naive.mvmc_objective(res.Z, res.M, naive.similarity_dense(res.Z, res.M), S_ob, mask,
+                                C1, C2)
+
+
+# ---------------------------------------------------------------------------------------
+# kernels against their NumPy twins
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n,k,pairs", [(1, 1, 0), (2, 1, 1), (7, 3, 0), (30, 5, 40), (50, 1, 300)])
+def test_masked_residual_product_matches_twin(dtype, n, k, pairs):
+    rng = np.random.default_rng(n * 100 + k + pairs)
+    indptr, indices, values = _sym_pattern(n, pairs, rng)
+    Z = rng.normal(size=(n, k)).astype(dtype)
+    M = rng.normal(size=(k, k))
+    ZM = (Z @ (M + M.T).astype(dtype)).astype(dtype)
+    RZ, loss = masked_residual_product(ZM, Z, indptr, indices, values)
+    RZ0, loss0 = naive.masked_residual_product(ZM, Z, indptr, indices, values)
+    assert RZ.dtype == dtype and RZ.shape == (n, k)
+    rtol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(RZ, RZ0, rtol=rtol, atol=rtol * (1 + np.abs(RZ0).max()))
+    assert loss == pytest.approx(loss0, rel=rtol, abs=rtol)
+    if pairs == 0:
+        assert loss == 0.0 and not RZ.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(1, 1), (0, 4), (4, 0), (9, 13), (64, 3)])
+def test_clip_correction_matches_twin(dtype, shape):
+    rng = np.random.default_rng(sum(shape))
+    A = rng.uniform(-1.0, 2.0, size=shape).astype(dtype)
+    if A.size:
+        A.flat[0] = 0.0
+        A.flat[-1] = 1.0  # the bounds themselves are not clipped
+    A1, A2 = A.copy(), A.copy()
+    ss, nnz = clip_correction(A1)
+    ss0, nnz0 = naive.clip_correction(A2)
+    np.testing.assert_array_equal(nnz, nnz0)
+    np.testing.assert_allclose(A1, A2, rtol=0, atol=1e-6 if dtype == np.float32 else 0)
+    assert ss == pytest.approx(ss0, rel=1e-6 if dtype == np.float32 else 1e-13)
+    np.testing.assert_allclose(A + A1, np.clip(A, 0, 1), atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape,density", [((1, 1), 1.0), ((3, 5), 0.0), ((20, 17), 0.2),
+                                           ((6, 6), 1.0)])
+def test_dense_to_csr_matches_twin(dtype, shape, density):
+    rng = np.random.default_rng(shape[0])
+    A = (rng.normal(size=shape) * (rng.random(shape) < density)).astype(dtype)
+    indptr = np.zeros(shape[0] + 1, np.int64)
+    np.cumsum((A != 0).sum(axis=1), out=indptr[1:])
+    ind, dat = dense_to_csr(A, indptr)
+    ind0, dat0 = naive.dense_to_csr(A, indptr)
+    np.testing.assert_array_equal(ind, ind0)
+    np.testing.assert_array_equal(dat, dat0)
+    assert dat.dtype == dtype
+    np.testing.assert_array_equal(sp.csr_matrix((dat, ind, indptr), shape=shape).toarray(), A)
+
+
+# ---------------------------------------------------------------------------------------
+# the blockwise similarity
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tile", [5, 7, 64])
+def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
+    rng = np.random.default_rng(tile)
+    n, m = 37, 2
+    Z_list = [np.linalg.qr(rng.normal(size=(n, kv)))[0] for kv in (4, 6)]
+    M_list = []
+    for kv in (4, 6):
+        B = rng.normal(size=(kv, kv)) * 3
+        M_list.append(B @ B.T - 4 * np.eye(kv))  # indefinite, like an extrapolated point
+    S = naive.similarity_dense(Z_list, M_list)
+    Abar = sum(Z @ M @ Z.T for Z, M in zip(Z_list, M_list)) / m
+    F, w = _mvmc._lowrank_factors(Z_list, M_list)
+    core = _mvmc._ClippedLowRank(F, w, tile=tile)
+    X = rng.normal(size=(n, 3))
+    NX, ss, nnz, N = core.correction_pass(X, collect=True)
+    assert 0 < nnz < n * n
+    np.testing.assert_allclose(NX, (S - Abar) @ X, atol=1e-10)
+    assert ss == pytest.approx((S ** 2).sum(), rel=1e-12)
+    assert nnz == np.count_nonzero(np.abs(S - Abar) > 1e-14)
+    np.testing.assert_allclose(N.toarray(), S - Abar, atol=1e-12)
+    op = _mvmc.ClippedLowRankOperator(F, w, tile=tile)
+    np.testing.assert_allclose(op @ X, S @ X, atol=1e-10)
+    np.testing.assert_allclose(op @ X[:, 0], S @ X[:, 0], atol=1e-10)
+    np.testing.assert_allclose(op.T @ X, S @ X, atol=1e-10)
+    np.testing.assert_allclose(op.toarray(), S, atol=1e-12)
+    np.testing.assert_array_equal(op.toarray(), op.toarray().T)
+    # without the CSR cache every product recomputes the correction tile by tile
+    monkeypatch.setattr(_mvmc, "_N_CACHE_MAX_NNZ", 0)
+    op2 = _mvmc.ClippedLowRankOperator(F, w, tile=tile)
+    for _ in range(2):
+        np.testing.assert_allclose(op2 @ X, S @ X, atol=1e-10)
+    assert op2.correction is None
+
+
+def test_zero_rank_similarity_is_zero():
+    op = _mvmc.ClippedLowRankOperator(np.zeros((5, 0)), np.zeros(0))
+    np.testing.assert_array_equal(op @ np.ones(5), np.zeros(5))
+    np.testing.assert_array_equal(op.toarray(), np.zeros((5, 5)))
+
+
+@pytest.mark.parametrize("shape,k,sparse", [((60, 400), 5, False), ((60, 400), 5, True),
+                                            ((300, 30), 8, False), ((40, 50), 30, True),
+                                            ((80, 6), 6, False)])
+def test_left_singular_vectors_span_the_top_subspace(shape, k, sparse):
+    rng = np.random.default_rng(0)
+    n, d = shape
+    s = np.geomspace(10, 0.1, min(n, d))
+    U0 = np.linalg.qr(rng.normal(size=(n, s.size)))[0]
+    V0 = np.linalg.qr(rng.normal(size=(d, s.size)))[0]
+    X = (U0 * s) @ V0.T
+    Xin = sp.csr_matrix(X) if sparse else X
+    U = _mvmc._left_singular_vectors(Xin, k, np.random.default_rng(1), "X")
+    assert U.shape == (n, k)
+    np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(U @ U.T, U0[:, :k] @ U0[:, :k].T, atol=1e-6)
+    assert np.all(U[np.argmax(np.abs(U), axis=0), np.arange(k)] > 0)  # sign convention
+
+
+def test_left_singular_vectors_drop_null_directions():
+    X = np.zeros((20, 10))
+    X[:, 0] = 1.0
+    X[:, 1] = np.arange(20)
+    U = _mvmc._left_singular_vectors(X, 8, np.random.default_rng(0), "X")
+    assert U.shape[1] == 2
+    with pytest.raises(ValueError, match="X_list\\[1\\].*rank 0"):
+        fastmv.mvmc([np.ones((6, 3)), np.zeros((6, 3))], 2, [[0, 1]], [[2, 3]])
+
+
+# ---------------------------------------------------------------------------------------
+# the solver against the dense NumPy transcription, and its mathematics
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("accelerated", [True, False])
+def test_solver_matches_dense_reference(accelerated):
+    views, y = _planted(n=60, c=3)
+    ml, cl = pairwise_constraints(y, 200, random_state=1)
+    res = fastmv.mvmc(views, 3, ml, cl, C1=10.0, C2=1.0, k=6, max_iter=15, tol=0.0,
+                      accelerated=accelerated, random_state=0)
+    M0, obj0, S0 = naive.mvmc_dense(res.Z, ml, cl, C1=10.0, C2=1.0, max_iter=15, tol=0.0,
+                                    accelerated=accelerated)
+    np.testing.assert_allclose(res.objective, obj0, rtol=1e-10)
+    for a, b in zip(res.M, M0):
+        np.testing.assert_allclose(a, b, atol=1e-6 * np.abs(b).max())
+    np.testing.assert_allclose(res.similarity(dense=True), S0, atol=1e-6)
+
+
+def test_plain_objective_is_monotone_and_iterates_psd():
+    views, y = _planted(n=90, c=3, noise=1.0)
+    ml, cl = pairwise_constraints(y, 400, random_state=2)
+    mins = []
+
+    def cb(it, state):
+        for M in state["M"]:
+            lam = np.linalg.eigvalsh(M)
+            mins.append(lam.min() / max(1.0, lam.max()))
+        assert np.isfinite(state["objective"])
+
+    res = fastmv.mvmc(views, 3, ml, cl, C1=5.0, C2=1.0, k=10, max_iter=40, tol=0.0,
+                      accelerated=False, callback=cb, random_state=0)
+    obj = res.objective
+    assert obj.size == 40 and res.n_iter == 40
+    assert np.all(np.diff(obj) <= 1e-12 * abs(obj[0])), np.diff(obj).max()
+    assert obj[-1] < 0.9 * obj[0]
+    assert min(mins) > -1e-12
+    # the recorded value is the objective at (M, S(previous M)): an upper bound of F(M)
+    assert _true_objective(res, ml, cl, 5.0, 1.0) <= obj[-1] * (1 + 1e-12)
+
+
+def test_accelerated_plain_and_paper_step_reach_the_same_optimum():
+    views, y = _planted(n=40, c=2, d=10, noise=1.0, seed=3)
+    ml, cl = pairwise_constraints(y, 150, random_state=1)
+    values = {}
+    for name, kw in {"accelerated": dict(accelerated=True),
+                     "plain": dict(accelerated=False),
+                     "paper": dict(accelerated=False, step="paper"),
+                     "paper-accelerated": dict(accelerated=True, step="paper")}.items():
+        psd_min = []
+        res = fastmv.mvmc(views, 2, ml, cl, C1=10.0, C2=1.0, k=4, max_iter=5000, tol=1e-13,
+                          random_state=0, callback=lambda it, s: psd_min.append(
+                              min(np.linalg.eigvalsh(M).min() for M in s["M"])), **kw)
+        assert res.converged, name
+        assert min(psd_min) > -1e-9
+        values[name] = _true_objective(res, ml, cl, 10.0, 1.0)
+    ref = values["plain"]
+    for name, val in values.items():
+        assert val == pytest.approx(ref, rel=1e-6), (name, values)
+    # the paper's step is k² = 16 times shorter: it needs more iterations, not a new answer
+
+
+def test_planted_clusters_recovered_and_constraints_fitted():
+    views, y = _planted(n=120, c=4, noise=1.5, seed=5)
+    ml, cl = pairwise_constraints(y, 1500, random_state=0)
+    res = fastmv.mvmc(views, 4, ml, cl, k=10, random_state=0)
+    assert fastmv.metrics.accuracy(y, res.labels) == 1.0
+    assert res.converged
+    S = res.similarity(dense=True)
+    assert S[ml[:, 0], ml[:, 1]].mean() > 0.5  # shrunk towards 0 by the trace penalty
+    assert S[cl[:, 0], cl[:, 1]].mean() < 0.15
+    same = y[:, None] == y[None, :]
+    assert S[same].mean() > 5 * S[~same].mean()
+    assert np.all((S >= 0) & (S <= 1))
+
+
+def test_one_sided_constraints_sparse_views_and_result_api():
+    views, y = _planted(n=60, c=3, noise=0.8, seed=7)
+    ml, cl = pairwise_constraints(y, 300, random_state=3)
+    dense_res = fastmv.mvmc(views, 3, ml, np.zeros((0, 2), int), k=5, max_iter=20,
+                            random_state=4)
+    sparse_res = fastmv.mvmc([sp.csr_matrix(X) for X in views], 3, ml, None, k=5,
+                             max_iter=20, random_state=4)
+    np.testing.assert_allclose(dense_res.objective, sparse_res.objective, rtol=1e-8)
+    with pytest.warns(RuntimeWarning, match="identically zero"):
+        res = fastmv.mvmc(views, 3, None, cl, k=5, max_iter=20, random_state=4)
+    # cannot-links alone are fitted best by S = 0: all M_v vanish
+    assert all(np.abs(M).max() < 1e-12 for M in res.M)
+    assert not res.labels.any()
+    res = dense_res
+    assert res.labels.dtype == np.int64 and res.labels.shape == (60,)
+    assert [Z.shape for Z in res.Z] == [(60, 5), (60, 5)]
+    assert [M.shape for M in res.M] == [(5, 5), (5, 5)]
+    op = res.S_operator
+    assert op.shape == (60, 60)
+    np.testing.assert_allclose(op @ np.eye(60), res.similarity(dense=True), atol=1e-12)
+    assert "MVMCResult" in repr(res)
+
+
+def test_deterministic_thread_independent_and_inputs_unchanged():
+    views, y = _planted(n=60, c=3, seed=11)
+    ml, cl = pairwise_constraints(y, 250, random_state=5)
+    copies = [X.copy() for X in views], ml.copy(), cl.copy()
+    a = fastmv.mvmc(views, 3, ml, cl, k=6, max_iter=10, random_state=2, n_jobs=1)
+    b = fastmv.mvmc(views, 3, ml, cl, k=6, max_iter=10, random_state=2, n_jobs=2)
+    c = fastmv.mvmc(views, 3, ml, cl, k=6, max_iter=10, random_state=2)
+    np.testing.assert_allclose(a.objective, b.objective, rtol=1e-12)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(b.objective, c.objective)
+    for X, X0 in zip(views, copies[0]):
+        np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(ml, copies[1])
+    np.testing.assert_array_equal(cl, copies[2])
+
+
+def test_repeated_and_reversed_pairs_are_the_same_constraint():
+    views, y = _planted(n=45, c=3, seed=2)
+    ml, cl = pairwise_constraints(y, 150, random_state=5)
+    a = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=8, random_state=1)
+    b = fastmv.mvmc(views, 3, np.vstack([ml[:, ::-1], ml]), cl[::-1], k=5, max_iter=8,
+                    random_state=1)
+    np.testing.assert_allclose(a.objective, b.objective, rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    (dict(must_link=[[0, 60]]), ValueError, "must_link\\[0\\].*out of range"),
+    (dict(cannot_link=[[-1, 2]]), ValueError, "cannot_link\\[0\\].*out of range"),
+    (dict(must_link=[[0, 1], [3, 3]]), ValueError, "must_link\\[1\\].*itself"),
+    (dict(must_link=[[4, 9]], cannot_link=[[1, 2], [9, 4]]), ValueError,
+     "pair \\(4, 9\\).*must_link\\[0\\].*cannot_link\\[1\\]"),
+    (dict(must_link=None, cannot_link=np.zeros((0, 2), int)), ValueError, "both empty"),
+    (dict(must_link=[[0, 1, 2]]), ValueError, "must_link.*shape"),
+    (dict(must_link=[[0.5, 1]]), TypeError, "must_link"),
+    (dict(C1=0.0), ValueError, "C1"),
+    (dict(C2=-1.0), ValueError, "C2"),
+    (dict(k=0), ValueError, "k"),
+    (dict(max_iter=0), ValueError, "max_iter"),
+    (dict(inner_iter=0), ValueError, "inner_iter"),
+    (dict(tol=-1.0), ValueError, "tol"),
+    (dict(n_clusters=61), ValueError, "n_clusters"),
+    (dict(normalize="tfidf"), ValueError, "normalize"),
+    (dict(step="fast"), ValueError, "step"),
+    (dict(accelerated="yes"), TypeError, "accelerated"),
+    (dict(callback=3), TypeError, "callback"),
+    (dict(n_jobs=0), ValueError, "n_jobs"),
+    (dict(random_state=-3), ValueError, "random_state"),
+])
+def test_validation_errors(kwargs, exc, match):
+    views, y = _planted(n=60, c=3)
+    args = dict(X_list=views, n_clusters=3, must_link=[[0, 1]], cannot_link=[[0, 2]])
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        fastmv.mvmc(**args)
+
+
+def test_view_validation_errors():
+    X = np.ones((10, 3))
+    with pytest.raises(ValueError, match="same number of samples"):
+        fastmv.mvmc([X, np.ones((9, 3))], 2, [[0, 1]], [])
+    bad = X.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="X_list\\[1\\].*NaN"):
+        fastmv.mvmc([X, bad], 2, [[0, 1]], [])
+    with pytest.raises(TypeError, match="X_list"):
+        fastmv.mvmc(X, 2, [[0, 1]], [])
+
+
+# ---------------------------------------------------------------------------------------
+# command line hook
+# ---------------------------------------------------------------------------------------
+
+def test_cli_hook_runs_and_rejects_unknown_parameters():
+    views, y = _planted(n=60, c=3, seed=4)
+    y_true, y_pred, setting = _mvmc._cli(views, y, {"n_constraints": 300, "k": 5,
+                                                     "max_iter": 20}, 0)
+    assert fastmv.metrics.accuracy(y_true, y_pred) > 0.9
+    assert "300 pairs" in setting and "k=5" in setting
+    with pytest.raises(TypeError, match="bogus"):
+        _mvmc._cli(views, y, {"bogus": 1}, 0)
+
+
+# ---------------------------------------------------------------------------------------
+# real data
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_bbcsport_quality_with_5000_constraints():
+    from fastmv.datasets import load_mat
+    views, y = load_mat(shared_dataset("BBCSport.mat"))
+    scores = []
+    for draw in range(2):  # the report averages 5 draws
+        ml, cl = pairwise_constraints(y, 5000, random_state=draw)
+        res = fastmv.mvmc(views, 5, ml, cl, random_state=0)
+        assert res.converged
+        scores.append((fastmv.metrics.nmi(y, res.labels), fastmv.metrics.accuracy(y, res.labels)))
+    nmi, acc = np.mean(scores, axis=0)
+    assert nmi >= 0.93 and acc >= 0.97, scores
