@@ -176,9 +176,9 @@ class _ClippedLowRank:
     def correction_pass(self, X=None, collect=False, max_nnz=None):
         """One pass over the upper-triangle tiles of ``Ā``.
 
-        Returns ``(N @ X or None, ‖S‖_F², nnz(N), N as CSR or None)``; ``N`` is collected
-        only with ``collect=True`` and only if it has at most ``max_nnz`` nonzeros
-        (default ``_N_CACHE_MAX_NNZ``).
+        Returns ``(N @ X or None, ‖S‖_F², nnz(N), tiles)``. With ``collect=True``, ``tiles``
+        is the list of the nonzero upper-triangle tiles of ``N`` as ``(i0, j0, CSR)`` when
+        ``nnz(N) <= max_nnz`` (default ``_N_CACHE_MAX_NNZ``), else None.
         """
         if max_nnz is None:
             max_nnz = _N_CACHE_MAX_NNZ
@@ -188,9 +188,7 @@ class _ClippedLowRank:
         total_nnz = 0
         pieces = [] if collect else None
         if self.rank == 0:  # Ā = 0: S = 0, N = 0
-            if collect:
-                return out, 0.0, 0, sp.csr_matrix((n, n))
-            return out, 0.0, 0, None
+            return out, 0.0, 0, pieces
         for i0, i1, j0, j1, A, ss, row_nnz in self._tiles():
             diag = i0 == j0
             sumsq += ss if diag else 2.0 * ss
@@ -199,7 +197,7 @@ class _ClippedLowRank:
                 continue
             total_nnz += nnz if diag else 2 * nnz
             if pieces is not None and total_nnz > max_nnz:
-                pieces = None  # too large to cache: products recompute it
+                pieces = None  # too large to keep: products recompute it
             sparse_tile = nnz <= _SPARSE_TILE_FRACTION * A.size
             C = None
             if sparse_tile or pieces is not None:
@@ -218,12 +216,54 @@ class _ClippedLowRank:
                     out[i0:i1] += A @ X[j0:j1]
                     if not diag:
                         out[j0:j1] += A.T @ X[i0:i1]
-        N = None
-        if pieces is not None:
-            N = self._assemble(pieces)
-        return out, sumsq, total_nnz, N
+        return out, sumsq, total_nnz, pieces
 
-    def _assemble(self, pieces):
+    def projected_correction(self, U, offsets):
+        """``Z_vᵀ N Z_v`` for the column blocks ``Z_v = U[:, offsets[v]:offsets[v+1]]``, and
+        ``‖S‖_F²`` and ``nnz(N)``, in one pass over the upper-triangle tiles.
+
+        An off-diagonal tile contributes ``P + Pᵀ`` with ``P = Z_{v,I}ᵀ (N_IJ Z_{v,J})``, so
+        each tile is multiplied once (``N_IJ U_J``): O(n² K / 2) for dense tiles, O(nnz K)
+        for sparse ones, plus O(n² m k² / tile) for the small products.
+        """
+        blocks = [slice(offsets[v], offsets[v + 1]) for v in range(len(offsets) - 1)]
+        T = [np.zeros((b.stop - b.start, b.stop - b.start)) for b in blocks]
+        sumsq = 0.0
+        total_nnz = 0
+        if self.rank == 0:
+            return T, 0.0, 0
+        for i0, i1, j0, j1, A, ss, row_nnz in self._tiles():
+            diag = i0 == j0
+            sumsq += ss if diag else 2.0 * ss
+            nnz = int(row_nnz.sum())
+            if nnz == 0:
+                continue
+            total_nnz += nnz if diag else 2 * nnz
+            if nnz <= _SPARSE_TILE_FRACTION * A.size:
+                indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
+                np.cumsum(row_nnz, out=indptr[1:])
+                ind, dat = dense_to_csr(A, indptr)
+                P = sp.csr_matrix((dat, ind, indptr), shape=A.shape) @ U[j0:j1]
+            else:
+                P = A @ U[j0:j1]
+            for v, b in enumerate(blocks):
+                blk = U[i0:i1, b].T @ P[:, b]
+                T[v] += blk if diag else blk + blk.T
+        return T, sumsq, total_nnz
+
+    @staticmethod
+    def tiles_product(pieces, X):
+        """``N X`` from the upper-triangle CSR tiles of the symmetric ``N``."""
+        out = np.zeros(X.shape, dtype=np.float64)
+        for i0, j0, C in pieces:
+            i1, j1 = i0 + C.shape[0], j0 + C.shape[1]
+            out[i0:i1] += C @ X[j0:j1]
+            if i0 != j0:
+                out[j0:j1] += C.T @ X[i0:i1]
+        return out
+
+    def assemble(self, pieces):
+        """The symmetric ``N`` as one CSR matrix from its upper-triangle tiles."""
         rows, cols, vals = [], [], []
         for i0, j0, C in pieces:
             coo = C.tocoo()
@@ -263,8 +303,8 @@ class ClippedLowRankOperator(spla.LinearOperator):
 
     ``S X = Ā X + N X``: the low-rank part costs O(n R p) for ``p`` columns (``R`` = total
     rank of the ``M_v``); the clipping correction ``N`` is found on the first product by one
-    pass over the tiles of ``Ā`` (O(n² R / 2) flops, O(tile²) memory) and kept as CSR when it
-    has at most ``2**24`` nonzeros, so later products cost O(n R p + nnz(N) p). A larger
+    pass over the tiles of ``Ā`` (O(n² R / 2) flops, O(tile²) memory) and kept as CSR tiles
+    when it has at most ``2**24`` nonzeros, so later products cost O(n R p + nnz(N) p). A larger
     ``N`` is recomputed tile by tile at every product.
 
     Use :meth:`from_views` to build it; :meth:`toarray` forms ``S`` densely (O(n²) memory).
@@ -292,14 +332,14 @@ class ClippedLowRankOperator(spla.LinearOperator):
     def correction(self):
         """The clipping correction ``N = S − Ā`` as CSR, or None when it is too large to keep."""
         self._ensure_cache()
-        return self._N
+        return None if self._N is None else self._core.assemble(self._N)
 
     def _ensure_cache(self, X=None):
         if self._N_tried:
             return None
-        out, _, _, N = self._core.correction_pass(X, collect=True)
+        out, _, _, pieces = self._core.correction_pass(X, collect=True)
         self._N_tried = True
-        self._N = N
+        self._N = pieces
         return out
 
     def _matmat(self, X):
@@ -307,10 +347,10 @@ class ClippedLowRankOperator(spla.LinearOperator):
         if X.ndim == 1:
             X = X[:, None]
         first = self._ensure_cache(X) if not self._N_tried else None
-        if self._N is not None:
-            NX = self._N @ X
-        elif first is not None:
+        if first is not None:
             NX = first
+        elif self._N is not None:
+            NX = self._core.tiles_product(self._N, X)
         else:
             NX = self._core.correction_pass(X)[0]
         return self._core.lowrank_product(X) + NX
@@ -658,11 +698,11 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
             F = np.hstack([Z @ V for Z, (lam, V) in zip(Z_list, facs)])
             w = np.concatenate([lam / m for lam, V in facs])
             core = _ClippedLowRank(F, w)
-            NU, s_sumsq, clip_nnz, _ = core.correction_pass(U)
+            TN, s_sumsq, clip_nnz = core.projected_correction(U, offsets)
             Yt = [(V * lam) @ V.T for lam, V in facs]
             for v, prob in enumerate(problems):
                 sv = slice(offsets[v], offsets[v + 1])
-                T = Z_list[v].T @ NU[:, sv]
+                T = TN[v]
                 for u in range(m):
                     su = slice(offsets[u], offsets[u + 1])
                     T += G[sv, su] @ Yt[u] @ G[su, sv] / m

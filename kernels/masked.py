@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
 def masked_residual_product(ZM, Z, indptr, indices, values):
     """Masked residual over Ω times ``Z``, and its squared norm, without any ``n × n`` array.
 
@@ -43,7 +43,8 @@ def masked_residual_product(ZM, Z, indptr, indices, values):
     O(nnz · k) time (two length-``k`` loops per stored entry), O(n k) memory for the
     output. Parallel over rows; every row owns its output row and its partial loss, and the
     partial losses are summed in row order, so the result does not depend on the number of
-    threads at all. Residuals are accumulated in float64 also for float32 input.
+    threads at all. Residuals are accumulated in float64 also for float32 input; the dot
+    products may be reassociated (SIMD), which changes them only by rounding.
     """
     n, k = Z.shape
     RZ = np.zeros((n, k), dtype=Z.dtype)
@@ -88,7 +89,7 @@ def clip_correction(A):
     Notes
     -----
     One pass over the tile, O(p q) time, parallel over rows (per-row partial sums added in
-    row order: independent of the thread count). NaN entries are left as NaN in ``N``.
+    row order: independent of the thread count). The tile must be finite.
     """
     p, q = A.shape
     row_ss = np.zeros(p, dtype=np.float64)

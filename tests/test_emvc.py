@@ -222,11 +222,11 @@ def test_matches_numpy_reference_and_simplex_every_iteration():
 
 @pytest.mark.parametrize("init", ["mean", "random"])
 def test_planted_corruptions_recovered_where_average_fails(init):
-    for seed in (0, 5):
+    for seed in (0, 5):  # lam = 0.05 is perfect on seeds 0-11, the average on none
         P_list, y = planted(seed)
         avg = fastmv.markov_spectral_clustering(sum(P_list) / len(P_list), 3, random_state=0)
         assert metrics.accuracy(y, avg) < 0.99  # the plain average is fooled
-        res = fastmv.emvc(P_list, 0.1, 0.05, n_clusters=3, init=init, random_state=0)
+        res = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, init=init, random_state=0)
         assert res.converged
         assert res.residual[-1] < 1e-6
         assert metrics.ari(y, res.labels) == 1.0
@@ -234,8 +234,8 @@ def test_planted_corruptions_recovered_where_average_fails(init):
 
 def test_init_random_and_mean_reach_the_same_P_hat():
     P_list, _ = planted(1, n_per=20)
-    a = fastmv.emvc(P_list, 0.1, 0.05, init="mean", tol=1e-9, max_iter=200, random_state=0)
-    b = fastmv.emvc(P_list, 0.1, 0.05, init="random", tol=1e-9, max_iter=200, random_state=0)
+    a = fastmv.emvc(P_list, 0.1, 0.05, init="mean", tol=1e-9, max_iter=120, random_state=0)
+    b = fastmv.emvc(P_list, 0.1, 0.05, init="random", tol=1e-9, max_iter=120, random_state=0)
     assert a.converged and b.converged
     assert np.abs(a.P_hat - b.P_hat).max() < 5e-3 * np.abs(a.P_hat).max()
     assert b.objective[-1] == pytest.approx(a.objective[-1], rel=0.02)
@@ -270,17 +270,17 @@ def test_residuals_shrink_to_tol_and_objective_is_the_halved_one():
 
 
 def test_float32_path():
-    P_list, y = planted(0, n_per=20)
+    P_list, y = planted(0)
     P32 = [P.astype(np.float32) for P in P_list]
     rows_err = []
-    res32 = fastmv.emvc(P32, 0.1, 0.05, n_clusters=3, dtype=np.float32, random_state=0,
+    res32 = fastmv.emvc(P32, 0.05, 0.05, n_clusters=3, dtype=np.float32, random_state=0,
                         callback=lambda it, s: rows_err.append(
                             abs(s["P_hat"].sum(axis=1, dtype=np.float64) - 1).max()))
-    res64 = fastmv.emvc(P_list, 0.1, 0.05, n_clusters=3, random_state=0)
+    res64 = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0)
     assert res32.P_hat.dtype == np.float32 and res32.E[0].dtype == np.float32
     assert max(rows_err) < 1e-5
     assert np.abs(res32.P_hat - res64.P_hat).max() < 1e-4
-    assert metrics.ari(y, res32.labels) == 1.0
+    assert metrics.ari(y, res64.labels) == 1.0 and metrics.ari(y, res32.labels) == 1.0
     # float64 input with dtype=float32 also runs in single precision
     assert fastmv.emvc(P_list, 0.1, 0.05, dtype="float32", max_iter=3).P_hat.dtype == np.float32
 
@@ -354,7 +354,8 @@ def test_validation_errors():
 def test_cli_and_demo_helpers():
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 25)
-    views = [rng.standard_normal((50, 4)) + 4 * y[:, None] for _ in range(2)]
+    centers = 6.0 * np.eye(4)[y]  # classes along different directions (rows get unit norm)
+    views = [rng.standard_normal((50, 4)) + centers for _ in range(2)]
     y_true, y_pred, setting = _cli(views, y, {"lam1": 0.01, "max_iter": 60}, 0)
     assert y_pred.shape == (50,) and metrics.accuracy(y_true, y_pred) == 1.0
     assert "lam1=0.01" in setting

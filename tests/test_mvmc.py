@@ -124,12 +124,18 @@ def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
     F, w = _mvmc._lowrank_factors(Z_list, M_list)
     core = _mvmc._ClippedLowRank(F, w, tile=tile)
     X = rng.normal(size=(n, 3))
-    NX, ss, nnz, N = core.correction_pass(X, collect=True)
+    NX, ss, nnz, tiles = core.correction_pass(X, collect=True)
+    N = core.assemble(tiles)
     assert 0 < nnz < n * n
     np.testing.assert_allclose(NX, (S - Abar) @ X, atol=1e-10)
     assert ss == pytest.approx((S ** 2).sum(), rel=1e-12)
     assert nnz == np.count_nonzero(np.abs(S - Abar) > 1e-14)
     np.testing.assert_allclose(N.toarray(), S - Abar, atol=1e-12)
+    np.testing.assert_allclose(core.tiles_product(tiles, X), NX, atol=1e-12)
+    T, ss2, nnz2 = core.projected_correction(np.hstack(Z_list), [0, 4, 10])
+    assert ss2 == pytest.approx(ss, rel=1e-13) and nnz2 == nnz
+    for Z, Tv in zip(Z_list, T):
+        np.testing.assert_allclose(Tv, Z.T @ (S - Abar) @ Z, atol=1e-12)
     op = _mvmc.ClippedLowRankOperator(F, w, tile=tile)
     np.testing.assert_allclose(op @ X, S @ X, atol=1e-10)
     np.testing.assert_allclose(op @ X[:, 0], S @ X[:, 0], atol=1e-10)

@@ -1,0 +1,211 @@
+"""asv suite for fastmv.emvc (issue 3).
+
+Settings: WebKB (rows of each view unit norm, median-σ transition matrices, n = 1051,
+lam1 = lam2 = 0.01) and synthetic planted block transition matrices (``synthetic`` below,
+n = 2000 and 4000, two views). Speed is reported as ratios measured inside one ``track_*``
+call against ``tests.naive_emvc.emvc_reference`` (a straightforward NumPy EMVC: full SVD every
+iteration, vectorised E step), both for 50 iterations with ``tol = 0``, so machine noise
+affects both alike. ``SVTCrossover`` measures the rank at which the growing partial SVD stops
+paying against one LAPACK ``gesdd``.
+"""
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import fastmv
+from fastmv._svt import svt
+
+from ._common import best_of, shared_dataset
+
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+LAM = 0.01
+ITERS = 50
+
+
+def _reference():
+    from tests.naive_emvc import emvc_reference
+    return emvc_reference
+
+
+def webkb_transition_matrices(dtype=np.float64):
+    """The WebKB inputs of the issue: rows unit norm, median-σ Gaussian transitions."""
+    from fastmv._emvc import _transition_matrices
+    views, y = fastmv.datasets.load_mat(shared_dataset("WebKB.mat"))
+    return [P.astype(dtype, copy=False) for P in _transition_matrices(views)], y
+
+
+def synthetic(n, n_views=2, n_clusters=5, seed=0, dtype=np.float64):
+    """Planted block transition matrices with corruptions, built with O(n²) memory per view.
+
+    Per view: within-cluster weights U(0.5, 1), between U(0, 0.1); 5 % of the samples (a
+    different set per view) are hubs whose column gets ``20 · U(0.5, 1.5)`` from every row;
+    1 % of the entries are replaced by U(0, 3); rows normalised. Returns ``(P_list, y)``.
+    """
+    rng = np.random.default_rng(seed)
+    y = np.sort(np.arange(n) % n_clusters)
+    P_list = []
+    for _ in range(n_views):
+        K = rng.random((n, n), dtype=np.float32)
+        for k in range(n_clusters):  # in place: rows of cluster k
+            rows = slice(*np.flatnonzero(y == k)[[0, -1]] + [0, 1])
+            same = (y == k)
+            blk = K[rows]
+            blk[:, same] = 0.5 + 0.5 * blk[:, same]
+            blk[:, ~same] *= 0.1
+        hubs = rng.choice(n, max(1, n // 20), replace=False)
+        K[:, hubs] += (20.0 * rng.uniform(0.5, 1.5, (n, hubs.size))).astype(np.float32)
+        n_rand = int(0.01 * n * n)
+        flat = K.reshape(-1)
+        flat[rng.choice(n * n, n_rand, replace=False)] = rng.uniform(0, 3, n_rand)
+        K = K.astype(dtype, copy=False)
+        K /= K.sum(axis=1, keepdims=True, dtype=np.float64).astype(dtype)
+        P_list.append(K)
+    return P_list, y
+
+
+class _EMVCSetting:
+    timeout = 1800
+    number = 1
+    repeat = 1
+    warmup_time = 0
+
+    def load(self, dtype):
+        raise NotImplementedError
+
+    def setup(self):
+        self.P = self.load(np.float64)
+        self.P32 = [P.astype(np.float32) for P in self.P]
+        for P in (self.P, self.P32):  # compile both precisions outside the timings
+            fastmv.emvc(P, LAM, LAM, max_iter=2, dtype=P[0].dtype)
+
+    def solve(self, P, iters=ITERS, callback=None):
+        return fastmv.emvc(P, LAM, LAM, max_iter=iters, tol=0.0, dtype=P[0].dtype,
+                           random_state=0, callback=callback)
+
+
+class EMVCWebKB(_EMVCSetting):
+    """Full 50-iteration solve on WebKB and its speed-up over NumPy in the same run."""
+
+    def load(self, dtype):
+        P, self.y = webkb_transition_matrices(dtype)
+        return P
+
+    def time_solve_50(self):
+        self.solve(self.P)
+
+    def time_solve_50_float32(self):
+        self.solve(self.P32)
+
+    def track_speedup_vs_numpy(self):
+        t0 = time.perf_counter()
+        res = self.solve(self.P)
+        t_fast = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ref = _reference()(self.P, LAM, LAM, max_iter=ITERS, tol=0.0)
+        t_ref = time.perf_counter() - t0
+        self.max_diff = float(np.abs(res.P_hat - ref["P_hat"]).max())
+        return t_ref / t_fast
+
+    track_speedup_vs_numpy.unit = "x"
+
+    def track_speedup_float32_vs_float64(self):
+        t64 = best_of(lambda: self.solve(self.P), repeat=1)
+        t32 = best_of(lambda: self.solve(self.P32), repeat=1)
+        return t64 / t32
+
+    track_speedup_float32_vs_float64.unit = "x"
+
+    def track_accuracy(self):
+        res = fastmv.emvc(self.P, LAM, LAM, n_clusters=2, random_state=0)
+        return fastmv.metrics.accuracy(self.y, res.labels)
+
+    track_accuracy.unit = "accuracy"
+
+    def peakmem_solve_50(self):
+        self.solve(self.P)
+
+
+class EMVCSynthetic2000(_EMVCSetting):
+    """n = 2000, two views: full 50-iteration solve (float64, float32) and the seconds per
+    iteration in the no-SVD and the full-SVD regimes."""
+
+    n = 2000
+
+    def load(self, dtype):
+        return synthetic(self.n, dtype=dtype)[0]
+
+    def time_solve_50(self):
+        self.solve(self.P)
+
+    def time_solve_50_float32(self):
+        self.solve(self.P32)
+
+    def _per_iteration(self, P):
+        stamps, methods = [time.perf_counter()], []
+
+        def cb(it, state):
+            stamps.append(time.perf_counter())
+            methods.append(state["svt_method"])
+
+        self.solve(P, callback=cb)
+        dt = np.diff(stamps)
+        return {m: float(np.median(dt[[k for k, x in enumerate(methods) if x == m]]))
+                for m in set(methods)}
+
+    def track_skip_iteration_over_svd_iteration(self):
+        """Cost of an iteration without SVD as a fraction of one with a full SVD."""
+        per = self._per_iteration(self.P)
+        skip = min(v for k, v in per.items() if k.startswith("skip"))
+        return skip / per.get("full", np.nan)
+
+    track_skip_iteration_over_svd_iteration.unit = "fraction"
+
+
+class EMVCSynthetic4000(_EMVCSetting):
+    """n = 4000, two views, float32: 25 iterations (the no-SVD and partial-SVD regimes) for
+    time and peak memory."""
+
+    n = 4000
+    iters = 25
+
+    def setup(self):
+        self.P32 = synthetic(self.n, dtype=np.float32)[0]
+        fastmv.emvc([P[:50, :50] / P[:50, :50].sum(1, keepdims=True) for P in self.P32],
+                    LAM, LAM, max_iter=2, dtype=np.float32)
+
+    def time_solve_25_float32(self):
+        self.solve(self.P32, iters=self.iters)
+
+    def peakmem_solve_25_float32(self):
+        self.solve(self.P32, iters=self.iters)
+
+
+class SVTCrossover:
+    """Partial-SVD SVT time over one full ``gesdd`` for a matrix with ``r`` singular values
+    above the threshold (a decaying tail below it), n = 1000: the crossover rank."""
+
+    params = [[1, 8, 32, 64, 128]]
+    param_names = ["rank"]
+    timeout = 600
+
+    def setup(self, r):
+        rng = np.random.default_rng(0)
+        n = 1000
+        U, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        V, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        s = np.concatenate([np.linspace(2.0, 1.0, r), 0.5 * 0.995 ** np.arange(n - r)])
+        self.B = (U * s) @ V.T
+        self.tau = 0.75
+
+    def track_partial_over_full(self, r):
+        t_full = best_of(lambda: svt(self.B, self.tau, method="full"), repeat=2)
+        t_part = best_of(lambda: svt(self.B, self.tau, method="partial", random_state=0),
+                         repeat=2)
+        return t_part / t_full
+
+    track_partial_over_full.unit = "fraction"

@@ -1,0 +1,140 @@
+"""Measurements of fastmv.emvc for the issue-3 report (run once, not part of the suite).
+
+    python tools/scale_emvc.py speed   --data webkb|N [--iters 50] [--dtype float64] [--ref]
+    python tools/scale_emvc.py grid                      # WebKB lam grid: acc / NMI
+    python tools/scale_emvc.py scale   --n 8000 [--iters 100] [--dtype float32]
+
+``speed`` prints seconds per iteration in each SVT regime and the total, and with ``--ref``
+the NumPy reference (full SVD every iteration) timed in the same process plus the largest
+``|P̂ − P̂_ref|``. ``scale`` runs the synthetic planted problem and reports the peak resident
+memory (``ru_maxrss``) next to the ``(3m+3) n²`` floor.
+"""
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import fastmv  # noqa: E402
+from benchmarks.bench_emvc import synthetic, webkb_transition_matrices  # noqa: E402
+
+
+def _load(data, dtype):
+    if data == "webkb":
+        P, y = webkb_transition_matrices(np.float64)
+    else:
+        P, y = synthetic(int(data), dtype=np.float64)
+    return [p.astype(dtype) for p in P], y
+
+
+def _timed_solve(P, lam, iters, dtype, tol=0.0, n_clusters=None):
+    stamps, methods, ranks = [time.perf_counter()], [], []
+
+    def cb(it, state):
+        stamps.append(time.perf_counter())
+        methods.append(state["svt_method"])
+        ranks.append(state["rank"])
+
+    t0 = time.perf_counter()
+    res = fastmv.emvc(P, lam, lam, max_iter=iters, tol=tol, dtype=dtype, random_state=0,
+                      callback=cb, n_clusters=n_clusters)
+    total = time.perf_counter() - t0
+    dt = np.diff(stamps)
+    return res, total, dt, methods, ranks
+
+
+def _summary(dt, methods):
+    out = {}
+    for m in ("skip-bound", "skip-power", "partial", "full"):
+        sel = [k for k, x in enumerate(methods) if x == m]
+        if sel:
+            out[m] = (len(sel), float(np.median(dt[sel])), float(np.sum(dt[sel])))
+    return out
+
+
+def speed(args):
+    dtype = np.dtype(args.dtype).type
+    P, _ = _load(args.data, dtype)
+    fastmv.emvc(P, args.lam, args.lam, max_iter=2, dtype=dtype)  # compile
+    res, total, dt, methods, ranks = _timed_solve(P, args.lam, args.iters, dtype)
+    print(f"data={args.data} n={P[0].shape[0]} dtype={args.dtype} iters={args.iters}")
+    print(f"fastmv total {total:.2f} s")
+    for m, (k, med, tot) in _summary(dt, methods).items():
+        print(f"  {m:10s} {k:3d} iterations, median {med:.4f} s/it, sum {tot:.2f} s")
+    print("  ranks:", " ".join(f"{m[0]}{r}" for m, r in zip(methods, ranks)))
+    if args.ref:
+        from tests.naive_emvc import emvc_reference
+        stamps = [time.perf_counter()]
+        t0 = time.perf_counter()
+        ref = emvc_reference(P, args.lam, args.lam, max_iter=args.iters, tol=0.0, dtype=dtype,
+                             callback=lambda it, s: stamps.append(time.perf_counter()))
+        t_ref = time.perf_counter() - t0
+        print(f"numpy reference total {t_ref:.2f} s, median {np.median(np.diff(stamps)):.4f}"
+              f" s/it; speed-up {t_ref / total:.2f}x; max |P_hat - P_hat_ref| = "
+              f"{np.abs(res.P_hat.astype(np.float64) - ref['P_hat']).max():.2e}")
+
+
+def grid(args):
+    from fastmv import metrics
+    P, y = _load("webkb", np.float64)
+    for lam1 in (0.001, 0.01, 0.1):
+        for lam2 in (0.001, 0.01, 0.1):
+            res = fastmv.emvc(P, lam1, lam2, n_clusters=2, random_state=0)
+            print(f"lam1={lam1:<6g} lam2={lam2:<6g} acc={metrics.accuracy(y, res.labels):.4f} "
+                  f"nmi={metrics.nmi(y, res.labels):.4f} iters={res.n_iter} "
+                  f"converged={res.converged}", flush=True)
+
+
+def scale(args):
+    dtype = np.dtype(args.dtype).type
+    n = args.n
+    t0 = time.perf_counter()
+    P, y = synthetic(n, dtype=dtype)
+    print(f"synthetic n={n} built in {time.perf_counter() - t0:.1f} s; "
+          f"rss so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB",
+          flush=True)
+    res, total, dt, methods, ranks = _timed_solve(P, args.lam, args.iters, dtype,
+                                                  tol=args.tol, n_clusters=5)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    floor = (3 * len(P) + 3) * n * n * np.dtype(dtype).itemsize / 2**30
+    from fastmv import metrics
+    print(f"n={n} dtype={args.dtype}: {res.n_iter} iterations in {total:.1f} s, converged="
+          f"{res.converged}, final residual {res.residual[-1]:.2e}, "
+          f"acc={metrics.accuracy(y, res.labels):.4f}")
+    for m, (k, med, tot) in _summary(dt, methods).items():
+        print(f"  {m:10s} {k:3d} iterations, median {med:.3f} s/it, sum {tot:.1f} s")
+    print("  ranks:", " ".join(f"{m[0]}{r}" for m, r in zip(methods, ranks)))
+    print(f"peak RSS {peak:.2f} GiB (inputs {len(P)} x n^2 included); (3m+3) n^2 state = "
+          f"{floor:.2f} GiB")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("speed")
+    s.add_argument("--data", default="webkb")
+    s.add_argument("--iters", type=int, default=50)
+    s.add_argument("--dtype", default="float64")
+    s.add_argument("--lam", type=float, default=0.01)
+    s.add_argument("--ref", action="store_true")
+    s.set_defaults(func=speed)
+    g = sub.add_parser("grid")
+    g.set_defaults(func=grid)
+    c = sub.add_parser("scale")
+    c.add_argument("--n", type=int, default=8000)
+    c.add_argument("--iters", type=int, default=100)
+    c.add_argument("--tol", type=float, default=1e-6)
+    c.add_argument("--dtype", default="float32")
+    c.add_argument("--lam", type=float, default=0.01)
+    c.set_defaults(func=scale)
+    args = ap.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
