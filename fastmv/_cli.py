@@ -74,22 +74,25 @@ def _parse_params(extra):
     return params
 
 
+_HEADER = ("solver", "setting", "ACC", "NMI", "ARI", "seconds")
+_WIDTHS = (7, 64, 6, 6, 6, 8)
+
+
+def _format_row(cells):
+    return "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                     for i, (c, w) in enumerate(zip(cells, _WIDTHS)))
+
+
+def _row_cells(r):
+    if r.get("note"):
+        return (r["solver"], r["note"], "-", "-", "-", "-")
+    return (r["solver"], r["setting"], f"{r['acc']:.3f}", f"{r['nmi']:.3f}",
+            f"{r['ari']:.3f}", f"{r['seconds']:.2f}")
+
+
 def _format_table(rows):
-    header = ("solver", "setting", "ACC", "NMI", "ARI", "seconds")
-    body = []
-    for r in rows:
-        if r.get("note"):
-            body.append((r["solver"], r["note"], "-", "-", "-", "-"))
-        else:
-            body.append((r["solver"], r["setting"], f"{r['acc']:.3f}", f"{r['nmi']:.3f}",
-                         f"{r['ari']:.3f}", f"{r['seconds']:.2f}"))
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
-              for i, h in enumerate(header)]
-    def fmt(cells):
-        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths)))
-    lines = [fmt(header), fmt(tuple("-" * w for w in widths))]
-    lines += [fmt(b) for b in body]
+    lines = [_format_row(_HEADER), _format_row(tuple("-" * w for w in _WIDTHS))]
+    lines += [_format_row(_row_cells(r)) for r in rows]
     return "\n".join(lines)
 
 
@@ -99,12 +102,16 @@ def _cmd_demo(args):
     for name in names:
         if name not in SOLVERS:
             raise CLIError(f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
-    rows = []
+    print("fastmv demo on the embedded UCI Multiple Features (Handwritten) data, "
+          f"seed {args.seed}")
+    print("(seconds per setting, averaged over a solver's settings; the first run of a "
+          "solver includes Numba compilation)")
+    print(_format_table([]), flush=True)
     failed = False
     for name in names:
         module = _solver_module(name)
         if module is None:
-            rows.append({"solver": name, "note": "not built yet"})
+            print(_format_row(_row_cells({"solver": name, "note": "not built yet"})), flush=True)
             continue
         start = time.perf_counter()
         try:
@@ -112,20 +119,16 @@ def _cmd_demo(args):
         except Exception as exc:  # report the failure in the table, keep going
             if os.environ.get("FASTMV_DEBUG"):
                 raise
-            rows.append({"solver": name, "note": f"FAILED: {type(exc).__name__}: {exc}"})
+            print(_format_row(_row_cells(
+                {"solver": name, "note": f"FAILED: {type(exc).__name__}: {exc}"})), flush=True)
             failed = True
             continue
         seconds = (time.perf_counter() - start) / max(len(results), 1)
         for setting, y_true, y_pred in results:
-            rows.append({"solver": name, "setting": setting, "seconds": seconds,
-                         "acc": metrics.accuracy(y_true, y_pred),
-                         "nmi": metrics.nmi(y_true, y_pred),
-                         "ari": metrics.ari(y_true, y_pred)})
-    print("fastmv demo on the embedded UCI Multiple Features (Handwritten) data, "
-          f"seed {args.seed}")
-    print("(seconds per setting, averaged over a solver's settings; the first run of a "
-          "solver includes Numba compilation)")
-    print(_format_table(rows))
+            scores = metrics.evaluate(y_true, y_pred)
+            print(_format_row(_row_cells(
+                {"solver": name, "setting": setting, "seconds": seconds, "acc": scores["acc"],
+                 "nmi": scores["nmi"], "ari": scores["ari"]})), flush=True)
     return 1 if failed else 0
 
 

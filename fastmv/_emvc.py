@@ -294,23 +294,23 @@ def _transition_matrices(views, sigma="median", n_neighbors=None, normalize=True
 
 
 def _demo(random_state=0):
-    """Demo rows on the embedded Handwritten data: a 600-sample stratified subsample, views
+    """Demo rows on the embedded Handwritten data: a 500-sample stratified subsample, views
     fou and pix (rows unit norm, median-σ Gaussian transition matrices), EMVC with
     lam1 = lam2 = 0.01 against the plain average of the two transition matrices, on the clean
     views and with 20 % of the samples corrupted in every view
-    (``fastmv.simulate.corrupt(kind="samples")``). About 10 s."""
+    (``fastmv.simulate.corrupt(kind="samples")``). About 10 s on an idle machine."""
     from . import datasets, simulate
     from ._spectral import markov_spectral_clustering
     rng = check_random_state(random_state)
     views, y = datasets.load_handwritten(views=["fou", "pix"])
-    idx = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == k), 60, replace=False)
+    idx = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == k), 50, replace=False)
                                   for k in np.unique(y)]))
     views, y = [X[idx] for X in views], y[idx]
     rows = []
     for corrupted in (False, True):
         Xs = simulate.corrupt(views, "samples", 0.2, random_state=rng) if corrupted else views
         P_list = _transition_matrices(Xs)
-        tag = "n=600 subsample, fou+pix" + (", 20% samples corrupted" if corrupted else "")
+        tag = "n=500 subsample, fou+pix" + (", 20% samples corrupted" if corrupted else "")
         avg = markov_spectral_clustering(sum(P_list) / len(P_list), 10, random_state=rng)
         rows.append((f"{tag}: average of P_v (baseline)", y, avg))
         res = emvc(P_list, 0.01, 0.01, n_clusters=10, random_state=rng)

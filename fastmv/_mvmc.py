@@ -37,10 +37,12 @@ paper's alternation with plain projected gradient steps, whose objective never i
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
 import warnings
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -54,13 +56,18 @@ from ._validation import (check_int, check_n_clusters, check_pairs, check_random
 
 __all__ = ["mvmc", "MVMCResult", "ClippedLowRankOperator"]
 
-# Tile edge of the blockwise passes over Ā (a tile is at most _TILE² doubles = 32 MiB).
-_TILE = 2048
+# Tile edge of the blockwise passes over Ā (a tile is _TILE² doubles = 2 MiB; measured
+# fastest among 256..2048 at n = 5000: small tiles stay in cache and waste less on the
+# diagonal).
+_TILE = 512
 # A tile of the clipping correction is multiplied as CSR when at most this fraction is nonzero.
 _SPARSE_TILE_FRACTION = 0.03
 # The operator caches the clipping correction N as CSR when it has at most this many nonzeros
 # (about 12 bytes each, i.e. ≤ 200 MB); above, every product recomputes it tile by tile.
 _N_CACHE_MAX_NNZ = 2 ** 24
+# Kernel calls with less work than this (entries × k, or tile entries) run on one thread:
+# waking the pool costs more than it saves, and far more on a loaded machine.
+_PARALLEL_MIN_WORK = 2 ** 20
 # Eigenvalues below this fraction of the largest |eigenvalue| are treated as zero when a
 # k × k matrix is factored for Ā (they are rounding noise of the PSD projection).
 _RANK_RTOL = 1e-12
@@ -126,6 +133,20 @@ class MVMCResult(Result):
 # S = clip(F diag(w) Fᵀ, 0, 1) without an n × n array
 # ---------------------------------------------------------------------------------------
 
+@contextlib.contextmanager
+def _threads_for(work):
+    """Run a kernel call on one Numba thread when ``work`` is below ``_PARALLEL_MIN_WORK``."""
+    if work >= _PARALLEL_MIN_WORK or numba.get_num_threads() == 1:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
 def _factor_symmetric(Y):
     """``Y = V diag(lam) Vᵀ`` keeping the eigenvalues that are not rounding noise."""
     lam, V = np.linalg.eigh(0.5 * (Y + Y.T))
@@ -170,7 +191,8 @@ class _ClippedLowRank:
                 A = self.FW[i0:i1] @ self.F[j0:j1].T
                 if i0 == j0:
                     A = 0.5 * (A + A.T)  # exactly symmetric diagonal tiles
-                ss, row_nnz = clip_correction(A)
+                with _threads_for(A.size):
+                    ss, row_nnz = clip_correction(A)
                 yield i0, i1, j0, j1, A, ss, row_nnz
 
     def correction_pass(self, X=None, collect=False, max_nnz=None):
@@ -203,7 +225,8 @@ class _ClippedLowRank:
             if sparse_tile or pieces is not None:
                 indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
                 np.cumsum(row_nnz, out=indptr[1:])
-                ind, dat = dense_to_csr(A, indptr)
+                with _threads_for(A.size):
+                    ind, dat = dense_to_csr(A, indptr)
                 C = sp.csr_matrix((dat, ind, indptr), shape=A.shape)
                 if pieces is not None:
                     pieces.append((i0, j0, C))
@@ -242,7 +265,8 @@ class _ClippedLowRank:
             if nnz <= _SPARSE_TILE_FRACTION * A.size:
                 indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
                 np.cumsum(row_nnz, out=indptr[1:])
-                ind, dat = dense_to_csr(A, indptr)
+                with _threads_for(A.size):
+                    ind, dat = dense_to_csr(A, indptr)
                 P = sp.csr_matrix((dat, ind, indptr), shape=A.shape) @ U[j0:j1]
             else:
                 P = A @ U[j0:j1]
@@ -511,8 +535,9 @@ class _ViewProblem:
 
     def masked(self, M):
         """``Zᵀ R_Ω(Z M Zᵀ − S_ob) Z`` and ``‖R_Ω(Z M Zᵀ − S_ob)‖²``."""
-        RZ, loss = masked_residual_product(self.Z @ M, self.Z, self.indptr, self.indices,
-                                           self.values)
+        with _threads_for(self.indices.size * self.Z.shape[1]):
+            RZ, loss = masked_residual_product(self.Z @ M, self.Z, self.indptr, self.indices,
+                                               self.values)
         G = self.Z.T @ RZ
         return 0.5 * (G + G.T), loss
 

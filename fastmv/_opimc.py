@@ -334,10 +334,11 @@ class _Chunk:
 
 def _release_pages(block):
     """Hand the pages of a memmap block back to the OS after it was read (best effort), so
-    the resident set does not grow with the file. Shared mappings only (mode 'r' / 'r+'):
+    the resident set does not grow with the file. Shared mappings only (modes r, r+, w+):
     for copy-on-write mappings (mode 'c') dropping pages would discard the caller's edits."""
     mm = getattr(block, "_mmap", None)
-    if mm is None or getattr(block, "mode", "c") not in ("r", "r+", "readonly", "readwrite"):
+    if mm is None or getattr(block, "mode", "c") not in ("r", "r+", "w+", "readonly",
+                                                          "readwrite", "write"):
         return
     if not hasattr(mm, "madvise") or block.nbytes == 0:
         return

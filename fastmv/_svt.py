@@ -11,20 +11,26 @@ The prox of ``τ‖·‖_*`` dominates EMVC (ALGORITHMS.md §3): a full SVD is O
    quotient bounds it from below. A skip is only taken on a certified upper bound (with a
    margin for rounding in the products); a lower bound above ``τ`` sends the call to tier 2/3
    at once, and an undecided bracket is settled by tier 2, which finds ``σ₁`` itself.
-2. **Growing partial SVD** (``B`` close to rank ``r ≪ n`` above the threshold). Block
-   subspace iteration with Rayleigh–Ritz, warm-started from the previous call's right
-   singular vectors: block ``l`` starts near ``1.5 r_hint``; whenever the number of Ritz
-   values above ``τ`` comes within 4 of ``l`` the block doubles. It stops when the Ritz values
-   ``s₁ … s_{r+1}`` (one past the threshold, so the next singular value is certified below
-   ``τ``) change by at most ``rtol · s₁`` between sweeps and every kept triplet has residual
-   ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model (in GEMM flops, measured on this
+2. **Growing partial SVD** (few singular values above the threshold). Block Krylov
+   (block Lanczos with full reorthogonalisation) on ``B Ω, (BBᵀ) B Ω, …``, block size
+   ``r_hint/2 + 8`` (``r_hint``: the previous rank; narrower blocks and deeper bases measured
+   cheaper than wide ones), the start block warm-started with the previous
+   right singular vectors; Rayleigh–Ritz on the whole basis after every block, so the
+   subspace, and the rank it can hold, grows until the Ritz values ``s₁ … s_{r+1}`` (one past
+   the threshold) change by at most ``rtol · s₁`` between steps (for ``s_{r+1}``, a lower
+   bound of ``σ_{r+1}`` that only grows, it is enough that ten more increments of its last
+   size stay below ``τ``) and every kept triplet has residual
+   ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model in GEMM flops (measured on this
    machine: one LAPACK ``gesdd`` of an ``n × n`` matrix costs as much as ``≈ 16 n³`` flops of
-   GEMM; one sweep with block ``l`` costs ``≈ 4 n² l + 30 n l²``) abandons the partial path for
-   tier 3 once its spent plus predicted cost would exceed half a full SVD, so a bad guess
-   costs at most 50 % extra.
+   GEMM; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b + 30 n l²``)
+   hands over to tier 3 once the spent plus next-step cost would exceed half a full SVD (so a
+   wrong guess costs at most 50 % extra), or when the previous rank exceeds ``n/16`` (then
+   tier 3 at once: measured on WebKB, ranks above ~5 % of ``n`` need Krylov bases of half of
+   ``n`` because the singular values crowd around ``τ``).
 3. **Full SVD**: LAPACK ``gesdd`` (``gesvd`` if it fails to converge).
 
-Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² l) per sweep, tier 3 O(n³).
+Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
+O(n³).
 Memory: tier 2 O(n l); tier 3 LAPACK's ``gesdd`` workspace (a copy of ``B``, ``U``, ``Vᵀ``
 and about ``4 n²`` of work space, all freed on return).
 """
@@ -35,10 +41,12 @@ import dataclasses
 import numpy as np
 import scipy.linalg as sla
 
+from ._validation import check_random_state
+
 __all__ = ["svt", "SVTInfo"]
 
-# GEMM-flop model of the two SVD paths (see the module docstring; measured with
-# benchmarks/bench_emvc.py's SVTCrossover on this 2-core machine, float64 and float32).
+# GEMM-flop model of the two SVD paths (see the module docstring; calibrated from single-
+# threaded timings of gesdd, GEMM and the partial steps at n = 1051 on this machine).
 _FULL_SVD_FLOPS_PER_N3 = 16.0
 _SVD_SMALL_FLOPS = 30.0  # SVD of an l × n matrix (l ≤ n) ≈ 30 n l² GEMM flops
 _PARTIAL_BUDGET = 0.5  # fraction of a full SVD the partial path may spend
@@ -59,12 +67,13 @@ class SVTInfo:
     method : str
         ``"skip-bound"`` (norm bound), ``"skip-power"`` (Collatz–Wielandt bound),
         ``"partial"`` or ``"full"``.
-    V : ndarray, shape (n, rank)
-        Right singular vectors of the result (warm start of the next call).
+    V : ndarray, shape (d, rank) or (d, 0)
+        Right singular vectors of the result (warm start of the next call); empty when the
+        rank exceeds ``n/16`` (the next call would use the full SVD anyway).
     sigma_bounds : tuple of float
         ``(lower, upper)`` bounds on ``σ₁(B)`` found on the way (``nan`` when not computed).
-    n_sweeps : int
-        Subspace-iteration sweeps of the partial path (0 otherwise).
+    n_steps : int
+        Block-Krylov steps of the partial path (0 otherwise).
     partial_abandoned : bool
         The partial path ran and then handed over to the full SVD.
     """
@@ -74,7 +83,7 @@ class SVTInfo:
     method: str
     V: np.ndarray
     sigma_bounds: tuple = (np.nan, np.nan)
-    n_sweeps: int = 0
+    n_steps: int = 0
     partial_abandoned: bool = False
 
 
@@ -85,7 +94,7 @@ def _default_rtol(dtype) -> float:
 def _power_bounds(B, tau, n_iter, safety):
     """Bracket ``σ₁(B)`` for elementwise nonnegative ``B`` (Collatz–Wielandt / Rayleigh).
 
-    Returns ``(lower, upper)`` after at most ``n_iter`` sweeps, stopping early once the
+    Returns ``(lower, upper)`` after at most ``n_iter`` steps, stopping early once the
     bracket decides ``τ`` (``upper ≤ τ`` or ``lower > τ``).
     """
     n = B.shape[1]
@@ -96,7 +105,8 @@ def _power_bounds(B, tau, n_iter, safety):
         z = B.T @ y
         x64 = x.astype(np.float64)
         z64 = z.astype(np.float64)
-        lower = max(lower, float(np.sqrt(np.dot(y, y, ) / np.dot(x64, x64))))
+        y64 = y.astype(np.float64)
+        lower = max(lower, float(np.sqrt(np.dot(y64, y64) / np.dot(x64, x64))))
         upper = min(upper, float(np.sqrt(max(np.max(z64 / x64), 0.0))) * safety)
         if upper <= tau or lower > tau:
             break
@@ -157,7 +167,7 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
     """
     n = B.shape[1]
     dt = B.dtype
-    b = max(_MIN_BLOCK, int(rank_hint) + 8)
+    b = max(_MIN_BLOCK, int(rank_hint) // 2 + 8)
     if b > max_basis:
         return None, 0
     Om = rng.standard_normal((n, b)).astype(dt)
@@ -177,12 +187,18 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
         Ut, s, Vt = sla.svd(G.T, full_matrices=False, check_finite=False)
         spent += _SVD_SMALL_FLOPS * n * float(l) ** 2
         r = int(np.count_nonzero(s > tau))
-        k = min(r + 1, s.size)
         if s[0] == 0.0:
             break
         if s_old is not None and r + 1 <= s_old.size:
-            ds = float(np.max(np.abs(s[:k] - s_old[:k])))
-            if ds <= rtol * s[0]:
+            # kept values: converged to rtol; the next one (a lower bound of σ_{r+1} that
+            # only grows, geometrically once converging) either converged too, or is far
+            # enough below τ that ten more increments of its last size cannot reach τ
+            ds = float(np.max(np.abs(s[:r] - s_old[:r]))) if r else 0.0
+            ok_next = True
+            if r < s.size:
+                d_next = abs(float(s[r] - s_old[r]))
+                ok_next = d_next <= rtol * s[0] or 10.0 * d_next < tau - float(s[r])
+            if ds <= rtol * s[0] and ok_next:
                 crit = 0.0
                 if r:
                     R = B @ Vt[:r].T
@@ -208,7 +224,7 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
 
 
 def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto",
-        rtol=None, power_iter=8, max_sweeps=100, random_state=None):
+        rtol=None, power_iter=8, max_steps=100, random_state=None):
     """Singular value soft-thresholding ``Q = U max(S − τ, 0) Vᵀ`` of a square or
     rectangular matrix, skipping or shrinking the SVD where that is provably exact.
 
@@ -237,8 +253,8 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
         Relative accuracy of the partial path (default 1e-10 in float64, 1e-5 in
         float32).
     power_iter : int
-        Maximum power sweeps of the skip test for nonnegative ``B``.
-    max_sweeps : int
+        Maximum power steps of the skip test for nonnegative ``B``.
+    max_steps : int
         Maximum block-Krylov steps of the partial path.
     random_state : None, int or Generator
         Start block of the partial path.
@@ -253,11 +269,9 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
 
     Notes
     -----
-    Time O(n d) when skipped, O(n d l) per partial sweep, O(n d min(n, d)) for a full SVD;
+    Time O(n d) when skipped, O(n d b + d l²) per partial step, O(n d min(n, d)) for a full SVD;
     see the module docstring for the exactness argument of each tier.
     """
-    from ._validation import check_random_state
-
     if method not in ("auto", "partial", "full"):
         raise ValueError(f"method must be 'auto', 'partial' or 'full', got {method!r}")
     n, d = B.shape
@@ -292,7 +306,7 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
                 return zero("skip-power", lower, upper)
     rng = check_random_state(random_state)
     result = None
-    sweeps = 0
+    steps = 0
     abandoned = False
     if method == "partial" or (method == "auto" and min(n, d) > 4 * _MIN_BLOCK):
         hint = 1 if rank_hint is None else max(int(rank_hint), 1)
@@ -302,9 +316,9 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
             budget = _PARTIAL_BUDGET * _full_cost(min(n, d))
             max_basis = d // 2
         if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
-            result, sweeps = _partial(B, tau, hint, V0, rng, rtol, max_sweeps, budget,
+            result, steps = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
                                       max_basis)
-        abandoned = result is None and sweeps > 0
+        abandoned = result is None and steps > 0
     if result is not None:
         U, s, Vt = result
         tag = "partial"
@@ -316,7 +330,10 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
     r = s.size
     sh = (s - tau).astype(dt)
     nuc = float(np.sum(s.astype(np.float64) - tau))
-    info = SVTInfo(r, nuc, tag, np.ascontiguousarray(Vt.T), (lower, upper), sweeps, abandoned)
+    # warm-start vectors are only useful while the partial path may run: keep them small
+    keep_v = r <= max(_MAX_HINT_FRACTION * min(n, d), 1)
+    V = np.ascontiguousarray(Vt.T) if keep_v else np.zeros((d, 0), dtype=dt)
+    info = SVTInfo(r, nuc, tag, V, (lower, upper), steps, abandoned)
     if r == 0:
         if out is not None:
             return None, info

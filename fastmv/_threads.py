@@ -5,6 +5,13 @@ Numba's thread pool is sized by ``NUMBA_NUM_THREADS`` (respected as the maximum)
 previous setting afterwards, so fastmv leaves no global state behind. Kernels reduce with
 per-thread partial sums over a fixed partition, so results depend on the thread count only
 through floating-point rounding.
+
+BLAS/LAPACK (NumPy's and SciPy's OpenBLAS) has a thread pool of its own. When ``n_jobs`` is
+given explicitly and ``threadpoolctl`` is installed (it comes with scikit-learn; it is not a
+dependency of fastmv), the BLAS pools are limited to the same number of threads for the call,
+so ``n_jobs=1`` really means one thread. Without threadpoolctl, BLAS threads follow
+``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` as usual. Busy-waiting BLAS and Numba pools
+compete for cores on small, oversubscribed machines: there ``n_jobs=1`` is often fastest.
 """
 from __future__ import annotations
 
@@ -26,13 +33,24 @@ def effective_n_jobs(n_jobs) -> int:
     return min(n_jobs, max_threads)
 
 
+def _blas_limit(n_threads):
+    """A context manager limiting BLAS threads via threadpoolctl, or a no-op without it."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n_threads, user_api="blas")
+
+
 @contextlib.contextmanager
 def thread_limit(n_jobs):
-    """Run the body with Numba limited to ``effective_n_jobs(n_jobs)`` threads."""
+    """Run the body with Numba limited to ``effective_n_jobs(n_jobs)`` threads (and BLAS
+    too when ``n_jobs`` is given and threadpoolctl is installed)."""
     n = effective_n_jobs(n_jobs)
     previous = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
-        yield n
+        with (_blas_limit(n) if n_jobs is not None else contextlib.nullcontext()):
+            yield n
     finally:
         numba.set_num_threads(previous)

@@ -66,7 +66,7 @@ def masked_residual_product(ZM, Z, indptr, indices, values):
     return RZ, loss
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
 def clip_correction(A):
     """Turn a tile of ``Ā`` into the correction ``N = clip(Ā, 0, 1) − Ā``, in place.
 
@@ -97,18 +97,13 @@ def clip_correction(A):
     for i in prange(p):
         ss = 0.0
         cnt = 0
-        for j in range(q):
+        for j in range(q):  # branch-free, so that it vectorises
             a = A[i, j]
-            if a < 0.0:
-                A[i, j] = -a
-                cnt += 1
-            elif a > 1.0:
-                A[i, j] = 1.0 - a
-                ss += 1.0
-                cnt += 1
-            else:
-                A[i, j] = 0.0
-                ss += np.float64(a) * np.float64(a)
+            s = min(max(a, 0.0), 1.0)
+            d = s - a
+            A[i, j] = d
+            ss += np.float64(s) * np.float64(s)
+            cnt += d != 0.0
         row_ss[i] = ss
         row_nnz[i] = cnt
     sumsq = 0.0

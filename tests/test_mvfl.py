@@ -15,6 +15,22 @@ from tests.conftest import shared_dataset
 FLOATS = [np.float64, np.float32]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _single_threaded_blas():
+    """Run this module with one BLAS thread (threadpoolctl comes with scikit-learn, a test
+    dependency). On a CPU-contended machine a multi-threaded OpenBLAS ``potrf`` of the
+    339 × 339 Handwritten systems takes 50–1000 ms instead of 1.3 ms, which turned the
+    Handwritten test from ~25 s into ~12 min; the tests check mathematics, not BLAS
+    threading."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
 def _tol(dtype):
     return dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
 

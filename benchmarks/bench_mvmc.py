@@ -1,0 +1,148 @@
+"""asv suite for fastmv.mvmc (issue 4).
+
+Speed is reported as ratios measured inside one ``track_*`` call against the dense NumPy
+implementation ``tests/naive_mvmc.py::mvmc_dense`` (the same iteration with ``S``, ``S_ob`` and
+the mask as ``n × n`` arrays and the ``n × n`` masked residual formed at every gradient step),
+run on the same bases ``Z_v`` for the same number of outer iterations, so machine noise hits
+both alike:
+
+- ``track_speedup_vs_numpy``: whole call (SVD + iterations + spectral step) against SVD +
+  ``mvmc_dense`` + spectral clustering of the dense ``S``;
+- ``track_iteration_speedup_vs_numpy``: median time of one outer iteration (one pass over
+  ``S`` plus ``inner_iter`` gradient steps per view), timed through the callbacks.
+
+The synthetic setting is the issue's: k = 100, |Ω| = 20 n random pairs, 2 views × 200 dims,
+10 clusters. At n = 20000 the dense reference would need ~3 GB per ``n × n`` array and is not
+run; the scale run (n = 50000, k = 50, peak memory) is ``tools/scale_mvmc.py``.
+"""
+import time
+
+import numpy as np
+
+import fastmv
+from fastmv import _mvmc, metrics, simulate
+from fastmv._spectral import spectral_clustering
+
+from ._common import shared_dataset
+from ._ref_mvmc import mvmc_dense, synthetic_views
+
+
+def _stamps():
+    ts = [time.perf_counter()]
+    return ts, (lambda it, state: ts.append(time.perf_counter()))
+
+
+def _speedups(views, y, ml, cl, c, n_iter, **kw):
+    """(whole-call ratio, median per-iteration ratio) of mvmc_dense over fastmv.mvmc."""
+    ts, cb = _stamps()
+    t0 = time.perf_counter()
+    res = fastmv.mvmc(views, c, ml, cl, max_iter=n_iter, tol=0.0, random_state=0,
+                      callback=cb, **kw)
+    t_fast = time.perf_counter() - t0
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    Z = [_mvmc._left_singular_vectors(_mvmc._normalize_view(X, "l2"), Zf.shape[1], rng, "X")
+         for X, Zf in zip(views, res.Z)]
+    t_svd = time.perf_counter() - t0
+    ts2, cb2 = _stamps()
+    t0 = time.perf_counter()
+    _, _, S = mvmc_dense(res.Z, ml, cl, max_iter=n_iter, tol=0.0, callback=cb2,
+                         **{k: v for k, v in kw.items() if k in ("C1", "C2", "inner_iter")})
+    spectral_clustering(S, c, random_state=0)
+    t_ref = t_svd + time.perf_counter() - t0
+    del Z, S
+    per_fast = np.median(np.diff(ts)[1:])
+    per_ref = np.median(np.diff(ts2)[1:])
+    return t_ref / t_fast, per_ref / per_fast
+
+
+class MVMCBBCSport:
+    """BBCSport (n = 544, two text views), 5000 random pairs from the labels, defaults."""
+
+    timeout = 900
+
+    def setup(self):
+        self.views, self.y = fastmv.datasets.load_mat(shared_dataset("BBCSport.mat"))
+        self.ml, self.cl = simulate.pairwise_constraints(self.y, 5000, random_state=0)
+        fastmv.mvmc(self.views, 5, self.ml, self.cl, max_iter=2, random_state=0)  # compile
+
+    def run(self, **kw):
+        return fastmv.mvmc(self.views, 5, self.ml, self.cl, random_state=0, **kw)
+
+    def time_mvmc(self):
+        self.run()
+
+    def peakmem_mvmc(self):
+        self.run()
+
+    def track_nmi(self):
+        return metrics.nmi(self.y, self.run().labels)
+
+    def track_accuracy(self):
+        return metrics.accuracy(self.y, self.run().labels)
+
+    def track_speedup_vs_numpy(self):
+        return _speedups(self.views, self.y, self.ml, self.cl, 5, 10)[0]
+
+    def track_iteration_speedup_vs_numpy(self):
+        return _speedups(self.views, self.y, self.ml, self.cl, 5, 10)[1]
+
+    track_nmi.unit = "NMI"
+    track_accuracy.unit = "accuracy"
+    track_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
+    track_iteration_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
+
+
+class MVMCSynthetic:
+    """Synthetic n × (2 views × 200 dims), 10 clusters, k = 100, |Ω| = 20 n; three outer
+    iterations (time per call, peak memory), fastmv only."""
+
+    timeout = 1800
+    params = [[5000, 20000]]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.views, self.y = synthetic_views(n)
+        self.ml, self.cl = simulate.pairwise_constraints(self.y, 20 * n, random_state=0)
+        v, y = synthetic_views(300)
+        ml, cl = simulate.pairwise_constraints(y, 2000, random_state=0)
+        fastmv.mvmc(v, 10, ml, cl, max_iter=2, random_state=0)  # compile / load the kernels
+
+    def run(self):
+        return fastmv.mvmc(self.views, 10, self.ml, self.cl, k=100, max_iter=3, tol=0.0,
+                           random_state=0)
+
+    def time_three_iterations(self, n):
+        self.run()
+
+    def peakmem_three_iterations(self, n):
+        self.run()
+
+    def track_nmi(self, n):
+        return metrics.nmi(self.y, self.run().labels)
+
+    track_nmi.unit = "NMI"
+
+
+class MVMCSyntheticSpeedup:
+    """The issue's target: speed-up over the dense NumPy implementation at n = 5000
+    (k = 100, |Ω| = 20 n), three outer iterations of 10 inner steps."""
+
+    timeout = 1800
+
+    def setup(self):
+        self.views, self.y = synthetic_views(5000)
+        self.ml, self.cl = simulate.pairwise_constraints(self.y, 100000, random_state=0)
+        v, y = synthetic_views(300)
+        ml, cl = simulate.pairwise_constraints(y, 2000, random_state=0)
+        fastmv.mvmc(v, 10, ml, cl, max_iter=2, random_state=0)
+
+    def track_speedup_vs_numpy(self):
+        self._last = _speedups(self.views, self.y, self.ml, self.cl, 10, 3, k=100)
+        return self._last[0]
+
+    def track_iteration_speedup_vs_numpy(self):
+        return _speedups(self.views, self.y, self.ml, self.cl, 10, 3, k=100)[1]
+
+    track_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
+    track_iteration_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
