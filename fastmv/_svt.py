@@ -22,9 +22,11 @@ The prox of ``τ‖·‖_*`` dominates EMVC (ALGORITHMS.md §3): a full SVD is O
    size stay below ``τ``) and every kept triplet has residual
    ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model in GEMM flops (measured on this
    machine: one LAPACK ``gesdd`` of an ``n × n`` matrix costs as much as ``≈ 16 n³`` flops of
-   GEMM; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b + 30 n l²``)
+   GEMM; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
+   Rayleigh–Ritz step, done whenever the basis grew by a quarter, ``≈ 30 n l² + 16 l³``)
    hands over to tier 3 once the spent plus next-step cost would exceed half a full SVD (so a
-   wrong guess costs at most 50 % extra), or when the previous rank exceeds ``n/16`` (then
+   wrong guess costs at most 50 % extra) or the basis would exceed ``n/4``, and is not tried
+   when the previous rank exceeds ``n/16`` (then
    tier 3 at once: measured on WebKB, ranks above ~5 % of ``n`` need Krylov bases of half of
    ``n`` because the singular values crowd around ``τ``).
 3. **Full SVD**: LAPACK ``gesdd`` (``gesvd`` if it fails to converge).
@@ -52,6 +54,8 @@ _SVD_SMALL_FLOPS = 30.0  # SVD of an l × n matrix (l ≤ n) ≈ 30 n l² GEMM f
 _PARTIAL_BUDGET = 0.5  # fraction of a full SVD the partial path may spend
 _MAX_HINT_FRACTION = 1 / 16  # previous rank above n/16: go straight to the full SVD
 _MIN_BLOCK = 8
+_RR_GROWTH = 1.25  # Rayleigh–Ritz when the Krylov basis grew by this factor
+_MAX_BASIS_FRACTION = 1 / 4  # the partial path never builds a basis wider than n/4
 
 
 @dataclasses.dataclass
@@ -155,12 +159,19 @@ def _orthonormalize(X, W, rng):
     return Xq
 
 
+def _rr_cost(n, l):
+    """GEMM-flop equivalent of the Rayleigh–Ritz SVD of an ``l × n`` matrix (LAPACK runs
+    it well below GEMM speed, hence the large constants)."""
+    return _SVD_SMALL_FLOPS * n * float(l) ** 2 + _FULL_SVD_FLOPS_PER_N3 * float(l) ** 3
+
+
 def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
     """Block Krylov (block Lanczos with full reorthogonalisation) SVT.
 
     The basis ``W = [X₀, X₁, …]`` spans ``B Ω, (BBᵀ) B Ω, …``; each step costs two products
     with ``B`` (``Gⱼ = Bᵀ Xⱼ`` is kept: ``Wᵀ B = Gᵀ``, so the Rayleigh–Ritz matrix comes
-    free) and an SVD of the ``l × n`` matrix ``Gᵀ``. Stops when the Ritz values ``s₁…s_{r+1}``
+    free); a Rayleigh–Ritz step (SVD of the ``l × n`` matrix ``Gᵀ``) follows whenever the
+    basis grew by a quarter. Stops when the Ritz values ``s₁…s_{r+1}``
     change by at most ``rtol · s₁`` and the kept triplets' residuals are small (see module
     docstring). Returns ``((U_r, s_r, Vt_r), steps)`` or ``(None, steps)`` once the spent
     plus next-step cost would pass ``budget`` or the basis would pass ``max_basis``.
@@ -179,47 +190,55 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
     spent = 4.0 * n * n * b
     s_old = None
     steps = 0
+    l_rr = 0  # basis size at the last Rayleigh–Ritz
     while True:
         steps += 1
         W = Ws[0] if len(Ws) == 1 else np.hstack(Ws)
-        G = Gs[0] if len(Gs) == 1 else np.hstack(Gs)
         l = W.shape[1]
-        Ut, s, Vt = sla.svd(G.T, full_matrices=False, check_finite=False)
-        spent += _SVD_SMALL_FLOPS * n * float(l) ** 2
-        r = int(np.count_nonzero(s > tau))
-        if s[0] == 0.0:
-            break
-        if s_old is not None and r + 1 <= s_old.size:
-            # kept values: converged to rtol; the next one (a lower bound of σ_{r+1} that
-            # only grows, geometrically once converging) either converged too, or is far
-            # enough below τ that ten more increments of its last size cannot reach τ
-            ds = float(np.max(np.abs(s[:r] - s_old[:r]))) if r else 0.0
-            ok_next = True
-            if r < s.size:
-                d_next = abs(float(s[r] - s_old[r]))
-                ok_next = d_next <= rtol * s[0] or 10.0 * d_next < tau - float(s[r])
-            if ds <= rtol * s[0] and ok_next:
-                crit = 0.0
-                if r:
-                    R = B @ Vt[:r].T
-                    R -= (W @ Ut[:, :r]) * s[:r]
-                    spent += 2.0 * n * n * r
-                    res = np.linalg.norm(R, axis=0)
-                    crit = float(np.max(res * (s[:r] - tau) / s[:r]))
-                if crit <= rtol * s[0]:
-                    break
-        if l >= n:  # the basis spans everything: the Ritz triplets are exact
-            break
+        # Rayleigh–Ritz once the basis grew by a quarter since the last one (its O(n l²)
+        # cost then adds up to a few times the last one instead of growing with l³)
+        if l >= _RR_GROWTH * l_rr or l >= n:
+            G = Gs[0] if len(Gs) == 1 else np.hstack(Gs)
+            Ut, s, Vt = sla.svd(G.T, full_matrices=False, check_finite=False)
+            del G
+            spent += _rr_cost(n, l)
+            l_rr = l
+            r = int(np.count_nonzero(s > tau))
+            if s[0] == 0.0:
+                break
+            if s_old is not None and r + 1 <= s_old.size:
+                # kept values: converged to rtol; the next one (a lower bound of σ_{r+1}
+                # that only grows, geometrically once converging) either converged too, or
+                # is far enough below τ that ten more increments of its last size cannot
+                # reach τ
+                ds = float(np.max(np.abs(s[:r] - s_old[:r]))) if r else 0.0
+                ok_next = True
+                if r < s.size:
+                    d_next = abs(float(s[r] - s_old[r]))
+                    ok_next = d_next <= rtol * s[0] or 10.0 * d_next < tau - float(s[r])
+                if ds <= rtol * s[0] and ok_next:
+                    crit = 0.0
+                    if r:
+                        R = B @ Vt[:r].T
+                        R -= (W @ Ut[:, :r]) * s[:r]
+                        spent += 2.0 * n * n * r
+                        res = np.linalg.norm(R, axis=0)
+                        crit = float(np.max(res * (s[:r] - tau) / s[:r]))
+                    if crit <= rtol * s[0]:
+                        break
+            s_old = s
+            if l >= n:  # the basis spans everything: the Ritz triplets are exact
+                break
         b_next = min(b, n - l)
-        step_cost = 4.0 * n * n * b_next + 8.0 * n * l * b_next \
-            + _SVD_SMALL_FLOPS * n * float(l + b_next) ** 2
+        step_cost = 4.0 * n * n * b_next + 8.0 * n * l * b_next
+        if l + b_next >= _RR_GROWTH * l_rr or l + b_next >= n:
+            step_cost += _rr_cost(n, l + b_next)
         if steps >= max_steps or spent + step_cost > budget or l + b_next > max_basis:
             return None, steps
-        s_old = s
         X = _orthonormalize(B @ Gs[-1][:, :b_next], W, rng)
         Ws.append(X)
         Gs.append(B.T @ X)
-        spent += step_cost - _SVD_SMALL_FLOPS * n * float(l + b_next) ** 2
+        spent += 4.0 * n * n * b_next + 8.0 * n * l * b_next
     return (W @ Ut[:, :r], s[:r], Vt[:r]), steps
 
 
@@ -314,7 +333,7 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
             budget, max_basis = np.inf, d
         else:
             budget = _PARTIAL_BUDGET * _full_cost(min(n, d))
-            max_basis = d // 2
+            max_basis = int(_MAX_BASIS_FRACTION * d)
         if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
             result, steps = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
                                       max_basis)
