@@ -14,3 +14,4 @@ from tests.naive_cmvnmf import (constraint_penalty, constraint_products, csr_mat
 from tests.naive_mvfl import (weight_norms, irls_diagonal, sparse_weighted_gram, pair_gram, multiplicative_f_update, labelled_rows_update)  # noqa: F401,E501
 from tests.naive_opimc import (stream_layout, stream_gather_views, stream_cross, stream_assign, stream_assign_rows, stream_row_sqnorms, stream_center_shift, stream_chunk_assign, stream_scatter_dense, stream_scatter_csr, stream_scatter_counts, stream_move_dense, stream_move_csr, stream_move_counts, stream_center_sqnorms, stream_update_centers, stream_loss, stream_chunk_iterate)  # noqa: F401,E501
 from tests.naive_emvc import (rowwise_simplex_projection, error_norms, reweighted_error_update, consensus_update, max_abs_diff)  # noqa: F401
+from tests.naive_mvmc import (masked_residual_product, clip_correction, dense_to_csr, mvmc_dense)  # noqa: F401,E501

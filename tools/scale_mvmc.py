@@ -74,14 +74,17 @@ def cmd_scale(args):
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     per_iter = np.diff([t0] + stamps)
+    later = np.median(per_iter[1:]) if per_iter.size > 1 else float("nan")
     print(f"n = {args.n}, k = {args.k}, |Ω| = {20 * args.n} pairs, {res.n_iter} iterations "
           f"(converged: {res.converged})")
     print(f"total {t_total:.1f} s; first iteration (incl. SVD/init) {per_iter[0]:.1f} s, "
-          f"later iterations median {np.median(per_iter[1:]) if per_iter.size > 1 else float('nan'):.1f} s; "
-          f"spectral step {t0 + t_total - stamps[-1]:.1f} s with {counter['calls']} products "
+          f"later iterations median {later:.1f} s; spectral step "
+          f"{t0 + t_total - stamps[-1]:.1f} s with {counter['calls']} products "
           f"({counter['columns']} vectors)")
-    print(f"peak traced NumPy memory {peak / 2**20:.0f} MiB (input data {data_bytes / 2**20:.0f} MiB; "
-          f"one n × n float64 array would be {args.n ** 2 * 8 / 2**30:.1f} GiB); peak RSS {rss:.0f} MiB")
+    nn_gib = args.n ** 2 * 8 / 2**30
+    print(f"peak traced NumPy memory {peak / 2**20:.0f} MiB (input data "
+          f"{data_bytes / 2**20:.0f} MiB; one n × n float64 array would be {nn_gib:.1f} GiB); "
+          f"peak RSS {rss:.0f} MiB")
     print(f"NMI {metrics.nmi(y, res.labels):.4f}, accuracy {metrics.accuracy(y, res.labels):.4f}")
 
 
@@ -173,7 +176,9 @@ def main(argv=None):
     a.add_argument("--draws", type=int, default=5)
     a.add_argument("--baseline", action="store_true")
     args = p.parse_args(argv)
-    {"scale": cmd_scale, "speed": cmd_speed, "paper": cmd_paper, "quality": cmd_quality}[args.cmd](args)
+    commands = {"scale": cmd_scale, "speed": cmd_speed, "paper": cmd_paper,
+                "quality": cmd_quality}
+    commands[args.cmd](args)
 
 
 if __name__ == "__main__":
