@@ -59,6 +59,21 @@ def _row_blocks(n, n_blocks):
     return bounds
 
 
+@njit(cache=True)
+def _reduce_blocks(partial, partial_counts):
+    """Add the per-block accumulators in a fixed order (so the result does not depend on
+    which thread ran which block)."""
+    n_blocks, c, d = partial.shape
+    sums = np.zeros((c, d), dtype=partial.dtype)
+    counts = np.zeros(c, dtype=np.int64)
+    for b in range(n_blocks):
+        for k in range(c):
+            counts[k] += partial_counts[b, k]
+            for j in range(d):
+                sums[k, j] += partial[b, k, j]
+    return sums, counts
+
+
 @njit(parallel=True, cache=True)
 def cluster_sums(X, labels, n_clusters, n_blocks):
     """Per-cluster sums of the rows of a dense ``X`` and the cluster sizes.
@@ -97,14 +112,7 @@ def cluster_sums(X, labels, n_clusters, n_blocks):
             partial_counts[b, k] += 1
             for j in range(d):
                 partial[b, k, j] += X[i, j]
-    sums = np.zeros((n_clusters, d), dtype=X.dtype)
-    counts = np.zeros(n_clusters, dtype=np.int64)
-    for b in range(n_blocks):
-        for k in range(n_clusters):
-            counts[k] += partial_counts[b, k]
-            for j in range(d):
-                sums[k, j] += partial[b, k, j]
-    return sums, counts
+    return _reduce_blocks(partial, partial_counts)
 
 
 @njit(parallel=True, cache=True)
@@ -141,14 +149,7 @@ def cluster_sums_csr(data, indices, indptr, n_features, labels, n_clusters, n_bl
             partial_counts[b, k] += 1
             for p in range(indptr[i], indptr[i + 1]):
                 partial[b, k, indices[p]] += data[p]
-    sums = np.zeros((n_clusters, n_features), dtype=data.dtype)
-    counts = np.zeros(n_clusters, dtype=np.int64)
-    for b in range(n_blocks):
-        for k in range(n_clusters):
-            counts[k] += partial_counts[b, k]
-            for j in range(n_features):
-                sums[k, j] += partial[b, k, j]
-    return sums, counts
+    return _reduce_blocks(partial, partial_counts)
 
 
 @njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
@@ -213,11 +214,5 @@ def lloyd_step(X, centers, x_sq_norms, n_blocks):
             partial_counts[b, arg] += 1
             for j in range(d):
                 partial[b, arg, j] += X[i, j]
-    sums = np.zeros((c, d), dtype=X.dtype)
-    counts = np.zeros(c, dtype=np.int64)
-    for b in range(n_blocks):
-        for k in range(c):
-            counts[k] += partial_counts[b, k]
-            for j in range(d):
-                sums[k, j] += partial[b, k, j]
+    sums, counts = _reduce_blocks(partial, partial_counts)
     return labels, sq_dist, sums, counts
