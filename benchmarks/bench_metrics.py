@@ -1,11 +1,11 @@
 """asv suite for fastmv.metrics: evaluate / nmi / accuracy, and the speed ratio against
 scikit-learn's ``normalized_mutual_info_score`` (measured inside one call, so machine noise
 affects both sides alike)."""
-import time
-
 import numpy as np
 
 from fastmv import metrics
+
+from ._common import best_of
 
 
 def _labels(n, k_true=10, k_pred=12, agree=0.7, seed=0):
@@ -13,15 +13,6 @@ def _labels(n, k_true=10, k_pred=12, agree=0.7, seed=0):
     y = rng.integers(0, k_true, n)
     pred = np.where(rng.random(n) < agree, (y * 7 + 3) % k_pred, rng.integers(0, k_pred, n))
     return y, pred
-
-
-def _best_of(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 class Metrics:
@@ -67,8 +58,8 @@ class SpeedupVsSklearn:
         skm.normalized_mutual_info_score(self.y, self.pred)
 
     def track_speedup_nmi_vs_sklearn(self, n):
-        ours = _best_of(lambda: metrics.nmi(self.y, self.pred), self.repeat)
-        theirs = _best_of(lambda: self.skm.normalized_mutual_info_score(
+        ours = best_of(lambda: metrics.nmi(self.y, self.pred), self.repeat)
+        theirs = best_of(lambda: self.skm.normalized_mutual_info_score(
             self.y, self.pred, average_method="geometric"), self.repeat)
         return theirs / ours
 
@@ -76,8 +67,8 @@ class SpeedupVsSklearn:
 
     def track_speedup_evaluate_vs_sklearn_nmi_ari(self, n):
         """All eight measures vs scikit-learn's NMI + ARI alone."""
-        ours = _best_of(lambda: metrics.evaluate(self.y, self.pred), self.repeat)
-        theirs = _best_of(lambda: (
+        ours = best_of(lambda: metrics.evaluate(self.y, self.pred), self.repeat)
+        theirs = best_of(lambda: (
             self.skm.normalized_mutual_info_score(self.y, self.pred, average_method="geometric"),
             self.skm.adjusted_rand_score(self.y, self.pred)), self.repeat)
         return theirs / ours
