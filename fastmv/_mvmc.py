@@ -69,6 +69,12 @@ _N_CACHE_MAX_NNZ = 2 ** 24
 # Kernel calls with less work than this (entries × k, or tile entries) run on one thread:
 # waking the pool costs more than it saves, and far more on a loaded machine.
 _PARALLEL_MIN_WORK = 2 ** 20
+# The masked-residual kernel runs on one thread inside the solver (measured on 2 cores with
+# |Ω| = 20 n, k = 100: 0.31 s against 0.38-0.57 s per outer iteration at n = 5000, 2.5 s against
+# 3.2 s at n = 20000, because BLAS and Numba thread pools busy-wait against each other when
+# their calls alternate every few milliseconds). The kernel itself is parallel (tests, other
+# callers).
+_SERIAL_MASKED_KERNEL = True
 # Eigenvalues below this fraction of the largest |eigenvalue| are treated as zero when a
 # k × k matrix is factored for Ā (they are rounding noise of the PSD projection).
 _RANK_RTOL = 1e-12
@@ -157,12 +163,17 @@ def _factor_symmetric(Y):
 
 
 def _psd_projection(Y):
-    """Projection of the symmetric part of ``Y`` onto the PSD cone (LAPACK ``eigh``)."""
+    """Projection of the symmetric part of ``Y`` onto the PSD cone (LAPACK ``eigh``).
+
+    Returns ``(M, lam, V)`` with ``M = V diag(lam) Vᵀ``, ``lam > 0``: the factor lets the
+    masked residual work in ``rank(M)`` dimensions (:meth:`_ViewProblem.masked`).
+    """
     lam, V = np.linalg.eigh(0.5 * (Y + Y.T))
     pos = lam > 0
-    Vp = V[:, pos]
-    M = (Vp * lam[pos]) @ Vp.T
-    return 0.5 * (M + M.T)
+    Vp = np.ascontiguousarray(V[:, pos])
+    lam = lam[pos]
+    M = (Vp * lam) @ Vp.T
+    return 0.5 * (M + M.T), lam, Vp
 
 
 class _ClippedLowRank:
@@ -545,32 +556,41 @@ class _ViewProblem:
         self.T = None
         self.s_sumsq = 0.0
 
-    def masked(self, M):
-        """``Zᵀ R_Ω(Z M Zᵀ − S_ob) Z`` and ``‖R_Ω(Z M Zᵀ − S_ob)‖²``."""
-        with _threads_for(self.indices.size * self.Z.shape[1]):
-            RZ, loss = masked_residual_product(self.Z @ M, self.Z, self.indptr, self.indices,
+    def masked(self, lam, V):
+        """``Zᵀ R_Ω(Z M Zᵀ − S_ob) Z`` and ``‖R_Ω(Z M Zᵀ − S_ob)‖²`` for ``M = V diag(lam) Vᵀ``."""
+        B = self.Z @ V
+        # One Numba thread: the kernel is bound by gathering rows of B and Z, and it alternates
+        # every few milliseconds with the BLAS products around it, whose busy-waiting pool then
+        # competes with Numba's for the cores. On 2 cores this measured faster than running it
+        # in parallel at n = 5000 and n = 20000 (see _SERIAL_MASKED_KERNEL).
+        with _threads_for(0 if _SERIAL_MASKED_KERNEL else
+                          self.indices.size * (self.Z.shape[1] + B.shape[1])):
+            RZ, loss = masked_residual_product(B * lam, B, self.Z, self.indptr, self.indices,
                                                self.values)
         G = self.Z.T @ RZ
         return 0.5 * (G + G.T), loss
 
-    def evaluate(self, M):
-        G, loss = self.masked(M)
+    def evaluate(self, point):
+        """Objective and gradient at ``point = (M, lam, V)`` (a PSD matrix and its factor)."""
+        M, lam, V = point
+        G, loss = self.masked(lam, V)
         T = self.T
         f = (np.trace(M) + self.C1 * loss
              + self.C2 * (np.vdot(M, M) - 2.0 * np.vdot(M, T) + self.s_sumsq))
         g = self.eye + 2.0 * self.C1 * G + 2.0 * self.C2 * (M - T)
         return float(f), g
 
-    def solve(self, M0, L, n_steps, accelerated):
-        """``n_steps`` projected-gradient (or monotone FISTA) steps from PSD ``M0``."""
-        x = M0
+    def solve(self, start, L, n_steps, accelerated):
+        """``n_steps`` projected-gradient (or monotone FISTA) steps from the PSD point
+        ``start = (M0, lam, V)``; returns the last iterate ``(M, lam, V)`` and its objective."""
+        x = start
         fx, gx = self.evaluate(x)
         if not accelerated:
             for _ in range(n_steps):
-                x = _psd_projection(x - gx / L)
+                x = _psd_projection(x[0] - gx / L)
                 fx, gx = self.evaluate(x)
             return x, fx
-        y, gy, t = x, gx, 1.0
+        y, gy, t = x[0], gx, 1.0
         for _ in range(n_steps):
             z = _psd_projection(y - gy / L)
             fz, gz = self.evaluate(z)
@@ -581,7 +601,7 @@ class _ViewProblem:
             tn = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
             a, b = t / tn, (t - 1.0) / tn
             # the gradient is affine in M, so it follows the same affine combination
-            y = xn + a * (z - xn) + b * (xn - x)
+            y = xn[0] + a * (z[0] - xn[0]) + b * (xn[0] - x[0])
             gy = gxn + a * (gz - gxn) + b * (gxn - gx)
             x, fx, gx, t = xn, fxn, gxn, tn
         return x, fx
@@ -723,8 +743,9 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
         Ls = [2.0 * (C1 + C2) if step == "tight" else 2.0 * (C1 * kv * kv + C2) for kv in ks]
 
         # init: M_v = Proj_PSD(Z_vᵀ S_ob Z_v); R_Ω(0 − S_ob) = −S_ob on Ω
-        M = [_psd_projection(-prob.masked(np.zeros((kv, kv)))[0])
-             for prob, kv in zip(problems, ks)]
+        points = [_psd_projection(-prob.masked(np.zeros(0), np.zeros((kv, 0)))[0])
+                  for prob, kv in zip(problems, ks)]
+        M = [pt[0] for pt in points]
         M_prev = M
         t = 1.0
         objective = []
@@ -754,12 +775,14 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
                 prob.T = 0.5 * (T + T.T)
                 prob.s_sumsq = s_sumsq
             # ---- M-step ---------------------------------------------------------------
-            M_new, J = [], 0.0
+            points_new, J = [], 0.0
             for v, prob in enumerate(problems):
-                start = _psd_projection(Y[v]) if Y is not M else M[v]
-                Mv, fv = prob.solve(start, Ls[v], inner_iter, accelerated)
-                M_new.append(Mv)
+                start = _psd_projection(Y[v]) if Y is not M else points[v]
+                pt, fv = prob.solve(start, Ls[v], inner_iter, accelerated)
+                points_new.append(pt)
                 J += fv
+            points = points_new
+            M_new = [pt[0] for pt in points]
             if accelerated and objective:
                 # adaptive restart (O'Donoghue & Candès): momentum against the step, or a rise
                 ip = sum(np.vdot(y - a, a - b) for y, a, b in zip(Y, M_new, M))

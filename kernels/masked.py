@@ -11,22 +11,27 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
-def masked_residual_product(ZM, Z, indptr, indices, values):
+def masked_residual_product(A, B, Z, indptr, indices, values):
     """Masked residual over Ω times ``Z``, and its squared norm, without any ``n × n`` array.
 
     With ``Ω`` stored as a symmetric CSR pattern (row ``i`` lists every ``j`` with
-    ``(i, j) ∈ Ω``, both orders present) and ``R = R_Ω(Z M Zᵀ − S_ob)``:
-    ``r_ij = (Z M)_i · z_j − s_ij`` for every stored entry, ``(R Z)_i = Σ_j r_ij z_j``.
+    ``(i, j) ∈ Ω``, both orders present) and ``R = R_Ω(A Bᵀ − S_ob)``:
+    ``r_ij = A_i · B_j − s_ij`` for every stored entry, ``(R Z)_i = Σ_j r_ij z_j``.
+
+    MVMC calls it with a factorisation ``M = V diag(λ) Vᵀ`` of the current iterate,
+    ``A = Z V diag(λ)`` and ``B = Z V`` (``A Bᵀ = Z M Zᵀ``): the iterates are PSD projections
+    of about half rank, so the dot products run over ``rank(M)`` instead of ``k`` terms.
 
     Parameters
     ----------
-    ZM : ndarray, shape (n, k)
-        ``Z @ M`` (``M`` symmetric, so ``(Z M)_i · z_j = z_iᵀ M z_j``).
+    A, B : ndarray, shape (n, r)
+        Factors of the low-rank part (``r`` may be 0: then ``r_ij = −s_ij``).
     Z : ndarray, shape (n, k)
-        Same dtype as ``ZM`` (float32 or float64).
+        The basis the residual is multiplied with. ``A``, ``B`` and ``Z`` share one dtype
+        (float32 or float64).
     indptr : ndarray of int64, shape (n + 1,)
     indices : ndarray of int64, shape (nnz,)
-        Column index ``j`` of each stored entry, ``0 <= j < n``.
+        Column index ``j`` of each stored entry, ``0 <= j < n``; sorted within a row.
     values : ndarray, shape (nnz,)
         Observed similarity ``s_ij`` of each stored entry (1 must-link, 0 cannot-link).
 
@@ -40,25 +45,50 @@ def masked_residual_product(ZM, Z, indptr, indices, values):
 
     Notes
     -----
-    O(nnz · k) time (two length-``k`` loops per stored entry), O(n k) memory for the
-    output. Parallel over rows; every row owns its output row and its partial loss, and the
-    partial losses are summed in row order, so the result does not depend on the number of
-    threads at all. Residuals are accumulated in float64 also for float32 input; the dot
-    products may be reassociated (SIMD), which changes them only by rounding.
+    O(nnz · (r + k)) time, O(n k) memory for the output. The loops are level-1 (two loads
+    per multiply-add), so a row's entries are taken four at a time: one load of ``A_i`` and
+    of ``(R Z)_i`` serves four neighbours, which makes the kernel about 1.5× faster than
+    one entry at a time. Parallel over rows; every row owns its output row and its partial
+    loss, and the partial losses are summed in row order, so the result does not depend on
+    the number of threads at all. Residuals are accumulated in float64 also for float32
+    input; the dot products may be reassociated (SIMD), which changes them only by rounding.
     """
     n, k = Z.shape
+    r = A.shape[1]
     RZ = np.zeros((n, k), dtype=Z.dtype)
     row_loss = np.zeros(n, dtype=np.float64)
     for i in prange(n):
         acc = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
+        p = indptr[i]
+        end = indptr[i + 1]
+        while p + 4 <= end:
+            j0 = indices[p]
+            j1 = indices[p + 1]
+            j2 = indices[p + 2]
+            j3 = indices[p + 3]
+            r0 = -np.float64(values[p])
+            r1 = -np.float64(values[p + 1])
+            r2 = -np.float64(values[p + 2])
+            r3 = -np.float64(values[p + 3])
+            for t in range(r):
+                a = np.float64(A[i, t])
+                r0 += a * np.float64(B[j0, t])
+                r1 += a * np.float64(B[j1, t])
+                r2 += a * np.float64(B[j2, t])
+                r3 += a * np.float64(B[j3, t])
+            acc += r0 * r0 + r1 * r1 + r2 * r2 + r3 * r3
+            for t in range(k):
+                RZ[i, t] += r0 * Z[j0, t] + r1 * Z[j1, t] + r2 * Z[j2, t] + r3 * Z[j3, t]
+            p += 4
+        while p < end:
             j = indices[p]
-            r = -np.float64(values[p])
+            r0 = -np.float64(values[p])
+            for t in range(r):
+                r0 += np.float64(A[i, t]) * np.float64(B[j, t])
+            acc += r0 * r0
             for t in range(k):
-                r += np.float64(ZM[i, t]) * np.float64(Z[j, t])
-            acc += r * r
-            for t in range(k):
-                RZ[i, t] += r * Z[j, t]
+                RZ[i, t] += r0 * Z[j, t]
+            p += 1
         row_loss[i] = acc
     loss = 0.0
     for i in range(n):

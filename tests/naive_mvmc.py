@@ -14,14 +14,14 @@ import numpy as np
 # kernel twins
 # ---------------------------------------------------------------------------------------
 
-def masked_residual_product(ZM, Z, indptr, indices, values):
+def masked_residual_product(A, B, Z, indptr, indices, values):
     n = Z.shape[0]
     R = np.zeros((n, n))
     mask = np.zeros((n, n), dtype=bool)
     for i in range(n):
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
-            R[i, j] = ZM[i].astype(np.float64) @ Z[j].astype(np.float64) - values[p]
+            R[i, j] = A[i].astype(np.float64) @ B[j].astype(np.float64) - values[p]
             mask[i, j] = True
     RZ = (R @ Z.astype(np.float64)).astype(Z.dtype)
     return RZ, float((R[mask] ** 2).sum())

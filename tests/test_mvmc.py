@@ -56,21 +56,43 @@ def _true_objective(res, ml, cl, C1, C2):
 # ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n,k,pairs", [(1, 1, 0), (2, 1, 1), (7, 3, 0), (30, 5, 40), (50, 1, 300)])
-def test_masked_residual_product_matches_twin(dtype, n, k, pairs):
-    rng = np.random.default_rng(n * 100 + k + pairs)
+@pytest.mark.parametrize("n,k,r,pairs", [(1, 1, 1, 0), (2, 1, 0, 1), (7, 3, 2, 0), (30, 5, 3, 40),
+                                         (30, 5, 0, 40), (50, 1, 1, 300), (40, 9, 9, 300)])
+def test_masked_residual_product_matches_twin(dtype, n, k, r, pairs):
+    # rows with 0..many entries exercise both the four-at-a-time loop and its remainder
+    rng = np.random.default_rng(n * 100 + k * 10 + r + pairs)
     indptr, indices, values = _sym_pattern(n, pairs, rng)
     Z = rng.normal(size=(n, k)).astype(dtype)
-    M = rng.normal(size=(k, k))
-    ZM = (Z @ (M + M.T).astype(dtype)).astype(dtype)
-    RZ, loss = masked_residual_product(ZM, Z, indptr, indices, values)
-    RZ0, loss0 = naive.masked_residual_product(ZM, Z, indptr, indices, values)
+    A = rng.normal(size=(n, r)).astype(dtype)
+    B = rng.normal(size=(n, r)).astype(dtype)
+    RZ, loss = masked_residual_product(A, B, Z, indptr, indices, values)
+    RZ0, loss0 = naive.masked_residual_product(A, B, Z, indptr, indices, values)
     assert RZ.dtype == dtype and RZ.shape == (n, k)
     rtol = 1e-4 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(RZ, RZ0, rtol=rtol, atol=rtol * (1 + np.abs(RZ0).max()))
     assert loss == pytest.approx(loss0, rel=rtol, abs=rtol)
     if pairs == 0:
         assert loss == 0.0 and not RZ.any()
+
+
+def test_masked_residual_product_of_a_factorisation_is_the_masked_gradient():
+    # A Bᵀ = Z M Zᵀ with A = Z V diag(λ), B = Z V: the solver's use of the kernel
+    rng = np.random.default_rng(3)
+    n, k = 25, 6
+    indptr, indices, values = _sym_pattern(n, 60, rng)
+    Z = np.linalg.qr(rng.normal(size=(n, k)))[0]
+    Q = rng.normal(size=(k, k))
+    M = Q @ Q.T
+    lam, V = np.linalg.eigh(M)
+    RZ, loss = masked_residual_product(Z @ V * lam, Z @ V, Z, indptr, indices, values)
+    mask = np.zeros((n, n))
+    S_ob = np.zeros((n, n))
+    for i in range(n):
+        mask[i, indices[indptr[i]:indptr[i + 1]]] = 1
+        S_ob[i, indices[indptr[i]:indptr[i + 1]]] = values[indptr[i]:indptr[i + 1]]
+    R = mask * (Z @ M @ Z.T - S_ob)
+    np.testing.assert_allclose(Z.T @ RZ, Z.T @ R @ Z, atol=1e-12)
+    assert loss == pytest.approx((R ** 2).sum(), rel=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
