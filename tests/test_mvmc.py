@@ -167,9 +167,34 @@ def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
     # without the CSR cache every product recomputes the correction tile by tile
     monkeypatch.setattr(_mvmc, "_N_CACHE_MAX_NNZ", 0)
     op2 = _mvmc.ClippedLowRankOperator(F, w, tile=tile)
+    assert not op2.prefers_block_products  # not known before the first product
     for _ in range(2):
         np.testing.assert_allclose(op2 @ X, S @ X, atol=1e-10)
     assert op2.correction is None
+    assert op2.prefers_block_products and not op.prefers_block_products
+
+
+def test_spectral_step_by_blocks_when_the_correction_is_not_cached(monkeypatch):
+    # at large n the clipping correction is recomputed at every product, and the spectral
+    # step switches to block products: the labels must not change
+    views, y = _planted(n=150, c=3)
+    ml, cl = pairwise_constraints(y, 600, random_state=0)
+    res = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, random_state=0)
+    monkeypatch.setattr(_mvmc, "_N_CACHE_MAX_NNZ", 0)
+    columns = []
+    original = _mvmc.ClippedLowRankOperator._matmat
+
+    def counted(self, X):
+        columns.append(np.asarray(X).reshape(X.shape[0], -1).shape[1])
+        return original(self, X)
+
+    monkeypatch.setattr(_mvmc.ClippedLowRankOperator, "_matmat", counted)
+    res2 = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, random_state=0)
+    assert columns[0] == 1 and set(columns[1:]) == {5} and len(columns) <= 15
+    # the same partition (the random draws of the two eigensolvers differ, so k-means may
+    # number the clusters differently)
+    assert fastmv.metrics.accuracy(res.labels, res2.labels) == 1.0
+    assert fastmv.metrics.accuracy(y, res2.labels) == 1.0
 
 
 def test_zero_rank_similarity_is_zero():
