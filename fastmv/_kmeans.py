@@ -11,7 +11,7 @@ from fastmv.kernels.clustering import (cluster_sums, cluster_sums_csr, lloyd_ste
                                        nearest_center)
 
 from ._result import Result
-from ._threads import thread_limit
+from ._threads import serial_when_small, thread_limit
 from ._validation import (check_array, check_int, check_n_clusters, check_random_state,
                           check_scalar)
 
@@ -108,6 +108,12 @@ _FUSED_MAX_CLUSTERS = 32
 
 
 def _assign_and_sum(X, centers, x_sq):
+    n_clusters = centers.shape[0]
+    with serial_when_small((X.nnz if sp.issparse(X) else X.size) * n_clusters):
+        return _assign_and_sum_threads(X, centers, x_sq)
+
+
+def _assign_and_sum_threads(X, centers, x_sq):
     n_clusters = centers.shape[0]
     n_blocks = numba.get_num_threads()
     if not sp.issparse(X) and n_clusters <= _FUSED_MAX_CLUSTERS:

@@ -38,12 +38,10 @@ paper's alternation with plain projected gradient steps, whose objective never i
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import numbers
 import warnings
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -51,7 +49,7 @@ import scipy.sparse.linalg as spla
 from fastmv.kernels.masked import clip_correction, dense_to_csr, masked_residual_product
 
 from ._result import Result
-from ._threads import thread_limit
+from ._threads import serial_when_small, thread_limit
 from ._validation import (check_int, check_n_clusters, check_pairs, check_random_state,
                           check_scalar, check_views)
 
@@ -66,9 +64,6 @@ _SPARSE_TILE_FRACTION = 0.03
 # The operator caches the clipping correction N as CSR when it has at most this many nonzeros
 # (about 12 bytes each, i.e. ≤ 200 MB); above, every product recomputes it tile by tile.
 _N_CACHE_MAX_NNZ = 2 ** 24
-# Kernel calls with less work than this (entries × k, or tile entries) run on one thread:
-# waking the pool costs more than it saves, and far more on a loaded machine.
-_PARALLEL_MIN_WORK = 2 ** 20
 # The masked-residual kernel runs on one thread inside the solver (measured on 2 cores with
 # |Ω| = 20 n, k = 100: 0.31 s against 0.38-0.57 s per outer iteration at n = 5000, 2.5 s against
 # 3.2 s at n = 20000, because BLAS and Numba thread pools busy-wait against each other when
@@ -140,20 +135,6 @@ class MVMCResult(Result):
 # S = clip(F diag(w) Fᵀ, 0, 1) without an n × n array
 # ---------------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def _threads_for(work):
-    """Run a kernel call on one Numba thread when ``work`` is below ``_PARALLEL_MIN_WORK``."""
-    if work >= _PARALLEL_MIN_WORK or numba.get_num_threads() == 1:
-        yield
-        return
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
-
-
 def _factor_symmetric(Y):
     """``Y = V diag(lam) Vᵀ`` keeping the eigenvalues that are not rounding noise."""
     lam, V = np.linalg.eigh(0.5 * (Y + Y.T))
@@ -203,7 +184,7 @@ class _ClippedLowRank:
                 A = self.FW[i0:i1] @ self.F[j0:j1].T
                 if i0 == j0:
                     A = 0.5 * (A + A.T)  # exactly symmetric diagonal tiles
-                with _threads_for(A.size):
+                with serial_when_small(A.size):
                     ss, row_nnz = clip_correction(A)
                 yield i0, i1, j0, j1, A, ss, row_nnz
 
@@ -237,7 +218,7 @@ class _ClippedLowRank:
             if sparse_tile or pieces is not None:
                 indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
                 np.cumsum(row_nnz, out=indptr[1:])
-                with _threads_for(A.size):
+                with serial_when_small(A.size):
                     ind, dat = dense_to_csr(A, indptr)
                 C = sp.csr_matrix((dat, ind, indptr), shape=A.shape)
                 if pieces is not None:
@@ -287,7 +268,7 @@ class _ClippedLowRank:
             if nnz <= _SPARSE_TILE_FRACTION * A.size:
                 indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
                 np.cumsum(row_nnz, out=indptr[1:])
-                with _threads_for(A.size):
+                with serial_when_small(A.size):
                     ind, dat = dense_to_csr(A, indptr)
                 Q += sp.csr_matrix((dat, ind, indptr), shape=A.shape) @ U[j0:j1]
             else:
@@ -572,7 +553,7 @@ class _ViewProblem:
         # every few milliseconds with the BLAS products around it, whose busy-waiting pool then
         # competes with Numba's for the cores. On 2 cores this measured faster than running it
         # in parallel at n = 5000 and n = 20000 (see _SERIAL_MASKED_KERNEL).
-        with _threads_for(0 if _SERIAL_MASKED_KERNEL else
+        with serial_when_small(0 if _SERIAL_MASKED_KERNEL else
                           self.indices.size * (self.Z.shape[1] + B.shape[1])):
             RZ, loss = masked_residual_product(B * lam, B, self.Z, self.indptr, self.indices,
                                                self.values)

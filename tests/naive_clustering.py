@@ -38,7 +38,6 @@ def strict_upper_triangle(A):
 
 
 def gaussian_transition_rows(D2, inv_two_sigma_sq):
-    K = np.exp(-D2 * inv_two_sigma_sq)
     out = np.zeros_like(D2)
     for i in range(D2.shape[0]):
         if np.isfinite(D2[i]).any():

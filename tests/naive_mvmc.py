@@ -85,7 +85,6 @@ def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100
                inner_iter=10, tol=1e-6, accelerated=True, step="tight", callback=None):
     """Dense MVMC on given bases; returns ``(M_list, objective history, S)``."""
     n = Z_list[0].shape[0]
-    m = len(Z_list)
     S_ob, mask = observed_matrices(n, must_link, cannot_link)
     ks = [Z.shape[1] for Z in Z_list]
     Ls = [2.0 * (C1 + C2) if step == "tight" else 2.0 * (C1 * k * k + C2) for k in ks]
