@@ -21,7 +21,7 @@ from ._result import Result
 from ._svt import svt
 from ._threads import thread_limit
 from ._validation import (check_dtype, check_int, check_n_clusters, check_random_state,
-                          check_scalar, check_views)
+                          check_scalar, check_transition_matrices)
 
 __all__ = ["emvc", "EMVCResult"]
 
@@ -74,24 +74,12 @@ class EMVCResult(Result):
 def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
     """Validate row-stochastic views and copy them into one ``(m, n, n)`` stack.
 
-    Same checks and messages as :func:`fastmv._validation.check_transition_matrices`, but
-    each view is converted (if at all) and copied straight into the stack, so the peak is
-    the stack plus one view rather than two copies of every view.
+    :func:`fastmv._validation.check_transition_matrices` without its copy: each view is
+    converted (if at all) and copied straight into the stack, so the peak is the stack plus
+    one view rather than two copies of every view.
     """
-    views = check_views(P_list, name, accept_sparse=False, same_n=False, min_views=1)
-    # check_views already converted each view (no copy when dtype/layout matched)
+    views = check_transition_matrices(P_list, name, atol=atol, copy=False)
     n = views[0].shape[0]
-    for v, P in enumerate(views):
-        if P.shape != (n, n):
-            raise ValueError(f"{name}[{v}] must be square n × n with n = {n}, got {P.shape}")
-        if P.min() < 0:
-            raise ValueError(f"{name}[{v}] has negative entries; a transition matrix is "
-                             "nonnegative")
-        rs = P.sum(axis=1, dtype=np.float64)
-        tol = atol if P.dtype == np.float64 else max(atol, 1e-6 * np.sqrt(n))
-        r = int(np.argmax(np.abs(rs - 1.0)))
-        if abs(rs[r] - 1.0) > tol:
-            raise ValueError(f"{name}[{v}] is not row-stochastic: row {r} sums to {rs[r]:.6g}")
     stack = np.empty((len(views), n, n), dtype=dt)
     for v, P in enumerate(views):
         stack[v] = P

@@ -280,14 +280,16 @@ def check_labels(labels, name: str = "labels", n: int | None = None):
 
 
 def check_transition_matrices(P_list, name: str = "P_list", *, dtype=None, atol: float = 1e-6,
-                              min_views: int = 1):
-    """Validate row-stochastic ``n × n`` matrices (dense); returns new C-contiguous arrays.
+                              min_views: int = 1, copy: bool = True):
+    """Validate row-stochastic ``n × n`` matrices (dense); returns C-contiguous arrays.
 
     Each must be square, finite, nonnegative, with rows summing to 1 within ``atol`` (scaled by
-    the row length for float32), and all must share ``n``.
+    the row length for float32), and all must share ``n``. With ``copy=False`` a view that
+    needs no conversion is returned as is (the caller must not modify it): EMVC copies the
+    views straight into one stack, so that its peak memory holds one copy of each.
     """
-    views = check_views(P_list, name, accept_sparse=False, dtype=dtype, min_views=min_views,
-                        copy=True)
+    views = check_views(P_list, name, accept_sparse=False, dtype=dtype, same_n=False,
+                        min_views=min_views, copy=copy)
     n = views[0].shape[0]
     for v, P in enumerate(views):
         if P.shape != (n, n):

@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 import fastmv  # noqa: E402
 from fastmv.metrics import accuracy, nmi  # noqa: E402
 from fastmv.simulate import incomplete_mask  # noqa: E402
+from benchmarks.bench_opimc import _synthetic  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "datasets" / "Handwritten.mat"
 HW_VIEWS = [1, 0, 2, 4, 5]   # fou, fac, kar, pix, zer (file order fac, fou, kar, mor, pix, zer)
@@ -126,19 +127,9 @@ def speed_handwritten(args):
                   f"(NMI {nmi(y, lab):.3f}): speed-up {t_imml / t_ours:.1f}x", flush=True)
 
 
-def synthetic(n, m, d, c, seed, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, c, n)
-    views = []
-    for _ in range(m):
-        C = rng.normal(size=(c, d))
-        views.append((C[y] + 2.0 * rng.normal(size=(n, d))).astype(dtype))
-    return views, y
-
-
 def speed_synthetic(args):
     n, m, d, c, s = args.n, 5, 200, 20, 2000
-    views, y = synthetic(n, m, d, c, 0)
+    views, y = _synthetic(n, m, d, c, 0)
     mask = incomplete_mask(n, m, 0.4, random_state=0)
     fastmv.opimc([X[:3 * s] for X in views], c, mask=mask[:3 * s], chunk_size=s)  # compile
     norm = [unit_rows(X) for X in views]

@@ -30,6 +30,7 @@ DATA = ROOT.parent / "shared" / "datasets"
 
 import fastmv  # noqa: E402
 from fastmv import datasets, metrics, simulate  # noqa: E402
+from benchmarks._common import best_of  # noqa: E402
 
 
 def load(name):
@@ -67,15 +68,6 @@ def quality(name, draws, ratios=(0.0, 0.005, 0.05)):
               f"(per view {per_nmi}) | sweeps {np.mean(iters):.0f} | {np.mean(secs):.1f} s/run")
 
 
-def _timed(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def speed_case(title, Xs, ml, cl, c, sweeps, repeat=3):
     from fastmv._cmvnmf import _prepare, _Problem
     from tests.naive_cmvnmf import cmvnmf_reference
@@ -98,8 +90,8 @@ def speed_case(title, Xs, ml, cl, c, sweeps, repeat=3):
     p = fast()  # warm-up (compile) + equality check
     U, V, h = ref()
     err = max(np.abs(V[a] - p.V(a)).max() / np.abs(V[a]).max() for a in range(len(Xn)))
-    t_fast = _timed(fast, repeat)
-    t_ref = _timed(ref, repeat)
+    t_fast = best_of(fast, repeat)
+    t_ref = best_of(ref, repeat)
     print(f"{title}: |Ω|={n_pairs}, {sweeps} sweeps: fastmv {t_fast / sweeps * 1e3:.1f} ms/sweep, "
           f"NumPy/scipy.sparse {t_ref / sweeps * 1e3:.1f} ms/sweep, speedup {t_ref / t_fast:.2f}x "
           f"(max rel. diff of V {err:.1e})")

@@ -30,6 +30,7 @@ import fastmv  # noqa: E402
 from fastmv import metrics, simulate  # noqa: E402
 from fastmv._mvfl import _concatenate, _normalize_views, _pairs_from_labelled  # noqa: E402
 from tests.naive_mvfl import mvfl_reference  # noqa: E402
+from benchmarks._common import best_of  # noqa: E402
 
 DATA = Path(os.environ.get("FASTMV_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
 
@@ -93,15 +94,6 @@ def quality(n_draws=5):
         print(f"  {k:20s} acc {_stats(v[:, 0])}  nmi {_stats(v[:, 1])}")
 
 
-def _best(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def speed():
     print(f"threads: NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}, "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
@@ -121,8 +113,8 @@ def speed():
         def fast():
             return fastmv.mvfl(normed, 10, init=F0, normalize=None, max_iter=it, tol=0, **kw)
         fast()
-        tf = _best(fast, 3)
-        tr = _best(lambda: mvfl_reference(X, vp, F0, max_iter=it, **kw), 1)
+        tf = best_of(fast, 3)
+        tr = best_of(lambda: mvfl_reference(X, vp, F0, max_iter=it, **kw), 1)
         a = fast()
         W, b, F, h = mvfl_reference(X, vp, F0, max_iter=it, **kw)
         print(f"Handwritten {k:6s} {it} iterations: fastmv {tf:.3f} s, NumPy {tr:.3f} s, "
@@ -143,8 +135,8 @@ def speed():
         return fastmv.mvfl(normed, c, init=F0, normalize=None, max_iter=n_iter, tol=0, **kw)
 
     fast(2)
-    t1 = _best(lambda: fast(1), 3)
-    t20 = _best(lambda: fast(20), 3)
+    t1 = best_of(lambda: fast(1), 3)
+    t20 = best_of(lambda: fast(20), 3)
     Xd = Xs.toarray()
     t0 = time.perf_counter()
     W, b, F, h = mvfl_reference(Xd, vp, F0, max_iter=1, **kw)
