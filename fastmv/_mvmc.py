@@ -38,6 +38,7 @@ paper's alternation with plain projected gradient steps, whose objective never i
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
 import warnings
@@ -49,7 +50,7 @@ import scipy.sparse.linalg as spla
 from fastmv.kernels.masked import clip_correction, dense_to_csr, masked_residual_product
 
 from ._result import Result
-from ._threads import serial_when_small, thread_limit
+from ._threads import serial_when_small, task_map, thread_limit
 from ._validation import (check_int, check_n_clusters, check_pairs, check_random_state,
                           check_scalar, check_views)
 
@@ -175,9 +176,11 @@ class _ClippedLowRank:
         """``Ā X`` in O(n R p)."""
         return self.FW @ (self.F.T @ X)
 
-    def _tiles(self):
+    def _tiles(self, rows=None):
+        """Tiles ``(i0, i1, j0, j1, N_IJ, Σ clip(Ā_IJ)², row nnz)`` of the upper triangle, for
+        every row block or only the one starting at ``rows``."""
         n, b = self.n, self.tile
-        for i0 in range(0, n, b):
+        for i0 in (range(0, n, b) if rows is None else (rows,)):
             i1 = min(n, i0 + b)
             for j0 in range(i0, n, b):
                 j1 = min(n, j0 + b)
@@ -234,13 +237,17 @@ class _ClippedLowRank:
                         out[j0:j1] += A.T @ X[i0:i1]
         return out, sumsq, total_nnz, pieces
 
-    def projected_correction(self, U, offsets):
+    def projected_correction(self, U, offsets, map_=map):
         """``Z_vᵀ N Z_v`` for the column blocks ``Z_v = U[:, offsets[v]:offsets[v+1]]``, and
         ``‖S‖_F²`` and ``nnz(N)``, in one pass over the upper-triangle tiles.
 
         Row block ``I`` accumulates ``Q_I = ½ N_II U_I + Σ_{J>I} N_IJ U_J`` (each tile is
         multiplied once); then ``H_v = Σ_I U_{I,v}ᵀ Q_{I,v}`` and ``Z_vᵀ N Z_v = H_v + H_vᵀ``.
         O(n² K / 2) flops for dense tiles, O(nnz K) for sparse ones, plus O(n m k²).
+
+        Row blocks are independent: ``map_`` may run them concurrently (an executor's ``map``;
+        the kernels release the GIL). Their contributions are added in row-block order, so the
+        result does not depend on how they were scheduled.
         """
         blocks = [slice(offsets[v], offsets[v + 1]) for v in range(len(offsets) - 1)]
         H = [np.zeros((b.stop - b.start, b.stop - b.start)) for b in blocks]
@@ -248,15 +255,23 @@ class _ClippedLowRank:
         total_nnz = 0
         if self.rank == 0:
             return H, 0.0, 0
+        for H_I, ss_I, nnz_I in map_(lambda i0: self._projected_row_block(i0, U, blocks),
+                                     range(0, self.n, self.tile)):
+            for h, h_I in zip(H, H_I):
+                h += h_I
+            sumsq += ss_I
+            total_nnz += nnz_I
+        return [h + h.T for h in H], sumsq, total_nnz
+
+    def _projected_row_block(self, i0, U, blocks):
+        """Row block ``I`` of :meth:`projected_correction`: ``([U_{I,v}ᵀ Q_{I,v}], its share
+        of ‖S‖², its share of nnz(N))``."""
         Q = None
-        row = -1
-        for i0, i1, j0, j1, A, ss, row_nnz in self._tiles():
-            if i0 != row:
-                if Q is not None:
-                    for v, b in enumerate(blocks):
-                        H[v] += U[row:row + Q.shape[0], b].T @ Q[:, b]
+        sumsq = 0.0
+        total_nnz = 0
+        for _, i1, j0, j1, A, ss, row_nnz in self._tiles(i0):
+            if Q is None:
                 Q = np.zeros((i1 - i0, U.shape[1]))
-                row = i0
             diag = i0 == j0
             sumsq += ss if diag else 2.0 * ss
             nnz = int(row_nnz.sum())
@@ -273,10 +288,8 @@ class _ClippedLowRank:
                 Q += sp.csr_matrix((dat, ind, indptr), shape=A.shape) @ U[j0:j1]
             else:
                 Q += A @ U[j0:j1]
-        if Q is not None:
-            for v, b in enumerate(blocks):
-                H[v] += U[row:row + Q.shape[0], b].T @ Q[:, b]
-        return [h + h.T for h in H], sumsq, total_nnz
+        U_I = U[i0:i0 + Q.shape[0]]
+        return [U_I[:, b].T @ Q[:, b] for b in blocks], sumsq, total_nnz
 
     @staticmethod
     def tiles_product(pieces, X):
@@ -662,8 +675,12 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
         ``"clip_nnz"`` (nonzeros of the clipping correction ``N``) and ``"rank"``
         (rank of ``Ā``).
     n_jobs : int or None
-        Threads for the Numba kernels (and for BLAS when threadpoolctl is installed, see
-        :func:`fastmv.thread_limit`). Kernel calls with little work run on one thread.
+        Threads (default: Numba's setting). With threadpoolctl installed, the iterations run
+        the row blocks of each pass over ``S`` and the views' M-steps as tasks on ``n_jobs``
+        Python threads, each with one BLAS and one Numba thread (on 2 cores 1.4× faster than
+        letting the BLAS and Numba pools take turns on both cores, which spin against each
+        other); the result is the same for every thread count. Without threadpoolctl the
+        tasks run in turn with BLAS threads as configured.
 
     Returns
     -------
@@ -687,7 +704,7 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
       O(nnz(N) K), at most O(n² K / 2), for the clipping correction (dense tiles where
       clipping is common);
       ``inner_iter`` gradient steps per view, each O(|Ω| k + n_Ω k² + k³).
-    - Memory: O(n (K + R) + 512 K); no ``n × n`` array is ever formed.
+    - Memory: O(n (K + R) + n_jobs · 512 (512 + K)); no ``n × n`` array is ever formed.
     - Spectral step: products with :class:`ClippedLowRankOperator` only, each O(n R +
       nnz(N)) when ``N`` has at most ``2**24`` nonzeros (kept after the first product),
       otherwise one tile pass O(n² (R / 2 + p)) for a block of ``p`` vectors. ARPACK needs
@@ -718,7 +735,7 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
         raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
     rng = check_random_state(random_state)
 
-    with thread_limit(n_jobs):
+    with thread_limit(n_jobs) as n_threads, contextlib.ExitStack() as iteration_threads:
         Z_list = []
         for v, X in enumerate(views):
             kv = max(1, min(k, X.shape[1], n - 1))
@@ -743,6 +760,9 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
         objective = []
         converged = False
         it = 0
+        # row blocks of the pass over S, and the views in the M-step, run as tasks on Python
+        # threads when that is possible (see fastmv._threads.task_map)
+        map_ = iteration_threads.enter_context(task_map(n_threads))
         for it in range(1, max_iter + 1):
             if accelerated and it > 1:
                 tn = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
@@ -752,12 +772,16 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
             else:
                 Y = M
             # ---- S = clip(Ā(Y)) and Z_vᵀ S Z_v, blockwise -------------------------------
-            facs = [_factor_symmetric(y) for y in Y]
-            F = np.hstack([Z @ V for Z, (lam, V) in zip(Z_list, facs)])
-            w = np.concatenate([lam / m for lam, V in facs])
-            core = _ClippedLowRank(F, w)
-            TN, s_sumsq, clip_nnz = core.projected_correction(U, offsets)
-            Yt = [(V * lam) @ V.T for lam, V in facs]
+            def factor_view(v):
+                lam, V = _factor_symmetric(Y[v])
+                return lam, V, Z_list[v] @ V
+
+            facs = list(map_(factor_view, range(m)))
+            F = np.hstack([ZV for _, _, ZV in facs])
+            w = np.concatenate([lam / m for lam, _, _ in facs])
+            core = _ClippedLowRank(F, w, _TILE)
+            TN, s_sumsq, clip_nnz = core.projected_correction(U, offsets, map_)
+            Yt = [(V * lam) @ V.T for lam, V, _ in facs]
             for v, prob in enumerate(problems):
                 sv = slice(offsets[v], offsets[v + 1])
                 T = TN[v]
@@ -767,13 +791,13 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
                 prob.T = 0.5 * (T + T.T)
                 prob.s_sumsq = s_sumsq
             # ---- M-step ---------------------------------------------------------------
-            points_new, J = [], 0.0
-            for v, prob in enumerate(problems):
+            def solve_view(v):
                 start = _psd_projection(Y[v]) if Y is not M else points[v]
-                pt, fv = prob.solve(start, Ls[v], inner_iter, accelerated)
-                points_new.append(pt)
-                J += fv
-            points = points_new
+                return problems[v].solve(start, Ls[v], inner_iter, accelerated)
+
+            solved = list(map_(solve_view, range(m)))  # the views are independent given S
+            points = [pt for pt, _ in solved]
+            J = sum(fv for _, fv in solved)
             M_new = [pt[0] for pt in points]
             if accelerated and objective:
                 # adaptive restart (O'Donoghue & Candès): momentum against the step, or a rise
@@ -792,6 +816,7 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
                 converged = True
                 break
 
+        iteration_threads.close()
         S_op = ClippedLowRankOperator.from_views(Z_list, M)
         if S_op.rank == 0:
             # every M_v = 0 (e.g. only cannot-links): S = 0 carries no cluster structure

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
+@njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def masked_residual_product(A, B, Z, indptr, indices, values):
     """Masked residual over Ω times ``Z``, and its squared norm, without any ``n × n`` array.
 
@@ -96,7 +96,7 @@ def masked_residual_product(A, B, Z, indptr, indices, values):
     return RZ, loss
 
 
-@njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
+@njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def clip_correction(A):
     """Turn a tile of ``Ā`` into the correction ``N = clip(Ā, 0, 1) − Ā``, in place.
 
@@ -142,7 +142,7 @@ def clip_correction(A):
     return sumsq, row_nnz
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def dense_to_csr(A, indptr):
     """Column indices and values of the nonzero entries of a dense array, in CSR order.
 
