@@ -11,12 +11,14 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def masked_residual_product(A, B, Z, indptr, indices, values):
+def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     """Masked residual over Ω times ``Z``, and its squared norm, without any ``n × n`` array.
 
     With ``Ω`` stored as a symmetric CSR pattern (row ``i`` lists every ``j`` with
     ``(i, j) ∈ Ω``, both orders present) and ``R = R_Ω(A Bᵀ − S_ob)``:
     ``r_ij = A_i · B_j − s_ij`` for every stored entry, ``(R Z)_i = Σ_j r_ij z_j``.
+    ``A Bᵀ`` must be symmetric: each residual is computed once per unordered pair and stored
+    at both positions.
 
     MVMC calls it with a factorisation ``M = V diag(λ) Vᵀ`` of the current iterate,
     ``A = Z V diag(λ)`` and ``B = Z V`` (``A Bᵀ = Z M Zᵀ``): the iterates are PSD projections
@@ -25,15 +27,19 @@ def masked_residual_product(A, B, Z, indptr, indices, values):
     Parameters
     ----------
     A, B : ndarray, shape (n, r)
-        Factors of the low-rank part (``r`` may be 0: then ``r_ij = −s_ij``).
+        Factors of the low-rank part, ``A Bᵀ`` symmetric (``r`` may be 0: ``r_ij = −s_ij``).
     Z : ndarray, shape (n, k)
         The basis the residual is multiplied with. ``A``, ``B`` and ``Z`` share one dtype
         (float32 or float64).
     indptr : ndarray of int64, shape (n + 1,)
     indices : ndarray of int64, shape (nnz,)
-        Column index ``j`` of each stored entry, ``0 <= j < n``; sorted within a row.
+        Column index ``j`` of each stored entry, ``0 <= j < n``; sorted within a row, no
+        diagonal entries.
     values : ndarray, shape (nnz,)
-        Observed similarity ``s_ij`` of each stored entry (1 must-link, 0 cannot-link).
+        Observed similarity ``s_ij`` of each stored entry (1 must-link, 0 cannot-link);
+        ``s_ij = s_ji``.
+    mirror : ndarray of int64, shape (nnz,)
+        Position of the entry ``(j, i)`` for the entry ``(i, j)``.
 
     Returns
     -------
@@ -45,22 +51,25 @@ def masked_residual_product(A, B, Z, indptr, indices, values):
 
     Notes
     -----
-    O(nnz · (r + k)) time, O(n k) memory for the output. The loops are level-1 (two loads
-    per multiply-add), so a row's entries are taken four at a time: one load of ``A_i`` and
-    of ``(R Z)_i`` serves four neighbours, which makes the kernel about 1.5× faster than
-    one entry at a time. Parallel over rows; every row owns its output row and its partial
-    loss, and the partial losses are summed in row order, so the result does not depend on
-    the number of threads at all. Residuals are accumulated in float64 also for float32
-    input; the dot products may be reassociated (SIMD), which changes them only by rounding.
+    O(nnz · (r / 2 + k)) time, O(nnz + n k) memory. Two parallel passes over the rows: the
+    first computes the residuals of the entries with ``j > i`` (and writes each one to its
+    mirror too, a slot no other row writes), the second accumulates ``(R Z)_i`` and the loss.
+    The loops are level-1 and bound by gathering rows of ``B`` and ``Z``, so a row's entries
+    are taken four at a time (one load of ``A_i`` or ``(R Z)_i`` serves four neighbours):
+    together with the single residual per pair about 1.6× faster than one entry at a time
+    with both orders. Every row owns its output row and its partial loss, and the partial
+    losses are summed in row order, so the result does not depend on the number of threads
+    at all. Residuals are accumulated in float64 also for float32 input; the dot products
+    may be reassociated (SIMD), which changes them only by rounding.
     """
     n, k = Z.shape
     r = A.shape[1]
-    RZ = np.zeros((n, k), dtype=Z.dtype)
-    row_loss = np.zeros(n, dtype=np.float64)
+    res = np.empty(indices.size, dtype=np.float64)
     for i in prange(n):
-        acc = 0.0
         p = indptr[i]
         end = indptr[i + 1]
+        while p < end and indices[p] < i:  # sorted: the lower part comes first
+            p += 1
         while p + 4 <= end:
             j0 = indices[p]
             j1 = indices[p + 1]
@@ -76,15 +85,45 @@ def masked_residual_product(A, B, Z, indptr, indices, values):
                 r1 += a * np.float64(B[j1, t])
                 r2 += a * np.float64(B[j2, t])
                 r3 += a * np.float64(B[j3, t])
-            acc += r0 * r0 + r1 * r1 + r2 * r2 + r3 * r3
-            for t in range(k):
-                RZ[i, t] += r0 * Z[j0, t] + r1 * Z[j1, t] + r2 * Z[j2, t] + r3 * Z[j3, t]
+            res[p] = r0
+            res[p + 1] = r1
+            res[p + 2] = r2
+            res[p + 3] = r3
+            res[mirror[p]] = r0
+            res[mirror[p + 1]] = r1
+            res[mirror[p + 2]] = r2
+            res[mirror[p + 3]] = r3
             p += 4
         while p < end:
             j = indices[p]
             r0 = -np.float64(values[p])
             for t in range(r):
                 r0 += np.float64(A[i, t]) * np.float64(B[j, t])
+            res[p] = r0
+            res[mirror[p]] = r0
+            p += 1
+    RZ = np.zeros((n, k), dtype=Z.dtype)
+    row_loss = np.zeros(n, dtype=np.float64)
+    for i in prange(n):
+        acc = 0.0
+        p = indptr[i]
+        end = indptr[i + 1]
+        while p + 4 <= end:
+            j0 = indices[p]
+            j1 = indices[p + 1]
+            j2 = indices[p + 2]
+            j3 = indices[p + 3]
+            r0 = res[p]
+            r1 = res[p + 1]
+            r2 = res[p + 2]
+            r3 = res[p + 3]
+            acc += r0 * r0 + r1 * r1 + r2 * r2 + r3 * r3
+            for t in range(k):
+                RZ[i, t] += r0 * Z[j0, t] + r1 * Z[j1, t] + r2 * Z[j2, t] + r3 * Z[j3, t]
+            p += 4
+        while p < end:
+            j = indices[p]
+            r0 = res[p]
             acc += r0 * r0
             for t in range(k):
                 RZ[i, t] += r0 * Z[j, t]

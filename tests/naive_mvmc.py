@@ -14,7 +14,7 @@ import numpy as np
 # kernel twins
 # ---------------------------------------------------------------------------------------
 
-def masked_residual_product(A, B, Z, indptr, indices, values):
+def masked_residual_product(A, B, Z, indptr, indices, values, mirror=None):
     n = Z.shape[0]
     R = np.zeros((n, n))
     mask = np.zeros((n, n), dtype=bool)

@@ -25,7 +25,8 @@ def _planted(n=90, c=3, d=12, m=2, noise=0.6, seed=0):
 
 
 def _sym_pattern(n, nnz_pairs, rng):
-    """Symmetric CSR pattern (both orders) of ``nnz_pairs`` random distinct pairs i != j."""
+    """Symmetric CSR pattern (both orders) of ``nnz_pairs`` random distinct pairs i != j, and
+    each entry's mirror position."""
     pairs = set()
     while len(pairs) < nnz_pairs and n > 1:
         i, j = rng.integers(0, n, 2)
@@ -34,14 +35,27 @@ def _sym_pattern(n, nnz_pairs, rng):
     P = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
     vals = rng.integers(0, 2, P.shape[0]).astype(np.float64)
     if P.shape[0] == 0:
-        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    rows = np.concatenate([P[:, 0], P[:, 1]])
-    cols = np.concatenate([P[:, 1], P[:, 0]])
-    v = np.concatenate([vals, vals])
-    o = np.lexsort((cols, rows))
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    return indptr, cols[o].astype(np.int64), v[o]
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+    _, indptr, indices, values, mirror = _mvmc._pair_csr(P[:, 0], P[:, 1], vals)
+    if indptr.size < n + 1:  # _pair_csr keeps only the samples that occur: use all n rows
+        active = np.unique(P)
+        full = np.zeros(n + 1, np.int64)
+        counts = np.zeros(n, np.int64)
+        counts[active] = np.diff(indptr)
+        np.cumsum(counts, out=full[1:])
+        indptr, indices = full, active[indices]
+    return indptr, indices, values, mirror
+
+
+def test_pair_pattern_is_symmetric_sorted_and_mirrored():
+    rng = np.random.default_rng(0)
+    indptr, indices, values, mirror = _sym_pattern(40, 150, rng)
+    rows = np.repeat(np.arange(40), np.diff(indptr))
+    assert all(np.all(np.diff(indices[a:b]) > 0) for a, b in zip(indptr[:-1], indptr[1:]))
+    np.testing.assert_array_equal(rows[mirror], indices)
+    np.testing.assert_array_equal(indices[mirror], rows)
+    np.testing.assert_array_equal(values[mirror], values)
+    np.testing.assert_array_equal(mirror[mirror], np.arange(mirror.size))
 
 
 def _true_objective(res, ml, cl, C1, C2):
@@ -59,14 +73,14 @@ def _true_objective(res, ml, cl, C1, C2):
 @pytest.mark.parametrize("n,k,r,pairs", [(1, 1, 1, 0), (2, 1, 0, 1), (7, 3, 2, 0), (30, 5, 3, 40),
                                          (30, 5, 0, 40), (50, 1, 1, 300), (40, 9, 9, 300)])
 def test_masked_residual_product_matches_twin(dtype, n, k, r, pairs):
-    # rows with 0..many entries exercise both the four-at-a-time loop and its remainder
+    # rows with 0..many entries exercise both the four-at-a-time loops and their remainders
     rng = np.random.default_rng(n * 100 + k * 10 + r + pairs)
-    indptr, indices, values = _sym_pattern(n, pairs, rng)
+    indptr, indices, values, mirror = _sym_pattern(n, pairs, rng)
     Z = rng.normal(size=(n, k)).astype(dtype)
-    A = rng.normal(size=(n, r)).astype(dtype)
     B = rng.normal(size=(n, r)).astype(dtype)
-    RZ, loss = masked_residual_product(A, B, Z, indptr, indices, values)
-    RZ0, loss0 = naive.masked_residual_product(A, B, Z, indptr, indices, values)
+    A = (B * rng.normal(size=r)).astype(dtype)  # A Bᵀ symmetric, as the kernel requires
+    RZ, loss = masked_residual_product(A, B, Z, indptr, indices, values, mirror)
+    RZ0, loss0 = naive.masked_residual_product(A, B, Z, indptr, indices, values, mirror)
     assert RZ.dtype == dtype and RZ.shape == (n, k)
     rtol = 1e-4 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(RZ, RZ0, rtol=rtol, atol=rtol * (1 + np.abs(RZ0).max()))
@@ -79,12 +93,12 @@ def test_masked_residual_product_of_a_factorisation_is_the_masked_gradient():
     # A Bᵀ = Z M Zᵀ with A = Z V diag(λ), B = Z V: the solver's use of the kernel
     rng = np.random.default_rng(3)
     n, k = 25, 6
-    indptr, indices, values = _sym_pattern(n, 60, rng)
+    indptr, indices, values, mirror = _sym_pattern(n, 60, rng)
     Z = np.linalg.qr(rng.normal(size=(n, k)))[0]
     Q = rng.normal(size=(k, k))
     M = Q @ Q.T
     lam, V = np.linalg.eigh(M)
-    RZ, loss = masked_residual_product(Z @ V * lam, Z @ V, Z, indptr, indices, values)
+    RZ, loss = masked_residual_product(Z @ V * lam, Z @ V, Z, indptr, indices, values, mirror)
     mask = np.zeros((n, n))
     S_ob = np.zeros((n, n))
     for i in range(n):
