@@ -43,6 +43,7 @@ import dataclasses
 import numbers
 import warnings
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -206,12 +207,15 @@ class _ClippedLowRank:
                     ss, row_nnz = clip_correction(A)
                 yield i0, i1, j0, j1, A, ss, row_nnz
 
-    def correction_pass(self, X=None, collect=False, max_nnz=None):
+    def correction_pass(self, X=None, collect=False, max_nnz=None, map_=map):
         """One pass over the upper-triangle tiles of ``Ā``.
 
         Returns ``(N @ X or None, ‖S‖_F², nnz(N), tiles)``. With ``collect=True``, ``tiles``
         is the list of the nonzero upper-triangle tiles of ``N`` as ``(i0, j0, CSR)`` when
         ``nnz(N) <= max_nnz`` (default ``_N_CACHE_MAX_NNZ``), else None.
+
+        Row blocks are independent tasks for ``map_`` (see :meth:`projected_correction`);
+        block ``I`` contributes to the rows ``I`` and below of ``N X``, added in block order.
         """
         if max_nnz is None:
             max_nnz = _N_CACHE_MAX_NNZ
@@ -222,15 +226,38 @@ class _ClippedLowRank:
         pieces = [] if collect else None
         if self.rank == 0:  # Ā = 0: S = 0, N = 0
             return out, 0.0, 0, pieces
-        for i0, i1, j0, j1, A, ss, row_nnz in self._tiles():
+        keep = [collect]  # cleared once N is known to be too large to keep (read by tasks)
+        for i0, part, ss_I, nnz_I, pieces_I in map_(
+                lambda i0: self._correction_row_block(i0, X, keep), range(0, n, self.tile)):
+            if out is not None:
+                out[i0:] += part
+            sumsq += ss_I
+            total_nnz += nnz_I
+            if pieces is not None:
+                if pieces_I is None or total_nnz > max_nnz:
+                    pieces = None  # too large to keep: products recompute it
+                    keep[0] = False
+                else:
+                    pieces.extend(pieces_I)
+        return out, sumsq, total_nnz, pieces
+
+    def _correction_row_block(self, i0, X, keep):
+        """Row block ``I`` of :meth:`correction_pass`: ``(i0, rows i0.. of N_I X, its share of
+        ‖S‖², its share of nnz(N), its CSR tiles or None)``."""
+        n = self.n
+        part = None if X is None else np.zeros((n - i0, X.shape[1]))
+        sumsq = 0.0
+        total_nnz = 0
+        pieces = []
+        for _, i1, j0, j1, A, ss, row_nnz in self._tiles(i0):
             diag = i0 == j0
             sumsq += ss if diag else 2.0 * ss
             nnz = int(row_nnz.sum())
             if nnz == 0:
                 continue
             total_nnz += nnz if diag else 2 * nnz
-            if pieces is not None and total_nnz > max_nnz:
-                pieces = None  # too large to keep: products recompute it
+            if pieces is not None and not keep[0]:
+                pieces = None
             sparse_tile = nnz <= _SPARSE_TILE_FRACTION * A.size
             C = None
             if sparse_tile or pieces is not None:
@@ -241,16 +268,12 @@ class _ClippedLowRank:
                 C = sp.csr_matrix((dat, ind, indptr), shape=A.shape)
                 if pieces is not None:
                     pieces.append((i0, j0, C))
-            if out is not None:
-                if sparse_tile:
-                    out[i0:i1] += C @ X[j0:j1]
-                    if not diag:
-                        out[j0:j1] += C.T @ X[i0:i1]
-                else:
-                    out[i0:i1] += A @ X[j0:j1]
-                    if not diag:
-                        out[j0:j1] += A.T @ X[i0:i1]
-        return out, sumsq, total_nnz, pieces
+            if part is not None:
+                T = C if sparse_tile else A
+                part[:i1 - i0] += T @ X[j0:j1]
+                if not diag:
+                    part[j0 - i0:j1 - i0] += T.T @ X[i0:i1]
+        return i0, part, sumsq, total_nnz, pieces
 
     def projected_correction(self, U, offsets, map_=map):
         """``Z_vᵀ N Z_v`` for the column blocks ``Z_v = U[:, offsets[v]:offsets[v+1]]``, and
@@ -401,7 +424,8 @@ class ClippedLowRankOperator(spla.LinearOperator):
     def _ensure_cache(self, X=None):
         if self._N_tried:
             return None
-        out, _, _, pieces = self._core.correction_pass(X, collect=True)
+        with task_map(numba.get_num_threads()) as map_:
+            out, _, _, pieces = self._core.correction_pass(X, collect=True, map_=map_)
         self._N_tried = True
         self._N = pieces
         return out
@@ -415,8 +439,9 @@ class ClippedLowRankOperator(spla.LinearOperator):
             NX = first
         elif self._N is not None:
             NX = self._core.tiles_product(self._N, X)
-        else:
-            NX = self._core.correction_pass(X)[0]
+        else:  # a full pass over the tiles: its row blocks run as tasks (fastmv._threads)
+            with task_map(numba.get_num_threads()) as map_:
+                NX = self._core.correction_pass(X, map_=map_)[0]
         return self._core.lowrank_product(X) + NX
 
     def _matvec(self, x):

@@ -26,6 +26,7 @@ import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
+import numpy as np
 
 from ._validation import check_n_jobs
 
@@ -90,8 +91,10 @@ def _concurrent_launches_safe():
     at once (``omp`` and ``tbb`` do; ``workqueue`` does not)."""
     try:
         return numba.threading_layer() in ("omp", "tbb")
-    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
-        return False
+    except ValueError:  # no parallel kernel has run yet: run a trivial one to choose the layer
+        from fastmv.kernels.masked import clip_correction
+        clip_correction(np.zeros((1, 1)))
+        return numba.threading_layer() in ("omp", "tbb")
 
 
 @contextlib.contextmanager
