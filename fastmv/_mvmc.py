@@ -889,7 +889,7 @@ def _demo(random_state=0):
     from fastmv.simulate import pairwise_constraints
     views, y = load_handwritten(["fou", "fac", "zer"])
     rows = []
-    for p in (5000,):
+    for p in (1000, 5000):
         ml, cl = pairwise_constraints(y, p, random_state=random_state)
         res = mvmc(views, 10, ml, cl, random_state=random_state)
         rows.append((f"fou+fac+zer, {p} pairs, C1=100, C2=1, k=100, l2 rows", y, res.labels))
