@@ -884,7 +884,7 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
 
 def _demo(random_state=0):
     """Rows (setting, y_true, y_pred) for ``python -m fastmv demo``: Handwritten (fou, fac,
-    zer; n = 2000), 5000 random pairwise constraints from the labels, defaults."""
+    zer; n = 2000), 1000 and 5000 random pairwise constraints from the labels, defaults."""
     from fastmv.datasets import load_handwritten
     from fastmv.simulate import pairwise_constraints
     views, y = load_handwritten(["fou", "fac", "zer"])
