@@ -235,6 +235,31 @@ def test_left_singular_vectors_span_the_top_subspace(shape, k, sparse):
     assert np.all(U[np.argmax(np.abs(U), axis=0), np.arange(k)] > 0)  # sign convention
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_left_singular_vectors_randomized_route(sparse, monkeypatch):
+    # min(n, d) large against k: the randomized range finder, not the Gram matrix, is used
+    rng = np.random.default_rng(2)
+    n, d, k = 1500, 1200, 6
+    s = np.concatenate([np.geomspace(50, 20, k), np.geomspace(1, 0.01, 60)])
+    U0 = np.linalg.qr(rng.normal(size=(n, s.size)))[0]
+    V0 = np.zeros((d, s.size))
+    support = rng.permutation(d)[:150] if sparse else np.arange(d)  # text-like: few columns
+    V0[support] = np.linalg.qr(rng.normal(size=(support.size, s.size)))[0]
+    X = (U0 * s) @ V0.T
+    if sparse:
+        X = sp.csr_matrix(X)
+        assert X.nnz == n * 150
+
+    def no_gram(*args, **kwargs):
+        raise AssertionError("the Gram route was taken")
+
+    monkeypatch.setattr(np.linalg, "eigh", no_gram)
+    U = _mvmc._left_singular_vectors(X, k, np.random.default_rng(1), "X")
+    assert U.shape == (n, k)
+    np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(U @ U.T, U0[:, :k] @ U0[:, :k].T, atol=1e-6)
+
+
 def test_left_singular_vectors_drop_null_directions():
     X = np.zeros((20, 10))
     X[:, 0] = 1.0
