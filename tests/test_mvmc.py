@@ -503,3 +503,17 @@ def test_task_map_runs_in_order_on_pool_threads_with_one_numba_thread():
         assert all(o[1] != main and o[2] == 1 for o in out)
     with task_map(1) as map1:
         assert map1 is map
+
+
+def test_without_threadpoolctl_the_tasks_run_in_turn(monkeypatch):
+    import sys
+
+    from fastmv._threads import task_map
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # makes the import fail
+    with task_map(2) as map_:
+        assert map_ is map
+    views, y = _planted(n=60, c=3, seed=2)
+    ml, cl = pairwise_constraints(y, 200, random_state=0)
+    res = fastmv.mvmc(views, 3, ml, cl, k=6, max_iter=5, random_state=0, n_jobs=2)
+    assert fastmv.metrics.accuracy(y, res.labels) == 1.0
