@@ -110,21 +110,16 @@ _FUSED_MAX_CLUSTERS = 32
 def _assign_and_sum(X, centers, x_sq):
     n_clusters = centers.shape[0]
     with serial_when_small((X.nnz if sp.issparse(X) else X.size) * n_clusters):
-        return _assign_and_sum_threads(X, centers, x_sq)
-
-
-def _assign_and_sum_threads(X, centers, x_sq):
-    n_clusters = centers.shape[0]
-    n_blocks = numba.get_num_threads()
-    if not sp.issparse(X) and n_clusters <= _FUSED_MAX_CLUSTERS:
-        return lloyd_step(X, centers, x_sq, n_blocks)
-    labels, sq_dist = nearest_center(_inner(X, centers), x_sq,
-                                     np.einsum("ij,ij->i", centers, centers))
-    if sp.issparse(X):
-        sums, counts = cluster_sums_csr(X.data, X.indices, X.indptr, X.shape[1],
-                                        labels, n_clusters, n_blocks)
-    else:
-        sums, counts = cluster_sums(X, labels, n_clusters, n_blocks)
+        n_blocks = numba.get_num_threads()
+        if not sp.issparse(X) and n_clusters <= _FUSED_MAX_CLUSTERS:
+            return lloyd_step(X, centers, x_sq, n_blocks)
+        labels, sq_dist = nearest_center(_inner(X, centers), x_sq,
+                                         np.einsum("ij,ij->i", centers, centers))
+        if sp.issparse(X):
+            sums, counts = cluster_sums_csr(X.data, X.indices, X.indptr, X.shape[1],
+                                            labels, n_clusters, n_blocks)
+        else:
+            sums, counts = cluster_sums(X, labels, n_clusters, n_blocks)
     return labels, sq_dist, sums, counts
 
 

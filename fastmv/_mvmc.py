@@ -68,12 +68,6 @@ _SPARSE_TILE_FRACTION = 0.03
 # The operator caches the clipping correction N as CSR when it has at most this many nonzeros
 # (about 12 bytes each, i.e. ≤ 200 MB); above, every product recomputes it tile by tile.
 _N_CACHE_MAX_NNZ = 2 ** 24
-# The masked-residual kernel runs on one thread inside the solver (measured on 2 cores with
-# |Ω| = 20 n, k = 100: 0.31 s against 0.38-0.57 s per outer iteration at n = 5000, 2.5 s against
-# 3.2 s at n = 20000, because BLAS and Numba thread pools busy-wait against each other when
-# their calls alternate every few milliseconds). The kernel itself is parallel (tests, other
-# callers).
-_SERIAL_MASKED_KERNEL = True
 # Eigenvalues below this fraction of the largest |eigenvalue| are treated as zero when a
 # k × k matrix is factored for Ā (they are rounding noise of the PSD projection).
 _RANK_RTOL = 1e-12
@@ -612,12 +606,12 @@ class _ViewProblem:
     def masked(self, lam, V):
         """``Zᵀ R_Ω(Z M Zᵀ − S_ob) Z`` and ``‖R_Ω(Z M Zᵀ − S_ob)‖²`` for ``M = V diag(lam) Vᵀ``."""
         B = self.Z @ V
-        # One Numba thread: the kernel is bound by gathering rows of B and Z, and it alternates
-        # every few milliseconds with the BLAS products around it, whose busy-waiting pool then
-        # competes with Numba's for the cores. On 2 cores this measured faster than running it
-        # in parallel at n = 5000 and n = 20000 (see _SERIAL_MASKED_KERNEL).
-        with serial_when_small(0 if _SERIAL_MASKED_KERNEL else
-                          self.indices.size * (self.Z.shape[1] + B.shape[1])):
+        # Always one Numba thread. In the solver this runs as a task beside the other views'
+        # (fastmv._threads.task_map); without threadpoolctl it alternates every few
+        # milliseconds with the BLAS products around it, whose busy-waiting pool competes with
+        # Numba's for the cores: on 2 cores the serial kernel measured faster per outer
+        # iteration (0.31 s against 0.38-0.57 s at n = 5000, 2.5 s against 3.2 s at n = 20000).
+        with serial_when_small(0):
             RZ, loss = masked_residual_product(B * lam, B, self.Z, self.indptr, self.indices,
                                                self.values, self.mirror)
         return _symmetric_crossproduct(self.Z, RZ), loss
