@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from fastmv.kernels.affinity import (gaussian_transition_rows, gram_to_sq_distances,
                                      keep_nearest_neighbors, strict_upper_triangle)
 
-from ._threads import thread_limit
+from ._threads import blas_threads, thread_limit
 from ._validation import check_array, check_dtype, check_int, check_scalar
 
 __all__ = ["transition_matrix"]
@@ -24,7 +24,9 @@ def _gram(X, dtype):
     syrk = blas.ssyrk if dtype == np.float32 else blas.dsyrk
     # syrk on the Fortran view of the C-ordered X computes X Xᵀ with half the flops of a GEMM;
     # trans=1 because the Fortran view of X is Xᵀ; the upper triangle of the result is filled.
-    G = syrk(1.0, Xd.T, trans=1, lower=0)
+    # one large BLAS call: worth the call's threads from about 10⁹ multiply-adds up
+    with blas_threads(Xd.shape[0] ** 2 * Xd.shape[1] >= 2e9):
+        G = syrk(1.0, Xd.T, trans=1, lower=0)
     return np.ascontiguousarray(G)
 
 
