@@ -781,7 +781,7 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
     def user_U():
         return [U[view_ptr[iv]:view_ptr[iv + 1]].copy() for iv in np.argsort(order)]
 
-    with thread_limit(n_jobs):
+    with thread_limit(n_jobs, single_threaded_blas=False):
         for p in range(n_passes):
             t0 = time.perf_counter()
             losses, iters, convs = [], [], []

@@ -10,9 +10,10 @@ BLAS/LAPACK (NumPy's and SciPy's OpenBLAS) has a thread pool of its own, and the
 must not run side by side: an OpenBLAS worker keeps spinning for a while after each call, on
 the core the next Numba kernel wants, and Numba's workers spin likewise after a kernel. When
 ``threadpoolctl`` is installed (it comes with scikit-learn; it is not a dependency of fastmv),
-every solver call therefore runs its BLAS calls on one thread and its Numba kernels on
+solver calls therefore run their BLAS calls on one thread and their Numba kernels on
 ``n_jobs`` threads; the parallel work is in the kernels, and the few large LAPACK calls that
-gain from more threads ask for them (:func:`blas_threads`). Measured on 2 cores, default
+gain from more threads ask for them (:func:`blas_threads`). OPIMC, whose distance GEMMs do not
+alternate with parallel kernels, keeps BLAS threads as configured. Measured on 2 cores, default
 settings against this policy (same data, same run): MVFL 7.3× slower (Handwritten, labels),
 CMVNMF 11.8× (Handwritten, 5 %), EMVC 7.3× (n = 500); on 3Sources MVFL 14×, on a synthetic
 n = 20000 CMVNMF 2.3×. Without threadpoolctl, BLAS threads follow ``OPENBLAS_NUM_THREADS`` /
@@ -57,14 +58,23 @@ def _blas_limit(n_threads):
 
 
 @contextlib.contextmanager
-def thread_limit(n_jobs):
+def thread_limit(n_jobs, *, single_threaded_blas=True):
     """Run the body with Numba limited to ``effective_n_jobs(n_jobs)`` threads and BLAS to
-    one thread (when threadpoolctl is installed; see the module docstring)."""
+    one thread (when threadpoolctl is installed; see the module docstring).
+
+    ``single_threaded_blas=False`` is for solvers whose BLAS calls do not alternate with
+    parallel kernels (OPIMC: 7-24 % slower with one BLAS thread on Handwritten): BLAS is then
+    limited to the same ``n`` threads when ``n_jobs`` is given, and left alone otherwise.
+    """
     n = effective_n_jobs(n_jobs)
     previous = numba.get_num_threads()
     numba.set_num_threads(n)
+    if single_threaded_blas:
+        blas = _blas_limit(1)
+    else:
+        blas = _blas_limit(n) if n_jobs is not None else contextlib.nullcontext()
     try:
-        with _blas_limit(1):
+        with blas:
             yield n
     finally:
         numba.set_num_threads(previous)
