@@ -144,3 +144,27 @@ def test_result_repr_and_threads():
     assert effective_n_jobs(-1) == numba.config.NUMBA_NUM_THREADS
     with pytest.raises(ValueError, match="n_jobs"):
         effective_n_jobs(0)
+
+
+def test_thread_limit_keeps_blas_on_one_thread_and_restores_it():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from fastmv._threads import blas_threads
+
+    def blas_threads_now():
+        return {d["num_threads"] for d in threadpoolctl.threadpool_info()
+                if d["user_api"] == "blas"}
+
+    before = blas_threads_now()
+    with thread_limit(None) as n:
+        assert blas_threads_now() == {1}
+        with blas_threads(True):
+            assert blas_threads_now() == ({n} if n > 1 else {1})
+        with blas_threads(False):
+            assert blas_threads_now() == {1}
+        assert blas_threads_now() == {1}
+    assert blas_threads_now() == before
+    with thread_limit(None, single_threaded_blas=False):
+        assert blas_threads_now() == before  # left alone when n_jobs is not given
+    with thread_limit(1, single_threaded_blas=False):
+        assert blas_threads_now() == {1}
+    assert blas_threads_now() == before
