@@ -186,20 +186,29 @@ class _ClippedLowRank:
         """``Ā X`` in O(n R p)."""
         return self.FW @ (self.F.T @ X)
 
-    def _tiles(self, rows=None):
-        """Tiles ``(i0, i1, j0, j1, N_IJ, Σ clip(Ā_IJ)², row nnz)`` of the upper triangle, for
-        every row block or only the one starting at ``rows``."""
+    def _row_block_tiles(self, i0):
+        """The upper-triangle tiles of row block ``i0``: ``(i1, j0, j1, N_IJ, row nnz of N_IJ,
+        its share of ‖S‖², its share of nnz(N))`` (off-diagonal tiles count twice)."""
         n, b = self.n, self.tile
-        for i0 in (range(0, n, b) if rows is None else (rows,)):
-            i1 = min(n, i0 + b)
-            for j0 in range(i0, n, b):
-                j1 = min(n, j0 + b)
-                A = self.FW[i0:i1] @ self.F[j0:j1].T
-                if i0 == j0:
-                    A = 0.5 * (A + A.T)  # exactly symmetric diagonal tiles
-                with serial_when_small(A.size):
-                    ss, row_nnz = clip_correction(A)
-                yield i0, i1, j0, j1, A, ss, row_nnz
+        i1 = min(n, i0 + b)
+        for j0 in range(i0, n, b):
+            j1 = min(n, j0 + b)
+            A = self.FW[i0:i1] @ self.F[j0:j1].T
+            if i0 == j0:
+                A = 0.5 * (A + A.T)  # exactly symmetric diagonal tiles
+            with serial_when_small(A.size):
+                ss, row_nnz = clip_correction(A)
+            weight = 1 if i0 == j0 else 2
+            yield i1, j0, j1, A, row_nnz, weight * ss, weight * int(row_nnz.sum())
+
+    @staticmethod
+    def _tile_csr(A, row_nnz):
+        """The nonzero entries of the tile ``A`` as CSR (``row_nnz`` from clip_correction)."""
+        indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
+        np.cumsum(row_nnz, out=indptr[1:])
+        with serial_when_small(A.size):
+            ind, dat = dense_to_csr(A, indptr)
+        return sp.csr_matrix((dat, ind, indptr), shape=A.shape)
 
     def correction_pass(self, X=None, collect=False, max_nnz=None, map_=map):
         """One pass over the upper-triangle tiles of ``Ā``.
@@ -243,23 +252,18 @@ class _ClippedLowRank:
         sumsq = 0.0
         total_nnz = 0
         pieces = []
-        for _, i1, j0, j1, A, ss, row_nnz in self._tiles(i0):
-            diag = i0 == j0
-            sumsq += ss if diag else 2.0 * ss
-            nnz = int(row_nnz.sum())
+        for i1, j0, j1, A, row_nnz, ss, nnz in self._row_block_tiles(i0):
+            sumsq += ss
             if nnz == 0:
                 continue
-            total_nnz += nnz if diag else 2 * nnz
+            total_nnz += nnz
+            diag = i0 == j0
             if pieces is not None and not keep[0]:
                 pieces = None
-            sparse_tile = nnz <= _SPARSE_TILE_FRACTION * A.size
+            sparse_tile = row_nnz.sum() <= _SPARSE_TILE_FRACTION * A.size
             C = None
             if sparse_tile or pieces is not None:
-                indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
-                np.cumsum(row_nnz, out=indptr[1:])
-                with serial_when_small(A.size):
-                    ind, dat = dense_to_csr(A, indptr)
-                C = sp.csr_matrix((dat, ind, indptr), shape=A.shape)
+                C = self._tile_csr(A, row_nnz)
                 if pieces is not None:
                     pieces.append((i0, j0, C))
             if part is not None:
@@ -298,26 +302,18 @@ class _ClippedLowRank:
     def _projected_row_block(self, i0, U, blocks):
         """Row block ``I`` of :meth:`projected_correction`: ``([U_{I,v}ᵀ Q_{I,v}], its share
         of ‖S‖², its share of nnz(N))``."""
-        Q = None
+        Q = np.zeros((min(self.n, i0 + self.tile) - i0, U.shape[1]))
         sumsq = 0.0
         total_nnz = 0
-        for _, i1, j0, j1, A, ss, row_nnz in self._tiles(i0):
-            if Q is None:
-                Q = np.zeros((i1 - i0, U.shape[1]))
-            diag = i0 == j0
-            sumsq += ss if diag else 2.0 * ss
-            nnz = int(row_nnz.sum())
+        for _, j0, j1, A, row_nnz, ss, nnz in self._row_block_tiles(i0):
+            sumsq += ss
             if nnz == 0:
                 continue
-            total_nnz += nnz if diag else 2 * nnz
-            if diag:
+            total_nnz += nnz
+            if i0 == j0:
                 A *= 0.5
-            if nnz <= _SPARSE_TILE_FRACTION * A.size:
-                indptr = np.zeros(A.shape[0] + 1, dtype=np.int64)
-                np.cumsum(row_nnz, out=indptr[1:])
-                with serial_when_small(A.size):
-                    ind, dat = dense_to_csr(A, indptr)
-                Q += sp.csr_matrix((dat, ind, indptr), shape=A.shape) @ U[j0:j1]
+            if row_nnz.sum() <= _SPARSE_TILE_FRACTION * A.size:
+                Q += self._tile_csr(A, row_nnz) @ U[j0:j1]
             else:
                 Q += A @ U[j0:j1]
         U_I = U[i0:i0 + Q.shape[0]]
