@@ -123,7 +123,8 @@ def _metric_setup():
     return (y, np.array([1, 1, 0, 0, 2, 2])), {}, y
 
 
-METRICS = ["accuracy", "nmi", "ari", "purity", "entropy", "evaluate"]
+METRICS = ["contingency_matrix", "accuracy", "nmi", "ari", "precision", "recall", "f_score",
+           "purity", "entropy", "evaluate"]
 
 
 def _function(name):
