@@ -87,8 +87,8 @@ def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
 
 
 def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6, rho=1.9,
-         mu_max=1e10, init="mean", dtype=None, random_state=None, verbose=False,
-         callback=None, n_jobs=None):
+         mu_max=1e10, init="mean", dtype=None, full_svd="auto", random_state=None,
+         verbose=False, callback=None, n_jobs=None):
     """Error-robust multi-view clustering (EMVC) of row-stochastic transition matrices.
 
     Solves ``min ‖P̂‖_* + lam1 ‖E‖_G1 + lam2 ‖E‖_2,1`` s.t. ``P_v = P̂ + E_v`` for every view
@@ -133,6 +133,10 @@ def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6
         entries (the authors' ``randn``; a zero start would freeze the reweighting).
     dtype : float32 or float64, optional
         Precision of the whole iteration (default float64); float32 halves the memory.
+    full_svd : {"auto", "gesdd"}
+        How the SVT decomposes ``P̂ + Z/μ`` when it needs all singular values: ``"auto"``
+        by the eigendecomposition of its Gram matrix where that is accurate to ``4e-11 σ₁``
+        (about twice as fast), else LAPACK ``gesdd``; ``"gesdd"`` always ``gesdd``.
     random_state : None, int or Generator
         Seeds ``init="random"``, the SVT's start blocks and the clustering's k-means.
     verbose : bool
@@ -161,6 +165,8 @@ def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6
     first ~20 iterations with the default schedule), a growing partial SVD while ``Q`` has
     low rank, and a full LAPACK SVD (O(n³)) otherwise. See :func:`fastmv._svt.svt`.
     """
+    if full_svd not in ("auto", "gesdd"):
+        raise ValueError(f"full_svd must be 'auto' or 'gesdd', got {full_svd!r}")
     if init not in ("mean", "random"):
         raise ValueError(f"init must be 'mean' or 'random', got {init!r}")
     dt = check_dtype(dtype)
@@ -203,7 +209,7 @@ def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6
         objective, res_c_hist, res_v_hist, ranks, methods = [], [], [], [], []
         zc = 0.0
         has_q = False
-        rank_prev, V_prev = None, None
+        rank_prev, V_prev, sigma_prev = None, None, None
         converged = False
         it = 0
         for it in range(1, max_iter + 1):
@@ -217,11 +223,13 @@ def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6
             bounds = dict(fro=float(np.sqrt(fro2)), norm1=float(norm1),
                           norminf=float(norminf), nonneg=bool(min_b >= 0.0))
             _, info = svt(Zb, 1.0 / mu, out=Q, bounds=bounds, rank_hint=rank_prev, V0=V_prev,
-                          random_state=rng)
+                          full_svd=full_svd, sigma_hint=sigma_prev, random_state=rng)
+            if np.isfinite(info.sigma_bounds[0]):
+                sigma_prev = info.sigma_bounds[0]
             has_q = info.rank > 0
             if info.rank:
                 rank_prev, V_prev = info.rank, info.V
-            elif info.method == "partial" or info.method == "full":
+            elif info.method in ("partial", "gram", "full"):
                 rank_prev, V_prev = 0, None
             res_c = max_abs_diff(P_hat, Q) if has_q else float(P_hat.max())
             obj = (info.nuclear_norm

@@ -79,6 +79,48 @@ def speed(args):
               f"{np.abs(res.P_hat.astype(np.float64) - ref['P_hat']).max():.2e}")
 
 
+def compare(args):
+    """Whole solves (default tol, labels) with ``full_svd="gesdd"`` (the previous route) and
+    ``"auto"`` (Gram eigendecomposition where accurate), alternated in one process; wall and
+    process CPU time (with ``--n_jobs 1`` the CPU time is the one-core time, robust to a
+    loaded machine)."""
+    from fastmv import metrics
+    P, y = _load(args.data, np.float64)
+    c = int(np.unique(y).size)
+    fastmv.emvc([p[:60, :60] / p[:60, :60].sum(1, keepdims=True) for p in P], args.lam,
+                args.lam, n_clusters=2, max_iter=40)  # compile
+    print(f"data={args.data} n={P[0].shape[0]} lam={args.lam} n_jobs={args.n_jobs}", flush=True)
+    best, res = {}, {}
+    for rep in range(args.repeat):
+        for route in ("gesdd", "auto"):
+            stamps, methods = [time.perf_counter()], []
+
+            def cb(it, state):
+                stamps.append(time.perf_counter())
+                methods.append(state["svt_method"])
+
+            t0, c0 = time.perf_counter(), time.process_time()
+            r = fastmv.emvc(P, args.lam, args.lam, n_clusters=c, full_svd=route,
+                            random_state=0, n_jobs=args.n_jobs, callback=cb)
+            total, cpu = time.perf_counter() - t0, time.process_time() - c0
+            per = np.diff(stamps)
+            full = sum(d for d, m in zip(per, methods) if m in ("full", "gram"))
+            counts = {m: methods.count(m) for m in sorted(set(methods))}
+            print(f"  rep {rep} {route:5s}: wall {total:8.2f} s, cpu {cpu:8.2f} s (wall of the "
+                  f"full-decomposition iterations {full:8.2f} s) iters {r.n_iter} converged "
+                  f"{r.converged} {counts} acc {metrics.accuracy(y, r.labels):.4f}", flush=True)
+            for key, t in (("wall", total), ("cpu", cpu)):
+                best[route, key] = min(best.get((route, key), np.inf), t)
+            res[route] = r
+    a, b = res["gesdd"], res["auto"]
+    for key in ("wall", "cpu"):
+        g, a_ = best["gesdd", key], best["auto", key]
+        print(f"best {key}: gesdd {g:.2f} s, auto {a_:.2f} s, ratio {g / a_:.2f}x")
+    print("same labels: "
+          f"{np.array_equal(a.labels, b.labels)}; max |dP_hat| = "
+          f"{np.abs(a.P_hat - b.P_hat).max():.2e}; iterations {a.n_iter} / {b.n_iter}")
+
+
 def grid(args):
     from fastmv import metrics
     P, y = _load("webkb", np.float64)
@@ -123,6 +165,12 @@ def main():
     s.add_argument("--lam", type=float, default=0.01)
     s.add_argument("--ref", action="store_true")
     s.set_defaults(func=speed)
+    q = sub.add_parser("compare")
+    q.add_argument("--data", default="webkb")
+    q.add_argument("--lam", type=float, default=0.01)
+    q.add_argument("--repeat", type=int, default=2)
+    q.add_argument("--n_jobs", type=int, default=1)
+    q.set_defaults(func=compare)
     g = sub.add_parser("grid")
     g.set_defaults(func=grid)
     c = sub.add_parser("scale")
