@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ._kmeans import kmeans
+from ._linalg import BlockKrylov, fix_signs
 from ._validation import check_array, check_int, check_n_clusters, check_random_state
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
@@ -48,15 +49,7 @@ def _top_eigenvectors(A, k, rng, dense=None):
         v0 = rng.uniform(-1, 1, size=n)
         w, V = spla.eigsh(A, k=k, which="LA", v0=v0)
     order = np.argsort(w)[::-1]
-    return w[order], _fix_signs(V[:, order])
-
-
-def _fix_signs(V):
-    """Make each column's largest-magnitude entry positive (a deterministic sign)."""
-    V = np.array(V, dtype=np.float64)
-    idx = np.argmax(np.abs(V), axis=0)
-    V *= np.sign(V[idx, np.arange(V.shape[1])])[None, :]
-    return V
+    return w[order], fix_signs(V[:, order])
 
 
 def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None, tol=1e-10,
@@ -115,41 +108,27 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     p = max(1, min(p, n))
     m_max = int(max_basis) if max_basis is not None else max(6 * p, 3 * k)
     m_max = max(m_max, k + 4 * p)  # at least three Krylov steps between restarts
-    V, _ = np.linalg.qr(rng.standard_normal((n, p)))
-    AV = np.empty((n, 0))
-    new = V
-    products = 0
+    krylov = BlockKrylov(lambda X: np.asarray(matmat(X), dtype=np.float64).reshape(n, -1))
+    krylov.extend(rng.standard_normal((n, p)))
+    products = 1
     while True:
-        W = np.asarray(matmat(new), dtype=np.float64).reshape(n, -1)
-        products += 1
-        AV = np.hstack([AV, W])
-        T = V.T @ AV
-        theta, Y = np.linalg.eigh(0.5 * (T + T.T))
-        theta, Y = theta[::-1], Y[:, ::-1]
+        theta, Y = krylov.ritz_eigh()
         kk = min(k, theta.size)
-        X = V @ Y[:, :kk]
-        R = AV @ Y[:, :kk] - X * theta[:kk]
+        X = krylov.basis() @ Y[:, :kk]
+        R = krylov.image() @ Y[:, :kk] - X * theta[:kk]
         scale = max(abs(theta[0]), np.finfo(float).tiny)
         residual = float(np.linalg.norm(R, axis=0).max()) / scale
         converged = kk == k and residual <= tol
         if converged or products >= max_products:
             break
-        if V.shape[1] + p > m_max:  # thick restart on the best Ritz vectors
-            keep = min(V.shape[1], k + p)
-            V, AV = V @ Y[:, :keep], AV @ Y[:, :keep]
+        if krylov.size + p > m_max:  # thick restart on the best Ritz vectors
+            krylov.restart(Y[:, :min(krylov.size, k + p)])
             cand = R
         else:
-            cand = W
-        size = np.linalg.norm(cand, axis=0).max(initial=0.0)
-        for _ in range(2):  # twice is enough (Kahan–Parlett)
-            cand = cand - V @ (V.T @ cand)
-        Qn, Rn = np.linalg.qr(cand)
-        # directions already in the basis up to rounding carry no information: drop them
-        live = np.abs(np.diag(Rn)) > 1e-13 * size
-        if not live.any() or V.shape[1] >= n:  # an invariant subspace: nothing left to add
-            break
-        new = Qn[:, live]
-        V = np.hstack([V, new])
+            cand = krylov.images[-1].copy()
+        if krylov.size >= n or not krylov.extend(cand):
+            break  # an invariant subspace: nothing left to add
+        products += 1
     return theta[:kk], X, {"products": products, "residual": residual, "converged": converged}
 
 
@@ -204,7 +183,7 @@ def spectral_embedding(S, n_components, *, random_state=None):
             if getattr(S, "prefers_block_products", False) and 3 * (k + 2) < n:
                 w, V, info = block_krylov_eigenpairs(matmat, n, k, random_state=rng)
                 if info["converged"]:
-                    return _normalize_rows(_fix_signs(V))
+                    return _normalize_rows(fix_signs(V))
             A = spla.LinearOperator((n, n), matvec=lambda v: matmat(v).ravel(), matmat=matmat,
                                     rmatvec=lambda v: matmat(v).ravel(), dtype=np.float64)
         elif sp.issparse(S):
