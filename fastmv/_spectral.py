@@ -8,6 +8,8 @@ dense array.
 """
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
@@ -15,7 +17,15 @@ import scipy.sparse.linalg as spla
 
 from ._kmeans import kmeans
 from ._linalg import BlockKrylov, fix_signs
-from ._validation import check_array, check_int, check_n_clusters, check_random_state
+from ._preprocessing import normalize_rows
+from ._validation import (
+    Interval,
+    check_array,
+    check_int,
+    check_n_clusters,
+    check_random_state,
+    declare_params,
+)
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
            "stationary_distribution"]
@@ -132,12 +142,6 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     return theta[:kk], X, {"products": products, "residual": residual, "converged": converged}
 
 
-def _normalize_rows(V):
-    norms = np.linalg.norm(V, axis=1)
-    norms[norms == 0] = 1.0
-    return V / norms[:, None]
-
-
 def spectral_embedding(S, n_components, *, random_state=None):
     """Row-normalised top eigenvectors of ``D^{-1/2} S D^{-1/2}`` (Ng, Jordan & Weiss).
 
@@ -183,7 +187,7 @@ def spectral_embedding(S, n_components, *, random_state=None):
             if getattr(S, "prefers_block_products", False) and 3 * (k + 2) < n:
                 w, V, info = block_krylov_eigenpairs(matmat, n, k, random_state=rng)
                 if info["converged"]:
-                    return _normalize_rows(fix_signs(V))
+                    return normalize_rows(fix_signs(V))
             A = spla.LinearOperator((n, n), matvec=lambda v: matmat(v).ravel(), matmat=matmat,
                                     rmatvec=lambda v: matmat(v).ravel(), dtype=np.float64)
         elif sp.issparse(S):
@@ -197,30 +201,51 @@ def spectral_embedding(S, n_components, *, random_state=None):
         A = inv_sqrt[:, None] * dense * inv_sqrt[None, :]
         A = (A + A.T) / 2
         _, V = _top_eigenvectors(A, k, rng, dense=A)
-    return _normalize_rows(V)
+    return normalize_rows(V)
 
 
+@declare_params({
+    "S": [np.ndarray, "sparse matrix", spla.LinearOperator],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "n_jobs": ["n_jobs"],
+})
 def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
     """Ng–Jordan–Weiss spectral clustering of a symmetric nonnegative similarity.
 
     Parameters
     ----------
     S : ndarray, scipy.sparse matrix or LinearOperator, shape (n, n)
+        Symmetric nonnegative similarity (a LinearOperator is only multiplied).
     n_clusters : int
+        Number of clusters, ``1 <= n_clusters <= n``.
     n_init : int, default 10
-        k-means restarts on the embedding.
+        k-means restarts on the embedding (as :func:`fastmv.kmeans`).
     random_state : None, int or Generator
+        Seeds the eigensolver and k-means.
     n_jobs : int or None
         Threads for the k-means kernels.
 
     Returns
     -------
     labels : ndarray of int64, shape (n,)
+        Cluster of every sample.
 
     Notes
     -----
     Cost: see :func:`spectral_embedding`, plus k-means on an ``n × n_clusters`` embedding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> S = np.kron(np.eye(2), np.ones((3, 3))) + 0.01
+    >>> labels = fastmv.spectral_clustering(S, 2, random_state=0)
+    >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
+    True
     """
+    S = _as_similarity(S, "S")
     n = S.shape[0]
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
@@ -277,37 +302,61 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     return pi
 
 
+@declare_params({
+    "P": [np.ndarray, "sparse matrix"],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "n_jobs": ["n_jobs"],
+})
 def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
     """Spectral clustering of a Markov chain (Zhou, Huang & Schölkopf, 2005).
 
     With ``π`` the stationary distribution of ``P`` and ``Π = diag(π)``, the symmetric
     ``Θ = (Π^{1/2} P Π^{-1/2} + Π^{-1/2} Pᵀ Π^{1/2}) / 2`` replaces the normalised
     similarity of NJW: its top ``n_clusters`` eigenvectors, rows normalised to unit length,
-    are clustered by k-means.
+    are clustered by k-means (``docs/algorithms.md §3``).
 
     Parameters
     ----------
     P : ndarray or scipy.sparse matrix, shape (n, n)
-        Row-stochastic transition matrix (need not be symmetric).
+        Row-stochastic transition matrix (nonnegative; need not be symmetric).
     n_clusters : int
+        Number of clusters, ``1 <= n_clusters <= n``.
     n_init : int, default 10
+        k-means restarts on the embedding (as :func:`fastmv.kmeans`).
     random_state : None, int or Generator
+        Seeds the eigensolver and k-means.
     n_jobs : int or None
+        Threads for the k-means kernels.
 
     Returns
     -------
     labels : ndarray of int64, shape (n,)
+        Cluster of every state.
 
     Notes
     -----
     States with ``π_i = 0`` (transient states) would divide by zero: ``π`` is floored at
     ``1e-12 · max(π)`` before forming ``Θ``. Dense ``P``: O(n²) memory for ``Θ``, then a
     top-``c`` eigensolve (dense ``eigh`` for n ≤ 1000, ARPACK above).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> K = np.kron(np.eye(2), np.ones((3, 3))) + 0.01
+    >>> labels = fastmv.markov_spectral_clustering(K / K.sum(1, keepdims=True), 2,
+    ...                                            random_state=0)
+    >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
+    True
     """
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
         raise ValueError(f"P must be square, got shape {P.shape}")
+    if (P.data if sp.issparse(P) else P).min(initial=0.0) < 0:
+        raise ValueError("P has negative entries; a transition matrix is nonnegative")
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
     pi = stationary_distribution(P)
@@ -323,5 +372,5 @@ def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n
         _, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
     else:
         _, V = _top_eigenvectors(Theta, n_clusters, rng)
-    V = _normalize_rows(V)
+    V = normalize_rows(V)
     return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels
