@@ -1,7 +1,7 @@
 """Singular value thresholding ``SVT(B, τ) = U max(S − τ, 0) Vᵀ`` for iterative solvers.
 
-The prox of ``τ‖·‖_*`` dominates EMVC (ALGORITHMS.md §3): a full SVD is O(n³) per iteration.
-:func:`svt` avoids it where it can, in three tiers, each exact to a stated tolerance:
+The prox of ``τ‖·‖_*`` dominates EMVC (``docs/algorithms.md §3``): a full SVD is O(n³) per
+iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a stated tolerance:
 
 1. **Skip** (no SVD at all). ``Q = 0`` exactly when ``τ ≥ σ₁(B)``. Certified upper bounds
    on ``σ₁`` are tried in order of cost: ``min(‖B‖_F, √(‖B‖₁‖B‖_∞))`` (free when the caller
@@ -24,15 +24,13 @@ The prox of ``τ‖·‖_*`` dominates EMVC (ALGORITHMS.md §3): a full SVD is O
    machine: one LAPACK ``gesdd`` of an ``n × n`` matrix costs as much as ``≈ 16 n³`` flops of
    GEMM; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
    Rayleigh–Ritz step, done whenever the basis grew by a quarter, ``≈ 30 n l² + 16 l³``)
-   hands over to tier 3 once the spent plus next-step cost would exceed half a full SVD (so a
-   wrong guess costs at most 50 % extra) or the basis would exceed ``n/4``, and is not tried
-   when the previous rank exceeds ``n/16`` (then
-   tier 3 at once: measured on WebKB, ranks above ~5 % of ``n`` need Krylov bases of half of
-   ``n`` because the singular values crowd around ``τ``).
+   hands over to tier 3 once the spent plus next-step cost would exceed half a full
+   decomposition (so a wrong guess costs at most 50 % extra) or the basis would exceed
+   ``n/4``, and is not tried when the previous rank exceeds ``n/16`` (then tier 3 at once:
+   the singular values crowd around ``τ``, and such ranks need Krylov bases of half of ``n``).
 3. **Full decomposition.** Where ``τ ≥ 64 √eps σ₁``, the eigendecomposition of the smaller
-   Gram matrix ``G = BBᵀ`` (one ``syrk``, one divide-and-conquer ``syevd``; about half the
-   time of ``gesdd``: 0.76 s against 1.6 s at n = 1051, 17 s against 34 s at n = 3000, one
-   thread): ``σᵢ = √λᵢ`` and ``SVT(B, τ) = U_r diag(1 − τ/σ) U_rᵀ B``. Squaring costs
+   Gram matrix ``G = BBᵀ`` (one ``syrk``, one divide-and-conquer ``syevd``: about half the
+   time of ``gesdd``, see ``docs/emvc.md``): ``σᵢ = √λᵢ`` and ``SVT(B, τ) = U_r diag(1 − τ/σ) U_rᵀ B``. Squaring costs
    accuracy only at the small end: ``λ`` has absolute error ``≈ eps σ₁²``, so ``σ`` near
    ``τ`` has relative error ``eps σ₁²/τ²`` and ``Q`` an error of about ``eps σ₁²/τ``
    (measured ``0.2 eps σ₁²/τ`` against ``gesdd`` on EMVC's inputs); with the ``64 √eps``

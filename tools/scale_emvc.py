@@ -1,8 +1,10 @@
-"""Measurements of fastmv.emvc for the issue-3 report (run once, not part of the suite).
+"""Measurements of fastmv.emvc (run once, not part of the suite; results in docs/emvc.md).
+Run from the repository root:
 
-    python tools/scale_emvc.py speed   --data webkb|N [--iters 50] [--dtype float64] [--ref]
-    python tools/scale_emvc.py grid                      # WebKB lam grid: acc / NMI
-    python tools/scale_emvc.py scale   --n 8000 [--iters 100] [--dtype float32]
+    python -m tools.scale_emvc speed   --data webkb|N [--iters 50] [--dtype float64] [--ref]
+    python -m tools.scale_emvc compare --data webkb|N [--repeat 2] [--n_jobs 1]
+    python -m tools.scale_emvc grid                      # WebKB lam grid: acc / NMI
+    python -m tools.scale_emvc scale   --n 8000 [--iters 100] [--dtype float32]
 
 ``speed`` prints seconds per iteration in each SVT regime and the total, and with ``--ref``
 the NumPy reference (full SVD every iteration) timed in the same process plus the largest
@@ -11,17 +13,12 @@ memory (``ru_maxrss``) next to the ``(3m+3) n²`` floor.
 """
 import argparse
 import resource
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import fastmv  # noqa: E402
-from benchmarks.bench_emvc import synthetic, webkb_transition_matrices  # noqa: E402
+import fastmv
+from benchmarks.bench_emvc import synthetic, webkb_transition_matrices
 
 
 def _load(data, dtype):
@@ -35,10 +32,10 @@ def _load(data, dtype):
 def _timed_solve(P, lam, iters, dtype, tol=0.0, n_clusters=None):
     stamps, methods, ranks = [time.perf_counter()], [], []
 
-    def cb(it, state):
+    def cb(info):
         stamps.append(time.perf_counter())
-        methods.append(state["svt_method"])
-        ranks.append(state["rank"])
+        methods.append(info.state["svt_method"])
+        ranks.append(info.state["rank"])
 
     t0 = time.perf_counter()
     res = fastmv.emvc(P, lam, lam, max_iter=iters, tol=tol, dtype=dtype, random_state=0,
@@ -50,7 +47,7 @@ def _timed_solve(P, lam, iters, dtype, tol=0.0, n_clusters=None):
 
 def _summary(dt, methods):
     out = {}
-    for m in ("skip-bound", "skip-power", "partial", "full"):
+    for m in ("skip-bound", "skip-power", "partial", "gram", "full"):
         sel = [k for k, x in enumerate(methods) if x == m]
         if sel:
             out[m] = (len(sel), float(np.median(dt[sel])), float(np.sum(dt[sel])))
@@ -95,9 +92,9 @@ def compare(args):
         for route in ("gesdd", "auto"):
             stamps, methods = [time.perf_counter()], []
 
-            def cb(it, state):
+            def cb(info):
                 stamps.append(time.perf_counter())
-                methods.append(state["svt_method"])
+                methods.append(info.state["svt_method"])
 
             t0, c0 = time.perf_counter(), time.process_time()
             r = fastmv.emvc(P, args.lam, args.lam, n_clusters=c, full_svd=route,
