@@ -103,9 +103,11 @@ def compare(args):
             per = np.diff(stamps)
             full = sum(d for d, m in zip(per, methods) if m in ("full", "gram"))
             counts = {m: methods.count(m) for m in sorted(set(methods))}
+            full_ranks = [int(k) for k, m in zip(r.rank, methods) if m in ("full", "gram")]
             print(f"  rep {rep} {route:5s}: wall {total:8.2f} s, cpu {cpu:8.2f} s (wall of the "
                   f"full-decomposition iterations {full:8.2f} s) iters {r.n_iter} converged "
-                  f"{r.converged} {counts} acc {metrics.accuracy(y, r.labels):.4f}", flush=True)
+                  f"{r.converged} {counts} acc {metrics.accuracy(y, r.labels):.4f}; ranks of "
+                  f"the full decompositions {full_ranks}", flush=True)
             for key, t in (("wall", total), ("cpu", cpu)):
                 best[route, key] = min(best.get((route, key), np.inf), t)
             res[route] = r
