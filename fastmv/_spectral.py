@@ -168,6 +168,15 @@ def spectral_embedding(S, n_components, *, random_state=None):
     over if that has not converged after 60). Other LinearOperators and large arrays use
     ARPACK ``eigsh`` (about 30 single products for 10 eigenvectors), arrays with
     ``n <= 1000`` a dense ``eigh``. Memory O(n k). Samples of zero degree get zero rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> S = np.kron(np.eye(2), np.ones((3, 3))) + 0.01
+    >>> E = fastmv.spectral_embedding(S, 2, random_state=0)
+    >>> E.shape, np.allclose(np.linalg.norm(E, axis=1), 1.0)
+    ((6, 2), True)
     """
     S = _as_similarity(S, "S")
     n = S.shape[0]
@@ -276,6 +285,14 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     ``eig`` for small ``n``, then power iteration on the lazy chain ``(I + P)/2`` (same
     stationary distribution, aperiodic) to clean up sign and rounding. For a reducible chain
     the result is one of its stationary distributions. O(n²) per product for dense ``P``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
+    >>> fastmv.stationary_distribution(P).round(6).tolist()
+    [0.333333, 0.666667]
     """
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
