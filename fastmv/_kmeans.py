@@ -1,21 +1,35 @@
-"""Lloyd's k-means with k-means++ seeding, on Numba assignment/update kernels."""
+"""Lloyd's k-means with greedy k-means++ seeding (docs/algorithms.md §6)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numba
 import numpy as np
+
+# The kernels' np.dot calls SciPy's BLAS: loading it at import makes the BLAS thread limits
+# that a call takes later cover it (threadpoolctl only sees libraries already loaded).
+import scipy.linalg.cython_blas  # noqa: F401
 import scipy.sparse as sp
 
-from fastmv.kernels.clustering import (cluster_sums, cluster_sums_csr, lloyd_step,
-                                       nearest_center)
+from fastmv.kernels.clustering import (
+    lloyd_step,
+    lloyd_step_csr,
+    seeding_distances,
+    seeding_distances_csr,
+)
 
 from ._result import Result
-from ._threads import serial_when_small, thread_limit
-from ._validation import (check_array, check_int, check_n_clusters, check_random_state,
-                          check_scalar)
+from ._threads import serial_when_small, task_map, thread_limit
+from ._validation import (
+    check_array,
+    check_int,
+    check_n_clusters,
+    check_random_state,
+    check_scalar,
+)
 
-__all__ = ["kmeans", "KMeansResult"]
+__all__ = ["KMeansResult", "kmeans"]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -42,92 +56,119 @@ class KMeansResult(Result):
         return iter((self.labels, self.centers, self.inertia))
 
 
-def _row_sq_norms(X):
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel().astype(X.dtype, copy=False)
-    return np.einsum("ij,ij->i", X, X)
+# Rows per part at least (the parts are the unit of parallel work and of the fixed-order
+# reduction); more parts than threads balances load, too many only costs accumulators.
+_PART_ROWS = 256
+_MAX_PARTS = 64
 
 
-def _inner(X, C):
-    """``X @ C.T`` as a dense C-contiguous array (BLAS for dense X, sparse × dense for CSR)."""
-    if sp.issparse(X):
-        return np.ascontiguousarray(X @ C.T)
-    return X @ C.T
+def _n_parts(n, n_clusters, d, size):
+    """Parts for a Lloyd step: from the shapes only (never the thread count), with the
+    per-part ``c × d`` accumulators together no larger than ``X`` itself (``size`` values)."""
+    min_rows = max(_PART_ROWS, -(-n * n_clusters * d // max(size, 1)))
+    return int(min(_MAX_PARTS, max(1, n // min_rows)))
 
 
-def _rows_dense(X, idx):
-    if sp.issparse(X):
-        return X[idx].toarray()
-    return X[idx]
+class _Data:
+    """The samples as the kernels see them: float64, centred (dense), scaled by a power of
+    two so that the largest entry is below 1 in magnitude, with their squared row norms.
+
+    Squaring data of magnitude ~1e160 overflows and ~1e-170 underflows; scaling by a power of
+    two is exact, so the labels do not depend on the scale of ``X`` and the centers and
+    inertia are scaled back exactly."""
+
+    def __init__(self, X):
+        self.sparse = sp.issparse(X)
+        n, d = X.shape
+        values = X.data if self.sparse else X
+        peak = float(np.abs(values).max()) if values.size else 0.0
+        # 2**exponent * peak lies in [0.5, 1): squares and their sums over d stay finite
+        self.exponent = -math.frexp(peak)[1] if peak > 0 else 0
+        if self.sparse:
+            self.X = sp.csr_matrix((np.ldexp(X.data.astype(np.float64), self.exponent),
+                                    X.indices, X.indptr), shape=X.shape)
+            self.mean = np.zeros(d)
+            col_mean = np.asarray(self.X.mean(axis=0)).ravel()
+            col_var = np.asarray(self.X.multiply(self.X).mean(axis=0)).ravel() - col_mean ** 2
+            self.x_sq = np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel()
+            size = self.X.nnz
+        else:
+            Xs = np.ldexp(X.astype(np.float64), self.exponent)
+            # centring (on this copy) keeps the expansion ‖x‖² + ‖c‖² − 2 x·c accurate
+            self.mean = Xs.mean(axis=0)
+            Xs -= self.mean
+            self.X = Xs
+            col_var = np.einsum("ij,ij->j", Xs, Xs) / n
+            self.x_sq = np.einsum("ij,ij->i", Xs, Xs)
+            size = Xs.size
+        self.mean_variance = float(np.mean(col_var))
+        self.n, self.d = n, d
+        self.size = size
+
+    def rows(self, idx):
+        """Dense float64 copies of the rows ``idx``."""
+        if self.sparse:
+            return self.X[np.asarray(idx)].toarray()
+        return self.X[np.asarray(idx)]
+
+    def lloyd_step(self, centers):
+        n_parts = _n_parts(self.n, centers.shape[0], self.d, self.size)
+        with serial_when_small(self.size * centers.shape[0]):
+            if self.sparse:
+                X = self.X
+                return lloyd_step_csr(X.data, X.indices, X.indptr, centers, self.x_sq, n_parts)
+            return lloyd_step(self.X, centers, self.x_sq, n_parts)
+
+    def seeding_distances(self, candidates, closest):
+        n_parts = _n_parts(self.n, 1, 1, self.size)
+        with serial_when_small(self.size * candidates.shape[0]):
+            if self.sparse:
+                X = self.X
+                return seeding_distances_csr(X.data, X.indices, X.indptr, candidates,
+                                             self.x_sq, closest, n_parts)
+            return seeding_distances(self.X, candidates, self.x_sq, closest, n_parts)
 
 
-def _sq_dist_to(X, x_sq, Y):
-    """Squared distances from every row of ``X`` to every row of dense ``Y``: (len(Y), n)."""
-    d = (-2.0 * _inner(X, Y)).T
-    d += x_sq[None, :]
-    d += np.einsum("ij,ij->i", Y, Y)[:, None]
-    np.maximum(d, 0.0, out=d)
-    return d
-
-
-def kmeans_plusplus(X, n_clusters, rng, x_sq=None, n_local_trials=None):
+def kmeans_plusplus(data, n_clusters, rng, n_local_trials=None):
     """Greedy k-means++ seeding (Arthur & Vassilvitskii, with ``2 + log k`` local trials).
 
-    Returns the initial centers, a dense ``(n_clusters, d)`` array.
+    Returns the initial centers, a dense ``(n_clusters, d)`` float64 array in the units of
+    ``data``.
     """
-    n = X.shape[0]
-    if x_sq is None:
-        x_sq = _row_sq_norms(X)
+    n = data.n
     if n_local_trials is None:
         n_local_trials = 2 + int(np.log(n_clusters))
-    centers = np.empty((n_clusters, X.shape[1]), dtype=X.dtype)
+    centers = np.empty((n_clusters, data.d))
     first = int(rng.integers(n))
-    centers[0] = _rows_dense(X, [first])[0]
-    closest = _sq_dist_to(X, x_sq, centers[:1])[0]
-    potential = closest.sum()
+    centers[0] = data.rows([first])[0]
+    dist, pots = data.seeding_distances(centers[:1], np.full(n, np.inf))
+    closest, potential = dist[0], pots[0]
     for c in range(1, n_clusters):
         if potential <= 0:  # every sample coincides with a center: any choice is optimal
             cand = rng.integers(n, size=1)
         else:
             r = rng.random(n_local_trials) * potential
-            cand = np.searchsorted(np.cumsum(closest, dtype=np.float64), r)
+            cand = np.searchsorted(np.cumsum(closest), r)
             np.clip(cand, 0, n - 1, out=cand)
-        dist = _sq_dist_to(X, x_sq, _rows_dense(X, cand))
-        np.minimum(closest[None, :], dist, out=dist)
-        pots = dist.sum(axis=1)
+        rows = data.rows(cand)
+        dist, pots = data.seeding_distances(rows, closest)
         best = int(np.argmin(pots))
-        centers[c] = _rows_dense(X, [cand[best]])[0]
-        closest = dist[best]
-        potential = pots[best]
+        centers[c] = rows[best]
+        closest, potential = dist[best], pots[best]
     return centers
 
 
-# Up to this many clusters a dense Lloyd step is one fused Numba pass over X (lloyd_step);
-# beyond it the X Cᵀ product is worth a BLAS GEMM.
-_FUSED_MAX_CLUSTERS = 32
-
-
-def _assign_and_sum(X, centers, x_sq):
-    n_clusters = centers.shape[0]
-    with serial_when_small((X.nnz if sp.issparse(X) else X.size) * n_clusters):
-        n_blocks = numba.get_num_threads()
-        if not sp.issparse(X) and n_clusters <= _FUSED_MAX_CLUSTERS:
-            return lloyd_step(X, centers, x_sq, n_blocks)
-        labels, sq_dist = nearest_center(_inner(X, centers), x_sq,
-                                         np.einsum("ij,ij->i", centers, centers))
-        if sp.issparse(X):
-            sums, counts = cluster_sums_csr(X.data, X.indices, X.indptr, X.shape[1],
-                                            labels, n_clusters, n_blocks)
-        else:
-            sums, counts = cluster_sums(X, labels, n_clusters, n_blocks)
-    return labels, sq_dist, sums, counts
-
-
-def _lloyd(X, centers, x_sq, max_iter, tol):
+def _lloyd(data, centers, max_iter, tol):
+    """Lloyd iterations from ``centers``; returns labels, centers, inertia, n_iter and the
+    inertia of every iteration's assignment."""
     labels_old = None
+    history = []
     n_iter = 0
+    labels = sq_dist = None
+    settled = False
     for n_iter in range(1, max_iter + 1):
-        labels, sq_dist, sums, counts = _assign_and_sum(X, centers, x_sq)
+        labels, sq_dist, sums, counts = data.lloyd_step(centers)
+        history.append(float(sq_dist.sum()))
         new_centers = centers.copy()
         full = counts > 0
         new_centers[full] = sums[full] / counts[full, None]
@@ -136,17 +177,21 @@ def _lloyd(X, centers, x_sq, max_iter, tol):
             # Relocate empty clusters to the samples farthest from their centers, as
             # scikit-learn does, so that no cluster stays empty.
             far = np.argsort(sq_dist, kind="stable")[::-1][: empty.size]
-            new_centers[empty] = _rows_dense(X, far)
+            new_centers[empty] = data.rows(far)
         shift = float(((new_centers - centers) ** 2).sum())
         centers = new_centers
-        if labels_old is not None and np.array_equal(labels, labels_old) and not empty.size:
+        if labels_old is not None and not empty.size and np.array_equal(labels, labels_old):
+            # same labels twice: the centers just computed are the previous ones, so the
+            # labels and distances of this step already refer to them
+            settled = True
             break
         labels_old = labels
         if shift <= tol:
             break
-    # Final assignment so that labels and inertia refer to the returned centers.
-    labels, sq_dist, _, _ = _assign_and_sum(X, centers, x_sq)
-    return labels, centers, float(sq_dist.sum(dtype=np.float64)), n_iter
+    if not settled:
+        # final assignment so that labels and inertia refer to the returned centers
+        labels, sq_dist, _, _ = data.lloyd_step(centers)
+    return labels, centers, float(sq_dist.sum()), n_iter, history
 
 
 def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++",
@@ -182,10 +227,12 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
 
     Notes
     -----
-    One iteration costs one GEMM ``X Cᵀ`` (O(n d c), BLAS; O(nnz · c) for sparse ``X``) plus
-    the fused Numba assignment (O(n c)) and update (O(n d) or O(nnz)) kernels. Memory
-    O(n c + threads · c · d) beyond ``X``. Dense input is centred first (on a copy) for
-    accuracy of the distance expansion, as scikit-learn does.
+    All arithmetic is float64, whatever the input dtype (centers are returned in the input's
+    dtype): the work is one pass over ``X`` per iteration, and a single specialisation of
+    each kernel means float32 input compiles nothing new. One iteration costs O(n d c) flops
+    in BLAS GEMMs on row blocks (O(nnz · c) for sparse ``X``) with the assignment and the
+    per-cluster sums fused around them; memory O(n + parts · c · d) beyond a centred float64
+    copy of ``X`` (sparse input: a float64 copy of its values).
     """
     X = check_array(X, "X", accept_sparse=True)
     n, d = X.shape
@@ -199,36 +246,34 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
             raise ValueError(f"init must be 'k-means++', 'random' or an array, got {init!r}")
         init_centers = None
     else:
-        init_centers = check_array(init, "init", accept_sparse=False, dtype=X.dtype)
+        init_centers = check_array(init, "init", accept_sparse=False, dtype=np.float64)
         if init_centers.shape != (n_clusters, d):
             raise ValueError(f"init must have shape ({n_clusters}, {d}), got {init_centers.shape}")
         n_init = 1
 
-    if sp.issparse(X):
-        mean = None
-        col_mean = np.asarray(X.mean(axis=0)).ravel()
-        col_var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - col_mean ** 2
-        Xw = X
-    else:
-        mean = X.mean(axis=0)
-        Xw = X - mean  # a new array: the caller's X is never modified
-        col_var = Xw.var(axis=0)
-    tol_abs = float(np.mean(col_var)) * tol
-    x_sq = _row_sq_norms(Xw)
+    data = _Data(X)
+    tol_abs = data.mean_variance * tol
+    # one generator per restart, drawn up front: the restarts are independent, so they can
+    # run concurrently and still give the same result for any number of threads
+    seeds = rng.integers(0, 2 ** 63 - 1, size=n_init)
 
-    best = None
+    def run(r):
+        if init_centers is not None:
+            centers = np.ldexp(init_centers, data.exponent) - data.mean
+        elif init == "random":
+            run_rng = np.random.default_rng(seeds[r])
+            centers = data.rows(np.sort(run_rng.choice(n, n_clusters, replace=False)))
+        else:
+            centers = kmeans_plusplus(data, n_clusters, np.random.default_rng(seeds[r]))
+        return _lloyd(data, np.array(centers, dtype=np.float64), max_iter, tol_abs)
+
     with thread_limit(n_jobs):
-        for _ in range(n_init):
-            if init_centers is not None:
-                centers = init_centers - mean if mean is not None else init_centers.copy()
-            elif init == "random":
-                centers = _rows_dense(Xw, np.sort(rng.choice(n, n_clusters, replace=False)))
-            else:
-                centers = kmeans_plusplus(Xw, n_clusters, rng, x_sq=x_sq)
-            run = _lloyd(Xw, np.array(centers, dtype=X.dtype), x_sq, max_iter, tol_abs)
-            if best is None or run[2] < best[2]:
-                best = run
-    labels, centers, inertia, n_iter = best
-    if mean is not None:
-        centers = centers + mean
+        # several restarts on several threads: each restart on one thread (no per-step
+        # synchronisation); a single restart parallelises inside the kernels instead
+        with task_map(min(numba.get_num_threads(), n_init)) as map_runs:
+            runs = list(map_runs(run, range(n_init)))
+    best = min(runs, key=lambda result: result[2])  # the first of equal inertias
+    labels, centers, inertia, n_iter, _ = best
+    centers = np.ldexp(centers + data.mean, -data.exponent).astype(X.dtype, copy=False)
+    inertia = float(np.ldexp(inertia, -2 * data.exponent))
     return KMeansResult(labels=labels, centers=centers, inertia=inertia, n_iter=n_iter)

@@ -2,58 +2,63 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from fastmv.kernels import clustering as K
 
 import fastmv
-from fastmv.kernels import clustering as K
-from tests import naive
+from tests import naive_clustering as naive
 from tests.conftest import shared_dataset
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n,c", [(1, 1), (7, 1), (1, 3), (50, 4), (333, 17)])
-def test_nearest_center_matches_twin(n, c, dtype, rng):
-    X = rng.standard_normal((n, 5)).astype(dtype)
-    C = rng.standard_normal((c, 5)).astype(dtype)
-    inner = X @ C.T
-    xs, cs = (X * X).sum(1), (C * C).sum(1)
-    labels, d = K.nearest_center(inner, xs, cs)
-    labels_ref, d_ref = naive.nearest_center(inner, xs, cs)
-    np.testing.assert_array_equal(labels, labels_ref)
-    np.testing.assert_allclose(d, d_ref, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
-    assert d.dtype == dtype and (d >= 0).all()
+def _csr(X):
+    Xs = sp.csr_matrix(X)
+    return Xs.data, Xs.indices, Xs.indptr
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n,d,c,blocks", [(1, 3, 1, 2), (10, 1, 3, 1), (100, 7, 5, 2),
-                                          (57, 4, 9, 8), (0, 3, 2, 2)])
-def test_cluster_sums_matches_twin(n, d, c, blocks, dtype, rng):
-    X = rng.standard_normal((n, d)).astype(dtype)
-    labels = rng.integers(0, c, size=n)
-    sums, counts = K.cluster_sums(X, labels, c, blocks)
-    sums_ref, counts_ref = naive.cluster_sums(X, labels, c)
-    np.testing.assert_allclose(sums, sums_ref, rtol=1e-5, atol=1e-5)
-    np.testing.assert_array_equal(counts, counts_ref)
-    Xs = sp.random(n, d, density=0.3, random_state=1, format="csr", dtype=dtype)
-    sums, counts = K.cluster_sums_csr(Xs.data, Xs.indices, Xs.indptr, d, labels, c, blocks)
-    sums_ref, counts_ref = naive.cluster_sums_csr(Xs.data, Xs.indices, Xs.indptr, d, labels, c)
-    np.testing.assert_allclose(sums, sums_ref, rtol=1e-5, atol=1e-5)
-    np.testing.assert_array_equal(counts, counts_ref)
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n,d,c,blocks", [(1, 3, 1, 2), (1, 2, 4, 1), (100, 7, 5, 2),
-                                          (57, 1, 9, 8), (0, 3, 2, 2)])
-def test_lloyd_step_matches_twin(n, d, c, blocks, dtype, rng):
-    X = rng.standard_normal((n, d)).astype(dtype)
-    C = rng.standard_normal((c, d)).astype(dtype)
+@pytest.mark.parametrize("n,d,c,parts", [(1, 3, 1, 2), (1, 2, 4, 1), (100, 7, 5, 2),
+                                         (57, 1, 9, 8), (0, 3, 2, 2), (700, 4, 3, 3)])
+def test_lloyd_step_matches_twin(n, d, c, parts, rng):
+    X = rng.standard_normal((n, d))
+    X[::3] = 0.0  # zero rows
+    C = rng.standard_normal((c, d))
     xs = (X * X).sum(1)
-    got = K.lloyd_step(X, C, xs, blocks)
     ref = naive.lloyd_step(X, C, xs)
-    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
-    np.testing.assert_array_equal(got[0], ref[0])
-    for a, b in zip(got[1:], ref[1:]):
-        np.testing.assert_allclose(a, b, **tol)
-    assert got[2].dtype == dtype
+    for got in (K.lloyd_step(X, C, xs, parts),
+                K.lloyd_step_csr(*_csr(X), C, xs, parts)):
+        np.testing.assert_array_equal(got[0], ref[0])
+        for a, b in zip(got[1:], ref[1:]):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+        assert got[0].dtype == np.int64 and got[3].dtype == np.int64
+
+
+@pytest.mark.parametrize("n,d,t,parts", [(1, 3, 1, 2), (5, 2, 4, 1), (300, 7, 5, 3),
+                                         (57, 1, 2, 8), (0, 3, 2, 2)])
+def test_seeding_distances_match_twin(n, d, t, parts, rng):
+    X = rng.standard_normal((n, d))
+    Y = rng.standard_normal((t, d))
+    xs = (X * X).sum(1)
+    closest = np.where(rng.random(n) < 0.5, np.inf, rng.random(n))
+    ref = naive.seeding_distances(X, Y, xs, closest)
+    for got in (K.seeding_distances(X, Y, xs, closest, parts),
+                K.seeding_distances_csr(*_csr(X), Y, xs, closest, parts)):
+        for a, b in zip(got, ref):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_kernels_do_not_depend_on_threads(rng):
+    import numba
+    X = rng.standard_normal((3000, 6))
+    C = rng.standard_normal((7, 6))
+    xs = (X * X).sum(1)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = K.lloyd_step(X, C, xs, 9)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = K.lloyd_step(X, C, xs, 9)
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(one, many):
+        np.testing.assert_array_equal(a, b)
 
 
 def _blobs(rng, n_per=60, c=4, d=5, spread=0.3):
@@ -138,7 +143,7 @@ def test_validation_and_no_mutation(rng):
 @pytest.mark.slow
 def test_inertia_within_one_percent_of_sklearn_on_handwritten():
     sklearn_cluster = pytest.importorskip("sklearn.cluster")
-    views, y = fastmv.datasets.load_mat(shared_dataset("Handwritten.mat"))
+    views, _ = fastmv.datasets.load_mat(shared_dataset("Handwritten.mat"))
     X = np.hstack(views)
     for seed in range(2):
         ours = fastmv.kmeans(X, 10, n_init=10, random_state=seed).inertia
