@@ -1,9 +1,9 @@
 """asv suite for fastmv.kmeans (and the speed ratio against scikit-learn's KMeans, measured
 inside one call so that machine noise affects both alike)."""
 import numpy as np
-from fastmv.kernels.clustering import lloyd_step, seeding_distances
 
 import fastmv
+from fastmv.kernels.clustering import lloyd_step, seeding_distances
 
 from ._common import best_of, shared_dataset
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from numbers import Integral, Real
 
 import numba
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 import scipy.linalg.cython_blas  # noqa: F401
 import scipy.sparse as sp
 
+from fastmv.kernels._partition import n_parts
 from fastmv.kernels.clustering import (
     lloyd_step,
     lloyd_step_csr,
@@ -19,15 +21,19 @@ from fastmv.kernels.clustering import (
     seeding_distances_csr,
 )
 
+from ._preprocessing import row_norms
 from ._result import Result
+from ._solver import Step, iterate
 from ._threads import serial_when_small, task_map, thread_limit
 from ._validation import (
+    Interval,
+    Options,
     check_array,
-    check_int,
     check_n_clusters,
     check_random_state,
-    check_scalar,
+    declare_params,
 )
+from .exceptions import DegenerateSolutionError
 
 __all__ = ["KMeansResult", "kmeans"]
 
@@ -40,17 +46,25 @@ class KMeansResult(Result):
     ----------
     labels : ndarray of int64, shape (n,)
         Index of the nearest center of every sample.
-    centers : ndarray, shape (n_clusters, d)
-    inertia : float
-        Sum of squared distances of the samples to their nearest center.
+    objective : ndarray of float64, shape (n_iter,)
+        Inertia of the best run's assignment at every Lloyd iteration (to the centers the
+        iteration started from).
     n_iter : int
         Lloyd iterations of the best run.
+    converged : bool
+        Whether the best run met its convergence test before ``max_iter``.
+    centers : ndarray, shape (n_clusters, d)
+        Final centers, in the dtype of ``X``.
+    inertia : float
+        Sum of squared distances of the samples to their nearest center in ``centers``.
     """
 
     labels: np.ndarray
+    objective: np.ndarray
+    n_iter: int
+    converged: bool
     centers: np.ndarray
     inertia: float
-    n_iter: int
 
     def __iter__(self):
         return iter((self.labels, self.centers, self.inertia))
@@ -59,14 +73,12 @@ class KMeansResult(Result):
 # Rows per part at least (the parts are the unit of parallel work and of the fixed-order
 # reduction); more parts than threads balances load, too many only costs accumulators.
 _PART_ROWS = 256
-_MAX_PARTS = 64
 
 
 def _n_parts(n, n_clusters, d, size):
     """Parts for a Lloyd step: from the shapes only (never the thread count), with the
     per-part ``c × d`` accumulators together no larger than ``X`` itself (``size`` values)."""
-    min_rows = max(_PART_ROWS, -(-n * n_clusters * d // max(size, 1)))
-    return int(min(_MAX_PARTS, max(1, n // min_rows)))
+    return int(n_parts(n, max(_PART_ROWS, -(-n * n_clusters * d // max(size, 1)))))
 
 
 class _Data:
@@ -90,7 +102,6 @@ class _Data:
             self.mean = np.zeros(d)
             col_mean = np.asarray(self.X.mean(axis=0)).ravel()
             col_var = np.asarray(self.X.multiply(self.X).mean(axis=0)).ravel() - col_mean ** 2
-            self.x_sq = np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel()
             size = self.X.nnz
         else:
             Xs = np.ldexp(X.astype(np.float64), self.exponent)
@@ -99,8 +110,8 @@ class _Data:
             Xs -= self.mean
             self.X = Xs
             col_var = np.einsum("ij,ij->j", Xs, Xs) / n
-            self.x_sq = np.einsum("ij,ij->i", Xs, Xs)
             size = Xs.size
+        self.x_sq = row_norms(self.X, squared=True)
         self.mean_variance = float(np.mean(col_var))
         self.n, self.d = n, d
         self.size = size
@@ -158,18 +169,23 @@ def kmeans_plusplus(data, n_clusters, rng, n_local_trials=None):
     return centers
 
 
-def _lloyd(data, centers, max_iter, tol):
-    """Lloyd iterations from ``centers``; returns labels, centers, inertia, n_iter and the
-    inertia of every iteration's assignment."""
-    labels_old = None
-    history = []
-    n_iter = 0
-    labels = sq_dist = None
-    settled = False
-    for n_iter in range(1, max_iter + 1):
-        labels, sq_dist, sums, counts = data.lloyd_step(centers)
-        history.append(float(sq_dist.sum()))
-        new_centers = centers.copy()
+class _Lloyd:
+    """Lloyd iterations as a problem for the driver: each step assigns the samples to the
+    current centers and moves the centers to the means; the residual is the total squared
+    center shift, 0 when the labels repeat (the centers just computed are then the previous
+    ones, and the step's labels and distances already refer to them)."""
+
+    def __init__(self, data, centers):
+        self.data = data
+        self.centers = centers
+        self.labels = None
+        self.sq_dist = None
+        self.settled = False
+
+    def step(self):
+        data = self.data
+        labels, sq_dist, sums, counts = data.lloyd_step(self.centers)
+        new_centers = self.centers.copy()
         full = counts > 0
         new_centers[full] = sums[full] / counts[full, None]
         empty = np.flatnonzero(~full)
@@ -178,22 +194,50 @@ def _lloyd(data, centers, max_iter, tol):
             # scikit-learn does, so that no cluster stays empty.
             far = np.argsort(sq_dist, kind="stable")[::-1][: empty.size]
             new_centers[empty] = data.rows(far)
-        shift = float(((new_centers - centers) ** 2).sum())
-        centers = new_centers
-        if labels_old is not None and not empty.size and np.array_equal(labels, labels_old):
-            # same labels twice: the centers just computed are the previous ones, so the
-            # labels and distances of this step already refer to them
-            settled = True
-            break
-        labels_old = labels
-        if shift <= tol:
-            break
-    if not settled:
-        # final assignment so that labels and inertia refer to the returned centers
-        labels, sq_dist, _, _ = data.lloyd_step(centers)
-    return labels, centers, float(sq_dist.sum()), n_iter, history
+        self.settled = (self.labels is not None and not empty.size
+                        and np.array_equal(labels, self.labels))
+        shift = 0.0 if self.settled else float(((new_centers - self.centers) ** 2).sum())
+        self.centers, self.labels, self.sq_dist = new_centers, labels, sq_dist
+        return Step(objective=float(sq_dist.sum()), residual=shift)
+
+    def finish(self):
+        """Labels and inertia for the final centers."""
+        if not self.settled:
+            self.labels, self.sq_dist, _, _ = self.data.lloyd_step(self.centers)
+        return self.labels, float(self.sq_dist.sum())
 
 
+def _lloyd(data, centers, max_iter, tol):
+    """One Lloyd run from ``centers``: (labels, centers, inertia, trace)."""
+    problem = _Lloyd(data, centers)
+    trace = iterate(problem, solver="kmeans", max_iter=max_iter, tol=tol, warn=False)
+    labels, inertia = problem.finish()
+    return labels, problem.centers, inertia, trace
+
+
+def _caller_units(value, exponent, what):
+    """A squared-distance quantity computed on data scaled by ``2**exponent``, in the
+    caller's units; raises when it does not fit in float64."""
+    with np.errstate(over="ignore"):
+        out = np.ldexp(np.asarray(value, dtype=np.float64), -2 * exponent)
+    if not np.all(np.isfinite(out)):
+        raise DegenerateSolutionError(
+            f"kmeans: the {what} exceeds the float64 range (X is too large in magnitude for "
+            "its squared distances to be represented); rescale X, e.g. divide it by "
+            "np.abs(X).max()")
+    return out
+
+
+@declare_params({
+    "X": ["array-like"],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "init": [Options({"k-means++", "random"}), "array-like"],
+    "random_state": ["random_state"],
+    "n_jobs": ["n_jobs"],
+})
 def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++",
            random_state=None, n_jobs=None) -> KMeansResult:
     """Lloyd's k-means with greedy k-means++ seeding and several restarts.
@@ -207,43 +251,60 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
     n_init : int, default 10
         Number of seedings; the run with the lowest inertia is returned.
     max_iter : int, default 300
-        Lloyd iterations per run.
+        Lloyd iterations per run (``0``: assign the samples to the initial centers).
     tol : float, default 1e-4
         Convergence when the total squared center shift is at most ``tol`` times the mean
         per-feature variance of ``X`` (scikit-learn's convention), or when the labels stop
         changing.
-    init : {"k-means++", "random"} or ndarray of shape (n_clusters, d)
+    init : {"k-means++", "random"} or array-like of shape (n_clusters, d), default "k-means++"
         Seeding; an array gives the initial centers (and forces ``n_init = 1``).
-    random_state : None, int or numpy Generator
+    random_state : None, int, numpy Generator, RandomState or SeedSequence
         Makes the seeding reproducible.
     n_jobs : int or None
-        Threads for the Numba kernels (``None``: ``NUMBA_NUM_THREADS``).
+        Threads (``None``: ``NUMBA_NUM_THREADS``). Several restarts run concurrently, one
+        per thread; a single restart runs its kernels in parallel. The result does not
+        depend on the number of threads.
 
     Returns
     -------
     KMeansResult
-        ``labels``, ``centers``, ``inertia``, ``n_iter``; unpacks as
-        ``labels, centers, inertia``.
+        ``labels``, ``objective`` (inertia per iteration of the best run), ``n_iter``,
+        ``converged``, ``centers``, ``inertia``; unpacks as ``labels, centers, inertia``.
+
+    Raises
+    ------
+    DegenerateSolutionError
+        When the inertia exceeds the float64 range (``X`` of magnitude beyond ~1e154); the
+        labels themselves are computed on a scaled copy and never overflow.
 
     Notes
     -----
-    All arithmetic is float64, whatever the input dtype (centers are returned in the input's
-    dtype): the work is one pass over ``X`` per iteration, and a single specialisation of
-    each kernel means float32 input compiles nothing new. One iteration costs O(n d c) flops
-    in BLAS GEMMs on row blocks (O(nnz · c) for sparse ``X``) with the assignment and the
-    per-cluster sums fused around them; memory O(n + parts · c · d) beyond a centred float64
-    copy of ``X`` (sparse input: a float64 copy of its values).
+    docs/algorithms.md §6. The samples are scaled by a power of two (exact) so that squared
+    distances can neither overflow nor underflow: the labels do not depend on the scale of
+    ``X``, and centers and inertia are scaled back exactly. All arithmetic is float64,
+    whatever the input dtype (centers are returned in the input's dtype): one pass over
+    ``X`` per iteration, and a single specialisation of each kernel, so float32 input
+    compiles nothing new. One iteration costs 2 n d c flops in BLAS GEMMs on row blocks
+    (2 nnz c for sparse ``X``) with the assignment and the per-cluster sums fused around
+    them; memory O(n + parts · c · d) beyond a centred float64 copy of ``X`` (sparse input:
+    a float64 copy of its values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> res = fastmv.kmeans(X, 2, random_state=0)
+    >>> bool(res.labels[0] == res.labels[1] != res.labels[2] == res.labels[3])
+    True
+    >>> res.inertia, res.converged
+    (1.0, True)
     """
     X = check_array(X, "X", accept_sparse=True)
     n, d = X.shape
     n_clusters = check_n_clusters(n_clusters, n)
-    n_init = check_int(n_init, "n_init", low=1)
-    max_iter = check_int(max_iter, "max_iter", low=1)
-    tol = check_scalar(tol, "tol", low=0.0)
     rng = check_random_state(random_state)
     if isinstance(init, str):
-        if init not in ("k-means++", "random"):
-            raise ValueError(f"init must be 'k-means++', 'random' or an array, got {init!r}")
         init_centers = None
     else:
         init_centers = check_array(init, "init", accept_sparse=False, dtype=np.float64)
@@ -265,6 +326,8 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
             centers = data.rows(np.sort(run_rng.choice(n, n_clusters, replace=False)))
         else:
             centers = kmeans_plusplus(data, n_clusters, np.random.default_rng(seeds[r]))
+        if not np.all(np.isfinite(centers)):
+            raise ValueError("init is too large in magnitude compared with X")
         return _lloyd(data, np.array(centers, dtype=np.float64), max_iter, tol_abs)
 
     with thread_limit(n_jobs):
@@ -273,7 +336,9 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
         with task_map(min(numba.get_num_threads(), n_init)) as map_runs:
             runs = list(map_runs(run, range(n_init)))
     best = min(runs, key=lambda result: result[2])  # the first of equal inertias
-    labels, centers, inertia, n_iter, _ = best
+    labels, centers, inertia, trace = best
     centers = np.ldexp(centers + data.mean, -data.exponent).astype(X.dtype, copy=False)
-    inertia = float(np.ldexp(inertia, -2 * data.exponent))
-    return KMeansResult(labels=labels, centers=centers, inertia=inertia, n_iter=n_iter)
+    return KMeansResult(labels=labels,
+                        objective=_caller_units(trace.objective, data.exponent, "inertia"),
+                        n_iter=trace.n_iter, converged=trace.converged, centers=centers,
+                        inertia=float(_caller_units(inertia, data.exponent, "inertia")))

@@ -12,17 +12,11 @@ arithmetic is float64 (see :func:`fastmv.kmeans`).
 import numpy as np
 from numba import njit, prange
 
+from ._partition import part_bounds
+
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
 CHUNK_ROWS = 256
-
-
-@njit(cache=True, nogil=True)
-def part_bounds(n_items, parts):
-    bounds = np.empty(parts + 1, dtype=np.int64)
-    for b in range(parts + 1):
-        bounds[b] = (n_items * b) // parts
-    return bounds
 
 
 @njit(cache=True, nogil=True)

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from fastmv.kernels import clustering as K
 
 import fastmv
+from fastmv.kernels import clustering as K
 from tests import naive_clustering as naive
 from tests.conftest import shared_dataset
 
@@ -99,45 +99,86 @@ def test_sparse_equals_dense(rng):
 
 
 def test_deterministic_and_thread_independent(rng):
-    X, _ = _blobs(rng, spread=4.0)
+    X, _ = _blobs(rng, n_per=400, spread=4.0)
     a = fastmv.kmeans(X, 4, random_state=7, n_jobs=1)
     b = fastmv.kmeans(X, 4, random_state=7, n_jobs=2)
-    c = fastmv.kmeans(X, 4, random_state=7)
+    c = fastmv.kmeans(X, 4, random_state=7, n_init=1, n_jobs=2)  # parallel inside the kernels
+    d = fastmv.kmeans(X, 4, random_state=7, n_init=1, n_jobs=1)
+    # a fixed partition of the samples: identical, not merely close
     np.testing.assert_array_equal(a.labels, b.labels)
-    np.testing.assert_array_equal(a.labels, c.labels)
-    assert a.inertia == pytest.approx(b.inertia, rel=1e-12)
+    np.testing.assert_array_equal(a.objective, b.objective)
+    assert a.inertia == b.inertia
+    np.testing.assert_array_equal(c.objective, d.objective)
+    np.testing.assert_array_equal(c.centers, d.centers)
 
 
-def test_edge_cases(rng):
-    X = rng.standard_normal((5, 3))
-    assert fastmv.kmeans(X, 1).labels.tolist() == [0] * 5
-    res = fastmv.kmeans(X, 5, random_state=0)
-    assert sorted(res.labels.tolist()) == list(range(5)) and res.inertia == pytest.approx(0)
-    same = np.ones((6, 2))
-    assert fastmv.kmeans(same, 3, random_state=0).inertia == pytest.approx(0)
-    r32 = fastmv.kmeans(X.astype(np.float32), 2, random_state=0)
-    assert r32.centers.dtype == np.float32
+def test_result_contract(rng):
+    X, _ = _blobs(rng)
+    res = fastmv.kmeans(X, 4, random_state=0)
+    assert isinstance(res, fastmv.Result) and isinstance(res, fastmv.KMeansResult)
+    assert isinstance(res.converged, bool) and res.converged
+    assert res.objective.shape == (res.n_iter,) and res.objective.dtype == np.float64
+    assert np.all(np.diff(res.objective) <= 1e-9 * res.objective[0])  # Lloyd never goes up
+    assert res.objective[-1] == pytest.approx(res.inertia, rel=1e-12)
+    zero = fastmv.kmeans(X, 4, max_iter=0, random_state=0)
+    assert zero.n_iter == 0 and zero.objective.shape == (0,) and not zero.converged
+    assert zero.inertia >= res.inertia
 
 
-def test_validation_and_no_mutation(rng):
-    X = rng.standard_normal((20, 3))
-    X0 = X.copy()
-    fastmv.kmeans(X, 3, random_state=0)
-    np.testing.assert_array_equal(X, X0)
-    with pytest.raises(ValueError, match="n_clusters"):
-        fastmv.kmeans(X, 21)
-    with pytest.raises(ValueError, match="n_clusters"):
-        fastmv.kmeans(X, 0)
+def test_parity_with_sklearn_from_the_same_start(rng):
+    sk = pytest.importorskip("sklearn.cluster")
+    X, y = _blobs(rng, n_per=150, spread=5.0)
+    init = X[[np.flatnonzero(y == k)[0] for k in range(4)]].copy()
+    ours = fastmv.kmeans(X, 4, init=init)
+    theirs = sk.KMeans(4, init=init, n_init=1, algorithm="lloyd").fit(X)
+    np.testing.assert_array_equal(ours.labels, theirs.labels_)
+    np.testing.assert_allclose(ours.centers, theirs.cluster_centers_, rtol=1e-10)
+    assert ours.inertia == pytest.approx(theirs.inertia_, rel=1e-10)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 2.0 ** -600, 1e100, 1e150])
+def test_scale_invariance(scale, rng):
+    X, _ = _blobs(rng, spread=2.0)
+    ref = fastmv.kmeans(X, 4, random_state=1, n_init=2)
+    res = fastmv.kmeans(X * scale, 4, random_state=1, n_init=2)
+    np.testing.assert_array_equal(res.labels, ref.labels)
+    np.testing.assert_allclose(res.centers, ref.centers * scale, rtol=1e-12,
+                               atol=1e-12 * scale * np.abs(ref.centers).max())
+    expected = ref.inertia * scale * scale
+    assert res.inertia == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    assert np.all(np.isfinite(res.objective))
+    if scale > 1:  # sparse input takes the same route
+        sparse = fastmv.kmeans(sp.csr_matrix(X * scale), 4, random_state=1, n_init=2)
+        np.testing.assert_array_equal(sparse.labels, ref.labels)
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e300])
+def test_unrepresentable_inertia_raises(scale, rng):
+    X, _ = _blobs(rng, spread=2.0)
+    with pytest.raises(fastmv.exceptions.DegenerateSolutionError, match="rescale X"):
+        fastmv.kmeans(X * scale, 4, random_state=1, n_init=2)
+
+
+def test_float32_compiles_nothing_new(rng):
+    X = rng.standard_normal((50, 3)).astype(np.float32)
+    res = fastmv.kmeans(X, 3, random_state=0)
+    assert res.centers.dtype == np.float32
+    for kernel in (K.lloyd_step, K.seeding_distances):
+        assert all("float32" not in str(sig) for sig in kernel.signatures)
+
+
+@pytest.mark.parametrize("bad", ["past_width", "one_based", "indptr"])
+def test_invalid_sparse_structure_raises_naming_x(bad):
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 0.0, 5.0]]))
+    X = X.copy()
+    if bad == "past_width":
+        X.indices[-1] = 7
+    elif bad == "one_based":
+        X.indices += 1
+    else:
+        X.indptr[1] = 5
     with pytest.raises(ValueError, match="X"):
-        fastmv.kmeans(np.full((3, 2), np.nan), 2)
-    with pytest.raises(ValueError, match="init"):
-        fastmv.kmeans(X, 3, init=np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="init"):
-        fastmv.kmeans(X, 3, init="spectral")
-    with pytest.raises(ValueError, match="X"):
-        fastmv.kmeans(np.zeros((3,)), 2)
-    with pytest.raises(TypeError, match="n_init"):
-        fastmv.kmeans(X, 2, n_init=1.5)
+        fastmv.kmeans(X, 2, random_state=0)
 
 
 @pytest.mark.slow
