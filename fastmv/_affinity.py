@@ -15,6 +15,7 @@ from fastmv.kernels.affinity import (
     strict_upper_triangle,
 )
 
+from ._preprocessing import row_norms
 from ._threads import blas_threads, thread_limit
 from ._validation import Interval, Options, check_array, check_dtype, declare_params
 
@@ -120,10 +121,7 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
         sigma = None
     with thread_limit(n_jobs):
         X, exponent = _scaled(X, dtype)
-        if sp.issparse(X):
-            sq = np.asarray(X.multiply(X).sum(axis=1), dtype=dtype).ravel()
-        else:
-            sq = np.einsum("ij,ij->i", X, X).astype(dtype, copy=False)
+        sq = row_norms(X, squared=True).astype(dtype, copy=False)
         D2 = gram_to_sq_distances(_gram(X, dtype), sq)
         if sigma is None:
             # the median of the scaled distances: σ in scaled units, so no rescaling below
