@@ -35,8 +35,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from fastmv.kernels.nmf import (constraint_penalty, constraint_products, csr_matmul,
-                                multiplicative_update_u, multiplicative_update_v, pattern_csr)
+from fastmv.kernels.nmf import (ConstraintTerms, constraint_penalty, csr_matmul,
+                                multiplicative_update, pattern_csr)
 
 from ._result import Result
 from ._threads import thread_limit
@@ -217,6 +217,13 @@ class _Problem:
                                for a in range(m)]
         self.has_constraints = [self.must_pattern[a][1].size + self.cannot_pattern[a][1].size > 0
                                 for a in range(m)]
+        self.terms = [ConstraintTerms(self.V_all, *self.must_pattern[a], *self.cannot_pattern[a],
+                                      self.deg_num[a], self.deg_den[a]) for a in range(m)]
+        no_int = np.zeros(0, dtype=np.int64)
+        no_float = np.zeros(0, dtype=self.dtype)
+        self.no_terms = ConstraintTerms(np.zeros((0, self.c), dtype=self.dtype), no_int,
+                                        np.zeros(0, dtype=idx), no_int, np.zeros(0, dtype=idx),
+                                        no_float, no_float)
         empty = np.zeros((0, 2), dtype=idx)
         self.must_global = np.ascontiguousarray(np.vstack(g_must), dtype=idx) \
             if g_must else empty
@@ -246,8 +253,9 @@ class _Problem:
     def update_u(self, a):
         """``U_a`` multiplicative update (then the optional column rescaling)."""
         Va = self.V(a)
-        U = self.U[a]
-        multiplicative_update_u(U, self._xt_times(a, Va), self.VtV[a], self.eps)
+        U = multiplicative_update(self.U[a], self._xt_times(a, Va), self.VtV[a],
+                                  self.no_terms, 0.0, self.eps)
+        self.U[a] = U
         if self.rescale:
             s = np.sqrt(np.einsum("ij,ij->j", U, U, dtype=np.float64))
             s[s == 0] = 1.0
@@ -261,14 +269,10 @@ class _Problem:
         Va = self.V(a)
         XU = self._x_times(a, self.U[a])
         self.XU[a] = XU
-        if self.has_constraints[a] and self.beta != 0.0:
-            m_ptr, m_idx = self.must_pattern[a]
-            c_ptr, c_idx = self.cannot_pattern[a]
-            P_num, P_den = constraint_products(self.V_all, Va, m_ptr, m_idx, c_ptr, c_idx,
-                                               self.deg_num[a], self.deg_den[a])
-            multiplicative_update_v(Va, XU, self.UtU[a], P_num, P_den, self.beta, self.eps)
-        else:
-            multiplicative_update_v(Va, XU, self.UtU[a], XU, XU, 0.0, self.eps)
+        constrained = self.has_constraints[a] and self.beta != 0.0
+        Va[...] = multiplicative_update(Va, XU, self.UtU[a],
+                                        self.terms[a] if constrained else self.no_terms,
+                                        self.beta if constrained else 0.0, self.eps)
         self.VtV[a] = Va.T @ Va
 
     def sweep(self):

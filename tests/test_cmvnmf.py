@@ -1,5 +1,12 @@
-"""Tests of fastmv.cmvnmf (issue 6, ALGORITHMS.md §4) and its kernels (kernels/nmf.py)."""
+"""Tests of fastmv.cmvnmf (docs/algorithms.md §4) and its kernels (kernels/nmf.py)."""
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -54,65 +61,65 @@ def test_csr_matmul_equals_twin(dtype, shape, rng):
     np.testing.assert_allclose(got, want, **_tol(dtype))
 
 
+def _no_terms(dtype, c, idx=np.int32):
+    none_i, none_f = np.zeros(0, np.int64), np.zeros(0, dtype)
+    return K.ConstraintTerms(np.zeros((0, c), dtype), none_i, np.zeros(0, idx), none_i,
+                             np.zeros(0, idx), none_f, none_f)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("d,c", [(1, 1), (5, 1), (1, 4), (130, 7), (64, 3)])
-def test_multiplicative_update_u_equals_twin(dtype, d, c, rng):
+@pytest.mark.parametrize("d,c", [(1, 1), (5, 1), (1, 4), (130, 7), (64, 3), (0, 2)])
+def test_multiplicative_update_without_terms_equals_twin(dtype, d, c, rng):
     U = rng.random((d, c)).astype(dtype)
-    U[0, 0] = 0.0  # a zero entry stays zero
+    if d:
+        U[0, 0] = 0.0  # a zero entry stays zero
     V = rng.random((11, c)).astype(dtype)
     XtV = rng.random((d, c)).astype(dtype)
     VtV = (V.T @ V).astype(dtype)
-    got, want = U.copy(), U.copy()
-    K.multiplicative_update_u(got, XtV, VtV, 1e-10)
-    N.multiplicative_update_u(want, XtV, VtV, 1e-10)
+    before = U.copy()
+    got = K.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
+    want = N.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
+    np.testing.assert_array_equal(U, before)  # out of place
+    assert got.dtype == dtype and got.shape == (d, c)
     np.testing.assert_allclose(got, want, **_tol(dtype))
-    assert got[0, 0] == 0.0
+    assert d == 0 or got[0, 0] == 0.0
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n,c", [(1, 1), (9, 1), (1, 5), (200, 6)])
-@pytest.mark.parametrize("beta", [0.0, 0.7])
-def test_multiplicative_update_v_equals_twin(dtype, n, c, beta, rng):
-    V = rng.random((n, c)).astype(dtype)
-    XU, P_num, P_den = (rng.random((n, c)).astype(dtype) for _ in range(3))
-    P_num[0] = 0.0
-    U = rng.random((8, c)).astype(dtype)
-    UtU = (U.T @ U).astype(dtype)
-    got, want = V.copy(), V.copy()
-    K.multiplicative_update_v(got, XU, UtU, P_num, P_den, beta, 1e-10)
-    N.multiplicative_update_v(want, XU, UtU, P_num, P_den, beta, 1e-10)
-    np.testing.assert_allclose(got, want, **_tol(dtype))
-
-
-def test_multiplicative_updates_zero_denominator_guarded():
-    U = np.zeros((3, 2))
-    K.multiplicative_update_u(U, np.zeros((3, 2)), np.zeros((2, 2)), 1e-10)
-    assert np.all(np.isfinite(U)) and np.all(U == 0)
-    V = np.ones((2, 2))
-    z = np.zeros((2, 2))
-    K.multiplicative_update_v(V, z, z, z, z, 1.0, 1e-10)
-    np.testing.assert_array_equal(V, 1.0)  # 0/0 guarded: (0 + ε) / (0 + ε)
+def test_multiplicative_update_zero_denominator_guarded():
+    got = K.multiplicative_update(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((2, 2)),
+                                  _no_terms(np.float64, 2), 0.0, 1e-10)
+    assert np.all(got == 0)
+    got = K.multiplicative_update(np.ones((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)),
+                                  _no_terms(np.float64, 2), 1.0, 1e-10)
+    np.testing.assert_array_equal(got, 1.0)  # 0/0 guarded: (0 + ε) / (0 + ε)
 
 
 @pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
                                        (np.float64, np.int64)])
 @pytest.mark.parametrize("n_a,N_all,c,nnz_m,nnz_c", [(1, 1, 1, 0, 0), (1, 6, 3, 4, 2),
                                                       (30, 90, 4, 0, 50), (50, 120, 5, 200, 300),
-                                                      (5, 5, 1, 7, 0)])
-def test_constraint_products_equals_twin(dtype, idx, n_a, N_all, c, nnz_m, nnz_c, rng):
+                                                      (5, 5, 1, 7, 0), (70, 70, 3, 300, 100)])
+@pytest.mark.parametrize("beta", [0.0, 0.7])
+def test_multiplicative_update_with_terms_equals_twin(dtype, idx, n_a, N_all, c, nnz_m, nnz_c,
+                                                      beta, rng):
     V_all = rng.random((N_all, c)).astype(dtype)
-    V_a = V_all[:n_a]
+    V_a = V_all[:n_a]   # a row block of V_all: intra-view pairs read rows being updated
     m_ptr, m_idx = (K.pattern_csr(np.sort(rng.integers(0, n_a, nnz_m)),
                                   rng.integers(0, N_all, nnz_m).astype(idx), n_a, N_all))
     c_ptr, c_idx = _random_pattern(rng, n_a, N_all, nnz_c, idx)
     c_ptr = c_ptr.astype(np.int64)
-    deg_num = rng.integers(0, 3, n_a).astype(dtype)
-    deg_den = rng.integers(0, 5, n_a).astype(dtype)
-    got = K.constraint_products(V_all, V_a, m_ptr, m_idx, c_ptr, c_idx, deg_num, deg_den)
-    want = N.constraint_products(V_all, V_a, m_ptr, m_idx, c_ptr, c_idx, deg_num, deg_den)
-    for g, w in zip(got, want):
-        assert g.dtype == dtype
-        np.testing.assert_allclose(g, w, **_tol(dtype))
+    terms = K.ConstraintTerms(V_all, m_ptr, m_idx, c_ptr, c_idx,
+                              rng.integers(0, 3, n_a).astype(dtype),
+                              rng.integers(0, 5, n_a).astype(dtype))
+    XU = rng.random((n_a, c)).astype(dtype)
+    U = rng.random((8, c)).astype(dtype)
+    UtU = (U.T @ U).astype(dtype)
+    before = V_all.copy()
+    got = K.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
+    want = N.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
+    np.testing.assert_array_equal(V_all, before)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, **_tol(dtype))
 
 
 @pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
@@ -526,3 +533,51 @@ def test_reuters_unmapped_5_percent_constraints():
     r = fastmv.cmvnmf(Xs, 6, ml, cl, random_state=rng)
     acc = np.mean([metrics.accuracy(ys[a], r.labels[a]) for a in range(3)])
     assert acc >= 0.6, acc
+
+
+# --------------------------------------------------------------------------- Numba's cache
+_FIRST_CALLS = textwrap.dedent("""
+    import json, pkgutil, sys, time
+    import numba
+    import numpy as np
+    # Numba's own one-time set-up (target registries), paid by any first compile or cache
+    # load in a process whatever the library: not fastmv's to cut, so kept out of the timing
+    numba.njit(lambda x: x + 1)(1)
+    import fastmv
+    import fastmv.kernels
+    rng = np.random.default_rng(0)
+    Xs = [np.abs(rng.standard_normal((40, 5))), np.abs(rng.standard_normal((30, 4)))]
+    ml = {(0, 1): np.array([[0, 0], [1, 1], [2, 3]])}
+    cl = {(0, 1): np.array([[5, 0], [6, 1]])}
+    seconds = []
+    for seed in range(3):
+        t = time.perf_counter()
+        fastmv.cmvnmf(Xs, 2, ml, cl, init="random", max_iter=3, random_state=seed, n_jobs=1)
+        seconds.append(time.perf_counter() - t)
+    misses = 0
+    for info in pkgutil.iter_modules(fastmv.kernels.__path__):
+        module = sys.modules.get("fastmv.kernels." + info.name)
+        for obj in vars(module).values() if module else ():
+            if hasattr(obj, "py_func") and hasattr(obj, "stats"):
+                misses += sum(obj.stats.cache_misses.values())
+    print(json.dumps(dict(seconds=seconds, misses=misses)))
+""")
+
+
+@pytest.mark.slow
+def test_second_process_loads_every_kernel_from_numba_cache(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    root = Path(__file__).resolve().parents[1]
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _FIRST_CALLS], cwd=root, env=env,
+                             capture_output=True, text=True, timeout=600, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    cold = run()
+    warm = run()
+    assert cold["misses"] > 0            # the first process compiled (fresh cache)...
+    assert warm["misses"] == 0           # ...the second compiled nothing
+    first, later = warm["seconds"][0], min(warm["seconds"][1:])
+    # target: the first call ≤ 0.3 s above a later one; a loaded machine may double a run
+    assert first - later <= max(0.3, later), warm["seconds"]
