@@ -26,8 +26,14 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import (check_array, check_int, check_labels, check_random_state,
-                          check_scalar, check_views)
+from ._validation import (
+    check_array,
+    check_int,
+    check_labels,
+    check_random_state,
+    check_scalar,
+    check_views,
+)
 
 __all__ = [
     "pairwise_constraints",
@@ -40,6 +46,8 @@ __all__ = [
 
 # Below this population size Generator.choice(replace=False) may permute the whole range.
 _SMALL_POPULATION = 1 << 22
+# readings of inter_view_constraints' ratio: a share of the candidate pairs or of the samples
+_BUDGETS = frozenset({"pairs", "samples"})
 # Largest n whose pair codes j (j - 1) / 2 + i decode exactly in int64.
 _MAX_PAIR_N = 1 << 31
 
@@ -163,7 +171,7 @@ def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None
 
 
 def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, view_pairs=None,
-                           random_state=None):
+                           budget="pairs", random_state=None):
     """Must-link and cannot-link pairs between the rows of different (unmapped) views.
 
     Parameters
@@ -171,7 +179,8 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
     labels_per_view : sequence of array-like, one of shape (n_a,) per view
         Ground-truth labels of each view's rows (e.g. the second output of :func:`unmapped`).
     ratio : float in [0, 1], optional
-        For each view pair ``(a, b)``, draw ``round(ratio · n_a · n_b)`` cross pairs.
+        For each view pair ``(a, b)``, the share of constraints; ``budget`` says what it is a
+        share of.
     n_constraints : int, optional
         Or draw this many pairs for each view pair (give exactly one of the two).
     view_pairs : iterable of (a, b), optional
@@ -179,6 +188,15 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
         ``(a, b)``. ``(a, a)`` asks for intra-view pairs of view ``a``, drawn like
         :func:`pairwise_constraints` from its ``n_a (n_a - 1) / 2`` pairs (and ``ratio`` refers
         to that number).
+    budget : {"pairs", "samples"}, default "pairs"
+        How ``ratio`` is read ("x% constraints" is ambiguous in the literature):
+        ``"pairs"`` draws ``round(ratio · n_a · n_b)`` cross pairs, a share of all candidate
+        pairs (``n_a (n_a - 1) / 2`` for an intra-view block) — quadratic in ``n``;
+        ``"samples"`` draws ``round(ratio · (n_a + n_b) / 2)`` pairs, a share of the
+        number of samples — linear in ``n`` (about ``ratio · n`` for views of ``n`` rows).
+        At equal ``ratio`` the ``"pairs"`` reading gives ``n`` times more pairs; the
+        ``"samples"`` reading reproduces the shape of the CMVNMF paper's accuracy curves
+        (``docs/cmvnmf.md``). Ignored when ``n_constraints`` is given.
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -207,6 +225,8 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
         raise ValueError("labels_per_view must hold at least one view")
     if (n_constraints is None) == (ratio is None):
         raise ValueError("give exactly one of n_constraints and ratio")
+    if budget not in _BUDGETS:
+        raise ValueError(f"budget must be one of {sorted(_BUDGETS)}, got {budget!r}")
     if view_pairs is None:
         pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
     else:
@@ -233,7 +253,11 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
             N = la.shape[0] * (la.shape[0] - 1) // 2
         else:
             N = la.shape[0] * lb.shape[0]
-        p = _n_from(N, n_constraints, ratio, f"pairs between views {a} and {b}")
+        if ratio is not None and budget == "samples":
+            n_mean = (la.shape[0] + lb.shape[0]) / 2.0
+            p = min(N, _round(check_scalar(ratio, "ratio", low=0.0, high=1.0) * n_mean))
+        else:
+            p = _n_from(N, n_constraints, ratio, f"pairs between views {a} and {b}")
         codes = _sample_codes(N, p, rng)
         if a == b:
             i, j = _decode_pairs(codes)
