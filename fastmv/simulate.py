@@ -158,6 +158,15 @@ def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None
     -----
     Never forms the pairs: O(p) time and memory when p ≤ n(n-1)/100, otherwise
     O(n²) time and O(max(p, n²/2)) bytes ≤ 50× the output.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> must, cannot = simulate.pairwise_constraints(np.array([0, 0, 1, 1, 2, 2]), 4,
+    ...                                              random_state=0)
+    >>> must.shape[0] + cannot.shape[0]
+    4
     """
     y = check_labels(y, "y")
     n = y.shape[0]
@@ -210,6 +219,19 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
     -----
     O(Σ p) time and memory per view pair when p ≤ n_a n_b / 50 (see
     :func:`pairwise_constraints`); never forms the n_a × n_b pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> ml, cl = simulate.inter_view_constraints([y, y[:4]], ratio=0.5, random_state=0)
+    >>> ml[(0, 1)].shape[0] + cl[(0, 1)].shape[0]       # half of the 6 · 4 cross pairs
+    12
+    >>> ml, cl = simulate.inter_view_constraints([y, y[:4]], ratio=0.5, budget="samples",
+    ...                                          random_state=0)
+    >>> ml[(0, 1)].shape[0] + cl[(0, 1)].shape[0]       # half of (6 + 4) / 2 samples
+    3
     """
     if isinstance(labels_per_view, np.ndarray) and labels_per_view.ndim == 1:
         raise TypeError("labels_per_view must be a list of 1-D label arrays (one per view)")
@@ -296,6 +318,14 @@ def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
     Notes
     -----
     O(n log n) time (a sort of the labels), O(n) memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> lab = simulate.partial_labels(np.array([0, 0, 1, 1, 2, 2]), 0.5, random_state=0)
+    >>> int((lab >= 0).sum())
+    3
     """
     y = check_labels(y, "y")
     n = y.shape[0]
@@ -357,6 +387,13 @@ def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
     Notes
     -----
     O(n m) time and memory.
+
+    Examples
+    --------
+    >>> from fastmv import simulate
+    >>> mask = simulate.incomplete_mask(6, 2, 0.5, random_state=0)
+    >>> mask.sum(axis=0).tolist(), bool(mask.any(axis=1).all())
+    ([3, 3], True)
     """
     n = check_int(n, "n", low=1)
     m = check_int(n_views, "n_views", low=1)
@@ -425,6 +462,16 @@ def unmapped(X_list, y, keep=0.95, *, random_state=None):
     Notes
     -----
     O(Σ_v nnz(X_v)) time and memory (one row gather per view).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> Xs, ys, _ = simulate.unmapped([X, X], np.array([0, 0, 1, 1, 2, 2]), keep=0.5,
+    ...                               random_state=0)
+    >>> [x.shape for x in Xs]
+    [(3, 2), (3, 2)]
     """
     views = check_views(X_list, "X_list")
     n = views[0].shape[0]
@@ -547,6 +594,13 @@ def corrupt(X, kind, level, *, random_state=None):
     -----
     O(n d) time and memory for dense input; for sparse input ``"entries"`` costs
     O(nnz + level n d) and ``"samples"`` O(nnz + level n d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> simulate.corrupt(np.arange(12.0).reshape(6, 2), "gaussian", 20.0, random_state=0).shape
+    (6, 2)
     """
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
