@@ -1,22 +1,13 @@
 """CMVNMF: constrained NMF clustering of unmapped views (docs/algorithms.md §4).
 
 Each view ``a`` is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` (``U_a ≥ 0``: ``d_a × c`` basis,
-``V_a ≥ 0``: ``n_a × c`` cluster indicators); the views' rows need not correspond and are tied only by
-must-link / cannot-link pairs between (or within) views. Objective::
-
-    Σ_a ‖X_aᵀ − U_a V_aᵀ‖²_F + β Σ_{blocks (a, b)} Δ_ab,
-    Δ_ab = Σ_{(i,j) must} ‖V_a[i] − V_b[j]‖² + 2 Σ_{(i,j) cannot} V_a[i] · V_b[j].
-
-Updates per sweep, for ``a = 0 .. m-1`` (Gauss–Seidel over views)::
-
-    U_a ← U_a ⊙ (X_aᵀ V_a + ε) / (U_a V_aᵀ V_a + ε)
-    [rescale: every column of U_a to unit ℓ2 norm, matching column of V_a times the old norm]
-    V_a ← V_a ⊙ (X_a U_a + β N_a + ε) / (V_a U_aᵀ U_a + β D_a + ε)
-
-with ``N_a = Σ_{b≠a} M^{ab} V_b`` and ``D_a = Σ_{b≠a} (D^{ab} V_a + C^{ab} V_b)`` for the
-inter-view blocks (the paper's rule). Intra-view blocks use a symmetrised variant that keeps
-the auxiliary-function guarantee (docs/algorithms.md §4): with ``rescale=False`` the
-objective is non-increasing at every ``U`` and every ``V`` update.
+``V_a ≥ 0``: ``n_a × c`` cluster indicators); the views' rows need not correspond and are tied
+only by must-link / cannot-link pairs between (or within) views. One sweep updates ``U_a`` then
+``V_a`` for every view in turn (Gauss–Seidel) by multiplicative rules; intra-view blocks use
+the symmetrised rule of docs/algorithms.md §4.4, so with ``rescale=False`` the objective is
+non-increasing at every update. :func:`cmvnmf` = :func:`_prepare` (validated, normalised,
+scaled data) + :func:`_initial_factors` + :class:`_Problem` (one ``step()`` per sweep) driven
+by :func:`fastmv._solver.iterate`, once per start.
 
 Scale: when the views' largest entry is far from 1 (``normalize=None`` on data near the
 floating-point limits), they are divided by one common power of two (exact) before solving,
