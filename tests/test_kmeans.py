@@ -123,9 +123,13 @@ def test_deterministic_and_thread_independent(rng):
     np.testing.assert_array_equal(c.centers, d.centers)
 
 
-def test_result_contract(rng):
+def test_result_contract(rng, tmp_path):
     X, _ = _blobs(rng)
     res = fastmv.kmeans(X, 4, random_state=0)
+    res.save(tmp_path / "k.npz")
+    back = fastmv.Result.load(tmp_path / "k.npz")
+    assert type(back) is fastmv.KMeansResult and back.inertia == res.inertia
+    np.testing.assert_array_equal(back.objective, res.objective)
     assert isinstance(res, fastmv.Result) and isinstance(res, fastmv.KMeansResult)
     assert isinstance(res.converged, bool) and res.converged
     assert res.objective.shape == (res.n_iter,) and res.objective.dtype == np.float64
