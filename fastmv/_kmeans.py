@@ -42,7 +42,7 @@ __all__ = ["KMeansResult", "kmeans"]
 class KMeansResult(Result):
     """Result of :func:`kmeans`; unpacks as ``labels, centers, inertia``.
 
-    Attributes
+    Parameters
     ----------
     labels : ndarray of int64, shape (n,)
         Index of the nearest center of every sample.
@@ -57,6 +57,15 @@ class KMeansResult(Result):
         Final centers, in the dtype of ``X``.
     inertia : float
         Sum of squared distances of the samples to their nearest center in ``centers``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> res = fastmv.kmeans(np.array([[0.0], [1.0], [9.0], [10.0]]), 2, random_state=0)
+    >>> labels, centers, inertia = res
+    >>> sorted(centers.ravel().tolist()), inertia, len(res.objective) == res.n_iter
+    ([0.5, 9.5], 1.0, True)
     """
 
     labels: np.ndarray

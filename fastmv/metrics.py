@@ -1,4 +1,5 @@
-"""External clustering-quality measures: compare a clustering ``y_pred`` with the truth ``y_true``.
+"""External clustering-quality measures: compare a clustering ``y_pred`` with the truth ``y_true``
+(docs/algorithms.md §6.5).
 
 Every measure is a function of the contingency table ``N[i, j]`` = number of samples of true
 class ``i`` put in predicted cluster ``j`` (:func:`contingency_matrix`). Building the table costs

@@ -45,6 +45,49 @@ def _add_parts(partial, partial_counts):
     return sums, counts
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def nearest_center(inner, x_sq_norms, c_sq_norms):
+    """Nearest center of every sample from precomputed inner products (for callers that
+    already hold ``X Cᵀ``; k-means itself uses :func:`lloyd_step`).
+
+    Parameters
+    ----------
+    inner : ndarray, shape (n, c)
+        ``X @ C.T``.
+    x_sq_norms : ndarray, shape (n,)
+        ``‖x_i‖²``.
+    c_sq_norms : ndarray, shape (c,)
+        ``‖c_k‖²``.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+        ``argmin_k ‖x_i − c_k‖²`` (the first minimiser on ties).
+    sq_dist : ndarray, shape (n,)
+        ``min_k ‖x_i − c_k‖²``, clipped at 0.
+
+    Notes
+    -----
+    3 n c flops; reads ``inner`` once (n c · itemsize bytes); parallel over samples (each
+    sample's answer is computed by one thread, so the result does not depend on threads).
+    """
+    n, c = inner.shape
+    labels = np.empty(n, dtype=np.int64)
+    sq_dist = np.empty(n, dtype=inner.dtype)
+    for i in prange(n):
+        best = np.inf
+        arg = 0
+        for k in range(c):
+            v = c_sq_norms[k] - 2.0 * inner[i, k]
+            if v < best:
+                best = v
+                arg = k
+        labels[i] = arg
+        v = best + x_sq_norms[i]
+        sq_dist[i] = max(v, 0.0)
+    return labels, sq_dist
+
+
 @njit(cache=True, nogil=True)
 def _nearest_in_block(inner, c_sq, best, arg):
     """Nearest center of each of the ``m`` samples of a block from ``inner[k, r]`` =

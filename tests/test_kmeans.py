@@ -9,6 +9,17 @@ from tests import naive_clustering as naive
 from tests.conftest import shared_dataset
 
 
+@pytest.mark.parametrize("n,c", [(1, 1), (7, 1), (1, 3), (50, 4), (0, 2)])
+def test_nearest_center_matches_twin(n, c, rng):
+    X = rng.standard_normal((n, 5))
+    C = rng.standard_normal((c, 5))
+    inner, xs, cs = X @ C.T, (X * X).sum(1), (C * C).sum(1)
+    got = K.nearest_center(inner, xs, cs)
+    ref = naive.nearest_center(inner, xs, cs)
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-12, atol=1e-12)
+
+
 def _csr(X):
     Xs = sp.csr_matrix(X)
     return Xs.data, Xs.indices, Xs.indptr
@@ -112,9 +123,13 @@ def test_deterministic_and_thread_independent(rng):
     np.testing.assert_array_equal(c.centers, d.centers)
 
 
-def test_result_contract(rng):
+def test_result_contract(rng, tmp_path):
     X, _ = _blobs(rng)
     res = fastmv.kmeans(X, 4, random_state=0)
+    res.save(tmp_path / "k.npz")
+    back = fastmv.Result.load(tmp_path / "k.npz")
+    assert type(back) is fastmv.KMeansResult and back.inertia == res.inertia
+    np.testing.assert_array_equal(back.objective, res.objective)
     assert isinstance(res, fastmv.Result) and isinstance(res, fastmv.KMeansResult)
     assert isinstance(res.converged, bool) and res.converged
     assert res.objective.shape == (res.n_iter,) and res.objective.dtype == np.float64
