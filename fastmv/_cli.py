@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -165,7 +165,7 @@ def _demo_pictures(name, last, directory):
 def _param_docs(func):
     """``{name: first sentence}`` from the numpydoc Parameters section of ``func``."""
     doc = inspect.getdoc(func) or ""
-    m = re.search(r"Parameters\n-+\n(.*?)(\n\n[A-Z][a-z]+\n-+\n|\Z)", doc, re.S)
+    m = re.search(r"Parameters\n-+\n(.*?)(\n\n[A-Z][a-z]+\n-+\n|\Z)", doc, re.DOTALL)
     out = {}
     if not m:
         return out
@@ -323,7 +323,7 @@ def _load_side(path, option):
             arr = np.load(path, allow_pickle=False)
         else:
             arr = np.loadtxt(path, ndmin=2 if option in ("must", "cannot", "mask") else 1)
-    except Exception as exc:
+    except (OSError, ValueError) as exc:
         raise CLIError(f"--{option}: cannot read {path}: {_one_line(exc)}") from None
     if option == "labels":
         arr = np.asarray(arr).reshape(-1)

@@ -22,15 +22,23 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 import fastmv
 
-__all__ = ["REGISTRY", "SolverSpec", "Setting", "RunOutcome", "Option", "solver_function",
-           "hyper_parameters"]
+__all__ = [
+    "REGISTRY",
+    "Option",
+    "RunOutcome",
+    "Setting",
+    "SolverSpec",
+    "hyper_parameters",
+    "solver_function",
+]
 
 # Arguments of the solver functions that are data or side information, not hyper-parameters.
 DATA_ARGS = {"X_list", "P_list"}
@@ -451,7 +459,7 @@ def _opimc_run(data, side, params, seed):
 
 
 def _opimc_warmup(dtype=np.float64, sparse=False):
-    views, y = _blobs(60, (5, 4), 3, dtype=dtype, sparse=sparse)
+    views, _ = _blobs(60, (5, 4), 3, dtype=dtype, sparse=sparse)
     mask = fastmv.simulate.incomplete_mask(60, 2, 0.3, random_state=0)
     _call(fastmv.opimc, views, 3, mask=mask, chunk_size=20, n_passes=2, max_iter=3,
           random_state=0, warn=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numbers
 import os
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.io
