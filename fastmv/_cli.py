@@ -253,7 +253,7 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
     Examples
     --------
     >>> parser = build_run_parser("mvmc")
-    >>> parser.parse_args(["--data", "d.mat", "--C1", "10"]).C1
+    >>> parser.parse_args(["--data", "d.mat", "--C1", "10"]).param_C1
     10.0
     """
     spec = REGISTRY[name]

@@ -27,6 +27,7 @@ import dataclasses
 import inspect
 import itertools
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -319,6 +320,15 @@ _FIT_DOC = """Fit the model{extra}.
         -------
         self
             The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import {cls}
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> {cls}({args}).fit(Xs{fit}).{attr}
+        {out}
 """
 
 _SIDE_DOC = {
@@ -336,16 +346,20 @@ _SIDE_DOC = {
 }
 
 
-def _fit_doc(xs, side, extra=""):
-    return _FIT_DOC.format(xs=xs, side="".join(_SIDE_DOC[s] for s in side), extra=extra)
+def _fit_doc(cls, xs, side, example):
+    args, fit, attr, out = example
+    return _FIT_DOC.format(xs=xs, side="".join(_SIDE_DOC[s] for s in side), extra="",
+                           cls=cls, args=args, fit=fit, attr=attr, out=out)
 
 
 # --------------------------------------------------------------------------------- MVMC
 class MVMC(_MultiViewClusterer):
 
-    def __init__(self, n_clusters=2, *, C1=100.0, C2=1.0, k=100, max_iter=100, inner_iter=10,
-                 tol=1e-6, accelerated=True, normalize="l2", step="tight", random_state=None,
-                 verbose=False, callback=None, n_jobs=None):
+    def __init__(self, n_clusters: int = 2, *, C1: float = 100.0, C2: float = 1.0, k: int = 100,
+                 max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-6,
+                 accelerated: bool = True, normalize: Any = "l2", step: Any = "tight",
+                 random_state: Any = None, verbose: bool | int = False,
+                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.C1 = C1
         self.C2 = C2
@@ -361,11 +375,14 @@ class MVMC(_MultiViewClusterer):
         self.callback = callback
         self.n_jobs = n_jobs
 
-    def fit(self, Xs, y=None, must_link=None, cannot_link=None, view_sizes=None):
+    def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
+            view_sizes: Sequence[int] | None = None) -> MVMC:
         return self._fit(_split_views(Xs, view_sizes),
                          {"must_link": must_link, "cannot_link": cannot_link})
 
-    fit.__doc__ = _fit_doc("The views, each (n, d_v).", ["must_link", "cannot_link"])
+    fit.__doc__ = _fit_doc("MVMC", "The views, each (n, d_v).", ["must_link", "cannot_link"],
+                           ("n_clusters=2, k=2, random_state=0", ", must_link=[[0, 2]]",
+                            "labels_.shape", "(20,)"))
 
 
 _document(MVMC, mvmc, ["M", "Z"], """
@@ -387,9 +404,11 @@ Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
 # --------------------------------------------------------------------------------- MVFL
 class MVFL(_MultiViewClusterer):
 
-    def __init__(self, n_clusters=2, *, lam1=1e-3, lam2=1e-3, lam3=1.0, max_iter=100, tol=1e-6,
-                 init="kmeans", random_state=None, verbose=False, callback=None,
-                 normalize="zscore", solver="auto", eps=1e-8, n_jobs=None):
+    def __init__(self, n_clusters: int = 2, *, lam1: float = 1e-3, lam2: float = 1e-3,
+                 lam3: float = 1.0, max_iter: int = 100, tol: float = 1e-6, init: Any = "kmeans",
+                 random_state: Any = None, verbose: bool | int = False,
+                 callback: Callable | None = None, normalize: Any = "zscore", solver: Any = "auto",
+                 eps: float = 1e-8, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.lam1 = lam1
         self.lam2 = lam2
@@ -405,11 +424,15 @@ class MVFL(_MultiViewClusterer):
         self.eps = eps
         self.n_jobs = n_jobs
 
-    def fit(self, Xs, y=None, labels=None, must_link=None, cannot_link=None, view_sizes=None):
+    def fit(self, Xs: Any, y: Any = None, labels: Any = None, must_link: Any = None,
+            cannot_link: Any = None, view_sizes: Sequence[int] | None = None) -> MVFL:
         return self._fit(_split_views(Xs, view_sizes),
                          {"labels": labels, "must_link": must_link, "cannot_link": cannot_link})
 
-    fit.__doc__ = _fit_doc("The views, each (n, d_v).", ["labels", "must_link", "cannot_link"])
+    fit.__doc__ = _fit_doc("MVFL", "The views, each (n, d_v).",
+                           ["labels", "must_link", "cannot_link"],
+                           ("n_clusters=2, max_iter=5, random_state=0",
+                            ", labels=np.r_[0, 1, [-1] * 18]", "F_.shape", "(20, 2)"))
 
 
 _document(MVFL, mvfl, ["F", "W", "b", "view_weights", "feature_weights", "view_ptr"], """
@@ -436,9 +459,11 @@ def _transition_list(Xs):
 
 class EMVC(_MultiViewClusterer):
 
-    def __init__(self, lam1=0.01, lam2=0.01, *, n_clusters=None, max_iter=100, tol=1e-6,
-                 mu=1e-6, rho=1.9, mu_max=1e10, init="mean", dtype=None, random_state=None,
-                 verbose=False, callback=None, n_jobs=None):
+    def __init__(self, lam1: float = 0.01, lam2: float = 0.01, *, n_clusters: int | None = None,
+                 max_iter: int = 100, tol: float = 1e-6, mu: float = 1e-6, rho: float = 1.9,
+                 mu_max: float = 1e10, init: Any = "mean", dtype: Any = None,
+                 random_state: Any = None, verbose: bool | int = False,
+                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.lam1 = lam1
         self.lam2 = lam2
         self.n_clusters = n_clusters
@@ -454,14 +479,16 @@ class EMVC(_MultiViewClusterer):
         self.callback = callback
         self.n_jobs = n_jobs
 
-    def fit(self, Xs, y=None, transition=False, view_sizes=None):
+    def fit(self, Xs: Any, y: Any = None, transition: bool = False,
+            view_sizes: Sequence[int] | None = None) -> EMVC:
         Xs = _split_views(Xs, view_sizes)
         return self._fit(_transition_list(Xs) if transition else Xs, {})
 
     fit.__doc__ = _fit_doc(
-        "Row-stochastic transition matrices, each (n, n); or, with ``transition=True``, the "
-        "views (n, d_v).",
-        [], extra="").replace(
+        "EMVC", "Row-stochastic transition matrices, each (n, n); or, with "
+        "``transition=True``,\n            the views (n, d_v).", [],
+        ("n_clusters=2, max_iter=10, random_state=0", ", transition=True", "P_hat_.shape",
+         "(20, 20)")).replace(
         "        view_sizes", "        transition : bool, default False\n"
         "            Build each view's transition matrix first: rows scaled to unit norm, then\n"
         "            :func:`fastmv.transition_matrix` (Gaussian kernel, median width).\n"
@@ -487,9 +514,10 @@ Wraps :func:`fastmv.emvc`. ``labels_`` is None unless ``n_clusters`` is set.
 # ------------------------------------------------------------------------------- CMVNMF
 class CMVNMF(_MultiViewClusterer):
 
-    def __init__(self, n_clusters=2, *, beta=1.0, max_iter=300, tol=1e-6, normalize="l2",
-                 init="kmeans", rescale=True, random_state=None, verbose=False, callback=None,
-                 n_jobs=None):
+    def __init__(self, n_clusters: int = 2, *, beta: float = 1.0, max_iter: int = 300,
+                 tol: float = 1e-6, normalize: Any = "l2", init: Any = "kmeans",
+                 rescale: bool = True, random_state: Any = None, verbose: bool | int = False,
+                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.beta = beta
         self.max_iter = max_iter
@@ -502,12 +530,15 @@ class CMVNMF(_MultiViewClusterer):
         self.callback = callback
         self.n_jobs = n_jobs
 
-    def fit(self, Xs, y=None, must_link=None, cannot_link=None, view_sizes=None):
+    def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
+            view_sizes: Sequence[int] | None = None) -> CMVNMF:
         return self._fit(_split_views(Xs, view_sizes),
                          {"must_link": must_link, "cannot_link": cannot_link})
 
-    fit.__doc__ = _fit_doc("Nonnegative views, each (n_a, d_a); rows need not correspond.",
-                           ["cmvnmf_pairs"])
+    fit.__doc__ = _fit_doc("CMVNMF", "Nonnegative views, each (n_a, d_a); rows need not "
+                           "correspond.", ["cmvnmf_pairs"],
+                           ("n_clusters=2, max_iter=10, random_state=0", "", "labels_[1].shape",
+                            "(20,)"))
 
 
 _document(CMVNMF, cmvnmf, ["U", "V"], """
@@ -530,9 +561,11 @@ list with one array per view (each view's row order).
 # -------------------------------------------------------------------------------- OPIMC
 class OPIMC(_MultiViewClusterer):
 
-    def __init__(self, n_clusters=2, *, alpha=0.1, chunk_size=250, n_passes=1, max_iter=30,
-                 tol=1e-6, normalize=True, random_state=None, verbose=False, callback=None,
-                 init="random", n_jobs=None):
+    def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 250,
+                 n_passes: int = 1, max_iter: int = 30, tol: float = 1e-6, normalize: Any = True,
+                 random_state: Any = None, verbose: bool | int = False,
+                 callback: Callable | None = None, init: Any = "random",
+                 n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.alpha = alpha
         self.chunk_size = chunk_size
@@ -546,11 +579,13 @@ class OPIMC(_MultiViewClusterer):
         self.init = init
         self.n_jobs = n_jobs
 
-    def fit(self, Xs, y=None, mask=None, view_sizes=None):
+    def fit(self, Xs: Any, y: Any = None, mask: Any = None,
+            view_sizes: Sequence[int] | None = None) -> OPIMC:
         return self._fit(_split_views(Xs, view_sizes), {"mask": mask})
 
-    fit.__doc__ = _fit_doc("The views, each (n, d_v) (or a stream of chunks, see "
-                           ":func:`fastmv.opimc`).", ["mask"])
+    fit.__doc__ = _fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
+                           ":func:`fastmv.opimc`).", ["mask"],
+                           ("n_clusters=2, random_state=0", ", mask=None", "n_passes_", "1"))
 
 
 _document(OPIMC, opimc, ["U", "loss", "chunk_loss", "n_passes"], """

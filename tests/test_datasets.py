@@ -9,8 +9,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from fastmv.datasets import HANDWRITTEN_VIEWS, load_handwritten, load_mat
-from fastmv.datasets import _mat
+from fastmv.datasets import HANDWRITTEN_VIEWS, _mat, load_handwritten, load_mat
 from tests.conftest import shared_dataset
 
 HW_DIMS = {"fac": 216, "fou": 76, "kar": 64, "mor": 6, "pix": 240, "zer": 47}

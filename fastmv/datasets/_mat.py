@@ -67,9 +67,10 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
         ``dtype``; views stored sparse in the file stay sparse, as CSR matrices of ``dtype``
         with sorted indices (word-count data stays cheap).
     y : ndarray of int64, shape (n,), or None
-        None when the file holds no labels. Otherwise the labels mapped to ``0 .. c-1`` in increasing order of the stored values
-        (``numpy.unique`` inverse): MATLAB's 1-based classes ``1..c`` become ``0..c-1``, and
-        any other numeric coding (gaps, negative, float-valued) becomes consecutive integers.
+        None when the file holds no labels. Otherwise the labels mapped to ``0 .. c-1`` in
+        increasing order of the stored values (``numpy.unique`` inverse): MATLAB's 1-based
+        classes ``1..c`` become ``0..c-1``, and any other numeric coding (gaps, negative,
+        float-valued) becomes consecutive integers.
 
     Raises
     ------
@@ -78,9 +79,9 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
     ValueError
         If the file is a MATLAB v7.3 (HDF5) file, is not a readable ``.mat`` file (also a
         truncated or header-only one), holds no recognisable views, holds a label variable
-        that is not a label vector (or none with ``require_labels``), a view's shape matches the label length in neither
-        orientation, or ``views`` selects an index that does not exist. Every message names
-        the file and, where relevant, the variables found in it.
+        that is not a label vector (or none with ``require_labels``), a view's shape matches
+        the label length in neither orientation, or ``views`` selects an index that does not
+        exist. Every message names the file and, where relevant, the variables found in it.
 
     Notes
     -----
