@@ -22,11 +22,13 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-from ._registry import REGISTRY, hyper_parameters
+from . import datasets, metrics, plot
+from ._registry import REGISTRY, _parse_bool, hyper_parameters
 
 __all__ = ["main"]
 
@@ -67,7 +69,6 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int
 
 
 def _scores(pairs):
-    from . import metrics
     if not pairs:
         return None
     keys = ("acc", "nmi", "ari")
@@ -94,14 +95,14 @@ def _solver_list(text):
 def _cmd_demo(args):
     names = _solver_list(args.solvers or [])
     if args.plot:
-        from . import plot  # noqa: F401  (fail early when matplotlib is missing)
+        plot._pyplot()  # fail early when matplotlib is missing
         os.makedirs(args.plot, exist_ok=True)
     start_all = time.perf_counter()
     print(f"fastmv demo on the embedded UCI Multiple Features (Handwritten) data, seed "
           f"{args.seed}")
     print("seconds: each setting's own solve; compile: the solver's first, tiny call "
           "(Numba compilation or cache load), timed apart")
-    rows, failed = [], False
+    rows, failed, notes = [], False, []
     for name in names:
         spec = REGISTRY[name]
         print(f"  {name}: {spec.demo_note}", flush=True)
@@ -113,9 +114,13 @@ def _cmd_demo(args):
             rows.append((name, "compile", "", "", "", f"{compile_s:.2f}"))
             last = None
             for setting in settings:
-                t0 = time.perf_counter()
-                pairs, result = setting.solve()
-                seconds = time.perf_counter() - t0
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    t0 = time.perf_counter()
+                    pairs, result = setting.solve()
+                    seconds = time.perf_counter() - t0
+                notes += [f"{name} ({setting.label}): {w.category.__name__}: "
+                          f"{_one_line(w.message)}" for w in caught]
                 s = _scores(pairs)
                 rows.append((name, setting.label, f"{s['acc']:.3f}", f"{s['nmi']:.3f}",
                              f"{s['ari']:.3f}", f"{seconds:.2f}"))
@@ -131,6 +136,8 @@ def _cmd_demo(args):
         if args.plot and last is not None:
             _demo_pictures(name, last, args.plot)
     print(format_table(_DEMO_HEADER, rows))
+    for note in dict.fromkeys(notes):
+        print(f"note: {note}")
     total = time.perf_counter() - start_all
     print(f"whole demo: {total:.1f} s (compilation included)")
     if args.plot:
@@ -141,9 +148,7 @@ def _cmd_demo(args):
 def _demo_pictures(name, last, directory):
     """Convergence and contingency pictures of a solver's last demo setting (and MVFL's view
     weights)."""
-    import matplotlib.pyplot as plt
-
-    from . import plot
+    plt = plot._pyplot()
     setting, pairs, result = last
     fig = plot.convergence(result).figure
     fig.axes[0].set_title(f"{name}: {setting.label}")
@@ -201,7 +206,6 @@ def _float(text):
 def _value_parser(name, default):
     """A text -> value converter chosen from the parameter's default."""
     if isinstance(default, bool):
-        from ._registry import _parse_bool
         return _parse_bool
     if isinstance(default, int):
         return _int
@@ -337,7 +341,6 @@ def _load_side(path, option):
 
 
 def _cmd_run(name, argv):
-    from . import datasets
     parser = build_run_parser(name)
     args = parser.parse_args(argv)
     spec = REGISTRY[name]
@@ -352,9 +355,15 @@ def _cmd_run(name, argv):
     for opt in spec.simulation:
         params[opt.name] = getattr(args, opt.name)
     params["n_clusters"] = args.n_clusters
-    start = time.perf_counter()
-    outcome = spec.run((views, y), side, params, args.seed)
-    seconds = time.perf_counter() - start
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        outcome = spec.run((views, y), side, params, args.seed)
+        seconds = time.perf_counter() - start
+    notes = list(dict.fromkeys(f"{w.category.__name__}: {_one_line(w.message)}"
+                               for w in caught))
+    for note in notes:  # one line each, after the solve
+        print(f"fastmv: warning: {note}", file=sys.stderr)
     out = args.out
     if out is None:
         stem = os.path.splitext(os.path.basename(args.data))[0]
@@ -379,6 +388,7 @@ def _cmd_run(name, argv):
         "converged": _jsonable(getattr(res, "converged", None)),
         "labels_file": os.path.abspath(out), "plot_file":
             os.path.abspath(args.plot) if args.plot else None,
+        "warnings": notes,
     }
     if args.json:
         print(json.dumps(report))
@@ -404,9 +414,7 @@ def _jsonable(v):
 
 
 def _run_picture(name, outcome, path):
-    import matplotlib.pyplot as plt
-
-    from . import plot
+    plt = plot._pyplot()
     has_labels = bool(outcome.scored)
     fig, axes = plt.subplots(1, 2 if has_labels else 1, figsize=(11 if has_labels else 6, 4.5),
                              squeeze=False)

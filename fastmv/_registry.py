@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -115,10 +116,13 @@ def _accepts(func, name):
 
 
 def _call(func, *args, **kwargs):
-    """Call ``func`` dropping keyword arguments it does not take (``n_init``/``progress``
-    exist on some solvers only)."""
+    """A warm-up call: keyword arguments ``func`` does not take are dropped (``warn``
+    exists on some solvers only) and warnings are silenced (a few iterations on tiny data
+    are expected to stop at ``max_iter``)."""
     params = inspect.signature(func).parameters
-    return func(*args, **{k: v for k, v in kwargs.items() if k in params})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return func(*args, **{k: v for k, v in kwargs.items() if k in params})
 
 
 def _n_clusters(params, y):

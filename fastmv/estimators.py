@@ -38,6 +38,7 @@ from ._emvc import emvc
 from ._mvfl import mvfl
 from ._mvmc import mvmc
 from ._opimc import opimc
+from ._registry import transition_matrices
 
 __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC"]
 
@@ -143,7 +144,7 @@ class BaseEstimator:
     def __sklearn_tags__(self):
         # Only scikit-learn (>= 1.6) calls this, so importing it here adds no runtime
         # dependency: a clusterer whose fit takes no target.
-        from sklearn.utils import Tags, TargetTags
+        from sklearn.utils import Tags, TargetTags  # noqa: PLC0415 (optional dependency)
 
         return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
                     no_validation=True)
@@ -453,7 +454,6 @@ Wraps :func:`fastmv.mvfl`; partial labels or pairs are given to ``fit``.
 
 # --------------------------------------------------------------------------------- EMVC
 def _transition_list(Xs):
-    from ._registry import transition_matrices
     return transition_matrices(Xs)
 
 

@@ -21,6 +21,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.optimize import linear_sum_assignment
+
+from . import metrics
+from ._registry import transition_matrices
 
 __all__ = ["contingency", "convergence", "embedding", "feature_weights", "view_weights"]
 
@@ -28,7 +34,7 @@ __all__ = ["contingency", "convergence", "embedding", "feature_weights", "view_w
 def _pyplot():
     # matplotlib is optional (the "plot" extra) and slow to import: import it on first use.
     try:
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # noqa: PLC0415 (optional dependency, slow import)
     except ImportError as exc:
         raise ImportError("fastmv.plot needs matplotlib, which is not installed; install the "
                           "'plot' extra: pip install \"fastmv[plot]\"") from exc
@@ -213,9 +219,6 @@ def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None 
     >>> ax.images[0].get_array().data.diagonal().tolist()
     [2, 2, 1]
     """
-    from scipy.optimize import linear_sum_assignment
-
-    from . import metrics
     y_true, y_pred = np.asarray(y_true).reshape(-1), np.asarray(y_pred).reshape(-1)
     classes = np.unique(y_true)
     clusters = np.unique(y_pred)
@@ -248,9 +251,6 @@ def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None 
 
 def _similarity(X, similarity):
     """A symmetric nonnegative similarity from a similarity matrix, data, or a list of views."""
-    import scipy.sparse as sp
-
-    from ._registry import transition_matrices
     if isinstance(X, (list, tuple)):
         S = sum(_similarity(V, False) for V in X) / len(X)
         return S
@@ -305,8 +305,6 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     >>> ax.collections[0].get_offsets().shape
     (10, 2)
     """
-    import scipy.sparse.linalg as spla
-
     S = _similarity(X_or_similarity, similarity)
     labels = np.asarray(labels).reshape(-1)
     n = S.shape[0]
