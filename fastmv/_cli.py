@@ -146,24 +146,27 @@ def _cmd_demo(args):
 
 
 def _demo_pictures(name, last, directory):
-    """Convergence and contingency pictures of a solver's last demo setting (and MVFL's view
-    weights)."""
+    """Pictures of a solver's last demo setting: convergence and contingency table, plus
+    MVFL's view weights and an embedding of EMVC's consensus transition matrix."""
     plt = plot._pyplot()
     setting, pairs, result = last
-    fig = plot.convergence(result).figure
-    fig.axes[0].set_title(f"{name}: {setting.label}")
-    fig.savefig(os.path.join(directory, f"{name}_convergence.png"), dpi=100)
-    plt.close(fig)
+
+    def save(ax, what, title=True):
+        if title:
+            ax.set_title(f"{name}: {setting.label}")
+        ax.figure.savefig(os.path.join(directory, f"{name}_{what}.png"), dpi=100,
+                          bbox_inches="tight")
+        plt.close(ax.figure)
+
+    save(plot.convergence(result), "convergence")
     y_true, y_pred = pairs[-1]
     keep = np.asarray(y_pred) >= 0
-    fig = plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep]).figure
-    fig.axes[0].set_title(f"{name}: {setting.label}")
-    fig.savefig(os.path.join(directory, f"{name}_contingency.png"), dpi=100)
-    plt.close(fig)
+    save(plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep]), "contingency",
+         title=False)
+    if name == "emvc":
+        save(plot.embedding(result.P_hat, y_pred, similarity=True), "embedding")
     if name == "mvfl":
-        fig = plot.view_weights(result).figure
-        fig.savefig(os.path.join(directory, "mvfl_view_weights.png"), dpi=100)
-        plt.close(fig)
+        save(plot.view_weights(result, view_names=["fou", "fac", "zer"]), "view_weights")
 
 
 # ------------------------------------------------------------------------------------- run
@@ -426,7 +429,7 @@ def _run_picture(name, outcome, path):
         keep = np.asarray(y_pred) >= 0
         plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep], ax=axes[0, 1])
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
 
 
