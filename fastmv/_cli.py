@@ -92,6 +92,24 @@ def _solver_list(text):
     return names or list(REGISTRY)
 
 
+class _Streamed:
+    """A table printed row by row: widths fixed up front from the header and the cells that
+    are known before the slow work starts (setting names; numbers have a fixed width)."""
+
+    def __init__(self, header, known_rows, left=2, number_width=7):
+        self.widths = [max([len(h)] + [len(str(r[i])) for r in known_rows if i < len(r)]
+                           + ([number_width] if i >= left else []))
+                       for i, h in enumerate(header)]
+        self.left = left
+        self.line(header)
+        self.line(["-" * w for w in self.widths])
+
+    def line(self, cells):
+        print("  ".join(str(c).ljust(w) if i < self.left else str(c).rjust(w)
+                        for i, (c, w) in enumerate(zip(cells, self.widths))).rstrip(),
+              flush=True)
+
+
 def _cmd_demo(args):
     names = _solver_list(args.solvers or [])
     if args.plot:
@@ -100,20 +118,30 @@ def _cmd_demo(args):
     start_all = time.perf_counter()
     print(f"fastmv demo on the embedded UCI Multiple Features (Handwritten) data, seed "
           f"{args.seed}")
+    for name in names:
+        print(f"  {name}: {REGISTRY[name].demo_note}")
     print("seconds: each setting's own solve; compile: the solver's first, tiny call "
           "(Numba compilation or cache load), timed apart")
-    rows, failed, notes = [], False, []
-    for name in names:
-        spec = REGISTRY[name]
-        print(f"  {name}: {spec.demo_note}", flush=True)
+    settings, failures = {}, {}
+    for name in names:  # cheap: data and simulated side information, no solve yet
         try:
+            settings[name] = REGISTRY[name].demo(args.seed)
+        except Exception as exc:  # reported in the table, the other solvers still run
+            if os.environ.get("FASTMV_DEBUG"):
+                raise
+            failures[name] = exc
+    known = [(name, s.label) for name in settings for s in settings[name]]
+    table = _Streamed(_DEMO_HEADER, known + [("", "compile")])
+    notes = []
+    for name in names:
+        try:
+            if name in failures:
+                raise failures[name]
             t0 = time.perf_counter()
-            spec.warmup()
-            compile_s = time.perf_counter() - t0
-            settings = spec.demo(args.seed)
-            rows.append((name, "compile", "", "", "", f"{compile_s:.2f}"))
+            REGISTRY[name].warmup()
+            table.line((name, "compile", "", "", "", f"{time.perf_counter() - t0:.2f}"))
             last = None
-            for setting in settings:
+            for setting in settings[name]:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     t0 = time.perf_counter()
@@ -122,27 +150,25 @@ def _cmd_demo(args):
                 notes += [f"{name} ({setting.label}): {w.category.__name__}: "
                           f"{_one_line(w.message)}" for w in caught]
                 s = _scores(pairs)
-                rows.append((name, setting.label, f"{s['acc']:.3f}", f"{s['nmi']:.3f}",
-                             f"{s['ari']:.3f}", f"{seconds:.2f}"))
+                table.line((name, setting.label, f"{s['acc']:.3f}", f"{s['nmi']:.3f}",
+                            f"{s['ari']:.3f}", f"{seconds:.2f}"))
                 if result is not None:
                     last = (setting, pairs, result)
         except Exception as exc:  # report the failure in the table, keep going
             if os.environ.get("FASTMV_DEBUG"):
                 raise
-            rows.append((name, f"FAILED: {type(exc).__name__}: {_one_line(exc)}", "-", "-",
-                         "-", "-"))
-            failed = True
+            table.line((name, f"FAILED: {type(exc).__name__}: {_one_line(exc)}"))
+            failures[name] = exc
             continue
         if args.plot and last is not None:
             _demo_pictures(name, last, args.plot)
-    print(format_table(_DEMO_HEADER, rows))
     for note in dict.fromkeys(notes):
         print(f"note: {note}")
     total = time.perf_counter() - start_all
     print(f"whole demo: {total:.1f} s (compilation included)")
     if args.plot:
         print(f"pictures written to {args.plot}")
-    return 1 if failed else 0
+    return 1 if failures else 0
 
 
 def _demo_pictures(name, last, directory):
@@ -436,17 +462,17 @@ def _run_picture(name, outcome, path):
 # --------------------------------------------------------------------------------- compile
 def _cmd_compile(args):
     names = _solver_list(args.solvers or [])
-    rows = []
     total = time.perf_counter()
+    table = _Streamed(("solver", "dtype", "input", "seconds"),
+                      [(n, "float64", "sparse") for n in names], left=3)
     for name in names:
         spec = REGISTRY[name]
         for dtype in (np.float64, np.float32):
             for sparse in ((False, True) if spec.sparse else (False,)):
                 t0 = time.perf_counter()
                 spec.warmup(dtype=dtype, sparse=sparse)
-                rows.append((name, np.dtype(dtype).name, "sparse" if sparse else "dense",
-                             f"{time.perf_counter() - t0:.2f}"))
-    print(format_table(("solver", "dtype", "input", "seconds"), rows, left=3))
+                table.line((name, np.dtype(dtype).name, "sparse" if sparse else "dense",
+                            f"{time.perf_counter() - t0:.2f}"))
     print(f"Numba cache filled in {time.perf_counter() - total:.1f} s "
           f"(NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', 'default: __pycache__')})")
     return 0

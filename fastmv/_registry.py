@@ -125,6 +125,17 @@ def _call(func, *args, **kwargs):
         return func(*args, **{k: v for k, v in kwargs.items() if k in params})
 
 
+def _passes(passes):
+    """OPIMC's number of passes: ``n_passes`` in older signatures, ``max_iter`` in newer."""
+    return {"n_passes" if _accepts(fastmv.opimc, "n_passes") else "max_iter": passes}
+
+
+def _lam3(value):
+    """MVFL's prior weight for the demo, unless the solver picks it itself (default None)."""
+    default = inspect.signature(fastmv.mvfl).parameters["lam3"].default
+    return {} if default is None else {"lam3": value}
+
+
 def _n_clusters(params, y):
     c = params.pop("n_clusters", None)
     if c is None:
@@ -226,17 +237,21 @@ def _mvfl_demo(seed):
     lab = fastmv.simulate.partial_labels(y, 0.1, random_state=seed)
 
     def labels():
-        res = fastmv.mvfl(views, 10, labels=lab, lam3=100.0, random_state=seed)
+        res = fastmv.mvfl(views, 10, labels=lab, random_state=seed, **_lam3(100.0))
         return [(y, res.labels)], res
 
     ml, cl = _pairs_from_labelled(y, 0.1, seed)
 
     def pairs():
-        res = fastmv.mvfl(views, 10, must_link=ml, cannot_link=cl, lam3=0.01, random_state=seed)
+        res = fastmv.mvfl(views, 10, must_link=ml, cannot_link=cl, random_state=seed,
+                          **_lam3(0.01))
         return [(y, res.labels)], res
 
-    return [Setting("no prior", none), Setting("10% labels, lam3=100", labels),
-            Setting("pairs in 10%, lam3=0.01", pairs)]
+    tag = {"labels": "10% labels", "pairs": "pairs in 10%"}
+    if _lam3(1.0):
+        tag = {"labels": "10% labels, lam3=100", "pairs": "pairs in 10%, lam3=0.01"}
+    return [Setting("no prior", none), Setting(tag["labels"], labels),
+            Setting(tag["pairs"], pairs)]
 
 
 def _mvfl_run(data, side, params, seed):
@@ -263,9 +278,9 @@ def _mvfl_run(data, side, params, seed):
         setting = f"pairs among {ratio:.0%} (simulated)"
     if "lam3" not in params and (kwargs.get("must_link") is not None
                                  or kwargs.get("cannot_link") is not None):
-        params["lam3"] = 0.01  # pairs need a small prior weight (see fastmv.mvfl)
+        params.update(_lam3(0.01))  # pairs need a small prior weight (see fastmv.mvfl)
     elif "lam3" not in params and "labels" in kwargs:
-        params["lam3"] = 100.0
+        params.update(_lam3(100.0))
     res = fastmv.mvfl(views, c, random_state=seed, **kwargs, **params)
     return RunOutcome(setting + _describe_params(params), _scored(y, res.labels), res.labels,
                       res)
@@ -430,8 +445,8 @@ def _opimc_demo(seed):
     settings = []
     for passes in (1, 10):
         def solve(passes=passes):
-            res = fastmv.opimc(views, 10, mask=mask, alpha=0.1, chunk_size=50, n_passes=passes,
-                               random_state=seed)
+            res = fastmv.opimc(views, 10, mask=mask, alpha=0.1, chunk_size=50,
+                               random_state=seed, **_passes(passes))
             return [(y, res.labels)], res
         settings.append(Setting(f"{passes} pass{'es' if passes > 1 else ''}", solve))
     return settings
@@ -465,8 +480,7 @@ def _opimc_run(data, side, params, seed):
 def _opimc_warmup(dtype=np.float64, sparse=False):
     views, _ = _blobs(60, (5, 4), 3, dtype=dtype, sparse=sparse)
     mask = fastmv.simulate.incomplete_mask(60, 2, 0.3, random_state=0)
-    _call(fastmv.opimc, views, 3, mask=mask, chunk_size=20, n_passes=2, max_iter=3,
-          random_state=0, warn=False)
+    _call(fastmv.opimc, views, 3, mask=mask, chunk_size=20, random_state=0, **_passes(2))
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -27,6 +27,7 @@ import dataclasses
 import inspect
 import itertools
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -296,8 +297,18 @@ def _attributes_doc(result_fields, matrices_doc):
     return "\n".join(lines)
 
 
-def _document(cls, func, result_fields, intro, examples, matrices_doc="Learned by the solver."):
+def _result_fields(func):
+    """Fields of the solver's result class (``<NAME>Result`` beside the function), except
+    the base ones."""
+    result_cls = getattr(sys.modules[func.__module__], func.__name__.upper() + "Result", None)
+    if result_cls is None or not dataclasses.is_dataclass(result_cls):
+        return []
+    return [f.name for f in dataclasses.fields(result_cls) if f.name not in _RESULT_BASE]
+
+
+def _document(cls, func, intro, examples, matrices_doc="Learned by the solver."):
     cls._solver = staticmethod(func)
+    result_fields = _result_fields(func)
     cls.__doc__ = "\n\n".join([
         intro.strip(), _parameters_doc(cls, func), _attributes_doc(result_fields, matrices_doc),
         "See Also\n--------\n" + f"fastmv.{func.__name__} : The solver function.",
@@ -386,7 +397,7 @@ class MVMC(_MultiViewClusterer):
                             "labels_.shape", "(20,)"))
 
 
-_document(MVMC, mvmc, ["M", "Z"], """
+_document(MVMC, mvmc, """
 Multi-view matrix completion with must-link / cannot-link pairs, as an estimator.
 
 Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
@@ -436,7 +447,7 @@ class MVFL(_MultiViewClusterer):
                             ", labels=np.r_[0, 1, [-1] * 18]", "F_.shape", "(20, 2)"))
 
 
-_document(MVFL, mvfl, ["F", "W", "b", "view_weights", "feature_weights", "view_ptr"], """
+_document(MVFL, mvfl, """
 Multi-view clustering with view/feature selection and partial labels or pairs.
 
 Wraps :func:`fastmv.mvfl`; partial labels or pairs are given to ``fit``.
@@ -495,7 +506,7 @@ class EMVC(_MultiViewClusterer):
         "        view_sizes", 1)
 
 
-_document(EMVC, emvc, ["P_hat", "E", "residual_views", "rank", "svt_method"], """
+_document(EMVC, emvc, """
 Error-robust multi-view clustering of transition matrices, as an estimator.
 
 Wraps :func:`fastmv.emvc`. ``labels_`` is None unless ``n_clusters`` is set.
@@ -541,7 +552,7 @@ class CMVNMF(_MultiViewClusterer):
                             "(20,)"))
 
 
-_document(CMVNMF, cmvnmf, ["U", "V"], """
+_document(CMVNMF, cmvnmf, """
 Constrained multi-view NMF of unmapped views, as an estimator.
 
 Wraps :func:`fastmv.cmvnmf`; the inter-view pairs are given to ``fit``. ``labels_`` is a
@@ -585,10 +596,10 @@ class OPIMC(_MultiViewClusterer):
 
     fit.__doc__ = _fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
                            ":func:`fastmv.opimc`).", ["mask"],
-                           ("n_clusters=2, random_state=0", ", mask=None", "n_passes_", "1"))
+                           ("n_clusters=2, random_state=0", ", mask=None", "labels_.shape", "(20,)"))
 
 
-_document(OPIMC, opimc, ["U", "loss", "chunk_loss", "n_passes"], """
+_document(OPIMC, opimc, """
 One-pass incomplete multi-view clustering, as an estimator.
 
 Wraps :func:`fastmv.opimc`; the presence mask is given to ``fit``.

@@ -17,7 +17,7 @@ FAST = {  # small iteration counts keep the real runs quick
     "mvfl": ["--max_iter", "10"],
     "emvc": ["--max_iter", "30"],
     "cmvnmf": ["--max_iter", "30"],
-    "opimc": ["--chunk_size", "30", "--n_passes", "2"],
+    "opimc": ["--chunk_size", "30"],
 }
 
 
