@@ -51,7 +51,14 @@ _NOT_FROM_TEXT = {"random_state", "callback"}
 @dataclasses.dataclass(frozen=True)
 class Setting:
     """One row of the demo: ``solve()`` returns ``(pairs, result)`` where ``pairs`` is a list
-    of ``(y_true, y_pred)`` whose metrics are averaged into the row."""
+    of ``(y_true, y_pred)`` whose metrics are averaged into the row.
+
+    Examples
+    --------
+    >>> s = Setting("toy", lambda: ([(np.array([0, 1]), np.array([1, 0]))], None))
+    >>> s.label, len(s.solve()[0])
+    ('toy', 1)
+    """
 
     label: str
     solve: Callable[[], tuple]
@@ -59,7 +66,13 @@ class Setting:
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    """A command-line option of ``run`` that is not a solver parameter."""
+    """A command-line option of ``run`` that is not a solver parameter.
+
+    Examples
+    --------
+    >>> REGISTRY["opimc"].simulation[0].name
+    'missing_ratio'
+    """
 
     name: str
     type: Callable[[str], Any]
@@ -71,7 +84,13 @@ class Option:
 class RunOutcome:
     """What ``run`` reports: a short setting text, the (y_true, y_pred) pairs scored (empty
     without labels), the labels to save (an array in sample order, or a dict of per-view
-    arrays), and the solver's result."""
+    arrays), and the solver's result.
+
+    Examples
+    --------
+    >>> RunOutcome("toy", [], np.zeros(3, dtype=np.int64), None).setting
+    'toy'
+    """
 
     setting: str
     scored: list
@@ -81,7 +100,13 @@ class RunOutcome:
 
 @dataclasses.dataclass(frozen=True)
 class SolverSpec:
-    """A solver as the command line sees it (see the module docstring)."""
+    """A solver as the command line sees it (see the module docstring).
+
+    Examples
+    --------
+    >>> REGISTRY["mvfl"].side
+    ('labels', 'must', 'cannot')
+    """
 
     name: str
     description: str
@@ -101,12 +126,24 @@ class SolverSpec:
 
 
 def solver_function(name: str) -> Callable:
-    """The public solver ``fastmv.<name>``."""
+    """The public solver ``fastmv.<name>``.
+
+    Examples
+    --------
+    >>> solver_function("emvc").__name__
+    'emvc'
+    """
     return getattr(fastmv, name)
 
 
 def hyper_parameters(func: Callable) -> list:
-    """Parameters of a solver function that are neither data nor side information."""
+    """Parameters of a solver function that are neither data nor side information.
+
+    Examples
+    --------
+    >>> [p.name for p in hyper_parameters(fastmv.mvmc)][:3]
+    ['n_clusters', 'C1', 'C2']
+    """
     return [p for p in inspect.signature(func).parameters.values()
             if p.name not in DATA_ARGS | SIDE_ARGS]
 
@@ -297,7 +334,14 @@ def _mvfl_warmup(dtype=np.float64, sparse=False):
 
 # --------------------------------------------------------------------------------- EMVC
 def unit_rows(X):
-    """Rows scaled to unit Euclidean norm (zero rows kept), dense or sparse; a new object."""
+    """Rows scaled to unit Euclidean norm (zero rows kept), dense or sparse; a new object.
+
+    Examples
+    --------
+    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]]))
+    array([[0.6, 0.8],
+           [0. , 0. ]])
+    """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
@@ -310,7 +354,14 @@ def unit_rows(X):
 
 
 def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=True):
-    """One Gaussian transition matrix per view (rows scaled to unit norm first)."""
+    """One Gaussian transition matrix per view (rows scaled to unit norm first).
+
+    Examples
+    --------
+    >>> P = transition_matrices([np.eye(3), np.ones((3, 2))])
+    >>> [np.allclose(p.sum(axis=1), 1) for p in P]
+    [True, True]
+    """
     return [fastmv.transition_matrix(unit_rows(X) if normalize else X, sigma=sigma,
                                      n_neighbors=n_neighbors) for X in views]
 
