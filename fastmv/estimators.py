@@ -615,6 +615,27 @@ Wraps :func:`fastmv.opimc`; the presence mask is given to ``fit``.
 """)
 
 
+_REQUIRED_DEFAULTS = {"n_clusters": 2, "lam1": 0.01, "lam2": 0.01}
+
+
+def _init_source(func) -> str:
+    """Source of the explicit ``__init__`` an estimator of ``func`` needs: the solver's
+    hyper-parameters in signature order and kind, the solver's defaults (estimator defaults
+    for the required ones). Used by the test that keeps the estimators in step."""
+    params = [p for p in inspect.signature(func).parameters.values()
+              if p.name not in _DATA_ARGS | _SIDE_ARGS]
+    parts, star = ["self"], False
+    for p in params:
+        if p.kind is p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        default = p.default if p.default is not p.empty else _REQUIRED_DEFAULTS[p.name]
+        parts.append(f"{p.name}={default!r}")
+    lines = [f"    def __init__({', '.join(parts)}):"]
+    lines += [f"        self.{p.name} = {p.name}" for p in params]
+    return "\n".join(lines)
+
+
 def _hyper_parameters(func) -> list:
     """Names of a solver's hyper-parameters (signature minus data and side information)."""
     return [n for n in inspect.signature(func).parameters if n not in _DATA_ARGS | _SIDE_ARGS]

@@ -27,13 +27,14 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
     solver = {n: p for n, p in inspect.signature(func).parameters.items()
               if n not in DATA_AND_SIDE}
     init = {n: p for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self"}
+    fix = ("; paste this __init__ (and add annotations) into fastmv/estimators.py:\n"
+           + estimators._init_source(func))
     assert set(init) == set(solver), (
         f"{cls.__name__}.__init__ is out of step with fastmv.{func.__name__}: missing "
-        f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}")
+        f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}{fix}")
     for name, p in solver.items():
         if p.default is not inspect.Parameter.empty:
-            assert init[name].default == p.default or (
-                init[name].default is None and p.default is None), name
+            assert init[name].default == p.default, f"default of {name}{fix}"
     assert all(p.kind is not p.VAR_KEYWORD for p in init.values())
 
 
