@@ -293,7 +293,7 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
     spec = REGISTRY[name]
     func = spec.function
     parser = _Parser(
-        prog=f"python -m fastmv run {name}",
+        prog=f"python -m fastmv run {name}", allow_abbrev=False,
         description=f"{name}: {spec.description}. Reads a MATLAB .mat file (see "
                     "fastmv.datasets.load_mat; labels optional), prints the metrics (when the "
                     "file has labels) and the seconds, and saves the labels in the input's "

@@ -223,6 +223,7 @@ def test_run_help_lists_the_solver_options(capsys):
     (["run", "nosuch", "--data", "x.mat"], "invalid choice: 'nosuch'"),
     (["run", "opimc"], "--data"),
     (["run", "opimc", "--data", "x.mat", "--bad", "1"], "--bad"),
+    (["run", "mvmc", "--data", "x.mat", "--max", "3"], "--max"),  # no abbreviations
     (["demo", "--solvers", "nosuch"], "unknown solver"),
     (["demo", "--bogus"], "--bogus"),
     (["bogus"], "invalid choice"),
