@@ -97,7 +97,7 @@ class _Streamed:
     """A table printed row by row: widths fixed up front from the header and the cells that
     are known before the slow work starts (setting names; numbers have a fixed width)."""
 
-    def __init__(self, header, known_rows, left=2, number_width=7):
+    def __init__(self, header, known_rows, left=2, number_width=6):
         self.widths = [max([len(h)] + [len(str(r[i])) for r in known_rows if i < len(r)]
                            + ([number_width] if i >= left else []))
                        for i, h in enumerate(header)]
