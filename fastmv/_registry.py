@@ -529,8 +529,9 @@ def _opimc_run(data, side, params, seed):
 
 
 def _opimc_warmup(dtype=np.float64, sparse=False):
-    views, _ = _blobs(60, (5, 4), 3, dtype=dtype, sparse=sparse)
-    mask = fastmv.simulate.incomplete_mask(60, 2, 0.3, random_state=0)
+    # five views, as in the demo: the per-view gather kernel is specialised on their number
+    views, _ = _blobs(60, (5, 4, 3, 3, 3), 3, dtype=dtype, sparse=sparse)
+    mask = fastmv.simulate.incomplete_mask(60, 5, 0.3, random_state=0)
     _call(fastmv.opimc, views, 3, mask=mask, chunk_size=20, random_state=0, **_passes(2))
 
 
