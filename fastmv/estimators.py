@@ -473,8 +473,9 @@ class EMVC(_MultiViewClusterer):
     def __init__(self, lam1: float = 0.01, lam2: float = 0.01, *, n_clusters: int | None = None,
                  max_iter: int = 100, tol: float = 1e-6, mu: float = 1e-6, rho: float = 1.9,
                  mu_max: float = 1e10, init: Any = "mean", dtype: Any = None,
-                 random_state: Any = None, verbose: bool | int = False,
-                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
+                 full_svd: Any = "auto", random_state: Any = None, verbose: bool | int = False,
+                 progress: bool = False, callback: Callable | None = None,
+                 n_jobs: int | None = None) -> None:
         self.lam1 = lam1
         self.lam2 = lam2
         self.n_clusters = n_clusters
@@ -485,8 +486,10 @@ class EMVC(_MultiViewClusterer):
         self.mu_max = mu_max
         self.init = init
         self.dtype = dtype
+        self.full_svd = full_svd
         self.random_state = random_state
         self.verbose = verbose
+        self.progress = progress
         self.callback = callback
         self.n_jobs = n_jobs
 
@@ -526,19 +529,22 @@ Wraps :func:`fastmv.emvc`. ``labels_`` is None unless ``n_clusters`` is set.
 class CMVNMF(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, beta: float = 1.0, max_iter: int = 300,
-                 tol: float = 1e-6, normalize: Any = "l2", init: Any = "kmeans",
-                 rescale: bool = True, random_state: Any = None, verbose: bool | int = False,
-                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
+                 tol: float = 1e-6, normalize: Any = "l2", init: Any = "k-means++",
+                 n_init: int = 5, rescale: bool = True, random_state: Any = None,
+                 verbose: bool | int = False, callback: Callable | None = None,
+                 progress: bool = False, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.beta = beta
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
         self.init = init
+        self.n_init = n_init
         self.rescale = rescale
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
+        self.progress = progress
         self.n_jobs = n_jobs
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
