@@ -10,6 +10,8 @@ from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
 
 SOLVERS = {MVMC: fastmv.mvmc, MVFL: fastmv.mvfl, EMVC: fastmv.emvc, CMVNMF: fastmv.cmvnmf,
            OPIMC: fastmv.opimc}
+# small max_iter on purpose: the tests compare labels, not converged answers
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
 DATA_AND_SIDE = {"X_list", "P_list", "must_link", "cannot_link", "labels", "mask"}
 
 

@@ -13,6 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from fastmv import plot  # noqa: E402
 
+# small max_iter on purpose: the pictures need a history, not a converged answer
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
+
 
 def _save(ax, path):
     ax.figure.savefig(path, dpi=60)
