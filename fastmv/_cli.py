@@ -52,6 +52,20 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int
     """Rows of cells as aligned text: the first ``left`` columns left-aligned, the others
     right-aligned, each column as wide as its widest cell.
 
+    Parameters
+    ----------
+    header : sequence of str
+        Column titles.
+    rows : sequence of sequence of str
+        The cells, one sequence per row.
+    left : int, default 2
+        Number of leading left-aligned columns.
+
+    Returns
+    -------
+    str
+        The header, a rule and the rows, one per line.
+
     Examples
     --------
     >>> print(format_table(("a", "n"), [("x", "1"), ("long", "10")], left=1))
@@ -284,6 +298,16 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
     the solver takes, the simulation options, and the solver's own parameters (from its
     signature and docstring).
 
+    Parameters
+    ----------
+    name : str
+        A solver of the registry (``mvmc``, ``mvfl``, ``emvc``, ``cmvnmf``, ``opimc``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Its errors raise ``CLIError`` (printed as one line by :func:`main`).
+
     Examples
     --------
     >>> parser = build_run_parser("mvmc")
@@ -498,6 +522,11 @@ def _cmd_list(args):
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser (``run``'s solver options are parsed by
     :func:`build_run_parser`).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Its errors raise ``CLIError`` (printed as one line by :func:`main`).
 
     Examples
     --------

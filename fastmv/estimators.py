@@ -642,9 +642,4 @@ def _init_source(func) -> str:
     return "\n".join(lines)
 
 
-def _hyper_parameters(func) -> list:
-    """Names of a solver's hyper-parameters (signature minus data and side information)."""
-    return [n for n in inspect.signature(func).parameters if n not in _DATA_ARGS | _SIDE_ARGS]
-
-
 ESTIMATORS: dict = {"mvmc": MVMC, "mvfl": MVFL, "emvc": EMVC, "cmvnmf": CMVNMF, "opimc": OPIMC}
