@@ -212,25 +212,23 @@ class OPIMCKernels:
 
     def time_chunk_assign(self):
         ch = self.ch
-        self.K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
-                                   ch.sptr, self.b.view_ptr, self.U, ch.W,
+        self.K.stream_chunk_assign(ch.dense, ch.sparse, ch.W, self.b.view_ptr, self.U,
                                    np.empty(2000, np.int64))
 
     def time_scatter_dense(self):
         ch = self.ch
-        self.K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, self.b.view_ptr,
-                                    self.lab, self.R, 1.0)
+        self.K.stream_scatter_dense(ch.dense, self.b.view_ptr, self.lab, self.R, 1.0)
 
     def time_move_dense(self):
         ch = self.ch
-        self.K.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, self.b.view_ptr,
-                                 self.lab, self.new, self.R)
+        self.K.stream_move_dense(ch.dense, self.b.view_ptr, self.lab, self.new, self.R)
 
     def track_scatter_speedup_vs_onehot_gemm(self):
-        ch, vp = self.ch, self.b.view_ptr
+        dn, vp = self.ch.dense, self.b.view_ptr
         V = np.eye(20)[self.lab]
-        blocks = [(ch.xbuf[ch.xoff[v]:ch.xoff[v + 1]].reshape(-1, vp[v + 1] - vp[v]),
-                   V[ch.prow[ch.poff[v]:ch.poff[v + 1]]]) for v in range(5)]
+        blocks = [(dn.values[dn.value_start[v]:dn.value_start[v + 1]]
+                   .reshape(-1, vp[v + 1] - vp[v]),
+                   V[dn.rows[dn.row_start[v]:dn.row_start[v + 1]]]) for v in range(5)]
 
         def numpy_route():
             return [X.T @ Vv for X, Vv in blocks]

@@ -316,20 +316,15 @@ def _cut(pend_blocks, pend_masks, s, spec):
 
 @dataclasses.dataclass
 class _Chunk:
+    """One chunk in the kernels' layout (``fastmv.kernels.streaming``)."""
+
     s: int
-    xbuf: np.ndarray
-    xoff: np.ndarray
-    prow: np.ndarray
-    poff: np.ndarray
-    gidx: np.ndarray
-    sdata: np.ndarray
-    sind: np.ndarray
-    sptr: np.ndarray
-    W: np.ndarray
+    dense: object        # DenseRows, or None when every view is sparse
+    sparse: object       # SparseRows, or None when every view is dense
+    W: np.ndarray        # (s, m) presence weights
 
     def args(self):
-        return (self.xbuf, self.xoff, self.prow, self.poff, self.gidx,
-                self.sdata, self.sind, self.sptr, self.W)
+        return self.dense, self.sparse, self.W
 
 
 def _release_pages(block):
@@ -411,93 +406,115 @@ class _ChunkBuilder:
         return A
 
     def build(self, start, blocks, mblock):
-        spec, order, dtype = self.spec, self.order, self.dtype
-        from fastmv.kernels.streaming import stream_gather_views, stream_layout
+        from fastmv.kernels.streaming import (DenseRows, SparseRows, stream_gather_view,
+                                              stream_layout)
+        spec, order = self.spec, self.order
         m = spec.m
         s = int(blocks[0].shape[0])
         P = _mask_block(mblock, s, m, start)[:, order]    # presence, internal view order
         nd = self.n_dense
-        arrays = tuple(self._dense_array(blocks[order[iv]], s, start, order[iv])
-                       for iv in range(nd))
+        arrays = [self._dense_array(blocks[order[iv]], s, start, order[iv]) for iv in range(nd)]
         while True:                       # repeated only when all-NaN rows turn up
-            prow, poff, xoff, gidx, W, orphan = stream_layout(P, self.dense_dims)
-            xbuf = self._xbuf(int(xoff[-1]))
+            rows, row_start, value_start, position, W, orphan = stream_layout(P, self.dense_dims)
             if nd == 0:
                 break
-            status = stream_gather_views(arrays, prow, poff, xoff, self.normalize, xbuf)
+            values = self._xbuf(int(value_start[-1]))
+            status = np.empty(int(row_start[-1]), np.int8)
+            for iv in range(nd):
+                p0, p1 = row_start[iv], row_start[iv + 1]
+                stream_gather_view(arrays[iv], rows[p0:p1], self.normalize,
+                                   values[value_start[iv]:value_start[iv + 1]], status[p0:p1])
             if not status.any():
                 break
             bad = np.flatnonzero(status == 2)
             if bad.size:
-                iv = int(np.searchsorted(poff, bad[0], side="right") - 1)
-                raise ValueError(f"X_list[{order[iv]}] row {start + prow[bad[0]]} contains "
+                iv = int(np.searchsorted(row_start, bad[0], side="right") - 1)
+                raise ValueError(f"X_list[{order[iv]}] row {start + rows[bad[0]]} contains "
                                  "infinite values or some (not all) NaN; a missing row must be "
                                  "all NaN or masked out by mask")
             allnan = np.flatnonzero(status == 1)          # all-NaN rows are missing
-            P[prow[allnan], np.searchsorted(poff, allnan, side="right") - 1] = False
+            P[rows[allnan], np.searchsorted(row_start, allnan, side="right") - 1] = False
+        dense = DenseRows(values, value_start, rows, row_start, position) if nd else None
         for iv in range(nd):
             _release_pages(blocks[order[iv]])
         if mblock is not None:
             _release_pages(mblock)
         del arrays
         # sparse views: one CSR with global column indices; missing rows dropped
-        sparts = []
-        for iv in range(self.n_dense, m):
-            v = order[iv]
-            B = blocks[v]
-            C = B if sp.issparse(B) else sp.csr_matrix(np.asarray(B))
-            C = sp.csr_matrix(C, dtype=dtype)
-            if C.shape != (s, spec.dims[v]):
-                raise ValueError(f"X_list[{v}] rows {start}..{start + s - 1}: block has shape "
-                                 f"{C.shape}, expected ({s}, {spec.dims[v]})")
-            if not C.has_canonical_format:
-                C = C.copy()
-                C.sum_duplicates()
-            counts = np.diff(C.indptr)
-            keep_row = P[:, iv]
-            data = C.data
-            if data.size and not np.isfinite(data).all():
-                rows_bad = np.repeat(np.arange(s), counts)[~np.isfinite(data)]
-                rows_bad = rows_bad[keep_row[rows_bad]]
-                if rows_bad.size:
-                    raise ValueError(f"X_list[{v}] row {start + rows_bad[0]} contains NaN or "
-                                     "infinite values (mark missing rows of sparse views in mask)")
-            scale = keep_row.astype(np.float64)
-            if self.normalize:
-                sq = np.bincount(np.repeat(np.arange(s), counts),
-                                 weights=np.square(data, dtype=np.float64), minlength=s)
-                nz = sq > 0
-                scale[nz] /= np.sqrt(sq[nz])
-            keep = np.repeat(keep_row, counts)
-            new_data = (data * np.repeat(scale, counts))[keep].astype(dtype, copy=False)
-            new_ind = C.indices[keep].astype(np.int64) + self.view_ptr[iv]
-            new_ptr = np.zeros(s + 1, np.int64)
-            np.cumsum(counts * keep_row, out=new_ptr[1:])
-            sparts.append((new_data, new_ind, new_ptr))
-        if not sparts:
-            sdata = np.zeros(0, dtype)
-            sind = np.zeros(0, np.int64)
-            sptr = np.zeros(s + 1, np.int64)
-        elif len(sparts) == 1:
-            sdata, sind, sptr = sparts[0]
-        else:
-            sdata, sind, sptr = _hstack_csr(sparts, s)
+        sparts = [self._sparse_part(blocks[order[iv]], iv, P[:, iv], s, start)
+                  for iv in range(nd, m)]
+        sparse = None
+        if len(sparts) == 1:
+            sparse = SparseRows(*sparts[0])
+        elif sparts:
+            sparse = SparseRows(*_hstack_csr(sparts, s))
         if orphan >= 0:
             raise ValueError(f"sample {start + orphan} is missing from every view (mask / "
                              "NaN rows); every sample must be present in at least one view")
-        return _Chunk(s, xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W)
+        return _Chunk(s, dense, sparse, W)
+
+    def _sparse_part(self, B, iv, keep_row, s, start):
+        """(data, global column indices, indptr) of one sparse view's block: checked, rows
+        kept where present, scaled to unit norm (scale-safe) when normalising."""
+        v = self.order[iv]
+        d_v = self.spec.dims[v]
+        name = f"X_list[{v}] rows {start}..{start + s - 1}"
+        C = B if sp.issparse(B) else sp.csr_matrix(np.asarray(B))
+        if C.format != "csr":
+            C = sp.csr_matrix(C)
+        if C.shape != (s, d_v):
+            raise ValueError(f"{name}: block has shape {C.shape}, expected ({s}, {d_v})")
+        indptr, indices = np.asarray(C.indptr), np.asarray(C.indices)
+        if (indptr.shape != (s + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0)
+                or indptr[-1] > indices.size or indptr[-1] > C.data.size):
+            raise ValueError(f"{name}: invalid CSR structure (indptr must be monotone, "
+                             "start at 0 and end at nnz)")
+        nnz = int(indptr[-1])
+        if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= d_v):
+            raise ValueError(f"{name}: CSR column indices must lie in [0, {d_v}) (the view's "
+                             f"width), got [{indices[:nnz].min()}, {indices[:nnz].max()}]")
+        C = sp.csr_matrix((C.data[:nnz], indices[:nnz], indptr), shape=(s, d_v))
+        if not C.has_canonical_format:
+            C = C.copy()                  # never edit the caller's matrix
+            C.sum_duplicates()
+        counts = np.diff(C.indptr)
+        data = np.asarray(C.data, dtype=np.float64)
+        if data.size and not np.isfinite(data).all():
+            rows_bad = np.repeat(np.arange(s), counts)[~np.isfinite(data)]
+            rows_bad = rows_bad[keep_row[rows_bad]]
+            if rows_bad.size:
+                raise ValueError(f"X_list[{v}] row {start + rows_bad[0]} contains NaN or "
+                                 "infinite values (mark missing rows of sparse views in mask)")
+            data = np.where(np.isfinite(data), data, 0.0)
+        keep = np.repeat(keep_row, counts)
+        if self.normalize and data.size:
+            # ‖x‖ = big ‖x / big‖: neither overflows nor underflows, whatever the data's scale
+            row_of = np.repeat(np.arange(s), counts)
+            big = np.zeros(s)
+            np.maximum.at(big, row_of, np.abs(data))
+            big[big == 0] = 1.0
+            scaled = data / big[row_of]
+            norm = np.sqrt(np.bincount(row_of, weights=scaled * scaled, minlength=s))
+            norm[norm == 0] = 1.0
+            data = scaled / norm[row_of]
+        new_data = data[keep].astype(self.dtype)
+        new_ind = C.indices[keep].astype(np.int64) + self.view_ptr[iv]
+        new_ptr = np.zeros(s + 1, np.int64)
+        np.cumsum(counts * keep_row, out=new_ptr[1:])
+        return new_data, new_ind, new_ptr
 
     def chunk_means(self, ch: _Chunk):
         """Per view, the mean of the chunk's present (normalised) rows, stacked (D,)."""
         fill = np.zeros(self.D)
+        dn, sps = ch.dense, ch.sparse
         for iv in range(self.n_dense):
             a, b = self.view_ptr[iv], self.view_ptr[iv + 1]
-            s_v = ch.poff[iv + 1] - ch.poff[iv]
+            s_v = dn.row_start[iv + 1] - dn.row_start[iv]
             if s_v:
-                X = ch.xbuf[ch.xoff[iv]:ch.xoff[iv + 1]].reshape(s_v, b - a)
+                X = dn.values[dn.value_start[iv]:dn.value_start[iv + 1]].reshape(s_v, b - a)
                 fill[a:b] = X.sum(axis=0, dtype=np.float64) / s_v
-        if self.D > self.Dd and ch.sdata.size:
-            colsum = np.bincount(ch.sind, weights=ch.sdata.astype(np.float64),
+        if sps is not None and sps.data.size:
+            colsum = np.bincount(sps.indices, weights=sps.data.astype(np.float64),
                                  minlength=self.D)
             cnt = ch.W.sum(axis=0)
             for iv in range(self.n_dense, self.spec.m):
@@ -532,32 +549,25 @@ def _kmeanspp(ch, builder, c, fill, rng):
     """k-means++ seeding on the first chunk, in the metric of the assignment step
     (``Σ_v w_{v,i} ‖x_{v,i} − u_{v,k}‖²``). A seed row's missing views take the chunk mean.
     Returns stacked centres (D, c). O(s Σd c) time with the chunk kernels."""
-    from fastmv.kernels.streaming import stream_chunk_assign
+    from fastmv.kernels.streaming import stream_chunk_assign, stream_row_sqnorms
     s, D, vp = ch.s, builder.D, builder.view_ptr
-    # ‖x_i‖² over the views where i is present
-    xsq = np.zeros(s)
-    for iv in range(builder.n_dense):
-        rows = ch.prow[ch.poff[iv]:ch.poff[iv + 1]]
-        X = ch.xbuf[ch.xoff[iv]:ch.xoff[iv + 1]].reshape(rows.size, vp[iv + 1] - vp[iv])
-        np.add.at(xsq, rows, np.einsum("ij,ij->i", X, X, dtype=np.float64))
-    if ch.sdata.size:
-        xsq += np.bincount(np.repeat(np.arange(s), np.diff(ch.sptr)),
-                           weights=np.square(ch.sdata, dtype=np.float64), minlength=s)
+    dn, sps = ch.dense, ch.sparse
+    xsq = stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the views where i is present
 
     def row(i):
         u = fill.copy()
         for iv in range(builder.n_dense):
-            q = ch.gidx[i, iv]
+            q = dn.position[i, iv]
             if q >= 0:
                 a, b = vp[iv], vp[iv + 1]
-                o = ch.xoff[iv] + (q - ch.poff[iv]) * (b - a)
-                u[a:b] = ch.xbuf[o:o + b - a]
-        if ch.sdata.size:
-            lo, hi = ch.sptr[i], ch.sptr[i + 1]
+                o = dn.value_start[iv] + (q - dn.row_start[iv]) * (b - a)
+                u[a:b] = dn.values[o:o + b - a]
+        if sps is not None:
+            lo, hi = sps.indptr[i], sps.indptr[i + 1]
             for iv in range(builder.n_dense, builder.spec.m):
                 if ch.W[i, iv]:
                     u[vp[iv]:vp[iv + 1]] = 0.0
-            np.add.at(u, ch.sind[lo:hi], ch.sdata[lo:hi])
+            np.add.at(u, sps.indices[lo:hi], sps.data[lo:hi])
         return u
 
     U = np.zeros((D, c))
@@ -566,8 +576,7 @@ def _kmeanspp(ch, builder, c, fill, rng):
     i = int(rng.integers(s))
     for k in range(c):
         U[:, k] = row(i)
-        d, _ = stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
-                                ch.sptr, vp, np.ascontiguousarray(U[:, k:k + 1]), ch.W, lab)
+        d, _ = stream_chunk_assign(dn, sps, ch.W, vp, np.ascontiguousarray(U[:, k:k + 1]), lab)
         best = np.minimum(best, np.maximum(d + xsq, 0.0))
         total = best.sum()
         if k + 1 < c:
@@ -713,7 +722,8 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
     >>> res.labels.shape, [u.shape for u in res.U]
     ((500,), [(20, 3), (30, 3)])
     """
-    from fastmv.kernels.streaming import stream_chunk_iterate
+    from fastmv.kernels.streaming import (REPLACE_PREVIOUS, START_FROM_CENTERS,
+                                          START_FROM_LABELS, Statistics, stream_chunk_iterate)
 
     alpha = check_scalar(alpha, "alpha", low=0.0)
     chunk_size = check_int(chunk_size, "chunk_size", low=1)
@@ -793,28 +803,28 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, n_passes=
                 lab = np.empty(s, np.int64)
                 fill = empty_fill
                 if p == 0:
-                    mode = 1                      # start from the current centres
+                    mode = START_FROM_CENTERS
                     if t == 0:
                         fill = builder.chunk_means(ch)
                         if init_labels is not None:
                             if init_labels.size < s:
                                 raise ValueError(f"init labels must have length >= {s}")
                             lab[:] = init_labels[:s]
-                            mode = 0
+                            mode = START_FROM_LABELS
                         elif U0 is None and isinstance(init, str) and init == "k-means++":
                             U[:] = _kmeanspp(ch, builder, c, fill, rng)
                         elif U0 is None:
                             lab[:] = rng.permutation(np.arange(s) % c)
-                            mode = 0
+                            mode = START_FROM_LABELS
                 else:
                     if start + s > labels_all.size:
                         raise ValueError("the chunk stream X_list yielded more rows in pass "
                                          f"{p + 1} than in pass 1 ({labels_all.size})")
                     lab[:] = labels_all[start:start + s]
-                    mode = 2                      # replace the previous pass's contribution
+                    mode = REPLACE_PREVIOUS
                 loss, it, conv = stream_chunk_iterate(
-                    ch.xbuf, ch.xoff, ch.prow, ch.poff, ch.gidx, ch.sdata, ch.sind, ch.sptr,
-                    ch.W, view_ptr, R, T, U, lab, mode, fill, alpha, max_iter, tol)
+                    ch.dense, ch.sparse, ch.W, view_ptr, Statistics(R, T, U), lab, mode, fill,
+                    alpha, max_iter, tol)
                 if labels_all is not None:
                     labels_all[start:start + s] = lab
                 else:

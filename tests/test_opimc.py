@@ -69,33 +69,39 @@ def close(a, b, dtype=np.float64):
 # ---------------------------------------------------------------------------------------
 
 
+def dense_views_of(ch, b):
+    """The compact dense blocks of a chunk, list of (s_v, d_v)."""
+    return N._dense_views(ch.dense, b.view_ptr)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("normalize", [True, False])
-def test_gather_views_matches_twin(dtype, normalize):
+def test_gather_view_matches_twin(dtype, normalize):
     rng = np.random.default_rng(0)
-    views = tuple(rng.normal(size=(30, d)).astype(dtype) for d in (1, 7, 50))
-    views[0][3] = 0.0
-    views[1][4] = np.nan                    # all-NaN row -> status 1
-    views[1][5, 2] = np.nan                 # partial NaN -> status 2
-    views[2][6, 1] = np.inf                 # inf -> status 2
-    views[2][7] = 1e200 if dtype == np.float64 else 1e30     # squares overflow, still finite
-    rows = [np.sort(rng.choice(30, k, replace=False)) for k in (30, 12, 0)]
-    rows[2] = np.array([3, 6, 7, 8], np.int64)
-    prow = np.concatenate(rows).astype(np.int64)
-    poff = np.concatenate([[0], np.cumsum([r.size for r in rows])]).astype(np.int64)
-    xoff = np.concatenate([[0], np.cumsum([r.size * X.shape[1] for r, X in zip(rows, views)])])
-    xoff = xoff.astype(np.int64)
-    got = np.full(xoff[-1], -7.0, dtype)
-    want = np.full(xoff[-1], -7.0, dtype)
-    st = K.stream_gather_views(views, prow, poff, xoff, normalize, got)
-    st_want = N.stream_gather_views(views, prow, poff, xoff, normalize, want)
-    np.testing.assert_array_equal(st, st_want)
-    ok = np.repeat(st == 0, [X.shape[1] for r, X in zip(rows, views) for _ in r])
-    close(got[ok], want[ok], dtype)
-    if normalize:   # the overflowing row is still scaled to unit norm
-        q = poff[2] + 2
-        block = got[xoff[2] + 2 * 50: xoff[2] + 3 * 50].astype(np.float64)
-        assert st[q] == 0 and abs(np.linalg.norm(block) - 1) < 1e-5
+    big = 1e200 if dtype == np.float64 else 1e30
+    tiny = 1e-300 if dtype == np.float64 else 1e-40
+    for d in (1, 7, 50):
+        X = rng.normal(size=(30, d)).astype(dtype)
+        X[3] = 0.0
+        X[4] = np.nan                        # all-NaN row -> status 1
+        if d > 2:
+            X[5, 2] = np.nan                 # partial NaN -> status 2
+            X[6, 1] = np.inf                 # inf -> status 2
+        X[7] *= big                          # squares overflow, still finite
+        X[8] *= tiny                         # squares underflow, still non-zero
+        rows = np.array([3, 4, 5, 6, 7, 8, 9, 29], np.int64)
+        got = np.full(rows.size * d, -7.0, dtype)
+        want = np.full(rows.size * d, -7.0, dtype)
+        st, st_want = np.empty(rows.size, np.int8), np.empty(rows.size, np.int8)
+        K.stream_gather_view(X, rows, normalize, got, st)
+        N.stream_gather_view(X, rows, normalize, want, st_want)
+        np.testing.assert_array_equal(st, st_want)
+        ok = np.repeat(st == 0, d)
+        close(got[ok], want[ok], dtype)
+        if normalize:   # the overflowing and underflowing rows are scaled to unit norm
+            for r in (4, 5):
+                block = got[r * d:(r + 1) * d].astype(np.float64)
+                assert st[r] == 0 and abs(np.linalg.norm(block) - 1) < 1e-5
 
 
 @pytest.mark.parametrize("s,m,nd", [(1, 1, 1), (9, 3, 2), (40, 4, 0), (100, 5, 5)])
@@ -110,17 +116,20 @@ def test_layout_matches_twin(s, m, nd):
     assert got[5] == want[5] == 0
 
 
-def test_gather_views_parallel_path():
+def test_gather_view_parallel_path():
     rng = np.random.default_rng(1)
-    views = (rng.normal(size=(1500, 120)), rng.normal(size=(1500, 40)))
-    rows = [np.arange(0, 1500, 1), np.arange(0, 1500, 2)]
-    prow = np.concatenate(rows).astype(np.int64)
-    poff = np.array([0, 1500, 2250], np.int64)
-    xoff = np.array([0, 1500 * 120, 1500 * 120 + 750 * 40], np.int64)
-    a, b = np.empty(xoff[-1]), np.empty(xoff[-1])
-    np.testing.assert_array_equal(K.stream_gather_views(views, prow, poff, xoff, True, a),
-                                  N.stream_gather_views(views, prow, poff, xoff, True, b))
+    X = rng.normal(size=(1500, 120))
+    rows = np.arange(0, 1500, 1, dtype=np.int64)
+    a, b = np.empty(X.size), np.empty(X.size)
+    sa, sb = np.empty(1500, np.int8), np.empty(1500, np.int8)
+    K.stream_gather_view(X, rows, True, a, sa)
+    N.stream_gather_view(X, rows, True, b, sb)
+    np.testing.assert_array_equal(sa, sb)
     close(a, b)
+
+
+def nearest(s):
+    return K.Nearest(np.full(s, -1, np.int64), np.full(s, 7.0), np.full(s, 7.0))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -128,41 +137,32 @@ def test_gather_views_parallel_path():
 def test_assign_kernels_match_twins(dtype, s, dd, sd, c):
     rng = np.random.default_rng(s + c)
     b, ch = make_chunk(rng, s, dd, sd, dtype)
+    assert (ch.dense is None) == (not dd) and (ch.sparse is None) == (not sd)
     U = rng.normal(size=(b.D, c))
-    G = K.stream_cross(ch.xbuf, ch.xoff, ch.poff, b.view_ptr, U)
-    close(G, N.stream_cross(ch.xbuf, ch.xoff, ch.poff, b.view_ptr, U), dtype)
     usq = K.stream_center_sqnorms(U, b.view_ptr)
     close(usq, N.stream_center_sqnorms(U, b.view_ptr))
-    lab, md, sd = np.empty(s, np.int64), np.empty(s), np.empty(s)
-    K.stream_assign(G, ch.gidx, ch.sdata, ch.sind, ch.sptr, U, ch.W, usq, lab, md, sd)
-    lab2, md2, sd2 = np.empty(s, np.int64), np.empty(s), np.empty(s)
-    N.stream_assign(G.astype(np.float64), ch.gidx, ch.sdata, ch.sind, ch.sptr, U, ch.W, usq,
-                    lab2, md2, sd2)
-    np.testing.assert_array_equal(lab, lab2)
-    close(md, md2, dtype)
-    close(sd, sd2, dtype)
-    lab3 = np.empty(s, np.int64)
-    md3, sd3 = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
-                                     ch.sptr, b.view_ptr, U, ch.W, lab3)
+    G = np.empty((0, c))
+    if ch.dense is not None:
+        G = K.stream_cross(ch.dense, b.view_ptr, U)
+        close(G, N.stream_cross(ch.dense, b.view_ptr, U), dtype)
     lab4 = np.empty(s, np.int64)
-    md4, sd4 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
-                                     ch.sptr, b.view_ptr, U, ch.W, lab4)
+    md4, sd4 = N.stream_chunk_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, lab4)
+    for rows in (np.arange(s), np.arange(0, s, 2)):
+        for cross in (G, np.empty((0, c))):          # from the GEMM, or inline
+            out = nearest(s)
+            K.stream_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, usq, cross, rows, out)
+            np.testing.assert_array_equal(out.labels[rows], lab4[rows])
+            close(out.best[rows], md4[rows], dtype)
+            close(out.second[rows], sd4[rows], dtype)
+            rest = np.setdiff1d(np.arange(s), rows)
+            assert np.all(out.labels[rest] == -1) and np.all(out.best[rest] == 7.0)
+    lab3 = np.empty(s, np.int64)
+    md3, sd3 = K.stream_chunk_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, lab3)
     np.testing.assert_array_equal(lab3, lab4)
     close(md3, md4, dtype)
     close(sd3, sd4, dtype)
-    # the fused row path on a subset of rows, cross products included
-    rows = np.arange(0, s, 2, dtype=np.int64)
-    lab5, md5, sd5 = np.full(s, -1), np.full(s, 7.0), np.full(s, 7.0)
-    K.stream_assign_rows(rows, ch.xbuf, ch.xoff, ch.poff, ch.gidx, b.view_ptr, ch.sdata,
-                         ch.sind, ch.sptr, U, ch.W, usq, lab5, md5, sd5)
-    np.testing.assert_array_equal(lab5[rows], lab4[rows])
-    assert np.all(lab5[1::2] == -1) and np.all(md5[1::2] == 7.0)
-    close(md5[rows], md4[rows], dtype)
-    close(sd5[rows], sd4[rows], dtype)
-    close(K.stream_row_sqnorms(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, ch.sdata,
-                               ch.sptr, s),
-          N.stream_row_sqnorms(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, ch.sdata,
-                               ch.sptr, s), dtype)
+    close(K.stream_row_sqnorms(ch.dense, ch.sparse, b.view_ptr, s),
+          N.stream_row_sqnorms(ch.dense, ch.sparse, b.view_ptr, s), dtype)
     U2 = U + rng.normal(size=U.shape) * 0.1
     close(K.stream_center_shift(U, U2), N.stream_center_shift(U, U2))
 
@@ -173,21 +173,18 @@ def test_assign_parallel_path_and_ties():
     U = rng.normal(size=(b.D, 9))
     U[:, 5] = U[:, 2]                           # exact tie: lowest index wins
     lab, lab2 = np.empty(2000, np.int64), np.empty(2000, np.int64)
-    md, sd = K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
-                                   ch.sptr, b.view_ptr, U, ch.W, lab)
-    md2, sd2 = N.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
-                                     ch.sptr, b.view_ptr, U, ch.W, lab2)
+    md, sd = K.stream_chunk_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, lab)
+    md2, sd2 = N.stream_chunk_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, lab2)
     np.testing.assert_array_equal(lab, lab2)
     assert not np.any(lab == 5)
     close(md, md2)
     close(sd, sd2)
-    rows = np.arange(2000, dtype=np.int64)
-    lab3, md3, sd3 = np.empty(2000, np.int64), np.empty(2000), np.empty(2000)
+    out = nearest(2000)
     usq = K.stream_center_sqnorms(U, b.view_ptr)
-    K.stream_assign_rows(rows, ch.xbuf, ch.xoff, ch.poff, ch.gidx, b.view_ptr, ch.sdata,
-                         ch.sind, ch.sptr, U, ch.W, usq, lab3, md3, sd3)
-    np.testing.assert_array_equal(lab3, lab2)
-    close(md3, md2)
+    K.stream_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, usq, np.empty((0, 9)),
+                    np.arange(2000), out)
+    np.testing.assert_array_equal(out.labels, lab2)
+    close(out.best, md2)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -195,40 +192,50 @@ def test_assign_parallel_path_and_ties():
 def test_scatter_and_move_kernels_match_twins(dtype, s, dd, sd, c):
     rng = np.random.default_rng(10 * s + c)
     b, ch = make_chunk(rng, s, dd, sd, dtype)
+    dn, sps, vp = ch.dense, ch.sparse, b.view_ptr
     old = rng.integers(0, c, s)
     new = np.where(rng.random(s) < 0.3, rng.integers(0, c, s), old)
     R0 = rng.normal(size=(c, b.D))
     T0 = rng.integers(0, 5, size=(b.spec.m, c)).astype(np.float64)
+
+    def both(kernel, *args, R=R0):
+        Ra, Rb = R.copy(), R.copy()
+        getattr(K, kernel)(*args, Ra)
+        getattr(N, kernel)(*args, Rb)
+        close(Ra, Rb, dtype)
+
     for sign in (1.0, -1.0):
-        Ra, Rb = R0.copy(), R0.copy()
-        K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, Ra, sign)
-        N.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, Rb, sign)
-        close(Ra, Rb, dtype)
-        K.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, old, Ra, sign)
-        N.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, old, Rb, sign)
-        close(Ra, Rb, dtype)
+        if dn is not None:
+            Ra, Rb = R0.copy(), R0.copy()
+            K.stream_scatter_dense(dn, vp, old, Ra, sign)
+            N.stream_scatter_dense(dn, vp, old, Rb, sign)
+            close(Ra, Rb, dtype)
+        if sps is not None:
+            Ra, Rb = R0.copy(), R0.copy()
+            K.stream_scatter_csr(sps, old, Ra, sign)
+            N.stream_scatter_csr(sps, old, Rb, sign)
+            close(Ra, Rb, dtype)
         Ta, Tb = T0.copy(), T0.copy()
         K.stream_scatter_counts(old, ch.W, Ta, sign)
         N.stream_scatter_counts(old, ch.W, Tb, sign)
         np.testing.assert_array_equal(Ta, Tb)
-    Ra, Rb = R0.copy(), R0.copy()
-    K.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, new, Ra)
-    N.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, new, Rb)
-    close(Ra, Rb, dtype)
-    K.stream_move_csr(ch.sdata, ch.sind, ch.sptr, old, new, Ra)
-    N.stream_move_csr(ch.sdata, ch.sind, ch.sptr, old, new, Rb)
-    close(Ra, Rb, dtype)
+    if dn is not None:
+        both("stream_move_dense", dn, vp, old, new)
+    if sps is not None:
+        both("stream_move_csr", sps, old, new)
     Ta, Tb = T0.copy(), T0.copy()
     assert K.stream_move_counts(old, new, ch.W, Ta) == N.stream_move_counts(old, new, ch.W, Tb)
     np.testing.assert_array_equal(Ta, Tb)
     # removal of a chunk's contribution: add then move then remove leaves R unchanged
     R = R0.copy()
-    K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, R, 1.0)
-    K.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, old, R, 1.0)
-    K.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, old, new, R)
-    K.stream_move_csr(ch.sdata, ch.sind, ch.sptr, old, new, R)
-    K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, new, R, -1.0)
-    K.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, new, R, -1.0)
+    if dn is not None:
+        K.stream_scatter_dense(dn, vp, old, R, 1.0)
+        K.stream_move_dense(dn, vp, old, new, R)
+        K.stream_scatter_dense(dn, vp, new, R, -1.0)
+    if sps is not None:
+        K.stream_scatter_csr(sps, old, R, 1.0)
+        K.stream_move_csr(sps, old, new, R)
+        K.stream_scatter_csr(sps, new, R, -1.0)
     close(R, R0, dtype)
 
 
@@ -262,37 +269,40 @@ def test_update_centers_and_loss_match_twins(alpha, with_fill):
     close(Ua, Ub)
 
 
+START_MODES = [K.START_FROM_LABELS, K.START_FROM_CENTERS, K.REPLACE_PREVIOUS]
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("start", START_MODES)
 @pytest.mark.parametrize("s,dd,sd,c", SHAPES[1:])
-def test_chunk_iterate_matches_twin(dtype, mode, s, dd, sd, c):
-    rng = np.random.default_rng(s * 7 + c + mode)
+def test_chunk_iterate_matches_twin(dtype, start, s, dd, sd, c):
+    rng = np.random.default_rng(s * 7 + c + start)
     b, ch = make_chunk(rng, s, dd, sd, dtype)
     # statistics of "earlier chunks": sums of random unit rows, and counts
     T0 = rng.integers(1, 20, size=(b.spec.m, c)).astype(np.float64)
     R0 = rng.normal(size=(c, b.D)) * 0.3
     U0 = rng.normal(size=(b.D, c))
     lab0 = rng.integers(0, c, s)
-    if mode == 2:            # R, T already hold the chunk under lab0
-        N.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, b.view_ptr, lab0, R0, 1.0)
-        N.stream_scatter_csr(ch.sdata, ch.sind, ch.sptr, lab0, R0, 1.0)
+    if start == K.REPLACE_PREVIOUS:            # R, T already hold the chunk under lab0
+        N.stream_scatter_dense(ch.dense, b.view_ptr, lab0, R0, 1.0)
+        N.stream_scatter_csr(ch.sparse, lab0, R0, 1.0)
         N.stream_scatter_counts(lab0, ch.W, T0, 1.0)
-    fill = rng.normal(size=b.D) if mode == 0 else np.zeros(0)
+    fill = rng.normal(size=b.D) if start == K.START_FROM_LABELS else np.zeros(0)
     out = []
     for impl in (K, N):
-        R, T, U, lab = R0.copy(), T0.copy(), U0.copy(), lab0.copy()
-        res = impl.stream_chunk_iterate(ch.xbuf, ch.xoff, ch.prow, ch.poff, ch.gidx, ch.sdata,
-                                        ch.sind, ch.sptr, ch.W, b.view_ptr, R, T, U, lab, mode,
-                                        fill, 0.1, 30, 1e-9)
-        out.append((res, R, T, U, lab))
-    (la, ia, ca), Ra, Ta, Ua, laba = out[0]
-    (lb, ib, cb), Rb, Tb, Ub, labb = out[1]
+        stats = K.Statistics(R0.copy(), T0.copy(), U0.copy())
+        lab = lab0.copy()
+        res = impl.stream_chunk_iterate(ch.dense, ch.sparse, ch.W, b.view_ptr, stats, lab,
+                                        start, fill, 0.1, 30, 1e-9)
+        out.append((res, stats, lab))
+    (la, ia, ca), sa, laba = out[0]
+    (lb, ib, cb), sb, labb = out[1]
     np.testing.assert_array_equal(laba, labb)
     assert (ia, ca) == (ib, cb)
     close(la, lb, dtype)
-    close(Ra, Rb, dtype)
-    np.testing.assert_array_equal(Ta, Tb)
-    close(Ua, Ub, dtype)
+    close(sa.sums, sb.sums, dtype)
+    np.testing.assert_array_equal(sa.counts, sb.counts)
+    close(sa.centers, sb.centers, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -307,12 +317,11 @@ def test_pruned_inner_loop_equals_full_reassignment(dtype):
     lab0 = np.random.default_rng(0).integers(0, 8, 400)
     out = []
     for impl in (K, N):
-        R, T, U = np.zeros((8, b.D)), np.zeros((2, 8)), np.zeros((b.D, 8))
+        stats = K.Statistics(np.zeros((8, b.D)), np.zeros((2, 8)), np.zeros((b.D, 8)))
         lab = lab0.copy()
-        res = impl.stream_chunk_iterate(ch.xbuf, ch.xoff, ch.prow, ch.poff, ch.gidx, ch.sdata,
-                                        ch.sind, ch.sptr, ch.W, b.view_ptr, R, T, U, lab, 0,
-                                        b.chunk_means(ch), 0.0, 200, 0.0)
-        out.append((res, lab, U))
+        res = impl.stream_chunk_iterate(ch.dense, ch.sparse, ch.W, b.view_ptr, stats, lab,
+                                        K.START_FROM_LABELS, b.chunk_means(ch), 0.0, 200, 0.0)
+        out.append((res, lab, stats.centers))
     assert out[0][0][1] == out[1][0][1] > 5                 # same (and many) iterations
     np.testing.assert_array_equal(out[0][1], out[1][1])
     close(out[0][0][0], out[1][0][0], dtype)
@@ -382,7 +391,7 @@ def test_streamed_loss_equals_loss_from_scratch(alpha):
 def test_loss_never_increases_once_every_sample_is_counted():
     """From the end of pass 1 on, each step (re-assignment given U, centre update given V)
     minimises the full objective over one block of variables, so the streamed loss can only
-    go down (ALGORITHMS.md §5; alpha=0 so that empty clusters cannot matter)."""
+    go down (docs/algorithms.md §5; alpha=0 so that empty clusters cannot matter)."""
     views, y = planted(800, [10, 10], 6, seed=6, noise=4.0)
     mask = fastmv.simulate.incomplete_mask(800, 2, 0.3, random_state=2)
     r = fastmv.opimc(views, 6, mask=mask, alpha=0.0, chunk_size=50, n_passes=4,
@@ -706,9 +715,7 @@ def test_kmeanspp_seeds_are_chunk_rows_and_help():
     rng = np.random.default_rng(19)
     b, ch = make_chunk(rng, 60, [7, 5], [9], np.float64, p_missing=0.0)
     U = _kmeanspp(ch, b, 6, np.zeros(b.D), np.random.default_rng(0))
-    Z = np.hstack([ch.xbuf[ch.xoff[0]:ch.xoff[1]].reshape(60, 7),
-                   ch.xbuf[ch.xoff[1]:ch.xoff[2]].reshape(60, 5),
-                   N._csr_dense(ch.sdata, ch.sind, ch.sptr, b.D)[:, 12:]])
+    Z = np.hstack(dense_views_of(ch, b) + [N._csr_dense(ch.sparse, 60, b.D)[:, 12:]])
     hits = [int(np.flatnonzero(np.all(np.isclose(Z, U[:, k]), axis=1))[0]) for k in range(6)]
     assert len(set(hits)) == 6                       # six distinct rows of the chunk
     views, y = planted(600, [5, 7], 6, seed=20, noise=0.3)
