@@ -189,7 +189,8 @@ class OPIMCKernels:
     20 clusters."""
 
     def setup(self):
-        from fastmv._opimc import _ArraySource, _ChunkBuilder
+        from fastmv._opimc_chunks import _ChunkBuilder
+        from fastmv._opimc_sources import _ArraySource
         from fastmv.kernels import streaming as K
         self.K = K
         views, _ = _synthetic(2000, 5, 200, 20)

@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 import fastmv
-from fastmv._opimc import _ArraySource, _ChunkBuilder
+from fastmv._opimc_chunks import _ChunkBuilder
+from fastmv._opimc_sources import _ArraySource
 from fastmv.kernels import streaming as K
 from tests import naive_opimc as N
 from tests.conftest import shared_dataset
@@ -711,7 +712,7 @@ def test_demo_rows():
 
 
 def test_kmeanspp_seeds_are_chunk_rows_and_help():
-    from fastmv._opimc import _kmeanspp
+    from fastmv._opimc_chunks import _kmeanspp
     rng = np.random.default_rng(19)
     b, ch = make_chunk(rng, 60, [7, 5], [9], np.float64, p_missing=0.0)
     U = _kmeanspp(ch, b, 6, np.zeros(b.D), np.random.default_rng(0))
