@@ -1,4 +1,4 @@
-"""asv suite for fastmv.opimc (issue 7).
+"""asv suite for fastmv.opimc.
 
 Speed ratios are measured inside one ``track_*`` call against ``benchmarks/_ref_opimc.py``
 (the same algorithm in vectorised NumPy: BLAS products for the distances, one-hot products for
@@ -16,17 +16,7 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, shared_dataset
-from ._ref_opimc import opimc_numpy
-
-
-def _synthetic(n, m, d, c, seed=0, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, c, n)
-    views = []
-    for _ in range(m):
-        C = rng.normal(size=(c, d))
-        views.append((C[y] + 2.0 * rng.normal(size=(n, d))).astype(dtype))
-    return views, y
+from ._ref_opimc import opimc_numpy, synthetic_views
 
 
 class OPIMCSynthetic:
@@ -38,7 +28,7 @@ class OPIMCSynthetic:
     param_names = ["n"]
 
     def setup(self, n):
-        self.views, self.y = _synthetic(n, 5, 200, 20)
+        self.views, self.y = synthetic_views(n, 5, 200, 20)
         self.mask = simulate.incomplete_mask(n, 5, 0.4, random_state=0)
         self.lab0 = np.random.default_rng(0).integers(0, 20, 2000)
         self.run()                                   # compile / load the kernels
@@ -82,8 +72,8 @@ class OPIMCHandwritten:
         self.run(1)
 
     def run(self, passes):
-        return fastmv.opimc(self.views, 10, mask=self.mask, chunk_size=50, n_passes=passes,
-                            init=self.lab0)
+        return fastmv.opimc(self.views, 10, mask=self.mask, chunk_size=50, max_iter=passes,
+                            tol=0.0, init=self.lab0)
 
     def time_one_pass(self):
         self.run(1)
@@ -193,7 +183,7 @@ class OPIMCKernels:
         from fastmv._opimc_sources import _ArraySource
         from fastmv.kernels import streaming as K
         self.K = K
-        views, _ = _synthetic(2000, 5, 200, 20)
+        views, _ = synthetic_views(2000, 5, 200, 20)
         mask = simulate.incomplete_mask(2000, 5, 0.4, random_state=0)
         src = _ArraySource(views, mask, 2000)
         self.b = _ChunkBuilder(src.spec, True, 2000)

@@ -22,6 +22,7 @@ from fastmv.kernels.streaming import (
 )
 
 from ._opimc_sources import _check_view_dtype, _release_pages, _Spec
+from ._validation import check_sparse_structure
 
 
 @dataclasses.dataclass
@@ -144,24 +145,13 @@ class _ChunkBuilder:
         v = self.order[iv]
         d_v = self.spec.dims[v]
         name = f"X_list[{v}] rows {start}..{start + s - 1}"
-        C = B if sp.issparse(B) else sp.csr_matrix(np.asarray(B))
-        if C.format != "csr":
-            C = sp.csr_matrix(C)
+        if sp.issparse(B):
+            # the shared check: structure, index range, canonical form (on a copy if needed)
+            C = check_sparse_structure(B, name)
+        else:
+            C = sp.csr_matrix(np.asarray(B))
         if C.shape != (s, d_v):
             raise ValueError(f"{name}: block has shape {C.shape}, expected ({s}, {d_v})")
-        indptr, indices = np.asarray(C.indptr), np.asarray(C.indices)
-        if (indptr.shape != (s + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0)
-                or indptr[-1] > indices.size or indptr[-1] > C.data.size):
-            raise ValueError(f"{name}: invalid CSR structure (indptr must be monotone, "
-                             "start at 0 and end at nnz)")
-        nnz = int(indptr[-1])
-        if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= d_v):
-            raise ValueError(f"{name}: CSR column indices must lie in [0, {d_v}) (the view's "
-                             f"width), got [{indices[:nnz].min()}, {indices[:nnz].max()}]")
-        C = sp.csr_matrix((C.data[:nnz], indices[:nnz], indptr), shape=(s, d_v))
-        if not C.has_canonical_format:
-            C = C.copy()                  # never edit the caller's matrix
-            C.sum_duplicates()
         counts = np.diff(C.indptr)
         data = np.asarray(C.data, dtype=np.float64)
         if data.size and not np.isfinite(data).all():

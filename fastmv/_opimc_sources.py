@@ -15,6 +15,8 @@ import mmap
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import check_sparse_structure
+
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -83,8 +85,9 @@ class _ArraySource:
             if sp.issparse(X):
                 if X.ndim != 2:
                     raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
-                if X.format != "csr":
-                    X = sp.csr_matrix(X)       # in memory already; CSR slices rows cheaply
+                # checked whole (it is in memory): slicing a malformed matrix may silently
+                # drop entries before the per-chunk check could see them
+                X = check_sparse_structure(X, name)
             elif not _is_view(X):
                 try:
                     X = np.asarray(X)
@@ -131,10 +134,11 @@ class _StreamSource:
     of exactly ``chunk_size`` rows (the last may be shorter), so the result does not depend on
     how the source cuts its blocks."""
 
-    def __init__(self, iterable, chunk_size, n_passes):
-        if n_passes > 1 and iter(iterable) is iterable:
-            raise ValueError("X_list is a one-shot iterator but n_passes > 1: pass a re-iterable "
-                             "object (each iter() starting the stream again) or n_passes=1")
+    def __init__(self, iterable, chunk_size, max_passes):
+        if max_passes > 1 and iter(iterable) is iterable:
+            raise ValueError("X_list is a one-shot iterator but max_iter > 1 passes: pass a "
+                             "re-iterable object (each iter() starting the stream again) or "
+                             "max_iter=1")
         self.iterable = iterable
         self.chunk_size = chunk_size
         self.spec = None

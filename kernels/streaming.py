@@ -24,9 +24,10 @@ kernel for CSR), followed by a fused distance + argmin. Inside a chunk the stati
 the labels incrementally (only rows whose label changed move), and re-assignments after the
 first are pruned exactly with Hamerly's bounds (:func:`stream_chunk_iterate`).
 
-Parallel kernels split their work into a fixed set of blocks (never by thread count), so results
-do not depend on the number of threads; below ``_PAR_MIN`` elementary operations they run
-serially because a parallel launch would cost more than the work.
+Parallel kernels split their work into a fixed set of parts (``kernels._partition``: never by
+thread count), so results do not depend on the number of threads; below ``SERIAL_BELOW``
+elementary operations they run serially because a parallel launch would cost more than the
+work.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ._partition import SERIAL_BELOW, n_parts, part_range
 from .streaming_stats import (
     stream_loss,
     stream_move_counts,
@@ -64,11 +66,6 @@ __all__ = [
     "stream_chunk_assign",
     "stream_chunk_iterate",
 ]
-
-# Below this many elementary operations a kernel runs serially: a parallel launch costs more.
-_PAR_MIN = 1 << 17
-# Row blocks per parallel loop (a fixed partition: results never depend on the thread count).
-_N_BLOCKS = 64
 
 # How stream_chunk_iterate starts a chunk.
 START_FROM_LABELS = 0   # the given labels (first chunk); the chunk is added to the statistics
@@ -237,13 +234,14 @@ def stream_gather_view(X, rows, normalize, out, status):
     """
     n = rows.shape[0]
     d = X.shape[1]
-    if n * d < _PAR_MIN:
+    if n * d < SERIAL_BELOW:
         for r in range(n):
             status[r] = _gather_row(X, rows[r], normalize, out, r * d)
         return
-    nb = min(n, _N_BLOCKS)
+    nb = n_parts(n, 1)
     for b in prange(nb):
-        for r in range(b * n // nb, (b + 1) * n // nb):
+        lo, hi = part_range(n, nb, b)
+        for r in range(lo, hi):
             status[r] = _gather_row(X, rows[r], normalize, out, r * d)
 
 
@@ -386,13 +384,13 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     work = n * (W.shape[1] + 8) * c
     if G.shape[0] == 0:
         work += n * view_ptr[view_ptr.shape[0] - 1] * c
-    if work < _PAR_MIN:
+    if work < SERIAL_BELOW:
         _assign_range(0, n, dense, sparse, W, view_ptr, U, usq, G, rows, out)
         return
-    nb = min(n, _N_BLOCKS)
+    nb = n_parts(n, 1)
     for b in prange(nb):
-        _assign_range(b * n // nb, (b + 1) * n // nb, dense, sparse, W, view_ptr, U, usq, G,
-                      rows, out)
+        lo, hi = part_range(n, nb, b)
+        _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
 @njit(cache=True)

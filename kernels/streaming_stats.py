@@ -11,12 +11,15 @@ of ``T_v``), ``U`` ``(D, c)`` float64 the stacked centres. ``dense`` is a
 Because ``V`` is one-hot, ``X_tᵀ V_t`` is a scatter-add of rows into cluster rows of ``R``
 (O(s d), not O(s d c)) and ``Vᵀ W V`` a count. Parallel kernels split their work into a fixed
 set of blocks (never by thread count) in which each entry of ``R`` is written by one task in
-row order, so results do not depend on the number of threads.
+row order, so results do not depend on the number of threads; below ``SERIAL_BELOW`` they run
+serially (``kernels._partition``).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from ._partition import SERIAL_BELOW
 
 __all__ = [
     "stream_scatter_dense",
@@ -30,10 +33,6 @@ __all__ = [
 ]
 
 _FEATURE_BLOCK = 512  # features per parallel task in the dense scatter / move kernels
-# Below this many elementary operations a kernel runs serially: a parallel launch costs more.
-_PAR_MIN = 1 << 17
-# Row blocks per parallel loop (a fixed partition: results never depend on the thread count).
-_N_BLOCKS = 64
 
 
 @njit(cache=True)
@@ -87,7 +86,7 @@ def _scatter_dense_tasks(dense, view_ptr, old, new, R, sign, work):
     ``stream_scatter_dense`` and ``stream_move_dense`` share this one parallel loop."""
     n_dense = dense.row_start.shape[0] - 1
     tv, tj = _dense_tasks(view_ptr, n_dense)
-    if work < _PAR_MIN:
+    if work < SERIAL_BELOW:
         for t in range(tv.shape[0]):
             _scatter_task(tv[t], tj[t], dense, view_ptr, old, new, R, sign)
         return
@@ -190,7 +189,7 @@ def _csr_cluster(k, order, starts, sparse, R, sign):
 def _csr_by_cluster(order, starts, sparse, R, sign):
     """Add ``sign`` × the rows grouped by cluster; one task per cluster (deterministic)."""
     c = R.shape[0]
-    if sparse.data.shape[0] < _PAR_MIN:
+    if sparse.data.shape[0] < SERIAL_BELOW:
         for k in range(c):
             _csr_cluster(k, order, starts, sparse, R, sign)
         return
@@ -309,21 +308,6 @@ def stream_move_counts(old, new, W, T):
 
 
 @njit(cache=True)
-def _update_range(lo, hi, R, T, view_ptr, alpha, fill, U):
-    m = view_ptr.shape[0] - 1
-    c = R.shape[0]
-    has_fill = fill.shape[0] > 0
-    for v in range(m):
-        for j in range(max(lo, view_ptr[v]), min(hi, view_ptr[v + 1])):
-            for k in range(c):
-                t = T[v, k]
-                if t > 0.0:
-                    U[j, k] = R[k, j] / (t + alpha)
-                elif has_fill:
-                    U[j, k] = fill[j]
-
-
-@njit(parallel=True, cache=True)
 def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """Centre update ``U_v = R_v (T_v + αI)⁻¹`` (``T_v`` diagonal: a column scaling).
 
@@ -343,15 +327,20 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
 
     Notes
     -----
-    O(D c) time; parallel over blocks of features when ``D c`` is large.
+    O(D c) time, serial: it is dwarfed by the chunk's O(s D c) assignment, and a parallel
+    variant would cost another parallel compile for nothing.
     """
-    D = R.shape[1]
-    if D * R.shape[0] < _PAR_MIN:
-        _update_range(0, D, R, T, view_ptr, alpha, fill, U)
-        return
-    nb = min(D, _N_BLOCKS)
-    for b in prange(nb):
-        _update_range(b * D // nb, (b + 1) * D // nb, R, T, view_ptr, alpha, fill, U)
+    m = view_ptr.shape[0] - 1
+    c = R.shape[0]
+    has_fill = fill.shape[0] > 0
+    for v in range(m):
+        for j in range(view_ptr[v], view_ptr[v + 1]):
+            for k in range(c):
+                t = T[v, k]
+                if t > 0.0:
+                    U[j, k] = R[k, j] / (t + alpha)
+                elif has_fill:
+                    U[j, k] = fill[j]
 
 
 @njit(cache=True)

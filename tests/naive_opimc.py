@@ -82,9 +82,8 @@ def _csr_dense(sparse, s, D):
     Xs = np.zeros((s, D))
     if sparse is None:
         return Xs
-    for i in range(s):
-        for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
-            Xs[i, sparse.indices[p]] += sparse.data[p]
+    rows = np.repeat(np.arange(s), np.diff(sparse.indptr))
+    np.add.at(Xs, (rows, sparse.indices), sparse.data)
     return Xs
 
 

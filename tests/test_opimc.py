@@ -14,6 +14,9 @@ from fastmv.kernels import streaming as K
 from tests import naive_opimc as N
 from tests.conftest import shared_dataset
 
+# several tests run a fixed number of passes (tol=0) on purpose
+pytestmark = pytest.mark.filterwarnings("ignore:opimc stopped at max_iter")
+
 # ---------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------
@@ -119,10 +122,10 @@ def test_layout_matches_twin(s, m, nd):
 
 def test_gather_view_parallel_path():
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(1500, 120))
-    rows = np.arange(0, 1500, 1, dtype=np.int64)
+    X = rng.normal(size=(9000, 120))                 # above the serial threshold
+    rows = np.arange(0, 9000, 1, dtype=np.int64)
     a, b = np.empty(X.size), np.empty(X.size)
-    sa, sb = np.empty(1500, np.int8), np.empty(1500, np.int8)
+    sa, sb = np.empty(9000, np.int8), np.empty(9000, np.int8)
     K.stream_gather_view(X, rows, True, a, sa)
     N.stream_gather_view(X, rows, True, b, sb)
     np.testing.assert_array_equal(sa, sb)
@@ -170,26 +173,26 @@ def test_assign_kernels_match_twins(dtype, s, dd, sd, c):
 
 def test_assign_parallel_path_and_ties():
     rng = np.random.default_rng(3)
-    b, ch = make_chunk(rng, 2000, [80, 40], [60], np.float64)
+    b, ch = make_chunk(rng, 12000, [80, 40], [60], np.float64)
     U = rng.normal(size=(b.D, 9))
     U[:, 5] = U[:, 2]                           # exact tie: lowest index wins
-    lab, lab2 = np.empty(2000, np.int64), np.empty(2000, np.int64)
+    lab, lab2 = np.empty(12000, np.int64), np.empty(12000, np.int64)
     md, sd = K.stream_chunk_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, lab)
     md2, sd2 = N.stream_chunk_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, lab2)
     np.testing.assert_array_equal(lab, lab2)
     assert not np.any(lab == 5)
     close(md, md2)
     close(sd, sd2)
-    out = nearest(2000)
+    out = nearest(12000)
     usq = K.stream_center_sqnorms(U, b.view_ptr)
     K.stream_assign(ch.dense, ch.sparse, ch.W, b.view_ptr, U, usq, np.empty((0, 9)),
-                    np.arange(2000), out)
+                    np.arange(12000), out)
     np.testing.assert_array_equal(out.labels, lab2)
     close(out.best, md2)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("s,dd,sd,c", SHAPES + [(2500, [150, 70], [200], 4)])
+@pytest.mark.parametrize("s,dd,sd,c", SHAPES + [(7000, [150, 70], [600], 4)])
 def test_scatter_and_move_kernels_match_twins(dtype, s, dd, sd, c):
     rng = np.random.default_rng(10 * s + c)
     b, ch = make_chunk(rng, s, dd, sd, dtype)
@@ -340,13 +343,13 @@ def test_matches_plain_reference_implementation():
     mask = fastmv.simulate.incomplete_mask(437, 4, 0.3, random_state=0)
     lab0 = np.random.default_rng(2).integers(0, 4, 50)
     for passes in (1, 3):
-        r = fastmv.opimc(views, 4, mask=mask, chunk_size=50, n_passes=passes, init=lab0,
+        r = fastmv.opimc(views, 4, mask=mask, chunk_size=50, max_iter=passes, tol=0.0, init=lab0,
                          alpha=0.1)
         lab, U, pl, cl = N.opimc_reference(views, 4, lab0, mask=mask, chunk_size=50,
                                            n_passes=passes, alpha=0.1)
         np.testing.assert_array_equal(r.labels, lab)
-        close(r.loss, pl)
-        close(r.chunk_loss, cl)
+        close(r.objective, pl[:r.n_iter])        # the passes stop at a fixed point
+        close(r.chunk_loss, cl[:r.n_iter])
         for a, b in zip(r.U, U):
             close(a, b)
 
@@ -358,10 +361,10 @@ def concat_normalised(views):
 def test_alpha0_one_chunk_is_lloyd_from_labels():
     views, y = planted(300, [6, 9, 4], 5, seed=3, noise=3.0)
     lab0 = np.random.default_rng(0).integers(0, 5, 300)
-    r = fastmv.opimc(views, 5, alpha=0.0, chunk_size=300, init=lab0, max_iter=500, tol=0.0)
+    r = fastmv.opimc(views, 5, alpha=0.0, chunk_size=300, init=lab0, max_inner_iter=500, inner_tol=0.0)
     want = N.lloyd(concat_normalised(views), lab0)
     np.testing.assert_array_equal(r.labels, want)
-    assert r.converged and r.n_iter[0, 0] > 2
+    assert 2 < r.chunk_iter[0, 0] < 500                   # the inner loop reached its end
 
 
 def test_alpha0_one_chunk_is_sklearn_lloyd_from_centres():
@@ -372,7 +375,7 @@ def test_alpha0_one_chunk_is_sklearn_lloyd_from_centres():
     km = sklearn_cluster.KMeans(6, init=C0, n_init=1, algorithm="lloyd", tol=0.0,
                                 max_iter=500).fit(Z)
     init = [C0[:, :8].T, C0[:, 8:].T]
-    r = fastmv.opimc(views, 6, alpha=0.0, chunk_size=1000, init=init, max_iter=500, tol=0.0)
+    r = fastmv.opimc(views, 6, alpha=0.0, chunk_size=1000, init=init, max_inner_iter=500, inner_tol=0.0)
     np.testing.assert_array_equal(r.labels, km.labels_)
     np.testing.assert_allclose(np.vstack(r.U).T, km.cluster_centers_, atol=1e-12)
 
@@ -382,11 +385,11 @@ def test_streamed_loss_equals_loss_from_scratch(alpha):
     views, y = planted(611, [7, 12], 3, seed=5, noise=2.0, sparse_views=(1,))
     mask = fastmv.simulate.incomplete_mask(611, 2, 0.4, random_state=1)
     for passes in (1, 4):
-        r = fastmv.opimc(views, 3, mask=mask, alpha=alpha, chunk_size=64, n_passes=passes,
+        r = fastmv.opimc(views, 3, mask=mask, alpha=alpha, chunk_size=64, max_iter=passes, tol=0.0,
                          random_state=0)
         scratch = N.loss_from_scratch(views, r.labels, r.U, mask=mask, alpha=alpha)
-        close(r.loss[-1], scratch)
-        assert r.chunk_loss.shape == (passes, 10) and r.loss[-1] == r.chunk_loss[-1, -1]
+        close(r.objective[-1], scratch)
+        assert r.chunk_loss.shape == (r.n_iter, 10) and r.objective[-1] == r.chunk_loss[-1, -1]
 
 
 def test_loss_never_increases_once_every_sample_is_counted():
@@ -395,7 +398,7 @@ def test_loss_never_increases_once_every_sample_is_counted():
     go down (docs/algorithms.md §5; alpha=0 so that empty clusters cannot matter)."""
     views, y = planted(800, [10, 10], 6, seed=6, noise=4.0)
     mask = fastmv.simulate.incomplete_mask(800, 2, 0.3, random_state=2)
-    r = fastmv.opimc(views, 6, mask=mask, alpha=0.0, chunk_size=50, n_passes=4,
+    r = fastmv.opimc(views, 6, mask=mask, alpha=0.0, chunk_size=50, max_iter=4, tol=0.0,
                      random_state=0)
     seq = np.concatenate([[r.chunk_loss[0, -1]], r.chunk_loss[1:].ravel()])
     assert np.all(np.diff(seq) <= 1e-9 * np.abs(seq[:-1]))
@@ -405,7 +408,7 @@ def test_loss_never_increases_once_every_sample_is_counted():
 def test_planted_clusters_recovered_with_missing_views():
     views, y = planted(1500, [20, 15, 30], 5, seed=7, noise=0.3)
     mask = fastmv.simulate.incomplete_mask(1500, 3, 0.4, random_state=3)
-    r = fastmv.opimc(views, 5, mask=mask, chunk_size=100, n_passes=3, random_state=1)
+    r = fastmv.opimc(views, 5, mask=mask, chunk_size=100, max_iter=3, tol=0.0, random_state=1)
     assert fastmv.metrics.accuracy(y, r.labels) == 1.0
 
 
@@ -438,7 +441,7 @@ def test_arrays_memmaps_objects_and_streams_give_identical_results(tmp_path):
     views[0][[3, 77]] = np.nan                      # NaN rows count as missing
     mask = fastmv.simulate.incomplete_mask(530, 2, 0.3, random_state=4)
     mask[[3, 77]] = [False, True]
-    kw = dict(mask=mask, chunk_size=60, n_passes=3, random_state=5)
+    kw = dict(mask=mask, chunk_size=60, max_iter=3, random_state=5)
     ref = fastmv.opimc(views, 4, **kw)
     mms = []
     for v, X in enumerate(views):
@@ -465,7 +468,7 @@ def test_arrays_memmaps_objects_and_streams_give_identical_results(tmp_path):
     }
     for name, r in runs.items():
         np.testing.assert_array_equal(r.labels, ref.labels, err_msg=name)
-        np.testing.assert_array_equal(r.loss, ref.loss, err_msg=name)
+        np.testing.assert_array_equal(r.objective, ref.objective, err_msg=name)
         np.testing.assert_array_equal(r.chunk_loss, ref.chunk_loss, err_msg=name)
         for a, b in zip(r.U, ref.U):
             np.testing.assert_array_equal(a, b, err_msg=name)
@@ -488,19 +491,19 @@ def test_one_shot_generator_stream():
     np.testing.assert_array_equal(r.labels, ref.labels)
     gen = (([X[a:a + 30] for X in views], None) for a in range(0, 200, 30))
     with pytest.raises(ValueError, match="one-shot iterator"):
-        fastmv.opimc(gen, 3, n_passes=2)
+        fastmv.opimc(gen, 3, max_iter=2, tol=0.0)
 
 
 def test_sparse_views_equal_their_dense_copies():
     views, y = planted(400, [12, 30], 4, seed=10, noise=1.0, sparse_views=(1,))
     dense = [views[0], views[1].toarray()]
     mask = fastmv.simulate.incomplete_mask(400, 2, 0.3, random_state=5)
-    a = fastmv.opimc(views, 4, mask=mask, chunk_size=70, n_passes=2, random_state=0)
-    b = fastmv.opimc(dense, 4, mask=mask, chunk_size=70, n_passes=2, random_state=0)
+    a = fastmv.opimc(views, 4, mask=mask, chunk_size=70, max_iter=2, tol=0.0, random_state=0)
+    b = fastmv.opimc(dense, 4, mask=mask, chunk_size=70, max_iter=2, tol=0.0, random_state=0)
     np.testing.assert_array_equal(a.labels, b.labels)
-    close(a.loss, b.loss)
+    close(a.objective, b.objective)
     for X in (sp.csc_matrix(views[1]), sp.coo_matrix(views[1])):
-        c = fastmv.opimc([views[0], X], 4, mask=mask, chunk_size=70, n_passes=2,
+        c = fastmv.opimc([views[0], X], 4, mask=mask, chunk_size=70, max_iter=2, tol=0.0,
                          random_state=0)
         np.testing.assert_array_equal(c.labels, a.labels)
 
@@ -511,7 +514,7 @@ def test_float32_views_are_processed_in_float32():
     a = fastmv.opimc(v32, 4, chunk_size=100, random_state=0)
     b = fastmv.opimc(views, 4, chunk_size=100, random_state=0)
     assert fastmv.metrics.ari(a.labels, b.labels) == 1.0
-    np.testing.assert_allclose(a.loss, b.loss, rtol=1e-4)
+    np.testing.assert_allclose(a.objective, b.objective, rtol=1e-4)
 
 
 def test_peak_memory_does_not_grow_with_n(tmp_path):
@@ -550,20 +553,20 @@ def test_results_do_not_depend_on_thread_count():
     views, y = planted(3000, [120, 60], 8, seed=13, noise=3.0, sparse_views=(1,),
                        density=0.5)
     mask = fastmv.simulate.incomplete_mask(3000, 2, 0.2, random_state=6)
-    a = fastmv.opimc(views, 8, mask=mask, chunk_size=1500, n_passes=2, random_state=0,
+    a = fastmv.opimc(views, 8, mask=mask, chunk_size=1500, max_iter=2, tol=0.0, random_state=0,
                      n_jobs=1)
-    b = fastmv.opimc(views, 8, mask=mask, chunk_size=1500, n_passes=2, random_state=0,
+    b = fastmv.opimc(views, 8, mask=mask, chunk_size=1500, max_iter=2, tol=0.0, random_state=0,
                      n_jobs=2)
     np.testing.assert_array_equal(a.labels, b.labels)
-    np.testing.assert_allclose(a.loss, b.loss, rtol=1e-12)
+    np.testing.assert_allclose(a.objective, b.objective, rtol=1e-12)
 
 
 def test_deterministic_inputs_untouched_and_result_fields():
     views, y = planted(350, [6, 8], 3, seed=14, noise=1.0, sparse_views=(1,))
     mask = fastmv.simulate.incomplete_mask(350, 2, 0.3, random_state=7)
     copies = [views[0].copy(), views[1].copy(), mask.copy()]
-    a = fastmv.opimc(views, 3, mask=mask, chunk_size=100, n_passes=2, random_state=3)
-    b = fastmv.opimc(views, 3, mask=mask, chunk_size=100, n_passes=2,
+    a = fastmv.opimc(views, 3, mask=mask, chunk_size=100, max_iter=2, tol=0.0, random_state=3)
+    b = fastmv.opimc(views, 3, mask=mask, chunk_size=100, max_iter=2, tol=0.0,
                      random_state=np.random.default_rng(3))
     np.testing.assert_array_equal(views[0], copies[0])
     assert (views[1] != copies[1]).nnz == 0
@@ -571,23 +574,62 @@ def test_deterministic_inputs_untouched_and_result_fields():
     np.testing.assert_array_equal(a.labels, b.labels)
     assert a.labels.dtype == np.int64 and a.labels.min() >= 0 and a.labels.max() < 3
     assert [u.shape for u in a.U] == [(6, 3), (8, 3)]
-    assert a.loss.shape == (2,) and a.n_iter.shape == (2, 4) and a.n_passes == 2
-    assert a.objective is a.loss and isinstance(a.converged, bool)
     assert "OPIMCResult" in repr(a)
 
 
-def test_callback_and_verbose(capsys):
+def test_result_contract():
+    views, y = planted(350, [6, 8], 3, seed=14, noise=1.0)
+    for passes, tol in ((1, 1e-6), (3, 0.0), (50, 1e-3)):
+        r = fastmv.opimc(views, 3, chunk_size=100, max_iter=passes, tol=tol, random_state=3)
+        assert isinstance(r, fastmv.Result) and isinstance(r.n_iter, int)
+        assert r.objective.dtype == np.float64 and r.objective.shape == (r.n_iter,)
+        assert r.chunk_loss.shape == r.chunk_iter.shape == (r.n_iter, 4)
+        assert r.chunk_iter.dtype == np.int64 and np.all(r.chunk_iter >= 1)
+        np.testing.assert_array_equal(r.objective, r.chunk_loss[:, -1])
+        assert isinstance(r.converged, bool)
+        if passes == 1:
+            assert r.n_iter == 1 and not r.converged       # nothing to compare one pass with
+        elif tol == 0.0:                                   # unless a pass changes nothing
+            assert r.n_iter == 3 or (r.converged and r.objective[-1] == r.objective[-2])
+        else:                                              # the driver's test ended the passes
+            assert r.converged and r.n_iter < 50
+            assert abs(r.objective[-1] - r.objective[-2]) <= 1e-3 * abs(r.objective[-2])
+
+
+@pytest.mark.parametrize("how", ["true", "stop"])
+def test_callback_stops_the_passes(how):
     views, y = planted(120, [4, 5], 2, seed=15)
     seen = []
-    fastmv.opimc(views, 2, chunk_size=50, n_passes=2, random_state=0, verbose=True,
-                 callback=lambda k, st: seen.append((k, st["pass"], st["chunk"], st["start"],
-                                                     st["labels"].size, len(st["U"]))))
-    assert seen == [(0, 0, 0, 0, 50, 2), (1, 0, 1, 50, 50, 2), (2, 0, 2, 100, 20, 2),
-                    (3, 1, 0, 0, 50, 2), (4, 1, 1, 50, 50, 2), (5, 1, 2, 100, 20, 2)]
-    out = capsys.readouterr().out
-    assert out.count("opimc pass") == 2
-    fastmv.opimc(views, 2, chunk_size=50, random_state=0)
-    assert capsys.readouterr().out == ""
+
+    def callback(info):
+        seen.append((info.solver, info.iteration, info.state["labels"].size,
+                     len(info.state["U"]), info.state["chunk_loss"].shape))
+        if info.iteration == 2:
+            if how == "true":
+                return True
+            raise StopIteration
+
+    r = fastmv.opimc(views, 2, chunk_size=50, max_iter=10, tol=0.0, random_state=0,
+                     callback=callback)
+    assert seen == [("opimc", 1, 120, 2, (3,)), ("opimc", 2, 120, 2, (3,))]
+    assert r.n_iter == 2 and not r.converged and r.objective.shape == (2,)
+
+
+def test_verbose_logs_one_line_per_pass(caplog):
+    views, y = planted(120, [4, 5], 2, seed=15)
+    with caplog.at_level("INFO", logger="fastmv"):
+        fastmv.opimc(views, 2, chunk_size=50, max_iter=2, tol=0.0, random_state=0,
+                     verbose=True)
+    assert sum("opimc: iter" in m for m in caplog.messages) == 2
+
+
+def test_progress_bar_over_chunks(capsys):
+    pytest.importorskip("tqdm")
+    views, y = planted(120, [4, 5], 2, seed=15)
+    a = fastmv.opimc(views, 2, chunk_size=50, random_state=0, progress=True)
+    b = fastmv.opimc(views, 2, chunk_size=50, random_state=0)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert "opimc chunks" in capsys.readouterr().err
 
 
 def test_awkward_sizes():
@@ -595,7 +637,7 @@ def test_awkward_sizes():
     X = rng.normal(size=(5, 3))
     r = fastmv.opimc([X], 1, chunk_size=2)
     assert np.all(r.labels == 0)
-    r = fastmv.opimc([X, rng.normal(size=(5, 1))], 5, chunk_size=1, n_passes=2,
+    r = fastmv.opimc([X, rng.normal(size=(5, 1))], 5, chunk_size=1, max_iter=2, tol=0.0,
                      random_state=0)
     assert r.labels.shape == (5,)
     # a chunk in which one view is entirely missing
@@ -607,7 +649,7 @@ def test_awkward_sizes():
     # zero rows stay zero (no division by zero)
     Z = X.copy()
     Z[1] = 0.0
-    assert np.isfinite(fastmv.opimc([Z], 2, chunk_size=5, random_state=0).loss).all()
+    assert np.isfinite(fastmv.opimc([Z], 2, chunk_size=5, random_state=0).objective).all()
 
 
 def test_input_validation():
@@ -623,8 +665,8 @@ def test_input_validation():
         fastmv.opimc([X], 2, alpha=-1)
     with pytest.raises(ValueError, match="chunk_size"):
         fastmv.opimc([X], 2, chunk_size=0)
-    with pytest.raises(ValueError, match="n_passes"):
-        fastmv.opimc([X], 2, n_passes=0)
+    with pytest.raises(ValueError, match="max_iter"):
+        fastmv.opimc([X], 2, max_iter=0)
     with pytest.raises(ValueError, match="mask must have shape"):
         fastmv.opimc([X, Y], 2, mask=np.ones((20, 3), bool))
     with pytest.raises(ValueError, match="mask must be boolean"):
@@ -656,6 +698,8 @@ def test_input_validation():
         fastmv.opimc([np.array([["a"] * 3] * 20)], 2)
     with pytest.raises(ValueError, match="init"):
         fastmv.opimc([X], 2, init="kmeans")
+    with pytest.raises(ValueError, match="n_init"):
+        fastmv.opimc([X], 2, n_init=0)
     with pytest.raises(ValueError, match="init labels"):
         fastmv.opimc([X], 2, init=np.array([0, 1, 5] * 7)[:20])
     with pytest.raises(ValueError, match=r"init\[0\]"):
@@ -682,33 +726,12 @@ def test_handwritten_quality():
         views = [X[perm] for X in views0]
         mask = fastmv.simulate.incomplete_mask(y0.size, 5, 0.4, random_state=seed)
         for passes in res:
-            r = fastmv.opimc(views, 10, mask=mask, chunk_size=50, n_passes=passes,
+            r = fastmv.opimc(views, 10, mask=mask, chunk_size=50, max_iter=passes, tol=0.0,
                              random_state=seed)
             res[passes].append(fastmv.metrics.nmi(y0[perm], r.labels))
     assert np.mean(res[1]) > 0.5
     assert np.mean(res[10]) > 0.65
     assert np.mean(res[10]) > np.mean(res[1])
-
-
-def test_cli_hooks():
-    from fastmv._opimc import _cli
-    views, y = planted(300, [5, 7], 3, seed=18, noise=0.3)
-    y_true, y_pred, setting = _cli(views, y, {"chunk_size": 50, "n_passes": 2,
-                                              "init": "k-means++"}, 0)
-    assert y_true.shape == y_pred.shape == (300,)
-    assert fastmv.metrics.accuracy(y_true, y_pred) > 0.95
-    assert "missing_ratio=0.4" in setting
-    with pytest.raises(TypeError, match="bogus"):
-        _cli(views, y, {"bogus": 1}, 0)
-
-
-def test_demo_rows():
-    from fastmv._opimc import _demo
-    rows = _demo(0)
-    assert len(rows) == 2
-    for setting, y_true, y_pred in rows:
-        assert y_true.shape == y_pred.shape == (2000,)
-        assert fastmv.metrics.nmi(y_true, y_pred) > 0.45
 
 
 def test_kmeanspp_seeds_are_chunk_rows_and_help():
@@ -725,3 +748,95 @@ def test_kmeanspp_seeds_are_chunk_rows_and_help():
                   for s in range(4)] for init in ("random", "k-means++")}
     assert np.mean(acc["k-means++"]) > np.mean(acc["random"])
     assert np.mean(acc["k-means++"]) > 0.9
+
+
+# ---------------------------------------------------------------------------------------
+# reliability
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shift", [1, 40])
+def test_csr_indices_past_the_width_raise(shift):
+    """One bad entry, or 1-based indices as MATLAB / LIBSVM users build them: refused, with
+    the argument named, from arrays, chunk streams and chunks past the first alike."""
+    rng = np.random.default_rng(30)
+    X = rng.normal(size=(60, 5))
+    S = sp.csr_matrix(np.abs(X) * (rng.random((60, 5)) < 0.5) + np.eye(60, 5))
+    bad = S.copy()
+    if shift == 1:
+        bad.indices = bad.indices + 1                    # 1-based
+    else:
+        bad.indices[-1] = 5 + shift                      # one entry, in the last chunk
+    with pytest.raises(ValueError, match=r"X_list\[1\]"):
+        fastmv.opimc([X, bad], 2, chunk_size=20, random_state=0)
+
+    def rows(M, a, b):            # raw CSR row block (scipy's slicing would drop bad entries)
+        p0, p1 = M.indptr[a], M.indptr[b]
+        return sp.csr_matrix((M.data[p0:p1], M.indices[p0:p1], M.indptr[a:b + 1] - p0),
+                             shape=(b - a, M.shape[1]))
+
+    stream = [([X[a:a + 20], rows(bad, a, a + 20)], None) for a in range(0, 60, 20)]
+    with pytest.raises(ValueError, match=r"X_list\[1\]|view 1"):
+        fastmv.opimc(stream, 2, chunk_size=20, random_state=0)
+
+
+def test_scale_safe():
+    """Views multiplied by 1e300 or 1e-300 give the labels of the unscaled views."""
+    views, y = planted(400, [6, 8], 4, seed=31, noise=0.8, sparse_views=(1,))
+    mask = fastmv.simulate.incomplete_mask(400, 2, 0.3, random_state=4)
+    ref = fastmv.opimc(views, 4, mask=mask, chunk_size=100, random_state=0)
+    for c in (1e300, 1e-300):
+        r = fastmv.opimc([X * c for X in views], 4, mask=mask, chunk_size=100, random_state=0)
+        np.testing.assert_array_equal(r.labels, ref.labels)
+        np.testing.assert_allclose(r.objective, ref.objective, rtol=1e-9)
+
+
+def _thread_settings():
+    import numba
+    from threadpoolctl import threadpool_info
+    return numba.get_num_threads(), [(i["internal_api"], i["num_threads"])
+                                     for i in threadpool_info()]
+
+
+class Boom(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize("fault", ["raise", "width", "kwonly"])
+def test_faulty_chunk_source(fault):
+    """A stream that raises or yields a block of the wrong width midway: the exception reaches
+    the caller with the chunk's index, and thread settings are restored."""
+    rng = np.random.default_rng(32)
+    X, Y = rng.normal(size=(100, 4)), rng.normal(size=(100, 3))
+
+    class KwOnly(Exception):
+        def __init__(self, *, code):
+            super().__init__(f"code {code}")
+
+    def stream():
+        for t, a in enumerate(range(0, 100, 25)):
+            if t == 2:
+                if fault == "raise":
+                    raise Boom("disk gone")
+                if fault == "kwonly":
+                    raise KwOnly(code=7)
+                yield [X[a:a + 25], Y[a:a + 25, :2]], None
+            yield [X[a:a + 25], Y[a:a + 25]], None
+
+    before = _thread_settings()
+    expected = {"raise": (Boom, "chunk 2.*disk gone"), "width": (ValueError, "chunk 2.*view 1"),
+                "kwonly": (KwOnly, "code 7")}[fault]
+    with pytest.raises(expected[0], match=expected[1]) as info:
+        fastmv.opimc(stream(), 2, chunk_size=25, n_jobs=1, random_state=0)
+    if fault == "kwonly":
+        assert any("chunk 2" in note for note in info.value.__notes__)
+    assert _thread_settings() == before
+
+
+def test_n_init_keeps_the_best_first_chunk():
+    views, y = planted(300, [5, 7], 6, seed=33, noise=1.5)
+    one = fastmv.opimc(views, 6, chunk_size=300, n_init=1, random_state=0)
+    many = fastmv.opimc(views, 6, chunk_size=300, n_init=5, random_state=0)
+    assert many.objective[0] <= one.objective[0]         # its first start is `one`'s
+    kpp = fastmv.opimc(views, 6, chunk_size=100, n_init=4, init="k-means++", random_state=0)
+    assert kpp.labels.shape == (300,)
