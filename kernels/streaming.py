@@ -150,7 +150,10 @@ def stream_layout(P, dense_dims):
         row_start[v + 1] = row_start[v] + cnt
         value_start[v + 1] = value_start[v] + cnt * dense_dims[v]
     rows = np.empty(row_start[nd], np.int64)
-    position = np.full((s, nd), -1, np.int64)
+    position = np.empty((s, nd), np.int64)
+    for i in range(s):
+        for v in range(nd):
+            position[i, v] = -1
     for v in range(nd):
         q = row_start[v]
         for i in range(s):
@@ -283,7 +286,10 @@ def stream_cross(dense, view_ptr, U):
         for j in range(d_v):
             for k in range(c):
                 Uv[j, k] = U[a + j, k]
-        G[p0:p1] = np.dot(Xv, Uv)
+        Gv = np.dot(Xv, Uv)
+        for r in range(p1 - p0):          # explicit loops compile faster than slice assigns
+            for k in range(c):
+                G[p0 + r, k] = Gv[r, k]
     return G
 
 
@@ -455,7 +461,9 @@ def stream_center_shift(U_old, U):
         for k in range(c):
             t = U[j, k] - U_old[j, k]
             acc[k] += t * t
-    return np.sqrt(acc)
+    for k in range(c):
+        acc[k] = np.sqrt(acc[k])
+    return acc
 
 
 @njit(cache=True)
@@ -561,6 +569,12 @@ def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
 
 
 @njit(cache=True)
+def _copy(src, dst):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True)
 def _second_largest(delta):
     """(index of the largest, largest, second largest) of ``delta``."""
     k1 = 0
@@ -648,9 +662,13 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     s = labels.shape[0]
     c = U.shape[1]
     m = W.shape[1]
-    new = labels.copy()
-    ub = np.full(s, np.inf)                 # no bounds yet: every row is active
-    lb = np.full(s, -np.inf)
+    new = np.empty(s, np.int64)
+    _copy(labels, new)
+    ub = np.empty(s)                        # no bounds yet: every row is active
+    lb = np.empty(s)
+    for i in range(s):
+        ub[i] = np.inf
+        lb[i] = -np.inf
     xsq = stream_row_sqnorms(dense, sparse, view_ptr, s)
     dmax = 1
     for v in range(m):
@@ -670,9 +688,9 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
             _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
     if start == REPLACE_PREVIOUS:
         if _move_chunk(dense, sparse, W, view_ptr, stats, labels, new) > 0:
-            labels[:] = new
+            _copy(new, labels)
     else:
-        labels[:] = new
+        _copy(new, labels)
         if dense is not None:
             stream_scatter_dense(dense, view_ptr, labels, R, 1.0)
         if sparse is not None:
@@ -682,11 +700,13 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     loss = loss_old
     n_iter = 0
     converged = False
-    U_old = np.empty_like(U)
+    U_old = np.empty((U.shape[0], c))
     active = np.empty(s, np.int64)
     no_cross = np.empty((0, c))
     for it in range(max_iter):
-        U_old[:] = U
+        for j in range(U.shape[0]):
+            for k in range(c):
+                U_old[j, k] = U[j, k]
         stream_update_centers(R, T, view_ptr, alpha, fill, U)
         delta = stream_center_shift(U_old, U)
         k1, d1, d2 = _second_largest(delta)
@@ -697,7 +717,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
             if ub[i] > lb[i]:
                 active[n_act] = i
                 n_act += 1
-        new[:] = labels
+        _copy(labels, new)
         if n_act > 0:
             usq, usq_max = _usq_max(U, view_ptr)
             if 4 * n_act > s:
@@ -712,7 +732,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
                     _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
         n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
         if n_changed > 0:
-            labels[:] = new
+            _copy(new, labels)
         loss = stream_loss(U, R, T, view_ptr, alpha)
         n_iter = it + 1
         if n_changed == 0 or abs(loss - loss_old) < tol * abs(loss_old):
