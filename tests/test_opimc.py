@@ -840,3 +840,18 @@ def test_n_init_keeps_the_best_first_chunk():
     assert many.objective[0] <= one.objective[0]         # its first start is `one`'s
     kpp = fastmv.opimc(views, 6, chunk_size=100, n_init=4, init="k-means++", random_state=0)
     assert kpp.labels.shape == (300,)
+
+
+def test_dask_views_equal_numpy_views():
+    da = pytest.importorskip("dask.array")
+    import dask
+    views, y = planted(230, [5, 7], 3, seed=34, noise=1.0)
+    mask = fastmv.simulate.incomplete_mask(230, 2, 0.3, random_state=5)
+    ref = fastmv.opimc(views, 3, mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=0)
+    dviews = [da.from_array(X, chunks=(70, 3)) for X in views]    # blocks unlike the chunks
+    with dask.config.set(scheduler="threads"):
+        for m in (mask, da.from_array(mask, chunks=(50, 2))):
+            r = fastmv.opimc(dviews, 3, mask=m, chunk_size=40, max_iter=2, tol=0.0,
+                             random_state=0)
+            np.testing.assert_array_equal(r.labels, ref.labels)
+            np.testing.assert_array_equal(r.objective, ref.objective)
