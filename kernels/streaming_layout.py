@@ -166,7 +166,7 @@ def _gather_row(X, i, normalize, out, o):
     return 0
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def stream_gather_view(X, rows, normalize, out, status):
     """Copy the present rows of one dense view of a chunk into its compact block, each
     optionally scaled to unit ℓ2 norm, and classify them by their non-finite values.
@@ -190,7 +190,9 @@ def stream_gather_view(X, rows, normalize, out, status):
     Notes
     -----
     O(s_v d) time, two reads of each kept row (norms accumulated in float64). Parallel over
-    blocks of rows when the view is large enough to pay for the thread launch.
+    blocks of rows when the view is large enough to pay for the thread launch; small views
+    (the common case for small chunks) never enter a parallel function, whose call alone costs
+    more than their copy.
     """
     n = rows.shape[0]
     d = X.shape[1]
@@ -198,6 +200,14 @@ def stream_gather_view(X, rows, normalize, out, status):
         for r in range(n):
             status[r] = _gather_row(X, rows[r], normalize, out, r * d)
         return
+    _gather_view_parallel(X, rows, normalize, out, status)
+
+
+@njit(parallel=True, cache=True)
+def _gather_view_parallel(X, rows, normalize, out, status):
+    """:func:`stream_gather_view` over a fixed partition of the rows."""
+    n = rows.shape[0]
+    d = X.shape[1]
     nb = n_parts(n, 1)
     for b in prange(nb):
         lo, hi = part_range(n, nb, b)
