@@ -372,17 +372,3 @@ def lloyd(X, labels, max_iter=1000):
             break
         labels = new
     return labels
-
-
-# ---------------------------------------------------------------------------------------
-# removed kernels: tests/naive.py still re-exports these names; delete both stubs once its
-# import list names stream_gather_view instead (stream_assign now covers the row subsets)
-# ---------------------------------------------------------------------------------------
-
-
-def stream_gather_views(*args, **kwargs):
-    raise NotImplementedError("replaced by stream_gather_view (one view at a time)")
-
-
-def stream_assign_rows(*args, **kwargs):
-    raise NotImplementedError("merged into stream_assign (rows argument)")

@@ -297,8 +297,6 @@ def test_callback_stops_the_solve(name, how):
     kwargs = {**kwargs, "random_state": 0, "callback": callback, "tol": 0.0}
     if "max_iter" in inspect.signature(_function(name)).parameters:
         kwargs["max_iter"] = 5
-    if name == "opimc":
-        kwargs["n_passes"] = 3
     res = _call(name, args, kwargs)
     assert calls == [1] and res.n_iter == 1 and res.converged is False
 
@@ -320,7 +318,7 @@ def test_faults_reach_the_caller_and_restore_thread_settings(name, fault):
 
     kwargs = {**kwargs, "random_state": 0, "callback": callback, "n_jobs": 1}
     if name == "opimc":
-        kwargs["n_passes"] = 2
+        kwargs["max_iter"] = 2
     with pytest.raises(fault, match="raised by the callback"):
         _call(name, args, kwargs)
     assert _thread_settings() == before
