@@ -360,13 +360,89 @@ def _f_step(F, Z, lam3, prior, empty):
 
 
 # ------------------------------------------------------------------------------------------
+# the monotone F step
+
+
+class _FTerm:
+    """The part of the objective that depends on ``F`` (``Z`` fixed), with its gradient.
+
+    ``h(F) = ‖Z − F‖² + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖²``: the orthogonality of eq. 10 enters as
+    a quadratic penalty, which keeps every cluster column alive (without it ``F = 1bᵀ``,
+    ``W = 0`` has objective 0).
+    """
+
+    def __init__(self, n, c, lam3, rho, prior):
+        self.lam3 = lam3
+        self.rho = rho
+        self.kind = prior["kind"]
+        self.eye = np.eye(c)
+        if self.kind == "labels":
+            self.rows = prior["rows"]
+            mask = np.ones((self.rows.size, c))
+            mask[np.arange(self.rows.size), prior["classes"]] = 0.0
+            self.mask = mask
+        elif self.kind == "pairs":
+            self.Ip = sp.csr_matrix(prior["Ip"][::-1], shape=(n, n))
+
+    def value(self, F, Z, grad=False):
+        R = F - Z
+        E = F.T @ F - self.eye
+        val = float(np.vdot(R, R)) + 0.25 * self.rho * float(np.vdot(E, E))
+        G = None
+        if grad:
+            G = 2.0 * R + self.rho * (F @ E)
+        if self.kind == "labels" and self.rows.size and self.lam3:
+            Fl = F[self.rows] * self.mask
+            val += self.lam3 * float(np.vdot(Fl, Fl))
+            if grad:
+                G[self.rows] += 2.0 * self.lam3 * Fl
+        elif self.kind == "pairs" and self.lam3:
+            IpF = np.asarray(self.Ip @ F)
+            val += self.lam3 * float(np.vdot(F, IpF))
+            if grad:
+                G += 2.0 * self.lam3 * IpF
+        return val, G
+
+
+def _f_step_monotone(F, Z, term, alpha, n_inner):
+    """Projected gradient on ``F >= 0`` with backtracking: ``h`` never increases.
+
+    Each accepted step satisfies the sufficient-decrease test
+    ``h(F⁺) <= h(F) + ⟨∇h, F⁺ − F⟩ + ‖F⁺ − F‖² / (2α)`` (which implies
+    ``h(F⁺) <= h(F) − ‖F⁺ − F‖² / (2α)``) and, against rounding, ``h(F⁺) <= h(F)``; a step
+    that fails both at a vanishing ``α`` is not taken. Returns ``(F, α)``; ``α`` carries over.
+    """
+    h, G = term.value(F, Z, grad=True)
+    for _ in range(n_inner):
+        for _ in range(60):
+            Fn = np.maximum(F - alpha * G, 0.0)
+            D = Fn - F
+            dd = float(np.vdot(D, D))
+            if dd == 0.0:
+                return F, alpha
+            hn, _ = term.value(Fn, Z)
+            if hn <= h + float(np.vdot(G, D)) + 0.5 * dd / alpha and hn <= h:
+                break
+            alpha *= 0.5
+        else:
+            return F, alpha
+        done = h - hn <= 1e-12 * abs(h)
+        F, h = Fn, hn
+        if done:
+            break
+        _, G = term.value(F, Z, grad=True)
+        alpha *= 2.0
+    return F, alpha
+
+
+# ------------------------------------------------------------------------------------------
 # public solver
 
 
 def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, lam1=1e-3,
          lam2=1e-3, lam3=1.0, max_iter=100, tol=1e-6, init="kmeans", random_state=None,
          verbose=False, callback=None, normalize="zscore", solver="auto", eps=1e-8,
-         n_jobs=None) -> MVFLResult:
+         n_jobs=None, f_step="monotone", rho=1.0, n_inner=10) -> MVFLResult:
     """Multi-view clustering with joint view/feature selection and partial labels or pairs.
 
     Minimises (ALGORITHMS.md §2; Yin et al. 2019, eqs. 8–9)::
@@ -543,13 +619,21 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
                 km = kmeans(X, c, n_init=10, random_state=rng, n_jobs=n_jobs).labels
                 if prior["kind"] == "labels" and prior["rows"].size:
                     km = _match_clusters(km, prior["rows"], prior["classes"], c)
-                F0 = np.full((n, c), 0.2)
-                F0[np.arange(n), km] += 1.0
+                if prior["kind"] == "labels" and prior["rows"].size:
+                    km = km.copy()
+                    km[prior["rows"]] = prior["classes"]
+                if f_step == "monotone":
+                    F0 = np.zeros((n, c))
+                    F0[np.arange(n), km] = 1.0
+                    F0 /= np.sqrt(np.maximum(F0.sum(axis=0), 1.0))
+                else:
+                    F0 = np.full((n, c), 0.2)
+                    F0[np.arange(n), km] += 1.0
             else:
                 F0 = rng.uniform(0.0, 1.0, size=(n, c))
-            if prior["kind"] == "labels" and prior["rows"].size:
-                F0[prior["rows"]] = 0.2
-                F0[prior["rows"], prior["classes"]] += 1.0
+                if prior["kind"] == "labels" and prior["rows"].size and f_step == "paper":
+                    F0[prior["rows"]] = 0.2
+                    F0[prior["rows"], prior["classes"]] += 1.0
         F = F0
 
         route = solver if solver != "auto" else ("woodbury" if d > n else "direct")
@@ -562,6 +646,8 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
         shared = lam1 == 0.0
         m = len(view_ptr) - 1
         W = None
+        term = _FTerm(n, c, lam3, rho, prior)
+        alpha = 0.5
         history = []
         converged = False
         it = 0
@@ -573,8 +659,13 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
             D = irls_diagonal(groups, rnorm, view_ptr, lam1, lam2)
             W, b = wstep.solve(F, D, shared)
             Z = np.asarray(X @ W) + b
-            F = _f_step(F, Z, lam3, prior, empty)
-            J = _objective(Z, F, W, view_ptr, lam1, lam2, lam3, prior)
+            if f_step == "paper":
+                F = _f_step(F, Z, lam3, prior, empty)
+                J = _objective(Z, F, W, view_ptr, lam1, lam2, lam3, prior)
+            else:
+                F, alpha = _f_step_monotone(F, Z, term, alpha, n_inner)
+                g_e, r_e = weight_norms(W, view_ptr, eps)
+                J = term.value(F, Z)[0] + lam1 * float(g_e.sum()) + lam2 * float(r_e.sum())
             history.append(J)
             if verbose:
                 print(f"mvfl iter {it:4d}  objective {J:.10g}")
