@@ -67,8 +67,11 @@ _LAZY = {
     "stationary_distribution": "._spectral",
     "transition_matrix": "._affinity",
     "thread_limit": "._threads",
+    "Result": "._result",
+    "ConvergenceWarning": ".exceptions",
+    "DegenerateSolutionWarning": ".exceptions",
 }
-_SUBMODULES = {"metrics", "simulate", "datasets", "kernels"}
+_SUBMODULES = {"metrics", "simulate", "datasets", "kernels", "exceptions"}
 
 __all__ = sorted(set(_LAZY) | _SUBMODULES)
 

@@ -8,31 +8,35 @@ through floating-point rounding.
 
 BLAS/LAPACK (NumPy's and SciPy's OpenBLAS) has a thread pool of its own, and the two pools
 must not run side by side: an OpenBLAS worker keeps spinning for a while after each call, on
-the core the next Numba kernel wants, and Numba's workers spin likewise after a kernel. When
-``threadpoolctl`` is installed (it comes with scikit-learn; it is not a dependency of fastmv),
-solver calls therefore run their BLAS calls on one thread and their Numba kernels on
-``n_jobs`` threads; the parallel work is in the kernels, and the few large LAPACK calls that
-gain from more threads ask for them (:func:`blas_threads`). OPIMC, whose distance GEMMs do not
-alternate with parallel kernels, keeps BLAS threads as configured. Measured on 2 cores, default
-settings against this policy (same data, same run): MVFL 7.3× slower (Handwritten, labels),
-CMVNMF 11.8× (Handwritten, 5 %), EMVC 7.3× (n = 500); on 3Sources MVFL 14×, on a synthetic
-n = 20000 CMVNMF 2.3×. Without threadpoolctl, BLAS threads follow ``OPENBLAS_NUM_THREADS`` /
-``OMP_NUM_THREADS`` as usual, and setting ``OPENBLAS_NUM_THREADS=1`` is recommended.
+the core the next Numba kernel wants, and Numba's workers spin likewise after a kernel. Solver
+calls therefore run their BLAS calls on one thread (through threadpoolctl, a dependency) and
+their Numba kernels on ``n_jobs`` threads; the parallel work is in the kernels, and the few
+large LAPACK calls that gain from more threads ask for them (:func:`blas_threads`). OPIMC,
+whose distance GEMMs do not alternate with parallel kernels, keeps BLAS threads as configured.
+docs/performance.md has the measurements behind this policy.
+
+The BLAS limit is process-wide, so calls that overlap in several Python threads share it:
+the limits in force when the first of them starts are saved, and restored when the last of
+them ends (a lock and a count), so no call leaves the host process with a changed BLAS
+setting. Numba's thread count is per Python thread and is restored by each call.
 
 Work that alternates medium-sized BLAS calls and Numba kernels every few milliseconds (MVMC's
 passes over ``S`` and its per-view gradient steps) suffers most from that competition: an
 OpenBLAS worker keeps spinning for a while after each call, on the core a Numba thread wants
 next. :func:`task_map` runs such work as independent tasks on Python threads instead, each
-single-threaded in BLAS and Numba, so no pool ever waits against another (needs threadpoolctl
-and a thread-safe Numba layer, ``omp`` or ``tbb``; otherwise the tasks run in turn).
+single-threaded in BLAS and Numba, so no pool ever waits against another (needs a thread-safe
+Numba layer, ``omp`` or ``tbb``; otherwise the tasks run in turn).
 """
 from __future__ import annotations
 
 import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
-import numpy as np
+from threadpoolctl import ThreadpoolController
+
+from fastmv.kernels._partition import SERIAL_BELOW, start_thread_pool
 
 from ._validation import check_n_jobs
 
@@ -48,19 +52,51 @@ def effective_n_jobs(n_jobs) -> int:
     return min(n_jobs, max_threads)
 
 
+_blas_lock = threading.RLock()
+_blas_users = 0
+_blas_saved = None
+_controller = None
+
+
+def _blas_controller():
+    global _controller
+    if _controller is None:
+        _controller = ThreadpoolController()
+    return _controller
+
+
+@contextlib.contextmanager
 def _blas_limit(n_threads):
-    """A context manager limiting BLAS threads via threadpoolctl, or a no-op without it."""
+    """Limit BLAS to ``n_threads`` for the body; see the module docstring for overlapping
+    calls (the limits seen by the first entrant are restored by the last one to leave)."""
+    global _blas_users, _blas_saved
+    with _blas_lock:
+        controller = _blas_controller()
+        libs = [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
+        at_entry = [lib.num_threads for lib in libs]
+        if _blas_users == 0:
+            _blas_saved = at_entry
+        _blas_users += 1
+        for lib in libs:
+            lib.set_num_threads(n_threads)
     try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=n_threads, user_api="blas")
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            # the last one out restores what the first one in saw; a nested limit (e.g.
+            # blas_threads inside a solver call) gives back what it found
+            restore = _blas_saved if _blas_users == 0 else at_entry
+            for lib, threads in zip(libs, restore):
+                lib.set_num_threads(threads)
+            if _blas_users == 0:
+                _blas_saved = None
 
 
 @contextlib.contextmanager
 def thread_limit(n_jobs, *, single_threaded_blas=True):
     """Run the body with Numba limited to ``effective_n_jobs(n_jobs)`` threads and BLAS to
-    one thread (when threadpoolctl is installed; see the module docstring).
+    one thread (see the module docstring).
 
     ``single_threaded_blas=False`` is for solvers whose BLAS calls do not alternate with
     parallel kernels (OPIMC: 7-24 % slower with one BLAS thread on Handwritten): BLAS is then
@@ -84,18 +120,15 @@ def blas_threads(enabled=True):
     """Inside :func:`thread_limit`, let BLAS use the call's ``n_jobs`` threads for one large
     LAPACK/BLAS call (e.g. a full SVD of an ``n × n`` matrix with ``n`` in the thousands),
     where that pays for the spinning workers it leaves behind. A no-op when ``enabled`` is
-    false, without threadpoolctl, or with one thread."""
+    false or with one thread."""
     n = numba.get_num_threads()
     if not enabled or n < 2:
         return contextlib.nullcontext()
     return _blas_limit(n)
 
 
-# Below this much work (multiply-adds, roughly) a kernel call runs on one thread: waking the
-# pool costs more than it saves, and far more when BLAS threads are still busy-waiting from the
-# previous call (measured: a k-means step on a 5000 × 10 embedding took 3.4 ms on 2 threads
-# right after BLAS work, 0.3 ms on one).
-PARALLEL_MIN_WORK = 2 ** 20
+# Below this much work a kernel call runs on one thread (the one threshold of every family).
+PARALLEL_MIN_WORK = SERIAL_BELOW
 
 
 @contextlib.contextmanager
@@ -118,8 +151,7 @@ def _concurrent_launches_safe():
     try:
         return numba.threading_layer() in ("omp", "tbb")
     except ValueError:  # no parallel kernel has run yet: run a trivial one to choose the layer
-        from fastmv.kernels.masked import clip_correction
-        clip_correction(np.zeros((1, 1)))
+        start_thread_pool(1)
         return numba.threading_layer() in ("omp", "tbb")
 
 
@@ -127,8 +159,7 @@ def _concurrent_launches_safe():
 def task_map(n_threads):
     """A ``map`` that runs independent, GIL-releasing tasks on ``n_threads`` Python threads,
     each with one Numba thread, while BLAS is limited to one thread; the builtin ``map`` when
-    that is not possible (one thread, no threadpoolctl, or a Numba threading layer that is
-    not thread-safe).
+    that is not possible (one thread, or a Numba threading layer that is not thread-safe).
 
     For work made of medium-sized BLAS calls and Numba kernels that alternate every few
     milliseconds: run that way, no thread pool ever busy-waits against another, which on 2
@@ -139,11 +170,6 @@ def task_map(n_threads):
     if n_threads < 2 or not _concurrent_launches_safe():
         yield map
         return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield map
-        return
 
     def one_thread(fn):
         def run(item):
@@ -151,6 +177,5 @@ def task_map(n_threads):
             return fn(item)
         return run
 
-    with threadpool_limits(limits=1, user_api="blas"), \
-            ThreadPoolExecutor(max_workers=n_threads) as pool:
+    with _blas_limit(1), ThreadPoolExecutor(max_workers=n_threads) as pool:
         yield lambda fn, items: pool.map(one_thread(fn), items)

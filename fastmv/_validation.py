@@ -7,12 +7,21 @@ into an array they received must copy it first (``copy=True``).
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
+from .exceptions import InvalidParameterError
+
 __all__ = [
+    "Interval",
+    "Options",
+    "declare_params",
+    "validate_params",
+    "check_sparse_structure",
     "check_random_state",
     "check_dtype",
     "check_n_jobs",
@@ -127,10 +136,7 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
             raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
         target = dtype if dtype is not None else (
             np.float32 if X.dtype == np.float32 else np.float64)
-        Xc = sp.csr_matrix(X, dtype=target)  # may share buffers with X
-        if copy or not Xc.has_sorted_indices:
-            Xc = Xc.copy()  # never sort (or later write) the caller's buffers in place
-            Xc.sort_indices()
+        Xc = check_sparse_structure(X, name, dtype=target, copy=copy)
         data = Xc.data
         bad = ~np.isfinite(data)
         if bad.any():
@@ -169,6 +175,66 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
     if nonnegative and out.size and np.nanmin(out) < 0:
         raise ValueError(f"{name} contains negative values (nonnegative data required)")
     return out
+
+
+def _check_compressed(indptr, indices, n_data, n_major, n_minor, name, fmt):
+    """indptr/indices of a CSR (major = rows) or CSC (major = columns) matrix."""
+    what = "column" if fmt == "csr" else "row"
+    if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
+        raise ValueError(f"{name} is a malformed {fmt.upper()} matrix: indptr has length "
+                         f"{indptr.shape[0]}, expected {n_major + 1}")
+    if indptr[0] != 0 or indptr[-1] != indices.shape[0] or indptr[-1] != n_data:
+        raise ValueError(f"{name} is a malformed {fmt.upper()} matrix: indptr must start at 0 "
+                         f"and end at len(indices) = len(data) = {indices.shape[0]}")
+    if n_major and np.any(np.diff(indptr) < 0):
+        raise ValueError(f"{name} is a malformed {fmt.upper()} matrix: indptr decreases")
+    if indices.size:
+        lo, hi = int(indices.min()), int(indices.max())
+        if lo < 0 or hi >= n_minor:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"{name} has a {what} index {bad} outside [0, {n_minor}) "
+                             "(1-based indices? scipy.sparse indices start at 0)")
+
+
+def check_sparse_structure(X, name: str, *, dtype=None, copy: bool = False):
+    """Validate the internal structure of any scipy.sparse matrix or array and return it as
+    a canonical ``scipy.sparse.csr_matrix`` (sorted indices, no duplicates).
+
+    Kernels index with ``indptr``/``indices`` without bounds checks, so a malformed matrix
+    (for instance 1-based indices, as MATLAB or LIBSVM users build them) would read or write
+    outside its buffers and kill the interpreter; it is refused here instead, naming
+    ``name``. CSR and CSC structure is checked directly (``indptr`` of the right length,
+    starting at 0, non-decreasing, ending at ``len(indices)``; every index in range) before
+    any conversion; other formats are checked by scipy's constructors. Anything else is
+    converted to CSR once. A non-canonical result (unsorted or duplicate indices) is
+    canonicalised on a copy: the caller's buffers are never modified.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
+    n_rows, n_cols = X.shape
+    fmt = X.format
+    if fmt in ("csr", "csc"):
+        n_major, n_minor = (n_rows, n_cols) if fmt == "csr" else (n_cols, n_rows)
+        _check_compressed(np.asarray(X.indptr), np.asarray(X.indices),
+                          np.asarray(X.data).shape[0], n_major, n_minor, name, fmt)
+    elif fmt == "bsr":
+        try:
+            X.check_format(full_check=True)
+        except ValueError as exc:
+            raise ValueError(f"{name} is a malformed BSR matrix: {exc}") from exc
+    try:
+        Xc = sp.csr_matrix(X, dtype=dtype)  # may share buffers with X
+    except (ValueError, IndexError) as exc:
+        raise ValueError(f"{name} is a malformed sparse matrix: {exc}") from exc
+    shares = fmt == "csr" and (np.shares_memory(Xc.indices, X.indices)
+                               or np.shares_memory(Xc.data, X.data))
+    if shares and (copy or not Xc.has_canonical_format):
+        Xc = Xc.copy()  # never sort or sum the caller's buffers in place
+    elif copy and Xc is X:
+        Xc = Xc.copy()
+    if not Xc.has_canonical_format:
+        Xc.sum_duplicates()  # also sorts the indices
+    return Xc
 
 
 def _check_shape(shape, name, min_rows, min_cols):
@@ -302,3 +368,202 @@ def check_transition_matrices(P_list, name: str = "P_list", *, dtype=None, atol:
         if abs(rs[r] - 1.0) > tol:
             raise ValueError(f"{name}[{v}] is not row-stochastic: row {r} sums to {rs[r]:.6g}")
     return views
+
+
+# ============================================================================ declared parameters
+# Every public function states its parameters' constraints once, as data, with
+# :func:`declare_params`; one validator (:func:`validate_params`) checks a call against them.
+# A value is valid when it satisfies at least one of the constraints listed for its parameter.
+# Deep checks of data arguments (shapes, finiteness, index ranges) stay in each solver's
+# ``_prepare_*`` function; the declaration gives their kind ("views", "array-like", ...).
+
+
+class Interval:
+    """Numbers of one kind (``numbers.Integral`` or ``numbers.Real``) in an interval.
+
+    ``closed`` is ``"left"``, ``"right"``, ``"both"`` or ``"neither"``; ``None`` bounds are
+    unbounded. Bools are never numbers here; non-finite reals are refused unless a bound
+    is ``inf``.
+    """
+
+    def __init__(self, kind, low, high, *, closed="both"):
+        if kind not in (numbers.Integral, numbers.Real):
+            raise ValueError("Interval kind must be numbers.Integral or numbers.Real")
+        if closed not in ("left", "right", "both", "neither"):
+            raise ValueError(f"closed must be left/right/both/neither, got {closed!r}")
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.kind):
+            return False
+        if isinstance(value, numbers.Real) and np.isnan(value):
+            return False
+        if self.low is not None:
+            if value < self.low or (value == self.low and self.closed in ("right", "neither")):
+                return False
+        elif self.kind is numbers.Real and value == -np.inf:
+            return False
+        if self.high is not None:
+            if value > self.high or (value == self.high and self.closed in ("left", "neither")):
+                return False
+        elif self.kind is numbers.Real and value == np.inf:
+            return False
+        return True
+
+    def __str__(self):
+        kind = "an int" if self.kind is numbers.Integral else "a real number"
+        left = "[" if self.closed in ("left", "both") else "("
+        right = "]" if self.closed in ("right", "both") else ")"
+        low = "-inf" if self.low is None else self.low
+        high = "inf" if self.high is None else self.high
+        return f"{kind} in the range {left}{low}, {high}{right}"
+
+    __repr__ = __str__
+
+
+class Options:
+    """One of a fixed set of values (strings, ``None``...)."""
+
+    def __init__(self, options):
+        self.options = frozenset(options)
+
+    def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)):  # True == 1: match bools by identity only
+            return any(o is value for o in self.options)
+        try:
+            return value in self.options
+        except TypeError:  # unhashable, e.g. an array
+            return False
+
+    def __str__(self):
+        return "one of {" + ", ".join(sorted(repr(o) for o in self.options)) + "}"
+
+    __repr__ = __str__
+
+
+def _is_array_like(value) -> bool:
+    return (isinstance(value, (np.ndarray, list, tuple)) or sp.issparse(value)
+            or hasattr(value, "__array__")) and not isinstance(value, (str, bytes))
+
+
+def _is_views(value) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) > 0 and all(
+        _is_array_like(v) or hasattr(v, "shape") for v in value)
+
+
+def _is_random_state(value) -> bool:
+    if value is None or isinstance(value, (np.random.Generator, np.random.RandomState,
+                                           np.random.SeedSequence)):
+        return True
+    return (isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+            and value >= 0)
+
+
+def _is_n_jobs(value) -> bool:
+    return value is None or (isinstance(value, numbers.Integral)
+                             and not isinstance(value, (bool, np.bool_)) and value != 0)
+
+
+def _is_verbose(value) -> bool:
+    return isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, numbers.Integral) and value >= 0)
+
+
+_NAMED = {
+    "boolean": (lambda v: isinstance(v, (bool, np.bool_)), "a bool"),
+    "verbose": (_is_verbose, "a bool or an int >= 0"),
+    "random_state": (_is_random_state, "None, an int >= 0 or a numpy Generator/RandomState"),
+    "n_jobs": (_is_n_jobs, "None or a non-zero int"),
+    "array-like": (_is_array_like, "an array-like"),
+    "sparse matrix": (sp.issparse, "a scipy.sparse matrix"),
+    "views": (_is_views, "a non-empty list of 2-D arrays (one per view)"),
+    "pairs": (lambda v: _is_array_like(v) or isinstance(v, dict), "a (p, 2) array of index pairs"),
+    "mapping": (lambda v: isinstance(v, dict), "a dict"),
+    "iterable": (lambda v: hasattr(v, "__iter__") and not isinstance(v, (str, bytes)),
+                 "an iterable"),
+    "data": (lambda v: True, "data"),
+}
+
+
+def _satisfies(constraint, value) -> bool:
+    if constraint is None:
+        return value is None
+    if constraint is callable:
+        return callable(value)
+    if isinstance(constraint, str):
+        return _NAMED[constraint][0](value)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    return constraint.is_satisfied_by(value)
+
+
+def _describe_constraint(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if constraint is callable:
+        return "a callable"
+    if isinstance(constraint, str):
+        return _NAMED[constraint][1]
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__name__}"
+    return str(constraint)
+
+
+def validate_params(constraints: dict, values: dict, caller: str) -> None:
+    """Check ``values`` (parameter name → value) against ``constraints``.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the first parameter whose value satisfies none of its constraints, the
+        function ``caller`` and what is accepted.
+    """
+    for name, value in values.items():
+        allowed = constraints.get(name)
+        if allowed is None or "data" in allowed:
+            continue
+        if any(_satisfies(c, value) for c in allowed):
+            continue
+        kinds = [_describe_constraint(c) for c in allowed]
+        accepted = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = f"<{type(value).__name__}>"
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {caller}() must be {accepted}; got {shown}")
+
+
+def declare_params(constraints: dict):
+    """Decorator: declare a public function's parameter constraints and validate every call.
+
+    The declaration must name every parameter of the function (checked when the decorator
+    is applied, and again by the test suite); it is kept as ``func.parameter_constraints``.
+    Constraints: ``None``, ``callable``, a type (isinstance), :class:`Interval`,
+    :class:`Options`, or one of the names ``"boolean"``, ``"verbose"``, ``"random_state"``,
+    ``"n_jobs"``, ``"array-like"``, ``"sparse matrix"``, ``"views"``, ``"pairs"``,
+    ``"mapping"``, ``"iterable"``, ``"data"`` (no declarative check; validated by the
+    function itself).
+    """
+    def decorate(func):
+        sig = inspect.signature(func)
+        params = set(sig.parameters) - {"self"}
+        declared = set(constraints)
+        if declared != params:
+            raise TypeError(f"parameter declaration of {func.__qualname__} does not match its "
+                            f"signature: missing {sorted(params - declared)}, "
+                            f"extra {sorted(declared - params)}")
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"{func.__name__}(): {exc}") from None
+            values = {k: v for k, v in bound.arguments.items() if k != "self"}
+            validate_params(constraints, values, func.__name__)
+            return func(*args, **kwargs)
+
+        wrapper.parameter_constraints = constraints
+        return wrapper
+
+    return decorate

@@ -129,13 +129,13 @@ def test_check_transition_matrices():
 def test_result_repr_and_threads():
     @dataclasses.dataclass(frozen=True, repr=False)
     class R(Result):
-        labels: np.ndarray
-        objective: float
+        scale: float
 
-    r = R(np.zeros(3, dtype=int), 1.5)
-    assert "ndarray(3,)" in repr(r) and r.to_dict()["objective"] == 1.5
+    r = R(labels=np.zeros(3, dtype=int), objective=np.zeros(0), n_iter=0, converged=False,
+          scale=1.5)
+    assert "ndarray(3,)" in repr(r) and r.to_dict()["scale"] == 1.5
     with pytest.raises(dataclasses.FrozenInstanceError):
-        r.objective = 2.0
+        r.scale = 2.0
     import numba
     before = numba.get_num_threads()
     with thread_limit(1) as n:
@@ -168,3 +168,115 @@ def test_thread_limit_keeps_blas_on_one_thread_and_restores_it():
     with thread_limit(1, single_threaded_blas=False):
         assert blas_threads_now() == {1}
     assert blas_threads_now() == before
+
+
+def test_overlapping_calls_restore_the_blas_setting_seen_first():
+    import threading
+
+    import threadpoolctl
+
+    def blas_threads_now():
+        return {d["num_threads"] for d in threadpoolctl.threadpool_info()
+                if d["user_api"] == "blas"}
+
+    before = blas_threads_now()
+    first_in, second_out = threading.Event(), threading.Event()
+
+    def first():
+        with thread_limit(1):
+            first_in.set()
+            second_out.wait(10)
+
+    def second():
+        first_in.wait(10)
+        with thread_limit(1):
+            pass
+        second_out.set()
+
+    for order in ((first, second), (second, first)):
+        first_in.clear()
+        second_out.clear()
+        threads = [threading.Thread(target=f) for f in order]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert blas_threads_now() == before
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok", "bsr", "csr_array"])
+def test_any_sparse_format_becomes_canonical_csr(fmt):
+    import scipy.sparse as sp
+
+    X = sp.random(6, 5, density=0.4, format="csr", random_state=1)
+    Y = sp.csr_array(X) if fmt == "csr_array" else X.asformat(fmt)
+    out = V.check_array(Y, "X")
+    assert out.format == "csr" and out.has_canonical_format
+    np.testing.assert_allclose(out.toarray(), X.toarray())
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("defect", ["past_width", "negative", "indptr_decreasing",
+                                    "indptr_length", "indptr_end"])
+def test_malformed_sparse_views_are_refused_naming_the_argument(fmt, defect):
+    import scipy.sparse as sp
+
+    X = sp.random(6, 5, density=0.5, format=fmt, random_state=2)
+    data, indices, indptr = X.data.copy(), X.indices.copy(), X.indptr.copy()
+    if defect == "past_width":
+        indices[-1] = X.shape[1 if fmt == "csr" else 0] + 3   # e.g. 1-based indices
+    elif defect == "negative":
+        indices[0] = -1
+    elif defect == "indptr_decreasing":
+        indptr[2], indptr[3] = indptr[3], indptr[2] - 1
+    elif defect == "indptr_length":
+        indptr = indptr[:-1]
+    else:
+        indptr[-1] += 2
+    klass = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
+    bad = klass(X.shape)
+    bad.data, bad.indices, bad.indptr = data, indices, indptr   # bypasses scipy's checks
+    saved = (data.copy(), indices.copy(), indptr.copy())
+    with pytest.raises(ValueError, match=r"X_list\[0\]"):
+        V.check_views([bad], "X_list")
+    for a, b in zip((bad.data, bad.indices, bad.indptr), saved):
+        np.testing.assert_array_equal(a, b)   # input untouched
+
+
+def test_duplicate_and_unsorted_indices_are_canonicalised_on_a_copy():
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix((np.array([1.0, 2.0, 5.0]), np.array([2, 0, 2]), np.array([0, 3])),
+                      shape=(1, 3))
+    saved = X.indices.copy()
+    out = V.check_array(X, "X")
+    np.testing.assert_array_equal(out.toarray(), [[2.0, 0.0, 6.0]])
+    np.testing.assert_array_equal(X.indices, saved)
+
+
+def test_declare_params_names_the_parameter_and_covers_the_signature():
+    from numbers import Integral, Real
+
+    from fastmv.exceptions import InvalidParameterError
+
+    @V.declare_params({"X": ["views"], "k": [V.Interval(Integral, 1, None, closed="left")],
+                       "tol": [V.Interval(Real, 0, None, closed="left")],
+                       "how": [V.Options({"a", "b"}), None], "cb": [callable, None],
+                       "flag": ["boolean"]})
+    def f(X, k, *, tol=0.0, how="a", cb=None, flag=False):
+        return k
+
+    assert f([np.zeros((2, 2))], 3) == 3
+    assert f.parameter_constraints["k"]
+    for kwargs, name in [({"k": 0}, "k"), ({"k": 2.0}, "k"), ({"k": True}, "k"),
+                         ({"k": 1, "tol": -1.0}, "tol"), ({"k": 1, "tol": np.nan}, "tol"),
+                         ({"k": 1, "how": "c"}, "how"), ({"k": 1, "cb": 1}, "cb"),
+                         ({"k": 1, "flag": 1}, "flag")]:
+        with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of f"):
+            f([np.zeros((2, 2))], **kwargs)
+    with pytest.raises(TypeError):
+        f("not views", 1)
+    with pytest.raises(TypeError, match="missing"):
+        @V.declare_params({"X": ["views"]})
+        def g(X, k):
+            return k

@@ -1,0 +1,44 @@
+"""Warnings and exceptions raised by fastmv.
+
+Examples
+--------
+>>> import warnings
+>>> from fastmv.exceptions import ConvergenceWarning
+>>> issubclass(ConvergenceWarning, UserWarning)
+True
+"""
+from __future__ import annotations
+
+__all__ = [
+    "ConvergenceWarning",
+    "DegenerateSolutionWarning",
+    "DegenerateSolutionError",
+    "InvalidParameterError",
+]
+
+
+class ConvergenceWarning(UserWarning):
+    """A solver stopped at ``max_iter`` before its convergence test was met.
+
+    The result is returned all the same (``converged=False``); raise ``max_iter`` or loosen
+    ``tol`` if the answer matters.
+    """
+
+
+class DegenerateSolutionWarning(UserWarning):
+    """A solver produced an answer without content: a collapsed similarity or factor, or
+    fewer distinct clusters than asked for. The message names the cause and the parameter to
+    change."""
+
+
+class DegenerateSolutionError(ValueError):
+    """A solver cannot produce a meaningful answer (for example a result that cannot be
+    represented in floating point)."""
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter of a public function violates its declared constraints.
+
+    Subclasses both ``ValueError`` and ``TypeError``, as scikit-learn's error of the same
+    name does, so code catching either keeps working.
+    """
