@@ -761,9 +761,11 @@ def test_scaled_views_give_the_same_labels(scale):
     np.testing.assert_array_equal(r.labels, base.labels)
     np.testing.assert_allclose(r.objective, base.objective, rtol=1e-6)
     if scale > 1:  # without normalisation the W step overflows: a clear error, no inf/NaN
-        with pytest.raises(FloatingPointError, match="normalize"):
-            with np.errstate(all="ignore"):
-                fastmv.mvfl(scaled[:2], 3, random_state=0, max_iter=3, normalize=None)
+        with pytest.raises(FloatingPointError, match="normalize"), np.errstate(all="ignore"):
+            fastmv.mvfl(scaled[:2], 3, init=np.ones((36, 3)), max_iter=3, normalize=None)
+        with pytest.raises((FloatingPointError, fastmv.exceptions.DegenerateSolutionError)), \
+                np.errstate(all="ignore"):  # the k-means start refuses first
+            fastmv.mvfl(scaled[:2], 3, random_state=0, max_iter=3, normalize=None)
 
 
 _CACHE_SCRIPT = """
