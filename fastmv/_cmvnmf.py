@@ -543,8 +543,9 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     with thread_limit(n_jobs):
         for _ in range(n_init if isinstance(init, str) else 1):
             run = _solve(data, init, rescale, rng, n_jobs, **driver)
-            if best is None or _final(*run) < _final(*best):
+            stopped = run[1].stop_reason == "callback"   # the caller's stop ends every start
+            if best is None or stopped or _final(*run) < _final(*best):
                 best = run
-            if run[1].stop_reason == "callback":
+            if stopped:
                 break
     return _result(*best, data, max_iter, tol)

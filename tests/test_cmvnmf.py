@@ -454,6 +454,16 @@ def test_callback_stop_ends_every_start(how):
 
     res = fastmv.cmvnmf(Xs, 4, None, None, callback=cb, random_state=0, n_init=3, tol=0.0)
     assert calls == [1] and res.n_iter == 1 and res.converged is False
+    # a stop during a later start: that start is returned, the rest are not run
+    calls.clear()
+
+    def late(info):
+        calls.append(info.iteration)
+        return len(calls) == 8
+
+    res = fastmv.cmvnmf(Xs, 4, None, None, callback=late, random_state=0, n_init=3,
+                        max_iter=5, tol=0.0)
+    assert len(calls) == 8 and res.n_iter == 3 and res.converged is False
 
 
 def test_result_contract():
