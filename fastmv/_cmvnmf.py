@@ -436,7 +436,7 @@ def _result(problem, trace, data, max_iter, tol):
     "progress": ["boolean"], "n_jobs": ["n_jobs"],
 })
 def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300, tol=1e-6,
-           normalize="l2", init="k-means++", n_init=3, rescale=True,
+           normalize="l2", init="k-means++", n_init=5, rescale=True,
            random_state=None, verbose=False, callback=None, progress=False,
            n_jobs=None) -> CMVNMFResult:
     """Constrained multi-view NMF clustering of unmapped views (CMVNMF).
@@ -476,7 +476,7 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
         ``V`` = one-hot labels + 0.2, ``U`` = centroids (clipped at 0). ``"random"``: scaled
         absolute Gaussians. A pair of lists gives the initial ``U_a`` (``d_a × c``) and
         ``V_a`` (``n_a × c``) directly (nonnegative; copied; one start).
-    n_init : int, default 3
+    n_init : int, default 5
         Number of starts (each from its own initialisation); the start with the lowest final
         objective is returned. More starts make the answer depend less on the seed.
     rescale : bool, default True
