@@ -118,7 +118,7 @@ def cmd_budget(args):
                                                              random_state=rng)
                     n_pairs = int(sum(len(p) for p in ml.values())
                                   + sum(len(p) for p in cl.values()))
-                    res, secs = _run_cmvnmf(Xs, c, ml, cl, seed, args.max_iter)
+                    res, secs = _run_cmvnmf(Xs, c, ml, cl, seed, args.max_iter, n_init=1)
                     _write(args.out, dict(key=key, data=name, budget=budget, ratio=ratio,
                                           seed=seed, n_pairs=n_pairs, n_iter=res.n_iter,
                                           seconds=secs, **_score(ys, res.labels)))
