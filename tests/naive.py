@@ -12,8 +12,7 @@ from tests.naive_clustering import (  # noqa: F401
     transition_matrix, lloyd_step,
 )
 from tests.naive_cmvnmf import (  # noqa: F401
-    constraint_penalty, constraint_products, csr_matmul, multiplicative_update_u,
-    multiplicative_update_v, pattern_csr,
+    constraint_penalty, constraint_products, csr_matmul, multiplicative_update, pattern_csr,
 )
 from tests.naive_emvc import (  # noqa: F401
     rowwise_simplex_projection, error_norms, reweighted_error_update, consensus_update,

@@ -49,16 +49,6 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     return (F * (numer + beta * P_num + eps) / (F @ gram + beta * P_den + eps)).astype(F.dtype)
 
 
-# Re-exported by tests/naive.py under the names of the kernels that multiplicative_update
-# replaced; remove together with that re-export.
-def multiplicative_update_u(U, XtV, VtV, eps):
-    U[...] = U * (XtV + eps) / (U @ VtV + eps)
-
-
-def multiplicative_update_v(V, XU, UtU, P_num, P_den, beta, eps):
-    V[...] = V * (XU + beta * P_num + eps) / (V @ UtU + beta * P_den + eps)
-
-
 def constraint_penalty(V_all, must, cannot):
     V = V_all.astype(np.float64)
     total = 0.0
