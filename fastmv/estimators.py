@@ -368,8 +368,8 @@ def _fit_doc(cls, xs, side, example):
 class MVMC(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, C1: float = 100.0, C2: float = 1.0, k: int = 100,
-                 max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-6,
-                 accelerated: bool = True, normalize: Any = "l2", step: Any = "tight",
+                 max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-06,
+                 accelerated: bool = True, normalize: Any = 'l2', step: str = 'tight',
                  random_state: Any = None, verbose: bool | int = False,
                  callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
@@ -416,23 +416,28 @@ Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
 # --------------------------------------------------------------------------------- MVFL
 class MVFL(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, lam1: float = 1e-3, lam2: float = 1e-3,
-                 lam3: float = 1.0, max_iter: int = 100, tol: float = 1e-6, init: Any = "kmeans",
-                 random_state: Any = None, verbose: bool | int = False,
-                 callback: Callable | None = None, normalize: Any = "zscore", solver: Any = "auto",
-                 eps: float = 1e-8, n_jobs: int | None = None) -> None:
+    def __init__(self, n_clusters: int = 2, *, lam1: float = 0.001, lam2: float = 0.001,
+                 lam3: Any = None, rho: float = 1.0, max_iter: int = 100, tol: float = 1e-06,
+                 init: Any = 'k-means++', n_init: int = 1, random_state: Any = None,
+                 verbose: bool | int = False, progress: bool = False,
+                 callback: Callable | None = None, normalize: Any = 'auto', solver: str = 'auto',
+                 f_step: str = 'monotone', eps: float = 1e-08, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.lam1 = lam1
         self.lam2 = lam2
         self.lam3 = lam3
+        self.rho = rho
         self.max_iter = max_iter
         self.tol = tol
         self.init = init
+        self.n_init = n_init
         self.random_state = random_state
         self.verbose = verbose
+        self.progress = progress
         self.callback = callback
         self.normalize = normalize
         self.solver = solver
+        self.f_step = f_step
         self.eps = eps
         self.n_jobs = n_jobs
 
@@ -470,10 +475,10 @@ def _transition_list(Xs):
 
 class EMVC(_MultiViewClusterer):
 
-    def __init__(self, lam1: float = 0.01, lam2: float = 0.01, *, n_clusters: int | None = None,
-                 max_iter: int = 100, tol: float = 1e-6, mu: float = 1e-6, rho: float = 1.9,
-                 mu_max: float = 1e10, init: Any = "mean", dtype: Any = None,
-                 full_svd: Any = "auto", random_state: Any = None, verbose: bool | int = False,
+    def __init__(self, lam1: float = 0.01, lam2: float = 0.01, *, n_clusters: Any = None,
+                 max_iter: int = 100, tol: float = 1e-06, mu: float = 1e-06, rho: float = 1.9,
+                 mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
+                 full_svd: str = 'auto', random_state: Any = None, verbose: bool | int = False,
                  progress: bool = False, callback: Callable | None = None,
                  n_jobs: int | None = None) -> None:
         self.lam1 = lam1
@@ -529,7 +534,7 @@ Wraps :func:`fastmv.emvc`. ``labels_`` is None unless ``n_clusters`` is set.
 class CMVNMF(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, beta: float = 1.0, max_iter: int = 300,
-                 tol: float = 1e-6, normalize: Any = "l2", init: Any = "k-means++",
+                 tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'k-means++',
                  n_init: int = 5, rescale: bool = True, random_state: Any = None,
                  verbose: bool | int = False, callback: Callable | None = None,
                  progress: bool = False, n_jobs: int | None = None) -> None:
@@ -579,21 +584,25 @@ list with one array per view (each view's row order).
 class OPIMC(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 250,
-                 n_passes: int = 1, max_iter: int = 30, tol: float = 1e-6, normalize: Any = True,
-                 random_state: Any = None, verbose: bool | int = False,
-                 callback: Callable | None = None, init: Any = "random",
+                 max_iter: int = 1, tol: float = 1e-06, max_inner_iter: int = 30,
+                 inner_tol: float = 1e-06, normalize: Any = True, init: Any = 'random',
+                 n_init: int = 3, random_state: Any = None, verbose: bool | int = False,
+                 progress: bool = False, callback: Callable | None = None,
                  n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.alpha = alpha
         self.chunk_size = chunk_size
-        self.n_passes = n_passes
         self.max_iter = max_iter
         self.tol = tol
+        self.max_inner_iter = max_inner_iter
+        self.inner_tol = inner_tol
         self.normalize = normalize
+        self.init = init
+        self.n_init = n_init
         self.random_state = random_state
         self.verbose = verbose
+        self.progress = progress
         self.callback = callback
-        self.init = init
         self.n_jobs = n_jobs
 
     def fit(self, Xs: Any, y: Any = None, mask: Any = None,
