@@ -323,10 +323,11 @@ def _check_base(base):
 # public measures
 # ---------------------------------------------------------------------------------------
 
-@declare_params({
-    "y_true": ["array-like"],
-    "y_pred": ["array-like"],
-})
+# the declaration of every metric that compares two labelings
+_TWO_LABELINGS = {"y_true": ["array-like"], "y_pred": ["array-like"]}
+
+
+@declare_params(_TWO_LABELINGS)
 def accuracy(y_true, y_pred) -> float:
     """Clustering accuracy under the best one-to-one matching of clusters to classes.
 
@@ -397,10 +398,7 @@ def nmi(y_true, y_pred, average_method: str = "geometric") -> float:
     return _nmi(_table(y_true, y_pred), average_method)
 
 
-@declare_params({
-    "y_true": ["array-like"],
-    "y_pred": ["array-like"],
-})
+@declare_params(_TWO_LABELINGS)
 def ari(y_true, y_pred) -> float:
     """Adjusted Rand index (Hubert & Arabie 1985).
 
@@ -428,10 +426,7 @@ def ari(y_true, y_pred) -> float:
     return _ari(_table(y_true, y_pred))
 
 
-@declare_params({
-    "y_true": ["array-like"],
-    "y_pred": ["array-like"],
-})
+@declare_params(_TWO_LABELINGS)
 def precision(y_true, y_pred) -> float:
     """Pairwise precision: of the sample pairs put in one cluster, the fraction that share a class.
 
@@ -458,10 +453,7 @@ def precision(y_true, y_pred) -> float:
     return _prf(_table(y_true, y_pred))[0]
 
 
-@declare_params({
-    "y_true": ["array-like"],
-    "y_pred": ["array-like"],
-})
+@declare_params(_TWO_LABELINGS)
 def recall(y_true, y_pred) -> float:
     """Pairwise recall: of the sample pairs sharing a class, the fraction put in one cluster.
 
@@ -488,10 +480,7 @@ def recall(y_true, y_pred) -> float:
     return _prf(_table(y_true, y_pred))[1]
 
 
-@declare_params({
-    "y_true": ["array-like"],
-    "y_pred": ["array-like"],
-})
+@declare_params(_TWO_LABELINGS)
 def f_score(y_true, y_pred) -> float:
     """Pairwise F-score, the harmonic mean of pairwise :func:`precision` and :func:`recall`.
 
@@ -519,10 +508,7 @@ def f_score(y_true, y_pred) -> float:
     return _prf(_table(y_true, y_pred))[2]
 
 
-@declare_params({
-    "y_true": ["array-like"],
-    "y_pred": ["array-like"],
-})
+@declare_params(_TWO_LABELINGS)
 def purity(y_true, y_pred) -> float:
     """Purity: (1/n) Σ_j max_i N_ij — each cluster counted as its majority class.
 
@@ -580,10 +566,7 @@ def entropy(y_true, y_pred, *, base: float = 2) -> float:
     return _entropy(_table(y_true, y_pred), base)
 
 
-@declare_params({
-    "y_true": ["array-like"],
-    "y_pred": ["array-like"],
-})
+@declare_params(_TWO_LABELINGS)
 def evaluate(y_true, y_pred) -> dict:
     """All measures at once (the contingency table is built once).
 

@@ -169,6 +169,18 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     return labels, sq_dist, sums, counts
 
 
+@njit(cache=True, nogil=True)
+def _csr_row_times(data, indices, start, stop, BT, out):
+    """``out = row · BT`` for the CSR row stored at ``data[start:stop]``, ``indices[start:stop]``
+    (``BT``: ``d × k``, C-contiguous, so each stored entry reads one contiguous row)."""
+    out[:] = 0.0
+    for q in range(start, stop):
+        v = data[q]
+        row = BT[indices[q]]
+        for k in range(out.shape[0]):
+            out[k] += v * row[k]
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     """One Lloyd step on a CSR matrix (the same outputs as :func:`lloyd_step`).
@@ -208,12 +220,7 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     for p in prange(n_parts):
         inner = np.empty(c)
         for i in range(bounds[p], bounds[p + 1]):
-            inner[:] = 0.0
-            for q in range(indptr[i], indptr[i + 1]):
-                v = data[q]
-                col = indices[q]
-                for k in range(c):
-                    inner[k] += v * CT[col, k]
+            _csr_row_times(data, indices, indptr[i], indptr[i + 1], CT, inner)
             arg = 0
             best = c_sq[0] - 2.0 * inner[0]
             for k in range(1, c):
@@ -322,12 +329,7 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
     for p in prange(n_parts):
         inner = np.empty(t)
         for i in range(bounds[p], bounds[p + 1]):
-            inner[:] = 0.0
-            for s in range(indptr[i], indptr[i + 1]):
-                v = data[s]
-                col = indices[s]
-                for q in range(t):
-                    inner[q] += v * YT[col, q]
+            _csr_row_times(data, indices, indptr[i], indptr[i + 1], YT, inner)
             for q in range(t):
                 v = x_sq_norms[i] + y_sq[q] - 2.0 * inner[q]
                 v = max(0.0, v)
