@@ -1,4 +1,4 @@
-"""Kernels for MVMC (ALGORITHMS.md §1): the masked residual over the observed pairs Ω and
+"""Kernels for MVMC (docs/algorithms.md §1): the masked residual over the observed pairs Ω and
 the clipping correction of the low-rank similarity ``S = clip(Ā, 0, 1)``.
 
 The large dense products around them (``Z @ M``, ``Zᵀ @ (R Z)``, the tiles ``F_I W F_Jᵀ``
