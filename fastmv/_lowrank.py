@@ -257,6 +257,15 @@ class ClippedLowRankOperator(spla.LinearOperator):
     cheap as one (``prefers_block_products``).
 
     Use :meth:`from_views` to build it; :meth:`toarray` forms ``S`` densely (O(n²) memory).
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, R)
+        Factor of ``Ā = F diag(w) Fᵀ``.
+    w : ndarray, shape (R,)
+        Signed weights.
+    tile : int, optional
+        Tile edge of the passes over ``Ā`` (default 384).
     """
 
     def __init__(self, F, w, tile=None):
@@ -268,7 +277,22 @@ class ClippedLowRankOperator(spla.LinearOperator):
 
     @classmethod
     def from_views(cls, Z_list, M_list, tile=None):
-        """Operator for ``clip((1/m) Σ_v Z_v M_v Z_vᵀ, 0, 1)`` (each ``M_v`` symmetric)."""
+        """Operator for ``clip((1/m) Σ_v Z_v M_v Z_vᵀ, 0, 1)``.
+
+        Parameters
+        ----------
+        Z_list : list of ndarray, shape (n, k_v)
+            The view bases.
+        M_list : list of ndarray, shape (k_v, k_v)
+            Symmetric matrices, one per view.
+        tile : int, optional
+            Tile edge of the passes over ``Ā`` (default 384).
+
+        Returns
+        -------
+        ClippedLowRankOperator
+            ``S``.
+        """
         F, w = _lowrank_factors(Z_list, M_list)
         return cls(F, w, tile)
 

@@ -187,11 +187,8 @@ class ViewProblem:
     def masked(self, lam, V):
         """``Zᵀ R_Ω(Z M Zᵀ − S_ob) Z`` and ``‖R_Ω(Z M Zᵀ − S_ob)‖²`` for ``M = V diag(lam) Vᵀ``."""
         B = self.Z @ V
-        # Always one Numba thread. In the solver this runs as a task beside the other views'
-        # (fastmv._threads.task_map); without threadpoolctl it alternates every few
-        # milliseconds with the BLAS products around it, whose busy-waiting pool competes with
-        # Numba's for the cores: on 2 cores the serial kernel measured faster per outer
-        # iteration (0.31 s against 0.38-0.57 s at n = 5000, 2.5 s against 3.2 s at n = 20000).
+        # Always one Numba thread: it runs as a task beside the other views' (task_map), and
+        # a parallel launch would spin against the BLAS pool around it (docs/mvmc.md).
         with serial_when_small(0):
             RZ, loss = masked_residual_product(B * lam, B, self.Z, self.indptr, self.indices,
                                                self.values, self.mirror)
