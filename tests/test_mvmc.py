@@ -242,7 +242,7 @@ def test_left_singular_vectors_span_the_top_subspace(shape, k, sparse):
 def test_left_singular_vectors_randomized_route(sparse, monkeypatch):
     # min(n, d) large against k: the randomized range finder, not the Gram matrix, is used
     rng = np.random.default_rng(2)
-    n, d, k = 1500, 1200, 6
+    n, d, k = 800, 600, 6
     s = np.concatenate([np.geomspace(50, 20, k), np.geomspace(1, 0.01, 60)])
     U0 = np.linalg.qr(rng.normal(size=(n, s.size)))[0]
     V0 = np.zeros((d, s.size))

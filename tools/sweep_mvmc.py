@@ -123,11 +123,16 @@ def _write(path, row):
 
 
 def cmd_table(args):
+    latest = {}  # the last row of every (dataset, method, C1, C2, seed): reruns replace
+    for path in args.out:
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                if r["method"] in ("kmeans", "mvmc"):
+                    latest[(r["data"], r["method"], r.get("C1"), r.get("C2"), r["seed"])] = r
     groups = defaultdict(list)
-    with open(args.out) as f:
-        for line in f:
-            r = json.loads(line)
-            groups[(r["data"], r["method"], r.get("C1"), r.get("C2"))].append(r)
+    for key, r in latest.items():
+        groups[key[:4]].append(r)
     names = [d for d in DATASETS if any(k[0] == d for k in groups)]
     configs = sorted({k[1:] for k in groups if k[1] == "mvmc"}, key=lambda k: (k[1], k[2]))
     head = "| method | " + " | ".join(names) + " |"
@@ -191,7 +196,7 @@ def main(argv=None):
     a.add_argument("--restarts", type=int, default=5)
     a.add_argument("--pairs-per-sample", type=int, default=5)
     a = sub.add_parser("table")
-    a.add_argument("--out", required=True)
+    a.add_argument("--out", required=True, nargs="+")
     a.add_argument("--seeds", type=int, default=5)
     args = p.parse_args(argv)
     {"run": cmd_run, "table": cmd_table, "ninit": cmd_ninit}[args.cmd](args)
