@@ -1,10 +1,9 @@
 """Helpers shared by the asv suites."""
 import time
-from pathlib import Path
 
 import numpy as np
 
-SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+from fastmv._shared_data import shared_dataset as _find
 
 
 def best_of(fn, repeat=3):
@@ -18,8 +17,9 @@ def best_of(fn, repeat=3):
 
 
 def shared_dataset(filename):
-    """Path of a shared benchmark dataset; asv skips the benchmark when it is absent."""
-    path = SHARED_DATASETS / filename
-    if not path.is_file():
-        raise NotImplementedError(f"{filename} not available under {SHARED_DATASETS}")
+    """Path of a shared benchmark dataset (``$FASTMV_SHARED_DATASETS`` or ``../shared/datasets``
+    beside the checkout); asv skips the benchmark when it is absent."""
+    path = _find(filename)
+    if path is None:
+        raise NotImplementedError(f"{filename} not available (set FASTMV_SHARED_DATASETS)")
     return path

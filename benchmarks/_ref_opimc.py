@@ -1,8 +1,20 @@
 """A vectorised NumPy OPIMC for the asv speed ratios: the same algorithm, start and stopping
-rules as ``fastmv.opimc`` (ALGORITHMS.md §5), written the way a careful NumPy user would:
+rules as ``fastmv.opimc`` (docs/algorithms.md §5), written the way a careful NumPy user would:
 per chunk, BLAS products ``X_v U_v`` for the distances and one-hot products ``X_vᵀ V`` for the
-statistics, recomputed every inner iteration. Dense in-memory views only."""
+statistics, recomputed every inner iteration. Dense in-memory views only. Also the
+synthetic views the OPIMC benchmarks and ``tools/compare_opimc_imml.py`` share."""
 import numpy as np
+
+
+def synthetic_views(n, m, d, c, seed=0, dtype=np.float64):
+    """``m`` dense views ``(n, d)`` of ``c`` planted clusters in noise, and the classes."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, c, n)
+    views = []
+    for _ in range(m):
+        C = rng.normal(size=(c, d))
+        views.append((C[y] + 2.0 * rng.normal(size=(n, d))).astype(dtype))
+    return views, y
 
 
 def _unit_rows(X):

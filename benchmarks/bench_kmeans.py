@@ -1,9 +1,13 @@
-"""asv suite for fastmv.kmeans (and the speed ratio against scikit-learn's KMeans, measured
-inside one call so that machine noise affects both alike)."""
+"""asv suite for fastmv.kmeans: time, peak memory, and the speed and inertia ratios against
+scikit-learn's KMeans (lloyd) at one thread and at default threads, measured in one call so
+that machine noise affects both alike."""
+import contextlib
+
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import fastmv
-from fastmv.kernels.clustering import cluster_sums, nearest_center
+from fastmv.kernels.clustering import lloyd_step, seeding_distances
 
 from ._common import best_of, shared_dataset
 
@@ -16,10 +20,62 @@ def _handwritten():
     return np.hstack(views), y
 
 
-class KMeansHandwritten:
-    """Concatenated Handwritten views (2000 × 649), 10 clusters."""
+def _blobs(n=100_000, d=20, c=20):
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((c, d)) * 1.5
+    return centers[rng.integers(0, c, n)] + rng.standard_normal((n, d))
 
-    timeout = 300
+
+def _same_run_ratio(X, k, threads):
+    """scikit-learn time / fastmv time, both with ``threads`` threads (``None``: defaults),
+    alternated in one process, best of 3 each; and the ratio of their inertias."""
+    from sklearn.cluster import KMeans
+
+    def ours():
+        return fastmv.kmeans(X, k, n_init=10, random_state=0, n_jobs=threads)
+
+    def theirs():
+        return KMeans(k, n_init=10, random_state=0, algorithm="lloyd").fit(X)
+
+    limits = (threadpool_limits(threads) if threads is not None
+              else contextlib.nullcontext())
+    with limits:
+        t_ours = best_of(ours)
+        t_theirs = best_of(theirs)
+    return t_theirs / t_ours, ours().inertia / theirs().inertia_
+
+
+class _VsSklearn:
+    """Speed and inertia against scikit-learn's KMeans(algorithm="lloyd"), same run."""
+
+    timeout = 600
+    k = 10
+
+    def _ratio(self, threads):
+        try:
+            import sklearn.cluster  # noqa: F401
+        except ImportError:
+            raise NotImplementedError("scikit-learn not installed")
+        return _same_run_ratio(self.X, self.k, threads)
+
+    def track_speedup_vs_sklearn(self):
+        return self._ratio(None)[0]
+
+    track_speedup_vs_sklearn.unit = "x (sklearn time / fastmv time, default threads)"
+
+    def track_speedup_vs_sklearn_one_thread(self):
+        return self._ratio(1)[0]
+
+    track_speedup_vs_sklearn_one_thread.unit = "x (sklearn time / fastmv time, one thread)"
+
+    def track_inertia_ratio_vs_sklearn(self):
+        return self._ratio(None)[1]
+
+    track_inertia_ratio_vs_sklearn.unit = "ratio (fastmv / sklearn inertia)"
+
+
+class KMeansHandwritten(_VsSklearn):
+    """Concatenated Handwritten views (2000 × 649), 10 clusters."""
 
     def setup(self):
         self.X, self.y = _handwritten()
@@ -31,64 +87,49 @@ class KMeansHandwritten:
     def peakmem_kmeans(self):
         fastmv.kmeans(self.X, 10, n_init=10, random_state=0)
 
-    def track_speedup_vs_sklearn(self):
-        try:
-            from sklearn.cluster import KMeans
-        except ImportError:
-            raise NotImplementedError("scikit-learn not installed")
-        ours = best_of(lambda: fastmv.kmeans(self.X, 10, n_init=10, random_state=0))
-        theirs = best_of(lambda: KMeans(10, n_init=10, random_state=0).fit(self.X))
-        return theirs / ours
 
-    track_speedup_vs_sklearn.unit = "x (sklearn time / fastmv time)"
+class KMeansBlobs100k(_VsSklearn):
+    """Synthetic 100 000 × 20, 20 overlapping Gaussian blobs, 20 clusters."""
 
-    def track_inertia_ratio_vs_sklearn(self):
-        try:
-            from sklearn.cluster import KMeans
-        except ImportError:
-            raise NotImplementedError("scikit-learn not installed")
-        ours = fastmv.kmeans(self.X, 10, n_init=10, random_state=0).inertia
-        return ours / KMeans(10, n_init=10, random_state=0).fit(self.X).inertia_
+    k = 20
 
-    track_inertia_ratio_vs_sklearn.unit = "ratio"
+    def setup(self):
+        self.X = _blobs()
+        fastmv.kmeans(self.X[:100], 3, n_init=1, random_state=0)
+
+    def time_kmeans_n_init_10(self):
+        fastmv.kmeans(self.X, 20, n_init=10, random_state=0)
 
 
 class KMeansKernels:
+    """One Lloyd step and one k-means++ candidate evaluation, against NumPy doing the same."""
+
     params = [[10_000, 200_000], [20]]
     param_names = ["n", "c"]
 
     def setup(self, n, c):
         rng = np.random.default_rng(0)
         self.X = rng.standard_normal((n, 50))
-        C = rng.standard_normal((c, 50))
-        self.inner = self.X @ C.T
+        self.C = rng.standard_normal((c, 50))
         self.xs = (self.X ** 2).sum(1)
-        self.cs = (C ** 2).sum(1)
-        self.labels = rng.integers(0, c, n)
-        self.c = c
-        nearest_center(self.inner[:5], self.xs[:5], self.cs)
-        cluster_sums(self.X[:5], self.labels[:5], c, 2)
+        self.closest = np.full(n, np.inf)
+        self.parts = 64
+        lloyd_step(self.X[:5], self.C, self.xs[:5], 1)
+        seeding_distances(self.X[:5], self.C[:3], self.xs[:5], self.closest[:5], 1)
 
-    def time_nearest_center(self, n, c):
-        nearest_center(self.inner, self.xs, self.cs)
+    def time_lloyd_step(self, n, c):
+        lloyd_step(self.X, self.C, self.xs, self.parts)
 
-    def time_cluster_sums(self, n, c):
-        cluster_sums(self.X, self.labels, self.c, 2)
+    def time_seeding_distances(self, n, c):
+        seeding_distances(self.X, self.C[:5], self.xs, self.closest, self.parts)
 
-    def track_nearest_center_speedup_vs_numpy(self, n, c):
+    def track_lloyd_step_speedup_vs_numpy(self, n, c):
         def ref():
-            d = self.xs[:, None] + self.cs[None, :] - 2 * self.inner
+            d = self.xs[:, None] + (self.C ** 2).sum(1)[None, :] - 2 * self.X @ self.C.T
             lab = d.argmin(1)
-            return lab, d[np.arange(len(lab)), lab]
-        return best_of(ref) / best_of(lambda: nearest_center(self.inner, self.xs, self.cs))
+            onehot = np.zeros((n, c))
+            onehot[np.arange(n), lab] = 1
+            return lab, d[np.arange(n), lab], onehot.T @ self.X, onehot.sum(0)
+        return best_of(ref) / best_of(lambda: lloyd_step(self.X, self.C, self.xs, self.parts))
 
-    track_nearest_center_speedup_vs_numpy.unit = "x"
-
-    def track_cluster_sums_speedup_vs_numpy(self, n, c):
-        def ref():
-            onehot = np.zeros((len(self.labels), self.c))
-            onehot[np.arange(len(self.labels)), self.labels] = 1
-            return onehot.T @ self.X, onehot.sum(0)
-        return best_of(ref) / best_of(lambda: cluster_sums(self.X, self.labels, self.c, 2))
-
-    track_cluster_sums_speedup_vs_numpy.unit = "x"
+    track_lloyd_step_speedup_vs_numpy.unit = "x"

@@ -1,4 +1,4 @@
-"""asv suite for fastmv.opimc (issue 7).
+"""asv suite for fastmv.opimc.
 
 Speed ratios are measured inside one ``track_*`` call against ``benchmarks/_ref_opimc.py``
 (the same algorithm in vectorised NumPy: BLAS products for the distances, one-hot products for
@@ -16,17 +16,7 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, shared_dataset
-from ._ref_opimc import opimc_numpy
-
-
-def _synthetic(n, m, d, c, seed=0, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, c, n)
-    views = []
-    for _ in range(m):
-        C = rng.normal(size=(c, d))
-        views.append((C[y] + 2.0 * rng.normal(size=(n, d))).astype(dtype))
-    return views, y
+from ._ref_opimc import opimc_numpy, synthetic_views
 
 
 class OPIMCSynthetic:
@@ -38,7 +28,7 @@ class OPIMCSynthetic:
     param_names = ["n"]
 
     def setup(self, n):
-        self.views, self.y = _synthetic(n, 5, 200, 20)
+        self.views, self.y = synthetic_views(n, 5, 200, 20)
         self.mask = simulate.incomplete_mask(n, 5, 0.4, random_state=0)
         self.lab0 = np.random.default_rng(0).integers(0, 20, 2000)
         self.run()                                   # compile / load the kernels
@@ -82,8 +72,8 @@ class OPIMCHandwritten:
         self.run(1)
 
     def run(self, passes):
-        return fastmv.opimc(self.views, 10, mask=self.mask, chunk_size=50, n_passes=passes,
-                            init=self.lab0)
+        return fastmv.opimc(self.views, 10, mask=self.mask, chunk_size=50, max_iter=passes,
+                            tol=0.0, init=self.lab0)
 
     def time_one_pass(self):
         self.run(1)
@@ -189,10 +179,11 @@ class OPIMCKernels:
     20 clusters."""
 
     def setup(self):
-        from fastmv._opimc import _ArraySource, _ChunkBuilder
+        from fastmv._opimc_chunks import _ChunkBuilder
+        from fastmv._opimc_sources import _ArraySource
         from fastmv.kernels import streaming as K
         self.K = K
-        views, _ = _synthetic(2000, 5, 200, 20)
+        views, _ = synthetic_views(2000, 5, 200, 20)
         mask = simulate.incomplete_mask(2000, 5, 0.4, random_state=0)
         src = _ArraySource(views, mask, 2000)
         self.b = _ChunkBuilder(src.spec, True, 2000)
@@ -212,25 +203,23 @@ class OPIMCKernels:
 
     def time_chunk_assign(self):
         ch = self.ch
-        self.K.stream_chunk_assign(ch.xbuf, ch.xoff, ch.poff, ch.gidx, ch.sdata, ch.sind,
-                                   ch.sptr, self.b.view_ptr, self.U, ch.W,
+        self.K.stream_chunk_assign(ch.dense, ch.sparse, ch.W, self.b.view_ptr, self.U,
                                    np.empty(2000, np.int64))
 
     def time_scatter_dense(self):
         ch = self.ch
-        self.K.stream_scatter_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, self.b.view_ptr,
-                                    self.lab, self.R, 1.0)
+        self.K.stream_scatter_dense(ch.dense, self.b.view_ptr, self.lab, self.R, 1.0)
 
     def time_move_dense(self):
         ch = self.ch
-        self.K.stream_move_dense(ch.xbuf, ch.xoff, ch.prow, ch.poff, self.b.view_ptr,
-                                 self.lab, self.new, self.R)
+        self.K.stream_move_dense(ch.dense, self.b.view_ptr, self.lab, self.new, self.R)
 
     def track_scatter_speedup_vs_onehot_gemm(self):
-        ch, vp = self.ch, self.b.view_ptr
+        dn, vp = self.ch.dense, self.b.view_ptr
         V = np.eye(20)[self.lab]
-        blocks = [(ch.xbuf[ch.xoff[v]:ch.xoff[v + 1]].reshape(-1, vp[v + 1] - vp[v]),
-                   V[ch.prow[ch.poff[v]:ch.poff[v + 1]]]) for v in range(5)]
+        blocks = [(dn.values[dn.value_start[v]:dn.value_start[v + 1]]
+                   .reshape(-1, vp[v + 1] - vp[v]),
+                   V[dn.rows[dn.row_start[v]:dn.row_start[v + 1]]]) for v in range(5)]
 
         def numpy_route():
             return [X.T @ Vv for X, Vv in blocks]

@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -60,7 +61,6 @@ _LAZY = {
     "cmvnmf": "._cmvnmf",
     "opimc": "._opimc",
     "kmeans": "._kmeans",
-    "KMeansResult": "._kmeans",
     "spectral_clustering": "._spectral",
     "spectral_embedding": "._spectral",
     "markov_spectral_clustering": "._spectral",
@@ -68,12 +68,58 @@ _LAZY = {
     "transition_matrix": "._affinity",
     "thread_limit": "._threads",
     "Result": "._result",
+    "MVMCResult": "._mvmc",
+    "MVFLResult": "._mvfl",
+    "EMVCResult": "._emvc",
+    "CMVNMFResult": "._cmvnmf",
+    "OPIMCResult": "._opimc",
+    "KMeansResult": "._kmeans",
+    "MVMC": ".estimators",
+    "MVFL": ".estimators",
+    "EMVC": ".estimators",
+    "CMVNMF": ".estimators",
+    "OPIMC": ".estimators",
     "ConvergenceWarning": ".exceptions",
     "DegenerateSolutionWarning": ".exceptions",
 }
-_SUBMODULES = {"metrics", "simulate", "datasets", "kernels", "exceptions"}
+_SUBMODULES = {"metrics", "simulate", "datasets", "kernels", "exceptions", "estimators", "plot"}
 
 __all__ = sorted(set(_LAZY) | _SUBMODULES)
+
+if TYPE_CHECKING:  # the lazy names, for IDEs and type checkers (``X as X``: re-exported)
+    from . import datasets as datasets
+    from . import estimators as estimators
+    from . import exceptions as exceptions
+    from . import kernels as kernels
+    from . import metrics as metrics
+    from . import plot as plot
+    from . import simulate as simulate
+    from ._affinity import transition_matrix as transition_matrix
+    from ._cmvnmf import CMVNMFResult as CMVNMFResult
+    from ._cmvnmf import cmvnmf as cmvnmf
+    from ._emvc import EMVCResult as EMVCResult
+    from ._emvc import emvc as emvc
+    from ._kmeans import KMeansResult as KMeansResult
+    from ._kmeans import kmeans as kmeans
+    from ._mvfl import MVFLResult as MVFLResult
+    from ._mvfl import mvfl as mvfl
+    from ._mvmc import MVMCResult as MVMCResult
+    from ._mvmc import mvmc as mvmc
+    from ._opimc import OPIMCResult as OPIMCResult
+    from ._opimc import opimc as opimc
+    from ._result import Result as Result
+    from ._spectral import markov_spectral_clustering as markov_spectral_clustering
+    from ._spectral import spectral_clustering as spectral_clustering
+    from ._spectral import spectral_embedding as spectral_embedding
+    from ._spectral import stationary_distribution as stationary_distribution
+    from ._threads import thread_limit as thread_limit
+    from .estimators import CMVNMF as CMVNMF
+    from .estimators import EMVC as EMVC
+    from .estimators import MVFL as MVFL
+    from .estimators import MVMC as MVMC
+    from .estimators import OPIMC as OPIMC
+    from .exceptions import ConvergenceWarning as ConvergenceWarning
+    from .exceptions import DegenerateSolutionWarning as DegenerateSolutionWarning
 
 
 def __getattr__(name):

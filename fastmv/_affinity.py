@@ -1,17 +1,23 @@
 """Gaussian-kernel transition matrices (the input of :func:`fastmv.emvc`)."""
 from __future__ import annotations
 
-import numbers
+import math
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg.blas as blas
 import scipy.sparse as sp
 
-from fastmv.kernels.affinity import (gaussian_transition_rows, gram_to_sq_distances,
-                                     keep_nearest_neighbors, strict_upper_triangle)
+from fastmv.kernels.affinity import (
+    gaussian_transition_rows,
+    gram_to_sq_distances,
+    keep_nearest_neighbors,
+    strict_upper_triangle,
+)
 
+from ._preprocessing import row_norms
 from ._threads import blas_threads, thread_limit
-from ._validation import check_array, check_dtype, check_int, check_scalar
+from ._validation import Interval, Options, check_array, check_dtype, declare_params
 
 __all__ = ["transition_matrix"]
 
@@ -30,6 +36,35 @@ def _gram(X, dtype):
     return np.ascontiguousarray(G)
 
 
+def _scaled(X, dtype):
+    """``X`` times ``2**e`` (exact) with its largest magnitude in [0.5, 1), and ``e``: squared
+    distances of the scaled rows can neither overflow nor underflow to zero."""
+    values = X.data if sp.issparse(X) else X
+    peak = float(np.abs(values).max()) if values.size else 0.0
+    exponent = -math.frexp(peak)[1] if peak > 0 else 0
+    if sp.issparse(X):
+        return sp.csr_matrix((np.ldexp(X.data, exponent).astype(dtype, copy=False),
+                              X.indices, X.indptr), shape=X.shape), exponent
+    return np.ldexp(X, exponent).astype(dtype, copy=False), exponent
+
+
+def _inv_two_sigma_sq(sigma, exponent):
+    """``1 / (2 σ²)`` for distances scaled by ``2**(2 exponent)``, without overflow: a kernel
+    so narrow that the factor exceeds the float range is capped at the largest float (every
+    sample then keeps only its nearest neighbours at equal distance, the kernel's limit)."""
+    mantissa, power = math.frexp(sigma)
+    with np.errstate(over="ignore", under="ignore"):
+        inv = float(np.ldexp(0.5 / (mantissa * mantissa), -2 * (power + exponent)))
+    return min(inv, float(np.finfo(np.float64).max))
+
+
+@declare_params({
+    "X": ["array-like"],
+    "sigma": [Options({"median"}), Interval(Real, 0, None, closed="neither")],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+    "dtype": [Options({np.float32, np.float64, "float32", "float64"}), np.dtype],
+    "n_jobs": ["n_jobs"],
+})
 def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, n_jobs=None):
     """Row-stochastic Gaussian-kernel transition matrix of one view.
 
@@ -43,13 +78,13 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
     sigma : "median" or float > 0, default "median"
         Kernel width; ``"median"`` takes the median of the ``n (n − 1) / 2`` pairwise
         (non-squared) distances ``‖x_i − x_j‖``, ``i < j``.
-    n_neighbors : int or None
+    n_neighbors : int or None, default None
         If given, keep only each sample's ``n_neighbors`` nearest neighbours (and itself),
         symmetrise the kept set (``i ~ j`` if either keeps the other), then normalise rows.
         ``sigma="median"`` is still taken over all pairs.
-    dtype : float64 or float32
+    dtype : float64 or float32, default float64
         Precision of the computation and of the result.
-    n_jobs : int or None
+    n_jobs : int or None, default None
         Threads for the Numba kernels.
 
     Returns
@@ -59,31 +94,40 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
 
     Notes
     -----
-    Distances come from one BLAS ``syrk`` (``X Xᵀ``, O(n² d / 2)) written straight into the
-    output and turned into distances and then probabilities in place by parallel Numba
-    kernels: the ``n × n`` output is the only ``n × n`` array, plus ``n²/2`` values for the
-    median (or an ``n × n`` bool mask with ``n_neighbors``). scipy's ``cdist`` is an order
-    of magnitude or more slower on text-sized views.
+    docs/algorithms.md §6. ``X`` is first scaled by a power of two (exact) so that its
+    squared distances stay finite and nonzero: with ``sigma="median"`` (scale-invariant)
+    ``X`` and ``c X`` give the same ``P`` for any ``c`` in 1e-300…1e300, and a fixed
+    ``sigma`` is applied in the caller's units. Distances come from one BLAS ``syrk``
+    (``X Xᵀ``, n² d flops) written straight into the output and turned into distances and
+    then probabilities in place by parallel Numba kernels: the ``n × n`` output is the only
+    ``n × n`` array, plus ``n²/2`` values for the median (or an ``n × n`` bool mask with
+    ``n_neighbors``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [5.0, 0.0]])
+    >>> P = fastmv.transition_matrix(X)
+    >>> P.sum(axis=1).round(12).tolist()
+    [1.0, 1.0, 1.0]
+    >>> bool(np.allclose(P, fastmv.transition_matrix(X * 1e300)))
+    True
     """
     dtype = check_dtype(dtype)
-    X = check_array(X, "X", accept_sparse=True, dtype=dtype)
+    X = check_array(X, "X", accept_sparse=True)
     n = X.shape[0]
-    if not (isinstance(sigma, str) and sigma == "median"):
-        if isinstance(sigma, str) or not isinstance(sigma, numbers.Real):
-            raise ValueError(f"sigma must be 'median' or a positive number, got {sigma!r}")
-        sigma = check_scalar(sigma, "sigma", low=0.0, low_inclusive=False)
-    if n_neighbors is not None:
-        n_neighbors = check_int(n_neighbors, "n_neighbors", low=1)
+    if isinstance(sigma, str):
+        sigma = None
     with thread_limit(n_jobs):
-        if sp.issparse(X):
-            sq = np.asarray(X.multiply(X).sum(axis=1), dtype=dtype).ravel()
-        else:
-            sq = np.einsum("ij,ij->i", X, X).astype(dtype, copy=False)
+        X, exponent = _scaled(X, dtype)
+        sq = row_norms(X, squared=True).astype(dtype, copy=False)
         D2 = gram_to_sq_distances(_gram(X, dtype), sq)
-        if isinstance(sigma, str):
-            if n < 2:
-                sigma = 1.0
-            else:
+        if sigma is None:
+            # the median of the scaled distances: σ in scaled units, so no rescaling below
+            exponent = 0
+            sigma = 1.0
+            if n >= 2:
                 tri = strict_upper_triangle(D2)
                 m = tri.size
                 half = m // 2
@@ -94,11 +138,12 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
                     med = 0.5 * float(np.sqrt(part[half - 1]) + np.sqrt(part[half]))
                 del tri
                 # All points identical: any width gives the uniform matrix.
-                sigma = med if med > 0 else 1.0
+                if med > 0:
+                    sigma = med
         if n_neighbors is not None:
             keep = keep_nearest_neighbors(D2, n_neighbors)
             keep |= keep.T
             D2[~keep] = np.inf
             del keep
-        P = gaussian_transition_rows(D2, 1.0 / (2.0 * sigma * sigma))
+        P = gaussian_transition_rows(D2, _inv_two_sigma_sq(sigma, exponent))
     return P

@@ -1,226 +1,619 @@
-"""Command line: ``python -m fastmv {demo,run,list}``.
+"""Command line: ``python -m fastmv {demo,run,compile,list}``.
 
-- ``demo`` runs every solver that exists on the embedded Handwritten data with simulated
-  side information and prints one table (solver, setting, ACC, NMI, ARI, seconds).
-- ``run SOLVER --data FILE.mat [--param value ...]`` runs one solver on a user's file.
-- ``list`` says which solvers are built.
+- ``demo`` runs every solver on the embedded Handwritten data and prints one row per setting
+  with its own seconds; the compilation (or cache load) of each solver's kernels is timed
+  apart, once, by a tiny warm-up call. ``--plot DIR`` writes pictures.
+- ``run SOLVER --data FILE`` runs one solver on a user's ``.mat`` file (with or without
+  labels) and prints the metrics (when the file has labels), the seconds and where the labels
+  were saved; ``--json`` prints one JSON object instead. ``run SOLVER --help`` lists the
+  solver's options, taken from its signature and docstring.
+- ``compile`` fills Numba's cache for every solver (float64 and float32, dense and sparse).
+- ``list`` lists the solvers.
 
-Errors print one line (``fastmv: error: ...``) and exit with status 2; set
-``FASTMV_DEBUG=1`` to see the traceback instead.
+Every error is one line on stderr (``fastmv: error: ...``) naming the option or file, with exit
+status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead.
 """
 from __future__ import annotations
 
 import argparse
-import ast
-import importlib
+import inspect
+import json
 import os
+import re
 import sys
 import time
+import warnings
+from collections.abc import Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
-SOLVERS = {
-    "mvmc": "multi-view matrix completion with must-link / cannot-link pairs",
-    "mvfl": "joint view/feature selection with partial labels or pairs",
-    "emvc": "error-robust Markov-chain clustering of per-view transition matrices",
-    "cmvnmf": "constrained NMF on unmapped views with inter-view pairs",
-    "opimc": "one-pass streaming clustering of incomplete views",
-}
+from . import datasets, metrics, plot
+from ._registry import REGISTRY, _parse_bool, hyper_parameters
+
+__all__ = ["main"]
+
+_DEMO_HEADER = ("solver", "setting", "ACC", "NMI", "ARI", "seconds")
 
 
 class CLIError(Exception):
     """An error reported to the user as one line."""
 
 
-def _solver_module(name):
-    """The solver's module, or None when it is not built yet."""
-    try:
-        module = importlib.import_module(f"fastmv._{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"fastmv._{name}":
-            return None
-        raise
-    if not hasattr(module, "_demo") or not hasattr(module, "_cli"):
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line (raised, printed by :func:`main`)."""
+
+    def error(self, message):
+        raise CLIError(f"{self.prog}: {message}")
+
+
+# --------------------------------------------------------------------------------- tables
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 2) -> str:
+    """Rows of cells as aligned text: the first ``left`` columns left-aligned, the others
+    right-aligned, each column as wide as its widest cell.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column titles.
+    rows : sequence of sequence of str
+        The cells, one sequence per row.
+    left : int, default 2
+        Number of leading left-aligned columns.
+
+    Returns
+    -------
+    str
+        The header, a rule and the rows, one per line.
+
+    Examples
+    --------
+    >>> print(format_table(("a", "n"), [("x", "1"), ("long", "10")], left=1))
+    a      n
+    ----  --
+    x      1
+    long  10
+    """
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+
+    def line(cells):
+        return "  ".join(str(c).ljust(w) if i < left else str(c).rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([line(header), line(["-" * w for w in widths])]
+                     + [line(r) for r in rows])
+
+
+def _scores(pairs):
+    if not pairs:
         return None
-    return module
+    keys = ("acc", "nmi", "ari")
+    out = dict.fromkeys(keys, 0.0)
+    for y_true, y_pred in pairs:
+        y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+        keep = y_pred >= 0
+        out["acc"] += metrics.accuracy(y_true[keep], y_pred[keep])
+        out["nmi"] += metrics.nmi(y_true[keep], y_pred[keep])
+        out["ari"] += metrics.ari(y_true[keep], y_pred[keep])
+    return {k: v / len(pairs) for k, v in out.items()}
 
 
-def _parse_value(text):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
+# ------------------------------------------------------------------------------------ demo
+def _solver_list(text):
+    names = [s.strip() for s in re.split(r"[,\s]+", " ".join(text)) if s.strip()]
+    for name in names:
+        if name not in REGISTRY:
+            raise CLIError(f"--solvers: unknown solver {name!r}; choose from "
+                           f"{', '.join(REGISTRY)}")
+    return names or list(REGISTRY)
 
 
-def _parse_params(extra):
-    """``['--C1', '2', '--accelerated', 'False']`` -> ``{'C1': 2, 'accelerated': False}``."""
-    params = {}
-    i = 0
-    while i < len(extra):
-        key = extra[i]
-        if not key.startswith("--") or len(key) <= 2:
-            raise CLIError(f"unexpected argument {key!r}: solver parameters are given as "
-                           "--name value")
-        name = key[2:].replace("-", "_")
-        if "=" in name:
-            name, value = name.split("=", 1)
-            i += 1
-        else:
-            if i + 1 >= len(extra) or extra[i + 1].startswith("--"):
-                raise CLIError(f"parameter --{name} needs a value")
-            value = extra[i + 1]
-            i += 2
-        params[name] = _parse_value(value)
-    return params
+class _Streamed:
+    """A table printed row by row: widths fixed up front from the header and the cells that
+    are known before the slow work starts (setting names; numbers have a fixed width)."""
 
+    def __init__(self, header, known_rows, left=2, number_width=6):
+        self.widths = [max([len(h)] + [len(str(r[i])) for r in known_rows if i < len(r)]
+                           + ([number_width] if i >= left else []))
+                       for i, h in enumerate(header)]
+        self.left = left
+        self.line(header)
+        self.line(["-" * w for w in self.widths])
 
-_HEADER = ("solver", "setting", "ACC", "NMI", "ARI", "seconds")
-_WIDTHS = (7, 64, 6, 6, 6, 8)
-
-
-def _format_row(cells):
-    return "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                     for i, (c, w) in enumerate(zip(cells, _WIDTHS)))
-
-
-def _row_cells(r):
-    if r.get("note"):
-        return (r["solver"], r["note"], "-", "-", "-", "-")
-    return (r["solver"], r["setting"], f"{r['acc']:.3f}", f"{r['nmi']:.3f}",
-            f"{r['ari']:.3f}", f"{r['seconds']:.2f}")
-
-
-def _format_table(rows):
-    lines = [_format_row(_HEADER), _format_row(tuple("-" * w for w in _WIDTHS))]
-    lines += [_format_row(_row_cells(r)) for r in rows]
-    return "\n".join(lines)
+    def line(self, cells):
+        print("  ".join(str(c).ljust(w) if i < self.left else str(c).rjust(w)
+                        for i, (c, w) in enumerate(zip(cells, self.widths))).rstrip(),
+              flush=True)
 
 
 def _cmd_demo(args):
-    from fastmv import metrics
-    names = list(SOLVERS) if not args.solvers else [s.strip() for s in args.solvers.split(",")]
+    names = _solver_list(args.solvers or [])
+    if args.plot:
+        plot._pyplot()  # fail early when matplotlib is missing
+        os.makedirs(args.plot, exist_ok=True)
+    start_all = time.perf_counter()
+    print(f"fastmv demo on the embedded UCI Multiple Features (Handwritten) data, seed "
+          f"{args.seed}")
     for name in names:
-        if name not in SOLVERS:
-            raise CLIError(f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
-    print("fastmv demo on the embedded UCI Multiple Features (Handwritten) data, "
-          f"seed {args.seed}")
-    print("(seconds per setting, averaged over a solver's settings; the first run of a "
-          "solver includes Numba compilation)")
-    print(_format_table([]), flush=True)
-    failed = False
-    for name in names:
-        module = _solver_module(name)
-        if module is None:
-            print(_format_row(_row_cells({"solver": name, "note": "not built yet"})), flush=True)
-            continue
-        start = time.perf_counter()
+        print(f"  {name}: {REGISTRY[name].demo_note}")
+    print("seconds: each setting's own solve; compile: the solver's first, tiny call "
+          "(Numba compilation or cache load), timed apart")
+    settings, failures = {}, {}
+    for name in names:  # cheap: data and simulated side information, no solve yet
         try:
-            results = module._demo(random_state=args.seed)
+            settings[name] = REGISTRY[name].demo(args.seed)
+        except Exception as exc:  # reported in the table, the other solvers still run
+            if os.environ.get("FASTMV_DEBUG"):
+                raise
+            failures[name] = exc
+    known = [(name, s.label) for name in settings for s in settings[name]]
+    table = _Streamed(_DEMO_HEADER, known + [("", "compile")])
+    notes = []
+    for name in names:
+        try:
+            if name in failures:
+                raise failures[name]
+            t0 = time.perf_counter()
+            REGISTRY[name].warmup()
+            table.line((name, "compile", "", "", "", f"{time.perf_counter() - t0:.2f}"))
+            last = None
+            for setting in settings[name]:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    t0 = time.perf_counter()
+                    pairs, result = setting.solve()
+                    seconds = time.perf_counter() - t0
+                notes += [f"{name} ({setting.label}): {w.category.__name__}: "
+                          f"{_one_line(w.message)}" for w in caught]
+                s = _scores(pairs)
+                table.line((name, setting.label, f"{s['acc']:.3f}", f"{s['nmi']:.3f}",
+                            f"{s['ari']:.3f}", f"{seconds:.2f}"))
+                if result is not None:
+                    last = (setting, pairs, result)
         except Exception as exc:  # report the failure in the table, keep going
             if os.environ.get("FASTMV_DEBUG"):
                 raise
-            print(_format_row(_row_cells(
-                {"solver": name, "note": f"FAILED: {type(exc).__name__}: {exc}"})), flush=True)
-            failed = True
+            table.line((name, f"FAILED: {type(exc).__name__}: {_one_line(exc)}"))
+            failures[name] = exc
             continue
-        seconds = (time.perf_counter() - start) / max(len(results), 1)
-        for setting, y_true, y_pred in results:
-            scores = metrics.evaluate(y_true, y_pred)
-            print(_format_row(_row_cells(
-                {"solver": name, "setting": setting, "seconds": seconds, "acc": scores["acc"],
-                 "nmi": scores["nmi"], "ari": scores["ari"]})), flush=True)
-    return 1 if failed else 0
+        if args.plot and last is not None:
+            _demo_pictures(name, last, args.plot)
+    for note in dict.fromkeys(notes):
+        print(f"note: {note}")
+    total = time.perf_counter() - start_all
+    print(f"whole demo: {total:.1f} s (compilation included)")
+    if args.plot:
+        print(f"pictures written to {args.plot}")
+    return 1 if failures else 0
 
 
-def _cmd_list(args):
-    for name, what in SOLVERS.items():
-        state = "built" if _solver_module(name) is not None else "not built yet"
-        print(f"{name:8s} {state:14s} {what}")
-    return 0
+def _demo_pictures(name, last, directory):
+    """Pictures of a solver's last demo setting: convergence and contingency table, plus
+    MVFL's view weights and an embedding of EMVC's consensus transition matrix."""
+    plt = plot._pyplot()
+    setting, pairs, result = last
+
+    def save(ax, what, title=True):
+        if title:
+            ax.set_title(f"{name}: {setting.label}")
+        ax.figure.savefig(os.path.join(directory, f"{name}_{what}.png"), dpi=100,
+                          bbox_inches="tight")
+        plt.close(ax.figure)
+
+    save(plot.convergence(result), "convergence")
+    y_true, y_pred = pairs[-1]
+    keep = np.asarray(y_pred) >= 0
+    save(plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep]), "contingency",
+         title=False)
+    if name == "emvc":
+        save(plot.embedding(result.P_hat, y_pred, similarity=True), "embedding")
+    if name == "mvfl":
+        save(plot.view_weights(result, view_names=["fou", "fac", "zer"]), "view_weights")
 
 
-def _cmd_run(args, extra):
-    from fastmv import datasets, metrics
-    if args.solver not in SOLVERS:
-        raise CLIError(f"unknown solver {args.solver!r}; choose from {', '.join(SOLVERS)}")
-    module = _solver_module(args.solver)
-    if module is None:
-        raise CLIError(f"solver {args.solver!r} is not built yet")
-    params = _parse_params(extra)
-    if not os.path.isfile(args.data):
-        raise CLIError(f"data file not found: {args.data}")
-    view_idx = None
-    if args.views:
+# ------------------------------------------------------------------------------------- run
+def _param_docs(func):
+    """``{name: first sentence}`` from the numpydoc Parameters section of ``func``."""
+    doc = inspect.getdoc(func) or ""
+    m = re.search(r"Parameters\n-+\n(.*?)(\n\n[A-Z][a-z]+\n-+\n|\Z)", doc, re.DOTALL)
+    out = {}
+    if not m:
+        return out
+    lines = m.group(1).splitlines()
+    current = []
+    for line in lines:
+        if line and not line.startswith(" "):
+            current = [s.strip() for s in line.split(":", 1)[0].split(",")]
+            for name in current:
+                out[name] = ""
+        elif current:
+            for name in current:
+                out[name] = (out[name] + " " + line.strip()).strip()
+    return {k: re.split(r"(?<=\.)\s", v, maxsplit=1)[0].replace("%", "%%")
+            for k, v in out.items()}
+
+
+def _int(text):
+    """An int from text; ``2.5`` is refused rather than truncated."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("expected an integer") from None
+
+
+def _float(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError("expected a number") from None
+
+
+def _value_parser(name, default):
+    """A text -> value converter chosen from the parameter's default."""
+    if isinstance(default, bool):
+        return _parse_bool
+    if isinstance(default, int):
+        return _int
+    if isinstance(default, float):
+        return _float
+
+    def literal(text):
+        if text.lower() == "none":
+            return None
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        low = text.lower()
+        if low in ("true", "false"):
+            return low == "true"
+        return text
+    if isinstance(default, str):
+        return lambda text: None if text.lower() == "none" else text
+    return literal
+
+
+def _typed(name, convert):
+    """Wrap ``convert`` so argparse names the option in its one-line message."""
+    def parse(text):
         try:
-            view_idx = [int(v) for v in args.views.split(",")]
-        except ValueError:
-            raise CLIError(f"--views must be comma-separated view indices, got {args.views!r}")
-    views, y = datasets.load_mat(args.data, views=view_idx)
-    start = time.perf_counter()
-    y_true, y_pred, setting = module._cli(views, y, params, args.seed)
-    seconds = time.perf_counter() - start
-    rows = [{"solver": args.solver, "setting": setting, "seconds": seconds,
-             "acc": metrics.accuracy(y_true, y_pred), "nmi": metrics.nmi(y_true, y_pred),
-             "ari": metrics.ari(y_true, y_pred)}]
-    print(_format_table(rows))
-    if args.out:
-        np.save(args.out, np.asarray(y_pred))
-        print(f"labels written to {args.out}")
-    return 0
+            return convert(text)
+        except (TypeError, ValueError) as exc:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r} ({exc})") from None
+    parse.__name__ = getattr(convert, "__name__", name)
+    return parse
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(
-        prog="python -m fastmv",
-        description="fastmv: fast multi-view clustering (MVMC, MVFL, EMVC, CMVNMF, OPIMC).")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = sub.add_parser(
-        "demo", help="run every built solver on the embedded Handwritten data",
-        description="Run every built solver on the embedded UCI Multiple Features "
-                    "(Handwritten) data with simulated side information and print one table: "
-                    "solver, setting, ACC, NMI, ARI, seconds.")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--solvers", default=None,
-                      help="comma-separated subset of solvers (default: all)")
-    run = sub.add_parser(
-        "run", help="run one solver on a .mat file",
-        description="Run one solver on a MATLAB .mat file in the community layout (cell X of "
-                    "views, labels y; see fastmv.datasets.load_mat). The side information the "
-                    "solver needs (pairs, partial labels, missing views, unmapped views) is "
-                    "simulated from the file's labels; every other --name value pair is passed "
-                    "to the solver as a keyword argument (values parsed as Python literals), "
-                    "e.g. --lam1 0.01 --max_iter 50. See each solver's _cli docstring for its "
-                    "side-information parameters.",
-        epilog="Solvers: " + "; ".join(f"{k}: {v}" for k, v in SOLVERS.items()))
-    run.add_argument("solver", help="one of: " + ", ".join(SOLVERS))
-    run.add_argument("--data", required=True, help="path of the .mat file")
-    run.add_argument("--views", default=None, help="comma-separated view indices to use")
-    run.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    run.add_argument("--out", default=None, help="write the predicted labels to this .npy")
-    sub.add_parser("list", help="list the solvers and whether they are built")
+_SIDE_HELP = {
+    "must": "file (.npy or .txt) of must-link pairs, one pair of 0-based sample indices per row"
+            " (cmvnmf: 4 columns view_a, row_i, view_b, row_j)",
+    "cannot": "file (.npy or .txt) of cannot-link pairs, same layout as --must",
+    "labels": "file (.npy or .txt) of partial labels, one per sample, -1 where unknown",
+    "mask": "file (.npy or .txt) of an (n, views) 0/1 mask, 1 where a sample is present",
+}
+
+
+def build_run_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of ``python -m fastmv run NAME``: common options, the side-information files
+    the solver takes, the simulation options, and the solver's own parameters (from its
+    signature and docstring).
+
+    Parameters
+    ----------
+    name : str
+        A solver of the registry (``mvmc``, ``mvfl``, ``emvc``, ``cmvnmf``, ``opimc``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Its errors raise ``CLIError`` (printed as one line by :func:`main`).
+
+    Examples
+    --------
+    >>> parser = build_run_parser("mvmc")
+    >>> parser.parse_args(["--data", "d.mat", "--C1", "10"]).param_C1
+    10.0
+    """
+    spec = REGISTRY[name]
+    func = spec.function
+    parser = _Parser(
+        prog=f"python -m fastmv run {name}", allow_abbrev=False,
+        description=f"{name}: {spec.description}. Reads a MATLAB .mat file (see "
+                    "fastmv.datasets.load_mat; labels optional), prints the metrics (when the "
+                    "file has labels) and the seconds, and saves the labels in the input's "
+                    "sample order.",
+    )
+    common = parser.add_argument_group("data and output")
+    common.add_argument("--data", required=True, help="path of the .mat file")
+    common.add_argument("--views", type=_typed("views", _int_list), default=None,
+                        help="comma-separated view indices to use (default: all)")
+    common.add_argument("--n_clusters", type=_typed("n_clusters", _int), default=None,
+                        help="number of clusters (default: the number of classes in the "
+                             "file's labels)")
+    common.add_argument("--seed", type=_typed("seed", _int), default=0, help="random seed")
+    ext = ".npz" if name == "cmvnmf" else ".npy"
+    common.add_argument("--out", default=None,
+                        help=f"where to save the labels (default: <data name>.{name}.labels"
+                             f"{ext} in the current directory)")
+    common.add_argument("--json", action="store_true",
+                        help="print one JSON object instead of the table")
+    common.add_argument("--plot", default=None, metavar="FILE.png",
+                        help="save a picture (convergence, and the contingency table when "
+                             "the file has labels)")
+    if spec.side:
+        side = parser.add_argument_group("side information (files)")
+        for s in spec.side:
+            side.add_argument(f"--{s}", default=None, metavar="FILE", help=_SIDE_HELP[s])
+    if spec.simulation:
+        sim = parser.add_argument_group(
+            "simulated side information (used when the file has labels and no side-information "
+            "file is given)" if spec.side else "input construction")
+        for opt in spec.simulation:
+            sim.add_argument(f"--{opt.name}", type=_typed(opt.name, opt.type),
+                             default=opt.default, help=opt.help)
+    docs = _param_docs(func)
+    group = parser.add_argument_group(f"{name} parameters (see help(fastmv.{name}))")
+    for p in hyper_parameters(func):
+        if p.name in ("n_clusters", "random_state", "callback"):
+            continue
+        default = spec.cli_defaults.get(p.name, p.default)
+        if default is inspect.Parameter.empty:
+            continue
+        if not isinstance(default, (bool, int, float, str, type(None))):
+            continue
+        group.add_argument(f"--{p.name}", dest=f"param_{p.name}", metavar=p.name.upper(),
+                           type=_typed(p.name, _value_parser(p.name, default)),
+                           default=argparse.SUPPRESS,
+                           help=(docs.get(p.name) or "") + f" (default: {default!r})")
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
+def _int_list(text):
+    return [int(v) for v in text.split(",")]
+
+
+def _load_side(path, option):
+    """A side-information array from ``.npy`` or text."""
+    if not os.path.isfile(path):
+        raise CLIError(f"--{option}: file not found: {path}")
+    try:
+        if path.endswith(".npy"):
+            arr = np.load(path, allow_pickle=False)
+        else:
+            arr = np.loadtxt(path, ndmin=2 if option in ("must", "cannot", "mask") else 1)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"--{option}: cannot read {path}: {_one_line(exc)}") from None
+    if option == "labels":
+        arr = np.asarray(arr).reshape(-1)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise CLIError(f"--{option}: {path} must hold integers")
+        arr = arr.astype(np.int64)
+    if option == "mask":
+        return arr.astype(bool)
+    return arr
+
+
+def _cmd_run(name, argv):
+    parser = build_run_parser(name)
+    args = parser.parse_args(argv)
+    spec = REGISTRY[name]
+    if not os.path.isfile(args.data):
+        raise CLIError(f"--data: file not found: {args.data}")
+    views, y = datasets.load_mat(args.data, views=args.views)
+    side = {s: _load_side(getattr(args, s), s) for s in spec.side
+            if getattr(args, s) is not None}
+    params = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
+    for key, value in spec.cli_defaults.items():
+        params.setdefault(key, value)
+    for opt in spec.simulation:
+        params[opt.name] = getattr(args, opt.name)
+    params["n_clusters"] = args.n_clusters
+    # compile (or load from Numba's cache) the kernels for this kind of data first, so that
+    # "seconds" is the solve alone
+    t0 = time.perf_counter()
+    spec.warmup(dtype=np.float32 if all(V.dtype == np.float32 for V in views) else np.float64,
+                sparse=any(sp.issparse(V) for V in views))
+    compile_seconds = time.perf_counter() - t0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        outcome = spec.run((views, y), side, params, args.seed)
+        seconds = time.perf_counter() - start
+    notes = list(dict.fromkeys(f"{w.category.__name__}: {_one_line(w.message)}"
+                               for w in caught))
+    for note in notes:  # one line each, after the solve
+        print(f"fastmv: warning: {note}", file=sys.stderr)
+    out = args.out
+    if out is None:
+        stem = os.path.splitext(os.path.basename(args.data))[0]
+        out = f"{stem}.{name}.labels" + (".npz" if isinstance(outcome.labels, dict) else ".npy")
+    if isinstance(outcome.labels, dict):
+        np.savez(out, **outcome.labels)
+        if not out.endswith(".npz"):
+            out += ".npz"
+    else:
+        np.save(out, np.asarray(outcome.labels))
+        if not out.endswith(".npy"):
+            out += ".npy"
+    scores = _scores(outcome.scored)
+    if args.plot:
+        _run_picture(name, outcome, args.plot)
+    res = outcome.result
+    report = {
+        "solver": name, "data": args.data, "setting": outcome.setting,
+        "n_samples": int(views[0].shape[0]), "n_views": len(views),
+        "metrics": scores, "seconds": seconds, "compile_seconds": compile_seconds,
+        "n_iter": _jsonable(getattr(res, "n_iter", None)),
+        "converged": _jsonable(getattr(res, "converged", None)),
+        "labels_file": os.path.abspath(out), "plot_file":
+            os.path.abspath(args.plot) if args.plot else None,
+        "warnings": notes,
+    }
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    header = ("solver", "setting") + (("ACC", "NMI", "ARI") if scores else ()) + ("seconds",)
+    row = (name, outcome.setting) + ((tuple(f"{scores[k]:.3f}" for k in ("acc", "nmi", "ari"))
+                                      if scores else ()) + (f"{seconds:.2f}",))
+    print(format_table(header, [row]))
+    if not scores:
+        print("(no labels in the file: metrics omitted)")
+    print(f"compile (or cache load) before the solve: {compile_seconds:.2f} s")
+    print(f"labels saved to {out}")
+    if args.plot:
+        print(f"picture saved to {args.plot}")
+    return 0
+
+
+def _jsonable(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _run_picture(name, outcome, path):
+    plt = plot._pyplot()
+    has_labels = bool(outcome.scored)
+    fig, axes = plt.subplots(1, 2 if has_labels else 1, figsize=(11 if has_labels else 6, 4.5),
+                             squeeze=False)
+    if outcome.result is not None:
+        plot.convergence(outcome.result, ax=axes[0, 0])
+    axes[0, 0].set_title(f"{name}: {outcome.setting}"[:70])
+    if has_labels:
+        y_true, y_pred = outcome.scored[0]
+        keep = np.asarray(y_pred) >= 0
+        plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep], ax=axes[0, 1])
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------------- compile
+def _cmd_compile(args):
+    names = _solver_list(args.solvers or [])
+    total = time.perf_counter()
+    table = _Streamed(("solver", "dtype", "input", "seconds"),
+                      [(n, "float64", "sparse") for n in names], left=3)
+    for name in names:
+        spec = REGISTRY[name]
+        for dtype in (np.float64, np.float32):
+            for sparse in ((False, True) if spec.sparse else (False,)):
+                t0 = time.perf_counter()
+                spec.warmup(dtype=dtype, sparse=sparse)
+                table.line((name, np.dtype(dtype).name, "sparse" if sparse else "dense",
+                            f"{time.perf_counter() - t0:.2f}"))
+    print(f"Numba cache filled in {time.perf_counter() - total:.1f} s "
+          f"(NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', 'default: __pycache__')})")
+    return 0
+
+
+def _cmd_list(args):
+    width = max(len(n) for n in REGISTRY)
+    for name, spec in REGISTRY.items():
+        side = ", ".join(f"--{s}" for s in spec.side) or "none"
+        print(f"{name:{width}s}  {spec.description} (side information: {side})")
+    return 0
+
+
+# -------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser (``run``'s solver options are parsed by
+    :func:`build_run_parser`).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Its errors raise ``CLIError`` (printed as one line by :func:`main`).
+
+    Examples
+    --------
+    >>> build_parser().parse_args(["demo", "--seed", "3"]).seed
+    3
+    """
+    parser = _Parser(prog="python -m fastmv",
+                     description="fastmv: fast multi-view clustering (MVMC, MVFL, EMVC, "
+                                 "CMVNMF, OPIMC).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    demo = sub.add_parser(
+        "demo", help="run every solver on the embedded Handwritten data",
+        description="Run every solver on the embedded UCI Multiple Features (Handwritten) "
+                    "data with simulated side information; one row per setting with its own "
+                    "seconds, compilation timed apart.")
+    demo.add_argument("--seed", type=_typed("seed", _int), default=0,
+                      help="random seed (default 0)")
+    demo.add_argument("--solvers", nargs="+", default=None, metavar="SOLVER",
+                      help="subset of solvers, space- or comma-separated (default: all)")
+    demo.add_argument("--plot", default=None, metavar="DIR",
+                      help="write pictures (convergence, contingency, MVFL view weights) here")
+    run = sub.add_parser(
+        "run", help="run one solver on a .mat file (run SOLVER --help for its options)",
+        description="Run one solver on a MATLAB .mat file. 'python -m fastmv run SOLVER "
+                    "--help' lists the solver's options.",
+        epilog="Solvers: " + "; ".join(f"{k}: {v.description}" for k, v in REGISTRY.items()))
+    run.add_argument("solver", choices=list(REGISTRY), help="one of: " + ", ".join(REGISTRY))
+    run.add_argument("options", nargs=argparse.REMAINDER,
+                     help="the solver's options (see run SOLVER --help)")
+    comp = sub.add_parser(
+        "compile", help="fill Numba's cache for every solver",
+        description="Compile every solver's kernels into Numba's cache (float64 and float32, "
+                    "dense and sparse inputs) with small synthetic calls, e.g. when building a "
+                    "container image.")
+    comp.add_argument("--solvers", nargs="+", default=None, metavar="SOLVER",
+                      help="subset of solvers (default: all)")
+    sub.add_parser("list", help="list the solvers")
+    return parser
+
+
+def _one_line(exc):
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    return msg
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 when a demo solver failed, 2 on any error (one line on stderr).
+
+    Examples
+    --------
+    >>> main(["list"])  # doctest: +ELLIPSIS
+    mvmc ...
+    0
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args, extra = parser.parse_known_args(argv)
+        args = build_parser().parse_args(argv)
         if args.command is None:
-            parser.print_help()
+            build_parser().print_help()
             return 2
-        if args.command != "run" and extra:
-            raise CLIError(f"unrecognized arguments: {' '.join(extra)}")
         if args.command == "demo":
             return _cmd_demo(args)
+        if args.command == "compile":
+            return _cmd_compile(args)
         if args.command == "list":
             return _cmd_list(args)
-        return _cmd_run(args, extra)
+        return _cmd_run(args.solver, args.options)
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        print("fastmv: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:  # one clear line, no traceback (FASTMV_DEBUG=1 shows it)
         if os.environ.get("FASTMV_DEBUG"):
             raise
-        msg = str(exc) or type(exc).__name__
-        if not isinstance(exc, (CLIError, ValueError, TypeError, FileNotFoundError, OSError)):
+        msg = _one_line(exc)
+        if not isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
             msg = f"{type(exc).__name__}: {msg}"
         print(f"fastmv: error: {msg}", file=sys.stderr)
         return 2

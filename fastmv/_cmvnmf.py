@@ -1,52 +1,62 @@
-"""CMVNMF: constrained NMF clustering of unmapped views (ALGORITHMS.md §4).
+"""CMVNMF: constrained NMF clustering of unmapped views (docs/algorithms.md §4).
 
 Each view ``a`` is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` (``U_a ≥ 0``: ``d_a × c`` basis,
-``V_a ≥ 0``: ``n_a × c`` cluster indicators); the views' rows need not correspond and are tied only by
-must-link / cannot-link pairs between (or within) views. Objective::
+``V_a ≥ 0``: ``n_a × c`` cluster indicators); the views' rows need not correspond and are tied
+only by must-link / cannot-link pairs between (or within) views. One sweep updates ``U_a`` then
+``V_a`` for every view in turn (Gauss–Seidel) by multiplicative rules; intra-view blocks use
+the symmetrised rule of docs/algorithms.md §4.4, so with ``rescale=False`` the objective is
+non-increasing at every update. :func:`cmvnmf` = :func:`_prepare` (validated, normalised,
+scaled data) + :func:`_initial_factors` + :class:`_Problem` (one ``step()`` per sweep) driven
+by :func:`fastmv._solver.iterate`, once per start.
 
-    Σ_a ‖X_aᵀ − U_a V_aᵀ‖²_F + β Σ_{blocks (a, b)} Δ_ab,
-    Δ_ab = Σ_{(i,j) must} ‖V_a[i] − V_b[j]‖² + 2 Σ_{(i,j) cannot} V_a[i] · V_b[j].
-
-Updates per sweep, for ``a = 0 .. m-1`` (Gauss–Seidel over views)::
-
-    U_a ← U_a ⊙ (X_aᵀ V_a + ε) / (U_a V_aᵀ V_a + ε)
-    [rescale: every column of U_a to unit ℓ2 norm, matching column of V_a times the old norm]
-    V_a ← V_a ⊙ (X_a U_a + β N_a + ε) / (V_a U_aᵀ U_a + β D_a + ε)
-
-with ``N_a = Σ_{b≠a} M^{ab} V_b`` and ``D_a = Σ_{b≠a} (D^{ab} V_a + C^{ab} V_b)`` for the
-inter-view blocks (the paper's rule). An intra-view block ``(a, a)`` has the penalty
-``tr(V_aᵀ (L + C_s) V_a)`` with ``M_s = M + Mᵀ``, ``C_s = C + Cᵀ``, ``D_s = diag(M_s 1)``,
-``L = D_s − M_s``; its Hessian contains ``−M_s``, so the auxiliary-function proof does not
-cover the paper-style rule (``M_s V_a`` over ``D_s V_a + C_s V_a``) when all rows of ``V_a``
-move at once (the paper's sum is over ``b ≠ a`` only). We use the Lee–Seung auxiliary function
-with diagonal ``diag(V UᵀU / V) + β(2 D_s + diag(C_s V / V))``, which dominates half the
-Hessian because ``D_s + M_s ⪰ 0`` and ``diag(C_s V / V) − C_s ⪰ 0``; its minimiser adds
-``β (M_s + D_s) V_a`` to the numerator and ``β (2 D_s + C_s) V_a`` to the denominator (same
-fixed points: numerator minus denominator is still minus half the gradient; steps are damped).
-Adding ε to numerator and denominator enlarges
-that diagonal by ``ε / V`` and so keeps the guarantee: the objective is non-increasing at
-every ``U`` and every ``V`` update (``rescale=False``; the rescaling is outside the theorem).
+Scale: when the views' largest entry is far from 1 (``normalize=None`` on data near the
+floating-point limits), they are divided by one common power of two (exact) before solving,
+and ``V`` and the objective are scaled back for the result (the fit is homogeneous of degree
+2 in ``(X, V)``); the solve then neither overflows nor underflows, and a result that cannot be
+represented in the data's units raises ``ValueError`` instead of returning inf or NaN.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
+import warnings
+from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-from fastmv.kernels.nmf import (constraint_penalty, constraint_products, csr_matmul,
-                                multiplicative_update_u, multiplicative_update_v, pattern_csr)
+from fastmv.kernels.nmf import (
+    ConstraintTerms,
+    constraint_penalty,
+    csr_matmul,
+    multiplicative_update,
+    pattern_csr,
+)
 
+from ._preprocessing import check_pair_conflicts, normalize_rows
 from ._result import Result
-from ._threads import thread_limit
-from ._validation import (check_array, check_int, check_n_clusters, check_pairs,
-                          check_random_state, check_scalar, check_views)
+from ._solver import Step, iterate, state_view
+from ._threads import serial_when_small, thread_limit
+from ._validation import (
+    Interval,
+    Options,
+    check_array,
+    check_n_clusters,
+    check_pairs,
+    check_random_state,
+    check_views,
+    declare_params,
+)
+from .exceptions import ConvergenceWarning, DegenerateSolutionWarning
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
 _EPS = 1e-10
-_NORMALIZE = ("l2", "l1", None)
+# views whose largest entry lies in this range are solved as given: squares and products of
+# such entries with factors of similar size stay far from float64's (and float32's) limits
+_SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -57,27 +67,34 @@ class CMVNMFResult(Result):
     ----------
     labels : list of ndarray of int64
         ``labels[a][i]`` = cluster of row ``i`` of view ``a`` (argmax of ``V[a][i]``).
+    objective : ndarray of float64, shape (n_iter,)
+        Objective after every sweep (in the units of the input data).
+    n_iter : int
+        Number of sweeps run (of the start kept, see ``n_init``).
+    converged : bool
+        Whether the relative change of the objective fell to ``tol``.
     U : list of ndarray, shapes (d_a, c)
         Nonnegative bases (unit-norm columns when ``rescale=True``).
     V : list of ndarray, shapes (n_a, c)
         Nonnegative cluster indicators.
-    objective : ndarray of float64, shape (n_iter + 1,)
-        ``objective[0]`` at the initialisation, ``objective[t]`` after sweep ``t``.
-    n_iter : int
-        Number of sweeps run.
-    converged : bool
-        Whether the relative change of the objective fell below ``tol``.
+    initial_objective : float
+        Objective at the initial factors of the start kept.
     """
 
-    labels: list
     U: list
     V: list
-    objective: np.ndarray
-    n_iter: int
-    converged: bool
+    initial_objective: float
 
 
 # --------------------------------------------------------------------------- validation
+class _Data(NamedTuple):
+    views: list          # normalised and divided by 2**log2_scale, C-contiguous or CSR
+    n_clusters: int
+    blocks: dict         # {(a, b): (must (p, 2), cannot (q, 2))}, a <= b
+    beta: float
+    log2_scale: int      # the views were divided by 2**log2_scale
+
+
 def _check_constraints(constraints, name, n_list):
     """Validate a constraint dict; returns ``{(a, b): (p, 2) int64}`` with ``a <= b``.
 
@@ -87,9 +104,6 @@ def _check_constraints(constraints, name, n_list):
     m = len(n_list)
     if constraints is None:
         return {}
-    if not isinstance(constraints, dict):
-        raise TypeError(f"{name} must be a dict {{(a, b): (p, 2) int array}} or None, "
-                        f"got {type(constraints).__name__}")
     out = {}
     for key, pairs in constraints.items():
         if (not isinstance(key, tuple) or len(key) != 2
@@ -113,29 +127,43 @@ def _check_constraints(constraints, name, n_list):
     return out
 
 
-def _work_dtype(X_list):
-    return np.float32 if all(X.dtype == np.float32 for X in X_list) else np.float64
+def _max_abs(X):
+    data = X.data if sp.issparse(X) else X
+    return float(np.max(np.abs(data))) if data.size else 0.0
 
 
-def _normalize(X, how):
-    if how is None:
+def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
+    views = check_views(X_list, "X_list", same_n=False, nonnegative=True)
+    dtype = np.float32 if all(X.dtype == np.float32 for X in views) else np.float64
+    views = [X.astype(dtype) if X.dtype != dtype else X for X in views]
+    n_list = [X.shape[0] for X in views]
+    n_clusters = check_n_clusters(n_clusters, min(n_list))
+    must = _check_constraints(must_link, "must_link", n_list)
+    cannot = _check_constraints(cannot_link, "cannot_link", n_list)
+    empty = np.zeros((0, 2), dtype=np.int64)
+    blocks = {key: (must.get(key, empty), cannot.get(key, empty))
+              for key in sorted(set(must) | set(cannot))}
+    for (a, b), (ml, cl) in blocks.items():
+        # an intra-view pair (i, j) is the pair (j, i)
+        ml, cl = (np.sort(ml, axis=1), np.sort(cl, axis=1)) if a == b else (ml, cl)
+        check_pair_conflicts(ml, cl, f"must_link[({a}, {b})]", f"cannot_link[({a}, {b})]")
+    views = [normalize_rows(X, normalize) for X in views]
+    # data far from 1 (possible with normalize=None) is divided by one power of two for all
+    # views: exact, keeps the views' relative weights; ordinary data is left as it is
+    top = max(_max_abs(X) for X in views)
+    log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
+        else math.frexp(top)[1]
+    views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
+    return _Data(views, n_clusters, blocks, float(beta), log2_scale)
+
+
+def _scaled(X, log2_scale):
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.sort_indices()
+        X.data = np.ldexp(X.data, -log2_scale).astype(X.dtype)
         return X
-    if sp.issparse(X):
-        sq = X.multiply(X) if how == "l2" else abs(X)
-        norms = np.asarray(sq.sum(axis=1), dtype=np.float64).ravel()
-    else:
-        norms = np.einsum("ij,ij->i", X, X, dtype=np.float64) if how == "l2" else \
-            np.abs(X).sum(axis=1, dtype=np.float64)
-    if how == "l2":
-        norms = np.sqrt(norms)
-    inv = np.zeros_like(norms)
-    np.divide(1.0, norms, out=inv, where=norms > 0)
-    inv = inv.astype(X.dtype)
-    if sp.issparse(X):
-        Xn = sp.csr_matrix(sp.diags(inv) @ X, dtype=X.dtype)
-        Xn.sort_indices()
-        return Xn
-    return X * inv[:, None]
+    return np.ascontiguousarray(np.ldexp(X, -log2_scale).astype(X.dtype, copy=False))
 
 
 # --------------------------------------------------------------------------- the problem
@@ -172,6 +200,10 @@ class _Problem:
         self.VtV = [self.V(a).T @ self.V(a) for a in range(self.m)]
         self.UtU = [U.T @ U for U in self.U]
         self.XU = [self._x_times(a, self.U[a]) for a in range(self.m)]
+        # multiply-adds of one sweep, to run small problems on one thread
+        self.work = self.c * (sum(X.nnz if sp.issparse(X) else X.size for X in X_list)
+                              + self.c * sum(self.n) + self.must_global.shape[0]
+                              + self.cannot_global.shape[0])
 
     def V(self, a):
         return self.V_all[self.offsets[a]:self.offsets[a + 1]]
@@ -217,6 +249,13 @@ class _Problem:
                                for a in range(m)]
         self.has_constraints = [self.must_pattern[a][1].size + self.cannot_pattern[a][1].size > 0
                                 for a in range(m)]
+        self.terms = [ConstraintTerms(self.V_all, *self.must_pattern[a], *self.cannot_pattern[a],
+                                      self.deg_num[a], self.deg_den[a]) for a in range(m)]
+        no_int = np.zeros(0, dtype=np.int64)
+        no_float = np.zeros(0, dtype=self.dtype)
+        self.no_terms = ConstraintTerms(np.zeros((0, self.c), dtype=self.dtype), no_int,
+                                        np.zeros(0, dtype=idx), no_int, np.zeros(0, dtype=idx),
+                                        no_float, no_float)
         empty = np.zeros((0, 2), dtype=idx)
         self.must_global = np.ascontiguousarray(np.vstack(g_must), dtype=idx) \
             if g_must else empty
@@ -246,8 +285,9 @@ class _Problem:
     def update_u(self, a):
         """``U_a`` multiplicative update (then the optional column rescaling)."""
         Va = self.V(a)
-        U = self.U[a]
-        multiplicative_update_u(U, self._xt_times(a, Va), self.VtV[a], self.eps)
+        U = multiplicative_update(self.U[a], self._xt_times(a, Va), self.VtV[a],
+                                  self.no_terms, 0.0, self.eps)
+        self.U[a] = U
         if self.rescale:
             s = np.sqrt(np.einsum("ij,ij->j", U, U, dtype=np.float64))
             s[s == 0] = 1.0
@@ -261,20 +301,23 @@ class _Problem:
         Va = self.V(a)
         XU = self._x_times(a, self.U[a])
         self.XU[a] = XU
-        if self.has_constraints[a] and self.beta != 0.0:
-            m_ptr, m_idx = self.must_pattern[a]
-            c_ptr, c_idx = self.cannot_pattern[a]
-            P_num, P_den = constraint_products(self.V_all, Va, m_ptr, m_idx, c_ptr, c_idx,
-                                               self.deg_num[a], self.deg_den[a])
-            multiplicative_update_v(Va, XU, self.UtU[a], P_num, P_den, self.beta, self.eps)
-        else:
-            multiplicative_update_v(Va, XU, self.UtU[a], XU, XU, 0.0, self.eps)
+        constrained = self.has_constraints[a] and self.beta != 0.0
+        Va[...] = multiplicative_update(Va, XU, self.UtU[a],
+                                        self.terms[a] if constrained else self.no_terms,
+                                        self.beta if constrained else 0.0, self.eps)
         self.VtV[a] = Va.T @ Va
 
     def sweep(self):
-        for a in range(self.m):
-            self.update_u(a)
-            self.update_v(a)
+        with serial_when_small(self.work):
+            for a in range(self.m):
+                self.update_u(a)
+                self.update_v(a)
+
+    def step(self):
+        """One sweep (the driver's step): the objective and a read-only view of the factors."""
+        self.sweep()
+        return Step(self.objective(), state=state_view(U=self.U, V=[self.V(a) for a in
+                                                                    range(self.m)]))
 
     def objective(self):
         """Objective from cached ``X_a U_a``, ``U_aᵀU_a``, ``V_aᵀV_a`` (no residual formed).
@@ -296,77 +339,106 @@ class _Problem:
 
 
 # --------------------------------------------------------------------------- init
-def _initial_factors(X_list, n_clusters, init, rng, n_jobs):
-    m = len(X_list)
-    dtype = X_list[0].dtype.type
-    if isinstance(init, str):
-        if init == "kmeans":
-            from ._kmeans import kmeans
-            U_list, V_list = [], []
-            for X in X_list:
-                seed = int(rng.integers(0, 2**31 - 1))
-                res = kmeans(X, n_clusters, random_state=seed, n_jobs=n_jobs)
-                V = np.full((X.shape[0], n_clusters), 0.2, dtype=dtype)
-                V[np.arange(X.shape[0]), res.labels] += 1.0
-                U_list.append(np.ascontiguousarray(np.maximum(res.centers.T, 0.0), dtype=dtype))
-                V_list.append(V)
-            return U_list, V_list
-        if init == "random":
-            U_list, V_list = [], []
-            for X in X_list:
-                n, d = X.shape
-                scale = np.sqrt(max(float(X.sum()) / (n * d), 1e-12) / n_clusters)
-                U_list.append((scale * np.abs(rng.standard_normal((d, n_clusters)))).astype(dtype))
-                V_list.append((scale * np.abs(rng.standard_normal((n, n_clusters)))).astype(dtype))
-            return U_list, V_list
-        raise ValueError("init must be 'kmeans', 'random' or a (U_list, V_list) pair, "
-                         f"got {init!r}")
-    if not isinstance(init, (tuple, list)) or len(init) != 2:
-        raise TypeError("init must be 'kmeans', 'random' or a (U_list, V_list) pair of lists")
-    U_in, V_in = init
-    if len(U_in) != m or len(V_in) != m:
-        raise ValueError(f"init must give one U and one V per view ({m} views), "
-                         f"got {len(U_in)} and {len(V_in)}")
+def _initial_factors(data, init, rng, n_jobs):
+    """Initial ``(U_list, V_list)`` for the scaled views of ``data``."""
+    c = data.n_clusters
+    dtype = data.views[0].dtype.type
     U_list, V_list = [], []
-    for a, X in enumerate(X_list):
+    if init == "k-means++":
+        from ._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
+        for X in data.views:
+            res = kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
+            V = np.full((X.shape[0], c), 0.2, dtype=dtype)
+            V[np.arange(X.shape[0]), res.labels] += 1.0
+            U_list.append(np.ascontiguousarray(np.maximum(res.centers.T, 0.0), dtype=dtype))
+            V_list.append(V)
+        return U_list, V_list
+    if init == "random":
+        for X in data.views:
+            n, d = X.shape
+            scale = np.sqrt(max(float(X.sum()) / (n * d), 1e-12) / c)
+            U_list.append((scale * np.abs(rng.standard_normal((d, c)))).astype(dtype))
+            V_list.append((scale * np.abs(rng.standard_normal((n, c)))).astype(dtype))
+        return U_list, V_list
+    if len(init) != 2 or len(init[0]) != len(data.views) or len(init[1]) != len(data.views):
+        raise ValueError(f"init must give one U and one V per view ({len(data.views)} views) "
+                         "as a pair (U_list, V_list)")
+    for a, X in enumerate(data.views):
         n, d = X.shape
-        U = check_array(U_in[a], f"init[0][{a}]", accept_sparse=False, dtype=dtype,
+        U = check_array(init[0][a], f"init[0][{a}]", accept_sparse=False, dtype=dtype,
                         nonnegative=True, copy=True)
-        V = check_array(V_in[a], f"init[1][{a}]", accept_sparse=False, dtype=dtype,
+        V = check_array(init[1][a], f"init[1][{a}]", accept_sparse=False, dtype=dtype,
                         nonnegative=True, copy=True)
-        if U.shape != (d, n_clusters):
-            raise ValueError(f"init[0][{a}] must have shape ({d}, {n_clusters}), got {U.shape}")
-        if V.shape != (n, n_clusters):
-            raise ValueError(f"init[1][{a}] must have shape ({n}, {n_clusters}), got {V.shape}")
+        if U.shape != (d, c):
+            raise ValueError(f"init[0][{a}] must have shape ({d}, {c}), got {U.shape}")
+        if V.shape != (n, c):
+            raise ValueError(f"init[1][{a}] must have shape ({n}, {c}), got {V.shape}")
         U_list.append(U)
-        V_list.append(V)
+        V_list.append(np.ldexp(V, -data.log2_scale).astype(dtype))
     return U_list, V_list
 
 
-def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
-    views = check_views(X_list, "X_list", same_n=False, nonnegative=True)
-    dtype = _work_dtype(views)
-    views = [X.astype(dtype) if X.dtype != dtype else X for X in views]
-    n_list = [X.shape[0] for X in views]
-    n_clusters = check_n_clusters(n_clusters, min(n_list))
-    beta = check_scalar(beta, "beta", low=0.0)
-    if normalize == "none":
-        normalize = None
-    if normalize not in _NORMALIZE:
-        raise ValueError(f"normalize must be 'l2', 'l1' or None, got {normalize!r}")
-    must = _check_constraints(must_link, "must_link", n_list)
-    cannot = _check_constraints(cannot_link, "cannot_link", n_list)
-    empty = np.zeros((0, 2), dtype=np.int64)
-    blocks = {key: (must.get(key, empty), cannot.get(key, empty))
-              for key in sorted(set(must) | set(cannot))}
-    views = [_normalize(X, normalize) for X in views]
-    return views, n_clusters, blocks, beta
+def _solve(data, init, rescale, rng, n_jobs, **driver):
+    """One start: initial factors, then the driver. Returns (problem, trace)."""
+    U0, V0 = _initial_factors(data, init, rng, n_jobs)
+    problem = _Problem(data.views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
+    problem.initial = problem.objective()
+    return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
+
+
+def _final(problem, trace):
+    return trace.objective[-1] if trace.n_iter else problem.objective()
+
+
+def _result(problem, trace, data, max_iter, tol):
+    """Factors and objective back in the units of the data (checked finite); warnings about
+    the start kept (the driver's own warning would speak for every start)."""
+    if trace.stop_reason == "max_iter" and max_iter > 0:
+        warnings.warn(f"cmvnmf stopped at max_iter={max_iter} before reaching tol={tol:g} "
+                      f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
+                      "converged answer", ConvergenceWarning, stacklevel=4)
+    U_list, V_scaled = problem.factors()
+    e = data.log2_scale
+    with np.errstate(over="ignore", under="ignore"):
+        V_list = [np.ldexp(V, e).astype(V.dtype) for V in V_scaled]
+        objective = np.ldexp(trace.objective, 2 * e)
+        initial = float(np.ldexp(problem.initial, 2 * e))
+    if not (np.all(np.isfinite(objective)) and np.isfinite(initial)
+            and all(np.all(np.isfinite(V)) for V in V_list)):
+        raise ValueError(f"cmvnmf: the factors or the objective at this data scale (largest "
+                         f"entry ~2**{e}) do not fit in floating point; rescale the views or "
+                         "use normalize='l2'")
+    labels = [np.argmax(V, axis=1).astype(np.int64) for V in V_scaled]
+    for a, (V, lab) in enumerate(zip(V_scaled, labels)):
+        if not np.any(V):
+            warnings.warn(f"cmvnmf: the factor V of view {a} collapsed to zero (every sample "
+                          "in cluster 0); lower beta or change init", DegenerateSolutionWarning,
+                          stacklevel=4)
+        elif data.n_clusters > 1 and lab.size > 1 and np.all(lab == lab[0]):
+            warnings.warn(f"cmvnmf: every sample of view {a} is in one cluster although "
+                          f"n_clusters={data.n_clusters}; lower beta, raise n_init or change "
+                          "init", DegenerateSolutionWarning, stacklevel=4)
+    return CMVNMFResult(labels=labels, objective=objective, n_iter=trace.n_iter,
+                        converged=trace.converged, U=U_list, V=V_list, initial_objective=initial)
 
 
 # --------------------------------------------------------------------------- public
+@declare_params({
+    "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "must_link": ["mapping", None], "cannot_link": ["mapping", None],
+    "beta": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "normalize": [Options({"l2", "l1"}), None],
+    "init": [Options({"k-means++", "random"}), tuple, list],
+    "n_init": [Interval(Integral, 1, None, closed="left")], "rescale": ["boolean"],
+    "random_state": ["random_state"], "verbose": ["verbose"], "callback": [callable, None],
+    "progress": ["boolean"], "n_jobs": ["n_jobs"],
+})
 def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300, tol=1e-6,
-           normalize="l2", init="kmeans", rescale=True, random_state=None, verbose=False,
-           callback=None, n_jobs=None) -> CMVNMFResult:
+           normalize="l2", init="k-means++", n_init=5, rescale=True,
+           random_state=None, verbose=False, callback=None, progress=False,
+           n_jobs=None) -> CMVNMFResult:
     """Constrained multi-view NMF clustering of unmapped views (CMVNMF).
 
     Each view is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` with nonnegative factors; views whose rows
@@ -381,171 +453,99 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
         correspond. Sparse views are used as CSR and never densified.
     n_clusters : int
         Number of clusters ``c`` (``1 <= c <= min_a n_a``).
-    must_link, cannot_link : dict or None
-        ``{(a, b): (p, 2) int array}``: row ``i`` of view ``a`` and row ``j`` of view ``b`` must
-        (cannot) be in the same cluster. ``a == b`` gives intra-view pairs (no self-pairs);
+    must_link : dict or None
+        ``{(a, b): (p, 2) int array}``: row ``i`` of view ``a`` and row ``j`` of view ``b``
+        must be in the same cluster. ``a == b`` gives intra-view pairs (no self-pairs);
         a key ``(b, a)`` is read with its columns swapped, and pairs of both orientations of
         one view pair are merged. A repeated pair counts repeatedly. ``None``: no pairs.
+    cannot_link : dict or None
+        Pairs that must not share a cluster, in the same layout. A pair given both as
+        must-link and as cannot-link raises ``ValueError``.
     beta : float, default 1.0
         Weight of the constraint term (``β >= 0``; ``0`` gives independent NMF per view).
     max_iter : int, default 300
-        Maximum number of sweeps (one ``U`` and one ``V`` update per view). ``0`` returns
-        the initialisation.
+        Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``
+        returns the initialisation.
     tol : float, default 1e-6
-        Stop when ``|f_{t-1} − f_t| <= tol · |f_{t-1}|`` for the objective ``f``.
+        Stop when the objective's relative change over a sweep is ``<= tol``.
     normalize : {"l2", "l1", None}, default "l2"
         Scale every sample (row) of every view to unit norm first (all-zero rows stay zero);
-        the paper needs the views' ``V`` comparable.
-    init : {"kmeans", "random"} or (U_list, V_list), default "kmeans"
-        ``"kmeans"``: per view, :func:`fastmv.kmeans` on the normalised data;
+        the constraint terms need the views' ``V`` comparable. ``None`` uses the data as is.
+    init : {"k-means++", "random"} or (U_list, V_list), default "k-means++"
+        ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data;
         ``V`` = one-hot labels + 0.2, ``U`` = centroids (clipped at 0). ``"random"``: scaled
         absolute Gaussians. A pair of lists gives the initial ``U_a`` (``d_a × c``) and
-        ``V_a`` (``n_a × c``) directly (nonnegative; copied).
+        ``V_a`` (``n_a × c``) directly (nonnegative; copied; one start).
+    n_init : int, default 5
+        Number of starts (each from its own initialisation); the start with the lowest final
+        objective is returned. More starts make the answer depend less on the seed.
     rescale : bool, default True
         After each ``U_a`` update, scale every column of ``U_a`` to unit ℓ2 norm and multiply
-        the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged). This makes
-        the views' ``V`` comparable, which the constraint terms and the argmax need
-        (ALGORITHMS.md §4); the monotonicity theorem covers ``rescale=False`` only.
+        the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged), so that the
+        views' ``V`` are comparable for the constraint terms and the argmax; the monotonicity
+        theorem covers ``rescale=False`` only.
     random_state : None, int or numpy Generator
-        Seeds the initialisation.
-    verbose : bool, default False
-        Print the objective after every sweep.
+        Seeds the initialisations.
+    verbose : bool or int, default False
+        Log the objective after every sweep (logger ``"fastmv"``).
     callback : callable, optional
-        ``callback(iteration, state)`` after every sweep, ``state`` a dict with ``"U"``,
-        ``"V"`` (lists of the current factors; do not modify) and ``"objective"``. Returning
-        ``True`` stops the iteration.
+        ``callback(info)`` after every sweep with a :class:`fastmv._solver.IterationInfo`
+        whose ``state`` holds read-only ``"U"`` and ``"V"`` lists (in the internal scale of
+        the data); returning ``True`` or raising ``StopIteration`` stops the solve
+        (``converged=False``, no further starts).
+    progress : bool, default False
+        Show a progress bar over the sweeps (needs tqdm).
     n_jobs : int or None
         Threads for the Numba kernels (``None``: ``NUMBA_NUM_THREADS``).
 
     Returns
     -------
     CMVNMFResult
-        Per-view ``labels`` (argmax of the rows of ``V_a``), ``U``, ``V``, ``objective``
-        history (initial value first), ``n_iter``, ``converged``.
+        Per-view ``labels`` (argmax of the rows of ``V_a``), ``objective`` per sweep,
+        ``n_iter``, ``converged``, ``U``, ``V`` and ``initial_objective``.
+
+    Warns
+    -----
+    fastmv.exceptions.ConvergenceWarning
+        The start kept stopped at ``max_iter``.
+    fastmv.exceptions.DegenerateSolutionWarning
+        A view's ``V`` collapsed to zero, or all its samples fell in one cluster.
 
     Notes
     -----
-    Objective (ALGORITHMS.md §4)::
-
-        Σ_a ‖X_aᵀ − U_a V_aᵀ‖²
-          + β Σ_{(a,b)} [Σ_must ‖V_a[i] − V_b[j]‖² + 2 Σ_cannot V_a[i]·V_b[j]]
-
-    minimised by Lee–Seung-type multiplicative updates guarded by ``ε = 1e-10`` added to
-    numerators and denominators; with ``rescale=False`` the objective is non-increasing at
-    every update (intra-view blocks use a symmetrised variant of the paper's rule that keeps
-    this guarantee; see the module docstring).
-
-    Cost per sweep: O(Σ_a (n_a d_a or nnz(X_a)) · c) for the products with ``X_a`` (BLAS for
-    dense views, parallel CSR kernels for sparse ones) plus O(Σ_a (n_a + d_a) c² + |Ω| c) in
-    the fused Numba kernels, where ``|Ω|`` is the number of pairs. Memory beyond the
-    (normalised) views: O(Σ_a (n_a + d_a) c + |Ω|), plus one CSR copy of ``X_aᵀ`` per sparse
-    view; the ``n_a × n_b`` constraint matrices are never formed densely.
+    Objective and updates: docs/algorithms.md §4 (Lee–Seung-type multiplicative updates
+    guarded by ``ε = 1e-10``; with ``rescale=False`` the objective is non-increasing at every
+    update). Cost per sweep: O(Σ_a (n_a d_a or nnz(X_a)) · c) for the products with ``X_a``
+    plus O(Σ_a (n_a + d_a) c² + |Ω| c) in the fused kernels, ``|Ω|`` the number of pairs;
+    memory O(Σ_a (n_a + d_a) c + |Ω|) beyond the normalised views (plus a CSR copy of
+    ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed.
 
     References
     ----------
     Zhang, X., Zong, L., Liu, X., Yu, H. "Constrained NMF-Based Multi-View Clustering on
     Unmapped Data". AAAI 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import cmvnmf
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    >>> res = cmvnmf([X, X[::-1]], 2, {(0, 1): [[0, 3], [2, 1]]}, {(0, 1): [[0, 0]]},
+    ...              tol=1e-4, random_state=0)
+    >>> [bool(lab[0] == lab[1] != lab[2] == lab[3]) for lab in res.labels]
+    [True, True]
     """
-    max_iter = check_int(max_iter, "max_iter", low=0)
-    tol = check_scalar(tol, "tol", low=0.0)
-    if not isinstance(rescale, (bool, np.bool_)):
-        raise TypeError(f"rescale must be True or False, got {rescale!r}")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     rng = check_random_state(random_state)
-    views, n_clusters, blocks, beta = _prepare(X_list, n_clusters, must_link, cannot_link,
-                                              beta, normalize)
+    data = _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize)
+    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
+                  verbose=verbose, progress=progress)
+    best = None
     with thread_limit(n_jobs):
-        U0, V0 = _initial_factors(views, n_clusters, init, rng, n_jobs)
-        prob = _Problem(views, blocks, U0, V0, beta=beta, rescale=rescale)
-        history = [prob.objective()]
-        converged = False
-        n_iter = 0
-        for it in range(1, max_iter + 1):
-            prob.sweep()
-            f = prob.objective()
-            prev = history[-1]
-            history.append(f)
-            n_iter = it
-            rel = abs(prev - f) / max(abs(prev), np.finfo(np.float64).tiny)
-            if verbose:
-                print(f"cmvnmf: iter {it:4d}  objective {f:.8e}  rel. change {rel:.2e}")
-            if callback is not None:
-                state = {"U": prob.U, "V": [prob.V(a) for a in range(prob.m)], "objective": f}
-                if callback(it, state) is True:
-                    break
-            if rel <= tol:
-                converged = True
+        for _ in range(n_init if isinstance(init, str) else 1):
+            run = _solve(data, init, rescale, rng, n_jobs, **driver)
+            stopped = run[1].stop_reason == "callback"   # the caller's stop ends every start
+            if best is None or stopped or _final(*run) < _final(*best):
+                best = run
+            if stopped:
                 break
-        U_list, V_list = prob.factors()
-    labels = [np.argmax(V, axis=1).astype(np.int64) for V in V_list]
-    return CMVNMFResult(labels=labels, U=U_list, V=V_list,
-                        objective=np.asarray(history, dtype=np.float64), n_iter=n_iter,
-                        converged=converged)
-
-
-# --------------------------------------------------------------------------- CLI hooks
-def _demo(random_state=0):
-    """Demo rows on the embedded Handwritten data (fou, pix, zer), unmapped (95% of each view
-    kept, rows permuted), with 0% and 5% inter-view constraints: one row per view, and with 5%
-    one row of all views' labels concatenated (scored jointly, i.e. cluster ids must agree
-    across views, which only the constraints can make happen). About 5 s."""
-    from . import datasets, simulate
-    names = ["fou", "pix", "zer"]
-    views, y = datasets.load_handwritten(views=names)
-    rng = check_random_state(random_state)
-    Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=rng)
-    rows = []
-    for ratio in (0.0, 0.05):
-        if ratio > 0:
-            ml, cl = simulate.inter_view_constraints(ys, ratio=ratio, random_state=rng)
-        else:
-            ml, cl = {}, {}
-        res = cmvnmf(Xs, 10, ml, cl, random_state=rng)
-        base = f"Handwritten fou,pix,zer unmapped (95% kept), {ratio:.0%} inter-view constraints"
-        for a, name in enumerate(names):
-            rows.append((f"{base}, view {name}", ys[a], res.labels[a]))
-        if ratio > 0:
-            rows.append((f"{base}, 3 views jointly", np.concatenate(ys),
-                         np.concatenate(res.labels)))
-    return rows
-
-
-def _cli(views, y, params, random_state):
-    """Run CMVNMF on ``(views, y)`` from a ``.mat`` file.
-
-    Side-information parameters (popped from ``params``):
-
-    - ``keep`` (default 0.95): fraction of rows each view keeps when the data is made
-      unmapped (``fastmv.simulate.unmapped``; rows permuted per view);
-    - ``constraint_ratio`` (default 0.05): inter-view pairs as a fraction of all cross pairs
-      of every view pair (``fastmv.simulate.inter_view_constraints``), or
-      ``n_constraints``: a count per view pair instead;
-    - ``n_clusters`` (default: number of classes in ``y``).
-
-    Remaining params go to :func:`cmvnmf` as keywords (``beta``, ``max_iter``, ``tol``,
-    ``normalize``, ``init``, ``rescale``, ...). Returns the concatenated true and predicted
-    labels of all views.
-    """
-    from . import simulate
-    params = dict(params)
-    keep = float(params.pop("keep", 0.95))
-    n_constraints = params.pop("n_constraints", None)
-    ratio = params.pop("constraint_ratio", None)
-    if n_constraints is None and ratio is None:
-        ratio = 0.05
-    n_clusters = int(params.pop("n_clusters", len(np.unique(y))))
-    rng = check_random_state(random_state)
-    Xs, ys, _ = simulate.unmapped(views, y, keep=keep, random_state=rng)
-    if n_constraints is not None:
-        ml, cl = simulate.inter_view_constraints(ys, n_constraints=int(n_constraints),
-                                                 random_state=rng)
-        side = f"{int(n_constraints)} inter-view pairs per view pair"
-    else:
-        ratio = float(ratio)
-        ml, cl = simulate.inter_view_constraints(ys, ratio=ratio, random_state=rng)
-        side = f"{ratio:.2%} inter-view constraints"
-    res = cmvnmf(Xs, n_clusters, ml, cl, random_state=rng, **params)
-    setting = (f"CMVNMF, {len(Xs)} views unmapped ({keep:.0%} kept), {side}, c={n_clusters}"
-               + "".join(f", {k}={v}" for k, v in params.items()))
-    return np.concatenate(ys), np.concatenate(res.labels), setting
+    return _result(*best, data, max_iter, tol)

@@ -1,134 +1,200 @@
-"""Lloyd's k-means with k-means++ seeding, on Numba assignment/update kernels."""
+"""Lloyd's k-means with greedy k-means++ seeding (docs/algorithms.md §6)."""
 from __future__ import annotations
 
 import dataclasses
+import math
+from numbers import Integral, Real
 
 import numba
 import numpy as np
+
+# The kernels' np.dot calls SciPy's BLAS: loading it at import makes the BLAS thread limits
+# that a call takes later cover it (threadpoolctl only sees libraries already loaded).
+import scipy.linalg.cython_blas  # noqa: F401
 import scipy.sparse as sp
 
-from fastmv.kernels.clustering import (cluster_sums, cluster_sums_csr, lloyd_step,
-                                       nearest_center)
+from fastmv.kernels._partition import n_parts
+from fastmv.kernels.clustering import (
+    lloyd_step,
+    lloyd_step_csr,
+    seeding_distances,
+    seeding_distances_csr,
+)
 
+from ._preprocessing import row_norms
 from ._result import Result
-from ._threads import serial_when_small, thread_limit
-from ._validation import (check_array, check_int, check_n_clusters, check_random_state,
-                          check_scalar)
+from ._solver import Step, iterate
+from ._threads import serial_when_small, task_map, thread_limit
+from ._validation import (
+    Interval,
+    Options,
+    check_array,
+    check_n_clusters,
+    check_random_state,
+    declare_params,
+)
+from .exceptions import DegenerateSolutionError
 
-__all__ = ["kmeans", "KMeansResult"]
+__all__ = ["KMeansResult", "kmeans"]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class KMeansResult(Result):
     """Result of :func:`kmeans`; unpacks as ``labels, centers, inertia``.
 
-    Attributes
+    Parameters
     ----------
     labels : ndarray of int64, shape (n,)
         Index of the nearest center of every sample.
-    centers : ndarray, shape (n_clusters, d)
-    inertia : float
-        Sum of squared distances of the samples to their nearest center.
+    objective : ndarray of float64, shape (n_iter,)
+        Inertia of the best run's assignment at every Lloyd iteration (to the centers the
+        iteration started from).
     n_iter : int
         Lloyd iterations of the best run.
+    converged : bool
+        Whether the best run met its convergence test before ``max_iter``.
+    centers : ndarray, shape (n_clusters, d)
+        Final centers, in the dtype of ``X``.
+    inertia : float
+        Sum of squared distances of the samples to their nearest center in ``centers``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> res = fastmv.kmeans(np.array([[0.0], [1.0], [9.0], [10.0]]), 2, random_state=0)
+    >>> labels, centers, inertia = res
+    >>> sorted(centers.ravel().tolist()), inertia, len(res.objective) == res.n_iter
+    ([0.5, 9.5], 1.0, True)
     """
 
     labels: np.ndarray
+    objective: np.ndarray
+    n_iter: int
+    converged: bool
     centers: np.ndarray
     inertia: float
-    n_iter: int
 
     def __iter__(self):
         return iter((self.labels, self.centers, self.inertia))
 
 
-def _row_sq_norms(X):
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel().astype(X.dtype, copy=False)
-    return np.einsum("ij,ij->i", X, X)
+# Rows per part at least (the parts are the unit of parallel work and of the fixed-order
+# reduction); more parts than threads balances load, too many only costs accumulators.
+_PART_ROWS = 256
 
 
-def _inner(X, C):
-    """``X @ C.T`` as a dense C-contiguous array (BLAS for dense X, sparse × dense for CSR)."""
-    if sp.issparse(X):
-        return np.ascontiguousarray(X @ C.T)
-    return X @ C.T
+def _n_parts(n, n_clusters, d, size):
+    """Parts for a Lloyd step: from the shapes only (never the thread count), with the
+    per-part ``c × d`` accumulators together no larger than ``X`` itself (``size`` values)."""
+    return int(n_parts(n, max(_PART_ROWS, -(-n * n_clusters * d // max(size, 1)))))
 
 
-def _rows_dense(X, idx):
-    if sp.issparse(X):
-        return X[idx].toarray()
-    return X[idx]
+class _Data:
+    """The samples as the kernels see them: float64, centred (dense), scaled by a power of
+    two so that the largest entry is below 1 in magnitude, with their squared row norms.
+
+    Squaring data of magnitude ~1e160 overflows and ~1e-170 underflows; scaling by a power of
+    two is exact, so the labels do not depend on the scale of ``X`` and the centers and
+    inertia are scaled back exactly."""
+
+    def __init__(self, X):
+        self.sparse = sp.issparse(X)
+        n, d = X.shape
+        values = X.data if self.sparse else X
+        peak = float(np.abs(values).max()) if values.size else 0.0
+        # 2**exponent * peak lies in [0.5, 1): squares and their sums over d stay finite
+        self.exponent = -math.frexp(peak)[1] if peak > 0 else 0
+        if self.sparse:
+            self.X = sp.csr_matrix((np.ldexp(X.data.astype(np.float64), self.exponent),
+                                    X.indices, X.indptr), shape=X.shape)
+            self.mean = np.zeros(d)
+            col_mean = np.asarray(self.X.mean(axis=0)).ravel()
+            col_var = np.asarray(self.X.multiply(self.X).mean(axis=0)).ravel() - col_mean ** 2
+            size = self.X.nnz
+        else:
+            Xs = np.ldexp(X.astype(np.float64), self.exponent)
+            # centring (on this copy) keeps the expansion ‖x‖² + ‖c‖² − 2 x·c accurate
+            self.mean = Xs.mean(axis=0)
+            Xs -= self.mean
+            self.X = Xs
+            col_var = np.einsum("ij,ij->j", Xs, Xs) / n
+            size = Xs.size
+        self.x_sq = row_norms(self.X, squared=True)
+        self.mean_variance = float(np.mean(col_var))
+        self.n, self.d = n, d
+        self.size = size
+
+    def rows(self, idx):
+        """Dense float64 copies of the rows ``idx``."""
+        if self.sparse:
+            return self.X[np.asarray(idx)].toarray()
+        return self.X[np.asarray(idx)]
+
+    def lloyd_step(self, centers):
+        n_parts = _n_parts(self.n, centers.shape[0], self.d, self.size)
+        with serial_when_small(self.size * centers.shape[0]):
+            if self.sparse:
+                X = self.X
+                return lloyd_step_csr(X.data, X.indices, X.indptr, centers, self.x_sq, n_parts)
+            return lloyd_step(self.X, centers, self.x_sq, n_parts)
+
+    def seeding_distances(self, candidates, closest):
+        n_parts = _n_parts(self.n, 1, 1, self.size)
+        with serial_when_small(self.size * candidates.shape[0]):
+            if self.sparse:
+                X = self.X
+                return seeding_distances_csr(X.data, X.indices, X.indptr, candidates,
+                                             self.x_sq, closest, n_parts)
+            return seeding_distances(self.X, candidates, self.x_sq, closest, n_parts)
 
 
-def _sq_dist_to(X, x_sq, Y):
-    """Squared distances from every row of ``X`` to every row of dense ``Y``: (len(Y), n)."""
-    d = (-2.0 * _inner(X, Y)).T
-    d += x_sq[None, :]
-    d += np.einsum("ij,ij->i", Y, Y)[:, None]
-    np.maximum(d, 0.0, out=d)
-    return d
-
-
-def kmeans_plusplus(X, n_clusters, rng, x_sq=None, n_local_trials=None):
+def kmeans_plusplus(data, n_clusters, rng, n_local_trials=None):
     """Greedy k-means++ seeding (Arthur & Vassilvitskii, with ``2 + log k`` local trials).
 
-    Returns the initial centers, a dense ``(n_clusters, d)`` array.
+    Returns the initial centers, a dense ``(n_clusters, d)`` float64 array in the units of
+    ``data``.
     """
-    n = X.shape[0]
-    if x_sq is None:
-        x_sq = _row_sq_norms(X)
+    n = data.n
     if n_local_trials is None:
         n_local_trials = 2 + int(np.log(n_clusters))
-    centers = np.empty((n_clusters, X.shape[1]), dtype=X.dtype)
+    centers = np.empty((n_clusters, data.d))
     first = int(rng.integers(n))
-    centers[0] = _rows_dense(X, [first])[0]
-    closest = _sq_dist_to(X, x_sq, centers[:1])[0]
-    potential = closest.sum()
+    centers[0] = data.rows([first])[0]
+    dist, pots = data.seeding_distances(centers[:1], np.full(n, np.inf))
+    closest, potential = dist[0], pots[0]
     for c in range(1, n_clusters):
         if potential <= 0:  # every sample coincides with a center: any choice is optimal
             cand = rng.integers(n, size=1)
         else:
             r = rng.random(n_local_trials) * potential
-            cand = np.searchsorted(np.cumsum(closest, dtype=np.float64), r)
+            cand = np.searchsorted(np.cumsum(closest), r)
             np.clip(cand, 0, n - 1, out=cand)
-        dist = _sq_dist_to(X, x_sq, _rows_dense(X, cand))
-        np.minimum(closest[None, :], dist, out=dist)
-        pots = dist.sum(axis=1)
+        rows = data.rows(cand)
+        dist, pots = data.seeding_distances(rows, closest)
         best = int(np.argmin(pots))
-        centers[c] = _rows_dense(X, [cand[best]])[0]
-        closest = dist[best]
-        potential = pots[best]
+        centers[c] = rows[best]
+        closest, potential = dist[best], pots[best]
     return centers
 
 
-# Up to this many clusters a dense Lloyd step is one fused Numba pass over X (lloyd_step);
-# beyond it the X Cᵀ product is worth a BLAS GEMM.
-_FUSED_MAX_CLUSTERS = 32
+class _Lloyd:
+    """Lloyd iterations as a problem for the driver: each step assigns the samples to the
+    current centers and moves the centers to the means; the residual is the total squared
+    center shift, 0 when the labels repeat (the centers just computed are then the previous
+    ones, and the step's labels and distances already refer to them)."""
 
+    def __init__(self, data, centers):
+        self.data = data
+        self.centers = centers
+        self.labels = None
+        self.sq_dist = None
+        self.settled = False
 
-def _assign_and_sum(X, centers, x_sq):
-    n_clusters = centers.shape[0]
-    with serial_when_small((X.nnz if sp.issparse(X) else X.size) * n_clusters):
-        n_blocks = numba.get_num_threads()
-        if not sp.issparse(X) and n_clusters <= _FUSED_MAX_CLUSTERS:
-            return lloyd_step(X, centers, x_sq, n_blocks)
-        labels, sq_dist = nearest_center(_inner(X, centers), x_sq,
-                                         np.einsum("ij,ij->i", centers, centers))
-        if sp.issparse(X):
-            sums, counts = cluster_sums_csr(X.data, X.indices, X.indptr, X.shape[1],
-                                            labels, n_clusters, n_blocks)
-        else:
-            sums, counts = cluster_sums(X, labels, n_clusters, n_blocks)
-    return labels, sq_dist, sums, counts
-
-
-def _lloyd(X, centers, x_sq, max_iter, tol):
-    labels_old = None
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        labels, sq_dist, sums, counts = _assign_and_sum(X, centers, x_sq)
-        new_centers = centers.copy()
+    def step(self):
+        data = self.data
+        labels, sq_dist, sums, counts = data.lloyd_step(self.centers)
+        new_centers = self.centers.copy()
         full = counts > 0
         new_centers[full] = sums[full] / counts[full, None]
         empty = np.flatnonzero(~full)
@@ -136,19 +202,51 @@ def _lloyd(X, centers, x_sq, max_iter, tol):
             # Relocate empty clusters to the samples farthest from their centers, as
             # scikit-learn does, so that no cluster stays empty.
             far = np.argsort(sq_dist, kind="stable")[::-1][: empty.size]
-            new_centers[empty] = _rows_dense(X, far)
-        shift = float(((new_centers - centers) ** 2).sum())
-        centers = new_centers
-        if labels_old is not None and np.array_equal(labels, labels_old) and not empty.size:
-            break
-        labels_old = labels
-        if shift <= tol:
-            break
-    # Final assignment so that labels and inertia refer to the returned centers.
-    labels, sq_dist, _, _ = _assign_and_sum(X, centers, x_sq)
-    return labels, centers, float(sq_dist.sum(dtype=np.float64)), n_iter
+            new_centers[empty] = data.rows(far)
+        self.settled = (self.labels is not None and not empty.size
+                        and np.array_equal(labels, self.labels))
+        shift = 0.0 if self.settled else float(((new_centers - self.centers) ** 2).sum())
+        self.centers, self.labels, self.sq_dist = new_centers, labels, sq_dist
+        return Step(objective=float(sq_dist.sum()), residual=shift)
+
+    def finish(self):
+        """Labels and inertia for the final centers."""
+        if not self.settled:
+            self.labels, self.sq_dist, _, _ = self.data.lloyd_step(self.centers)
+        return self.labels, float(self.sq_dist.sum())
 
 
+def _lloyd(data, centers, max_iter, tol):
+    """One Lloyd run from ``centers``: (labels, centers, inertia, trace)."""
+    problem = _Lloyd(data, centers)
+    trace = iterate(problem, solver="kmeans", max_iter=max_iter, tol=tol, warn=False)
+    labels, inertia = problem.finish()
+    return labels, problem.centers, inertia, trace
+
+
+def _caller_units(value, exponent, what):
+    """A squared-distance quantity computed on data scaled by ``2**exponent``, in the
+    caller's units; raises when it does not fit in float64."""
+    with np.errstate(over="ignore"):
+        out = np.ldexp(np.asarray(value, dtype=np.float64), -2 * exponent)
+    if not np.all(np.isfinite(out)):
+        raise DegenerateSolutionError(
+            f"kmeans: the {what} exceeds the float64 range (X is too large in magnitude for "
+            "its squared distances to be represented); rescale X, e.g. divide it by "
+            "np.abs(X).max()")
+    return out
+
+
+@declare_params({
+    "X": ["array-like"],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "init": [Options({"k-means++", "random"}), "array-like"],
+    "random_state": ["random_state"],
+    "n_jobs": ["n_jobs"],
+})
 def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++",
            random_state=None, n_jobs=None) -> KMeansResult:
     """Lloyd's k-means with greedy k-means++ seeding and several restarts.
@@ -162,73 +260,94 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
     n_init : int, default 10
         Number of seedings; the run with the lowest inertia is returned.
     max_iter : int, default 300
-        Lloyd iterations per run.
+        Lloyd iterations per run (``0``: assign the samples to the initial centers).
     tol : float, default 1e-4
         Convergence when the total squared center shift is at most ``tol`` times the mean
         per-feature variance of ``X`` (scikit-learn's convention), or when the labels stop
         changing.
-    init : {"k-means++", "random"} or ndarray of shape (n_clusters, d)
+    init : {"k-means++", "random"} or array-like of shape (n_clusters, d), default "k-means++"
         Seeding; an array gives the initial centers (and forces ``n_init = 1``).
-    random_state : None, int or numpy Generator
+    random_state : None, int, numpy Generator, RandomState or SeedSequence
         Makes the seeding reproducible.
     n_jobs : int or None
-        Threads for the Numba kernels (``None``: ``NUMBA_NUM_THREADS``).
+        Threads (``None``: ``NUMBA_NUM_THREADS``). Several restarts run concurrently, one
+        per thread; a single restart runs its kernels in parallel. The result does not
+        depend on the number of threads.
 
     Returns
     -------
     KMeansResult
-        ``labels``, ``centers``, ``inertia``, ``n_iter``; unpacks as
-        ``labels, centers, inertia``.
+        ``labels``, ``objective`` (inertia per iteration of the best run), ``n_iter``,
+        ``converged``, ``centers``, ``inertia``; unpacks as ``labels, centers, inertia``.
+
+    Raises
+    ------
+    DegenerateSolutionError
+        When the inertia exceeds the float64 range (``X`` of magnitude beyond ~1e154); the
+        labels themselves are computed on a scaled copy and never overflow.
 
     Notes
     -----
-    One iteration costs one GEMM ``X Cᵀ`` (O(n d c), BLAS; O(nnz · c) for sparse ``X``) plus
-    the fused Numba assignment (O(n c)) and update (O(n d) or O(nnz)) kernels. Memory
-    O(n c + threads · c · d) beyond ``X``. Dense input is centred first (on a copy) for
-    accuracy of the distance expansion, as scikit-learn does.
+    docs/algorithms.md §6. The samples are scaled by a power of two (exact) so that squared
+    distances can neither overflow nor underflow: the labels do not depend on the scale of
+    ``X``, and centers and inertia are scaled back exactly. All arithmetic is float64,
+    whatever the input dtype (centers are returned in the input's dtype): one pass over
+    ``X`` per iteration, and a single specialisation of each kernel, so float32 input
+    compiles nothing new. One iteration costs 2 n d c flops in BLAS GEMMs on row blocks
+    (2 nnz c for sparse ``X``) with the assignment and the per-cluster sums fused around
+    them; memory O(n + parts · c · d) beyond a centred float64 copy of ``X`` (sparse input:
+    a float64 copy of its values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> res = fastmv.kmeans(X, 2, random_state=0)
+    >>> bool(res.labels[0] == res.labels[1] != res.labels[2] == res.labels[3])
+    True
+    >>> res.inertia, res.converged
+    (1.0, True)
     """
     X = check_array(X, "X", accept_sparse=True)
     n, d = X.shape
     n_clusters = check_n_clusters(n_clusters, n)
-    n_init = check_int(n_init, "n_init", low=1)
-    max_iter = check_int(max_iter, "max_iter", low=1)
-    tol = check_scalar(tol, "tol", low=0.0)
     rng = check_random_state(random_state)
     if isinstance(init, str):
-        if init not in ("k-means++", "random"):
-            raise ValueError(f"init must be 'k-means++', 'random' or an array, got {init!r}")
         init_centers = None
     else:
-        init_centers = check_array(init, "init", accept_sparse=False, dtype=X.dtype)
+        init_centers = check_array(init, "init", accept_sparse=False, dtype=np.float64)
         if init_centers.shape != (n_clusters, d):
             raise ValueError(f"init must have shape ({n_clusters}, {d}), got {init_centers.shape}")
         n_init = 1
 
-    if sp.issparse(X):
-        mean = None
-        col_mean = np.asarray(X.mean(axis=0)).ravel()
-        col_var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - col_mean ** 2
-        Xw = X
-    else:
-        mean = X.mean(axis=0)
-        Xw = X - mean  # a new array: the caller's X is never modified
-        col_var = Xw.var(axis=0)
-    tol_abs = float(np.mean(col_var)) * tol
-    x_sq = _row_sq_norms(Xw)
+    data = _Data(X)
+    tol_abs = data.mean_variance * tol
+    # one generator per restart, drawn up front: the restarts are independent, so they can
+    # run concurrently and still give the same result for any number of threads
+    seeds = rng.integers(0, 2 ** 63 - 1, size=n_init)
 
-    best = None
+    def run(r):
+        if init_centers is not None:
+            centers = np.ldexp(init_centers, data.exponent) - data.mean
+        elif init == "random":
+            run_rng = np.random.default_rng(seeds[r])
+            centers = data.rows(np.sort(run_rng.choice(n, n_clusters, replace=False)))
+        else:
+            centers = kmeans_plusplus(data, n_clusters, np.random.default_rng(seeds[r]))
+        if not np.all(np.isfinite(centers)):
+            raise ValueError("init is too large in magnitude compared with X")
+        return _lloyd(data, np.array(centers, dtype=np.float64), max_iter, tol_abs)
+
     with thread_limit(n_jobs):
-        for _ in range(n_init):
-            if init_centers is not None:
-                centers = init_centers - mean if mean is not None else init_centers.copy()
-            elif init == "random":
-                centers = _rows_dense(Xw, np.sort(rng.choice(n, n_clusters, replace=False)))
-            else:
-                centers = kmeans_plusplus(Xw, n_clusters, rng, x_sq=x_sq)
-            run = _lloyd(Xw, np.array(centers, dtype=X.dtype), x_sq, max_iter, tol_abs)
-            if best is None or run[2] < best[2]:
-                best = run
-    labels, centers, inertia, n_iter = best
-    if mean is not None:
-        centers = centers + mean
-    return KMeansResult(labels=labels, centers=centers, inertia=inertia, n_iter=n_iter)
+        # several restarts on several threads: each restart on one thread (no per-step
+        # synchronisation); a single restart parallelises inside the kernels instead
+        with task_map(min(numba.get_num_threads(), n_init)) as map_runs:
+            runs = list(map_runs(run, range(n_init)))
+    best = min(runs, key=lambda result: result[2])  # the first of equal inertias
+    labels, centers, inertia, trace = best
+    centers = np.ldexp(centers + data.mean, -data.exponent).astype(X.dtype, copy=False)
+    return KMeansResult(labels=labels,
+                        objective=_caller_units(trace.objective, data.exponent, "inertia"),
+                        n_iter=trace.n_iter, converged=trace.converged, centers=centers,
+                        inertia=float(_caller_units(inertia, data.exponent, "inertia")))

@@ -174,6 +174,17 @@ def progress_bar(total: int | None, enabled: bool, desc: str):
 
 
 # ------------------------------------------------------------------------------ the loop
+def _caller_stacklevel() -> int:
+    """Stack level of the first frame outside fastmv, so warnings point at the user's call."""
+    frame = sys._getframe(1)
+    level = 1
+    package = __name__.rsplit(".", 1)[0] + "."
+    while frame is not None and (frame.f_globals.get("__name__", "") + ".").startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def _as_step(value) -> Step:
     if isinstance(value, Step):
         return value
@@ -258,7 +269,7 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
         warnings.warn(
             f"{solver} stopped at max_iter={max_iter} before reaching tol={tol:g} "
             f"(last residual {residual[-1]:.3g}); raise max_iter or tol for a converged "
-            "answer", ConvergenceWarning, stacklevel=3)
+            "answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
     return Trace(objective=np.asarray(objective, dtype=np.float64),
                  residual=np.asarray(residual, dtype=np.float64), n_iter=n_iter,
                  converged=stop_reason == "converged", stop_reason=stop_reason,

@@ -8,13 +8,24 @@ dense array.
 """
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ._kmeans import kmeans
-from ._validation import check_array, check_int, check_n_clusters, check_random_state
+from ._linalg import BlockKrylov, fix_signs
+from ._preprocessing import normalize_rows
+from ._validation import (
+    Interval,
+    check_array,
+    check_int,
+    check_n_clusters,
+    check_random_state,
+    declare_params,
+)
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
            "stationary_distribution"]
@@ -48,15 +59,7 @@ def _top_eigenvectors(A, k, rng, dense=None):
         v0 = rng.uniform(-1, 1, size=n)
         w, V = spla.eigsh(A, k=k, which="LA", v0=v0)
     order = np.argsort(w)[::-1]
-    return w[order], _fix_signs(V[:, order])
-
-
-def _fix_signs(V):
-    """Make each column's largest-magnitude entry positive (a deterministic sign)."""
-    V = np.array(V, dtype=np.float64)
-    idx = np.argmax(np.abs(V), axis=0)
-    V *= np.sign(V[idx, np.arange(V.shape[1])])[None, :]
-    return V
+    return w[order], fix_signs(V[:, order])
 
 
 def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None, tol=1e-10,
@@ -115,48 +118,28 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     p = max(1, min(p, n))
     m_max = int(max_basis) if max_basis is not None else max(6 * p, 3 * k)
     m_max = max(m_max, k + 4 * p)  # at least three Krylov steps between restarts
-    V, _ = np.linalg.qr(rng.standard_normal((n, p)))
-    AV = np.empty((n, 0))
-    new = V
-    products = 0
+    krylov = BlockKrylov(lambda X: np.asarray(matmat(X), dtype=np.float64).reshape(n, -1))
+    krylov.extend(rng.standard_normal((n, p)))
+    products = 1
     while True:
-        W = np.asarray(matmat(new), dtype=np.float64).reshape(n, -1)
-        products += 1
-        AV = np.hstack([AV, W])
-        T = V.T @ AV
-        theta, Y = np.linalg.eigh(0.5 * (T + T.T))
-        theta, Y = theta[::-1], Y[:, ::-1]
+        theta, Y = krylov.ritz_eigh()
         kk = min(k, theta.size)
-        X = V @ Y[:, :kk]
-        R = AV @ Y[:, :kk] - X * theta[:kk]
+        X = krylov.basis() @ Y[:, :kk]
+        R = krylov.image() @ Y[:, :kk] - X * theta[:kk]
         scale = max(abs(theta[0]), np.finfo(float).tiny)
         residual = float(np.linalg.norm(R, axis=0).max()) / scale
         converged = kk == k and residual <= tol
         if converged or products >= max_products:
             break
-        if V.shape[1] + p > m_max:  # thick restart on the best Ritz vectors
-            keep = min(V.shape[1], k + p)
-            V, AV = V @ Y[:, :keep], AV @ Y[:, :keep]
+        if krylov.size + p > m_max:  # thick restart on the best Ritz vectors
+            krylov.restart(Y[:, :min(krylov.size, k + p)])
             cand = R
         else:
-            cand = W
-        size = np.linalg.norm(cand, axis=0).max(initial=0.0)
-        for _ in range(2):  # twice is enough (Kahan–Parlett)
-            cand = cand - V @ (V.T @ cand)
-        Qn, Rn = np.linalg.qr(cand)
-        # directions already in the basis up to rounding carry no information: drop them
-        live = np.abs(np.diag(Rn)) > 1e-13 * size
-        if not live.any() or V.shape[1] >= n:  # an invariant subspace: nothing left to add
-            break
-        new = Qn[:, live]
-        V = np.hstack([V, new])
+            cand = krylov.images[-1].copy()
+        if krylov.size >= n or not krylov.extend(cand):
+            break  # an invariant subspace: nothing left to add
+        products += 1
     return theta[:kk], X, {"products": products, "residual": residual, "converged": converged}
-
-
-def _normalize_rows(V):
-    norms = np.linalg.norm(V, axis=1)
-    norms[norms == 0] = 1.0
-    return V / norms[:, None]
 
 
 def spectral_embedding(S, n_components, *, random_state=None):
@@ -185,6 +168,15 @@ def spectral_embedding(S, n_components, *, random_state=None):
     over if that has not converged after 60). Other LinearOperators and large arrays use
     ARPACK ``eigsh`` (about 30 single products for 10 eigenvectors), arrays with
     ``n <= 1000`` a dense ``eigh``. Memory O(n k). Samples of zero degree get zero rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> S = np.kron(np.eye(2), np.ones((3, 3))) + 0.01
+    >>> E = fastmv.spectral_embedding(S, 2, random_state=0)
+    >>> E.shape, np.allclose(np.linalg.norm(E, axis=1), 1.0)
+    ((6, 2), True)
     """
     S = _as_similarity(S, "S")
     n = S.shape[0]
@@ -204,7 +196,7 @@ def spectral_embedding(S, n_components, *, random_state=None):
             if getattr(S, "prefers_block_products", False) and 3 * (k + 2) < n:
                 w, V, info = block_krylov_eigenpairs(matmat, n, k, random_state=rng)
                 if info["converged"]:
-                    return _normalize_rows(_fix_signs(V))
+                    return normalize_rows(fix_signs(V))
             A = spla.LinearOperator((n, n), matvec=lambda v: matmat(v).ravel(), matmat=matmat,
                                     rmatvec=lambda v: matmat(v).ravel(), dtype=np.float64)
         elif sp.issparse(S):
@@ -218,30 +210,51 @@ def spectral_embedding(S, n_components, *, random_state=None):
         A = inv_sqrt[:, None] * dense * inv_sqrt[None, :]
         A = (A + A.T) / 2
         _, V = _top_eigenvectors(A, k, rng, dense=A)
-    return _normalize_rows(V)
+    return normalize_rows(V)
 
 
+@declare_params({
+    "S": [np.ndarray, "sparse matrix", spla.LinearOperator],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "n_jobs": ["n_jobs"],
+})
 def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
     """Ng–Jordan–Weiss spectral clustering of a symmetric nonnegative similarity.
 
     Parameters
     ----------
     S : ndarray, scipy.sparse matrix or LinearOperator, shape (n, n)
+        Symmetric nonnegative similarity (a LinearOperator is only multiplied).
     n_clusters : int
+        Number of clusters, ``1 <= n_clusters <= n``.
     n_init : int, default 10
-        k-means restarts on the embedding.
+        k-means restarts on the embedding (as :func:`fastmv.kmeans`).
     random_state : None, int or Generator
+        Seeds the eigensolver and k-means.
     n_jobs : int or None
         Threads for the k-means kernels.
 
     Returns
     -------
     labels : ndarray of int64, shape (n,)
+        Cluster of every sample.
 
     Notes
     -----
     Cost: see :func:`spectral_embedding`, plus k-means on an ``n × n_clusters`` embedding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> S = np.kron(np.eye(2), np.ones((3, 3))) + 0.01
+    >>> labels = fastmv.spectral_clustering(S, 2, random_state=0)
+    >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
+    True
     """
+    S = _as_similarity(S, "S")
     n = S.shape[0]
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
@@ -272,6 +285,14 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     ``eig`` for small ``n``, then power iteration on the lazy chain ``(I + P)/2`` (same
     stationary distribution, aperiodic) to clean up sign and rounding. For a reducible chain
     the result is one of its stationary distributions. O(n²) per product for dense ``P``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
+    >>> fastmv.stationary_distribution(P).round(6).tolist()
+    [0.333333, 0.666667]
     """
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
@@ -298,37 +319,61 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     return pi
 
 
+@declare_params({
+    "P": [np.ndarray, "sparse matrix"],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "n_init": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "n_jobs": ["n_jobs"],
+})
 def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
     """Spectral clustering of a Markov chain (Zhou, Huang & Schölkopf, 2005).
 
     With ``π`` the stationary distribution of ``P`` and ``Π = diag(π)``, the symmetric
     ``Θ = (Π^{1/2} P Π^{-1/2} + Π^{-1/2} Pᵀ Π^{1/2}) / 2`` replaces the normalised
     similarity of NJW: its top ``n_clusters`` eigenvectors, rows normalised to unit length,
-    are clustered by k-means.
+    are clustered by k-means (``docs/algorithms.md §3``).
 
     Parameters
     ----------
     P : ndarray or scipy.sparse matrix, shape (n, n)
-        Row-stochastic transition matrix (need not be symmetric).
+        Row-stochastic transition matrix (nonnegative; need not be symmetric).
     n_clusters : int
+        Number of clusters, ``1 <= n_clusters <= n``.
     n_init : int, default 10
+        k-means restarts on the embedding (as :func:`fastmv.kmeans`).
     random_state : None, int or Generator
+        Seeds the eigensolver and k-means.
     n_jobs : int or None
+        Threads for the k-means kernels.
 
     Returns
     -------
     labels : ndarray of int64, shape (n,)
+        Cluster of every state.
 
     Notes
     -----
     States with ``π_i = 0`` (transient states) would divide by zero: ``π`` is floored at
     ``1e-12 · max(π)`` before forming ``Θ``. Dense ``P``: O(n²) memory for ``Θ``, then a
     top-``c`` eigensolve (dense ``eigh`` for n ≤ 1000, ARPACK above).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> K = np.kron(np.eye(2), np.ones((3, 3))) + 0.01
+    >>> labels = fastmv.markov_spectral_clustering(K / K.sum(1, keepdims=True), 2,
+    ...                                            random_state=0)
+    >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
+    True
     """
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
         raise ValueError(f"P must be square, got shape {P.shape}")
+    if (P.data if sp.issparse(P) else P).min(initial=0.0) < 0:
+        raise ValueError("P has negative entries; a transition matrix is nonnegative")
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
     pi = stationary_distribution(P)
@@ -344,5 +389,5 @@ def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n
         _, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
     else:
         _, V = _top_eigenvectors(Theta, n_clusters, rng)
-    V = _normalize_rows(V)
+    V = normalize_rows(V)
     return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels

@@ -1,7 +1,7 @@
 """Singular value thresholding ``SVT(B, τ) = U max(S − τ, 0) Vᵀ`` for iterative solvers.
 
-The prox of ``τ‖·‖_*`` dominates EMVC (ALGORITHMS.md §3): a full SVD is O(n³) per iteration.
-:func:`svt` avoids it where it can, in three tiers, each exact to a stated tolerance:
+The prox of ``τ‖·‖_*`` dominates EMVC (``docs/algorithms.md §3``): a full SVD is O(n³) per
+iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a stated tolerance:
 
 1. **Skip** (no SVD at all). ``Q = 0`` exactly when ``τ ≥ σ₁(B)``. Certified upper bounds
    on ``σ₁`` are tried in order of cost: ``min(‖B‖_F, √(‖B‖₁‖B‖_∞))`` (free when the caller
@@ -24,17 +24,26 @@ The prox of ``τ‖·‖_*`` dominates EMVC (ALGORITHMS.md §3): a full SVD is O
    machine: one LAPACK ``gesdd`` of an ``n × n`` matrix costs as much as ``≈ 16 n³`` flops of
    GEMM; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
    Rayleigh–Ritz step, done whenever the basis grew by a quarter, ``≈ 30 n l² + 16 l³``)
-   hands over to tier 3 once the spent plus next-step cost would exceed half a full SVD (so a
-   wrong guess costs at most 50 % extra) or the basis would exceed ``n/4``, and is not tried
-   when the previous rank exceeds ``n/16`` (then
-   tier 3 at once: measured on WebKB, ranks above ~5 % of ``n`` need Krylov bases of half of
-   ``n`` because the singular values crowd around ``τ``).
-3. **Full SVD**: LAPACK ``gesdd`` (``gesvd`` if it fails to converge).
+   hands over to tier 3 once the spent plus next-step cost would exceed half a full
+   decomposition (so a wrong guess costs at most 50 % extra) or the basis would exceed
+   ``n/4``, and is not tried when the previous rank exceeds ``n/16`` (then tier 3 at once:
+   the singular values crowd around ``τ``, and such ranks need Krylov bases of half of ``n``).
+3. **Full decomposition.** Where ``τ ≥ 64 √eps σ₁``, the eigendecomposition of the smaller
+   Gram matrix ``G = BBᵀ`` (one ``syrk``, one divide-and-conquer ``syevd``: about half the
+   time of ``gesdd``, see ``docs/emvc.md``): ``σᵢ = √λᵢ`` and ``SVT(B, τ) = U_r diag(1 − τ/σ) U_rᵀ B``. Squaring costs
+   accuracy only at the small end: ``λ`` has absolute error ``≈ eps σ₁²``, so ``σ`` near
+   ``τ`` has relative error ``eps σ₁²/τ²`` and ``Q`` an error of about ``eps σ₁²/τ``
+   (measured ``0.2 eps σ₁²/τ`` against ``gesdd`` on EMVC's inputs); with the ``64 √eps``
+   margin that is below ``4e-11 σ₁`` in float64. ``σ₁`` is known exactly once ``G`` is
+   decomposed, so the margin is checked after the fact (``gesdd`` takes over when it
+   fails); ``sigma_hint`` saves that attempt when a previous call already showed it. Else
+   LAPACK ``gesdd`` (``gesvd`` if it fails to converge).
 
 Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
 O(n³).
-Memory: tier 2 O(n l); tier 3 LAPACK's ``gesdd`` workspace (a copy of ``B``, ``U``, ``Vᵀ``
-and about ``4 n²`` of work space, all freed on return).
+Memory: tier 2 O(n l); tier 3 ``G`` and its eigenvectors (``2 n²``) or LAPACK's ``gesdd``
+workspace (a copy of ``B``, ``U``, ``Vᵀ`` and about ``4 n²`` of work space), all freed on
+return.
 """
 from __future__ import annotations
 
@@ -43,6 +52,7 @@ import dataclasses
 import numpy as np
 import scipy.linalg as sla
 
+from ._linalg import BlockKrylov
 from ._threads import blas_threads
 from ._validation import check_random_state
 
@@ -57,6 +67,12 @@ _MAX_HINT_FRACTION = 1 / 16  # previous rank above n/16: go straight to the full
 _MIN_BLOCK = 8
 _RR_GROWTH = 1.25  # Rayleigh–Ritz when the Krylov basis grew by this factor
 _MAX_BASIS_FRACTION = 1 / 4  # the partial path never builds a basis wider than n/4
+# Gram route: one syrk plus one syevd cost ≈ 8 n³ GEMM flops here (gesdd ≈ 16 n³); measured
+# at n = 1051 and 3000, one thread.
+_GRAM_FLOPS_PER_N3 = 8.0
+# The Gram route is used only for τ ≥ this · √eps · σ₁ (its error on Q, ≈ 0.2 eps σ₁²/τ
+# measured on EMVC's inputs, then stays below 4e-11 σ₁ in float64).
+_GRAM_MIN_TAU_OVER_SQRT_EPS = 64.0
 
 
 @dataclasses.dataclass
@@ -71,12 +87,13 @@ class SVTInfo:
         ``Σ max(σᵢ − τ, 0)``, the nuclear norm of the result.
     method : str
         ``"skip-bound"`` (norm bound), ``"skip-power"`` (Collatz–Wielandt bound),
-        ``"partial"`` or ``"full"``.
+        ``"partial"``, ``"gram"`` (Gram eigendecomposition) or ``"full"`` (``gesdd``).
     V : ndarray, shape (d, rank) or (d, 0)
         Right singular vectors of the result (warm start of the next call); empty when the
         rank exceeds ``n/16`` (the next call would use the full SVD anyway).
     sigma_bounds : tuple of float
-        ``(lower, upper)`` bounds on ``σ₁(B)`` found on the way (``nan`` when not computed).
+        ``(lower, upper)`` bounds on ``σ₁(B)`` found on the way (``nan`` when not computed;
+        both ``σ₁`` after a full decomposition).
     n_steps : int
         Block-Krylov steps of the partial path (0 otherwise).
     partial_abandoned : bool
@@ -127,8 +144,7 @@ def _full_svd(B):
     """``(U, s, Vt)`` of ``B`` via ``gesdd`` on the F-ordered view ``Bᵀ`` (no transpose
     copy); falls back to ``gesvd`` when ``gesdd`` does not converge. From ``n = 1000`` up it
     runs on the call's threads (solvers otherwise keep BLAS on one thread, see
-    ``fastmv._threads``): measured 1.3× faster on 2 threads at n = 1000, 1.7× at n = 2000,
-    no gain at n = 500."""
+    ``fastmv._threads``)."""
     with blas_threads(min(B.shape) >= 1000):
         try:
             U2, s, Vt2 = sla.svd(B.T, full_matrices=False, check_finite=False,
@@ -140,28 +156,47 @@ def _full_svd(B):
     return Vt2.T, s, U2.T
 
 
-def _full_cost(n):
-    return _FULL_SVD_FLOPS_PER_N3 * float(n) ** 3
+def _gram_accurate(tau, sigma1, dtype):
+    """Whether the Gram route resolves singular values near ``τ`` (see the module docstring:
+    its error on ``Q`` is about ``eps σ₁² / τ``, below ``2e-3 √eps σ₁`` from here on)."""
+    return tau >= _GRAM_MIN_TAU_OVER_SQRT_EPS * np.sqrt(np.finfo(dtype).eps) * sigma1
 
 
-def _orthonormalize(X, W, rng):
-    """Orthonormal basis of the part of ``X`` orthogonal to the orthonormal ``W`` (two
-    rounds of block Gram–Schmidt around a QR; columns that vanish, as when the Krylov
-    space becomes invariant, come back as fresh random directions)."""
-    for _ in range(2):
-        if W is not None:
-            X -= W @ (W.T @ X)
-    norms_before = np.linalg.norm(X, axis=0)
-    Xq, R = sla.qr(X, mode="economic", check_finite=False, overwrite_a=True)
-    diag = np.abs(np.diag(R))
-    scale = max(float(norms_before.max()), np.finfo(X.dtype).tiny)
-    dead = diag <= 1e3 * np.finfo(X.dtype).eps * scale
-    if dead.any():
-        Xq[:, dead] = rng.standard_normal((Xq.shape[0], int(dead.sum()))).astype(X.dtype)
-    if W is not None:
-        Xq -= W @ (W.T @ Xq)
-    Xq, _ = sla.qr(Xq, mode="economic", check_finite=False, overwrite_a=True)
-    return Xq
+def _gram_svt(B, tau, sigma_hint):
+    """Thresholded factors ``(L, s, R, V, σ₁)`` with ``SVT(B, τ) = L R``, ``s`` the singular
+    values above ``τ`` and ``V()`` their right singular vectors, from the eigendecomposition of the smaller Gram matrix (``BBᵀ`` or
+    ``BᵀB``: one ``syrk`` and one divide-and-conquer ``syevd``, about half a ``gesdd``).
+    Returns None, without the eigendecomposition when ``sigma_hint`` already rules it out,
+    when ``σ₁`` turns out too large for ``τ`` (:func:`_gram_accurate`): then only ``gesdd``
+    is exact enough."""
+    n, d = B.shape
+    dt = B.dtype
+    if sigma_hint is not None and not _gram_accurate(tau, sigma_hint, dt):
+        return None
+    syrk = sla.get_blas_funcs("syrk", (B,))
+    left = n <= d  # eigenvectors of BBᵀ are B's left singular vectors
+    with blas_threads(min(n, d) >= 1000):
+        # B is C-ordered, so Bᵀ is F-ordered: syrk reads it without a copy
+        G = syrk(1.0, B.T, trans=1) if left else syrk(1.0, B, trans=1)
+        w, Z = sla.eigh(G, lower=False, driver="evd", overwrite_a=True, check_finite=False)
+        del G
+        sigma1 = np.sqrt(max(float(w[-1]), 0.0)) if w.size else 0.0
+        if not _gram_accurate(tau, sigma1, dt):
+            return None
+        keep = np.flatnonzero(w > tau * tau)[::-1]  # descending
+        s = np.sqrt(w[keep].astype(np.float64))
+        Zr = np.ascontiguousarray(Z[:, keep])
+        del Z
+        shrink = (1.0 - tau / s).astype(dt)
+        if left:  # B = U S Vᵀ, SVT = U diag(1 − τ/s) Uᵀ B;  V = Bᵀ U / s
+            W = Zr.T @ B
+            return (Zr * shrink, s, W, lambda: np.ascontiguousarray((W / s[:, None]).T),
+                    sigma1)
+        return B @ Zr, s, (Zr * shrink).T, lambda: Zr, sigma1
+
+
+def _full_cost(n, gram=False):
+    return (_GRAM_FLOPS_PER_N3 if gram else _FULL_SVD_FLOPS_PER_N3) * float(n) ** 3
 
 
 def _rr_cost(n, l):
@@ -190,22 +225,20 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
     if V0 is not None and V0.shape[1]:
         k = min(V0.shape[1], b)
         Om[:, :k] = V0[:, :k]
-    X = _orthonormalize(B @ Om, None, rng)
-    Ws, Gs = [X], [B.T @ X]
+    krylov = BlockKrylov(lambda X: B.T @ X, rng)  # images Gⱼ = Bᵀ Xⱼ: Wᵀ B = Gᵀ
+    krylov.extend(B @ Om)
     spent = 4.0 * n * n * b
     s_old = None
     steps = 0
     l_rr = 0  # basis size at the last Rayleigh–Ritz
     while True:
         steps += 1
-        W = Ws[0] if len(Ws) == 1 else np.hstack(Ws)
+        W = krylov.basis()
         l = W.shape[1]
         # Rayleigh–Ritz once the basis grew by a quarter since the last one (its O(n l²)
         # cost then adds up to a few times the last one instead of growing with l³)
         if l >= _RR_GROWTH * l_rr or l >= n:
-            G = Gs[0] if len(Gs) == 1 else np.hstack(Gs)
-            Ut, s, Vt = sla.svd(G.T, full_matrices=False, check_finite=False)
-            del G
+            Ut, s, Vt = krylov.ritz_svd()
             spent += _rr_cost(n, l)
             l_rr = l
             r = int(np.count_nonzero(s > tau))
@@ -240,15 +273,14 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
             step_cost += _rr_cost(n, l + b_next)
         if steps >= max_steps or spent + step_cost > budget or l + b_next > max_basis:
             return None, steps
-        X = _orthonormalize(B @ Gs[-1][:, :b_next], W, rng)
-        Ws.append(X)
-        Gs.append(B.T @ X)
+        krylov.extend(B @ krylov.images[-1][:, :b_next])
         spent += 4.0 * n * n * b_next + 8.0 * n * l * b_next
     return (W @ Ut[:, :r], s[:r], Vt[:r]), steps
 
 
 def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto",
-        rtol=None, power_iter=8, max_steps=100, random_state=None):
+        full_svd="auto", sigma_hint=None, rtol=None, power_iter=8, max_steps=100,
+        random_state=None):
     """Singular value soft-thresholding ``Q = U max(S − τ, 0) Vᵀ`` of a square or
     rectangular matrix, skipping or shrinking the SVD where that is provably exact.
 
@@ -271,8 +303,14 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
     V0 : ndarray, shape (d, k), optional
         Warm start of the partial path (previous right singular vectors).
     method : {"auto", "partial", "full"}
-        ``"full"`` always runs ``gesdd`` (no skip); ``"partial"`` forces tier 2 after the
+        ``"full"`` always runs tier 3 (no skip); ``"partial"`` forces tier 2 after the
         skip tests (never falls back); ``"auto"`` decides by the cost model.
+    full_svd : {"auto", "gesdd"}
+        Tier 3: ``"auto"`` takes the Gram eigendecomposition where it is accurate
+        (``τ ≥ 64 √eps σ₁``) and ``gesdd`` otherwise; ``"gesdd"`` always ``gesdd``.
+    sigma_hint : float, optional
+        Estimate of ``σ₁(B)`` (e.g. the previous call's ``info.sigma_bounds[1]``): skips the
+        Gram attempt when it already shows the Gram route would be inaccurate.
     rtol : float, optional
         Relative accuracy of the partial path (default 1e-10 in float64, 1e-5 in
         float32).
@@ -298,6 +336,8 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
     """
     if method not in ("auto", "partial", "full"):
         raise ValueError(f"method must be 'auto', 'partial' or 'full', got {method!r}")
+    if full_svd not in ("auto", "gesdd"):
+        raise ValueError(f"full_svd must be 'auto' or 'gesdd', got {full_svd!r}")
     n, d = B.shape
     dt = B.dtype
     rtol = _default_rtol(dt) if rtol is None else rtol
@@ -337,33 +377,55 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
         if method == "partial":
             budget, max_basis = np.inf, d
         else:
-            budget = _PARTIAL_BUDGET * _full_cost(min(n, d))
+            # the cheaper Gram route is expected when a σ₁ estimate allows it
+            est = sigma_hint if sigma_hint is not None else upper
+            gram_next = full_svd == "auto" and _gram_accurate(tau, est, dt)
+            budget = _PARTIAL_BUDGET * _full_cost(min(n, d), gram_next)
             max_basis = int(_MAX_BASIS_FRACTION * d)
         if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
             result, steps = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
                                       max_basis)
         abandoned = result is None and steps > 0
+    V_of = None
     if result is not None:
         U, s, Vt = result
         tag = "partial"
+        if s.size:
+            lower = max(float(s[0]), lower) if np.isfinite(lower) else float(s[0])
     else:
-        U, s, Vt = _full_svd(B)
-        tag = "full"
-        r = int(np.count_nonzero(s > tau))
-        U, s, Vt = U[:, :r], s[:r], Vt[:r]
+        gram = None
+        if full_svd == "auto":
+            gram = _gram_svt(B, tau, sigma_hint)
+        if gram is not None:
+            left, s, right, V_of, sig1 = gram
+            tag = "gram"
+        else:
+            U, s, Vt = _full_svd(B)
+            tag = "full"
+            sig1 = float(s[0]) if s.size else 0.0
+        lower = upper = sig1
+        if gram is None:
+            r = int(np.count_nonzero(s > tau))
+            U, s, Vt = U[:, :r], s[:r], Vt[:r]
     r = s.size
-    sh = (s - tau).astype(dt)
     nuc = float(np.sum(s.astype(np.float64) - tau))
     # warm-start vectors are only useful while the partial path may run: keep them small
     keep_v = r <= max(_MAX_HINT_FRACTION * min(n, d), 1)
-    V = np.ascontiguousarray(Vt.T) if keep_v else np.zeros((d, 0), dtype=dt)
+    if not keep_v:
+        V = np.zeros((d, 0), dtype=dt)
+    elif V_of is not None:
+        V = V_of()
+    else:
+        V = np.ascontiguousarray(Vt.T)
     info = SVTInfo(r, nuc, tag, V, (lower, upper), steps, abandoned)
     if r == 0:
         if out is not None:
             return None, info
         return np.zeros((n, d), dtype=dt), info
-    left = (U * sh).astype(dt, copy=False)
+    if V_of is None:
+        left = (U * (s - tau).astype(dt)).astype(dt, copy=False)
+        right = Vt.astype(dt, copy=False)
     if out is None:
-        return left @ Vt.astype(dt, copy=False), info
-    np.matmul(left, Vt.astype(dt, copy=False), out=out)
+        return left @ right, info
+    np.matmul(left, right, out=out)
     return out, info

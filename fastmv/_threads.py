@@ -58,9 +58,12 @@ _blas_saved = None
 _controller = None
 
 
-def _blas_controller():
+def _blas_controller(refresh):
+    """The BLAS libraries loaded now; looked up again by the first of overlapping calls,
+    since a library loaded after the last look-up (e.g. SciPy's OpenBLAS, which Numba's
+    ``np.dot`` calls) would otherwise run unlimited."""
     global _controller
-    if _controller is None:
+    if _controller is None or refresh:
         _controller = ThreadpoolController()
     return _controller
 
@@ -71,7 +74,7 @@ def _blas_limit(n_threads):
     calls (the limits seen by the first entrant are restored by the last one to leave)."""
     global _blas_users, _blas_saved
     with _blas_lock:
-        controller = _blas_controller()
+        controller = _blas_controller(refresh=_blas_users == 0)
         libs = [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
         at_entry = [lib.num_threads for lib in libs]
         if _blas_users == 0:

@@ -26,8 +26,14 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import (check_array, check_int, check_labels, check_random_state,
-                          check_scalar, check_views)
+from ._validation import (
+    check_array,
+    check_int,
+    check_labels,
+    check_random_state,
+    check_scalar,
+    check_views,
+)
 
 __all__ = [
     "pairwise_constraints",
@@ -40,6 +46,8 @@ __all__ = [
 
 # Below this population size Generator.choice(replace=False) may permute the whole range.
 _SMALL_POPULATION = 1 << 22
+# readings of inter_view_constraints' ratio: a share of the candidate pairs or of the samples
+_BUDGETS = frozenset({"pairs", "samples"})
 # Largest n whose pair codes j (j - 1) / 2 + i decode exactly in int64.
 _MAX_PAIR_N = 1 << 31
 
@@ -150,6 +158,15 @@ def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None
     -----
     Never forms the pairs: O(p) time and memory when p ≤ n(n-1)/100, otherwise
     O(n²) time and O(max(p, n²/2)) bytes ≤ 50× the output.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> must, cannot = simulate.pairwise_constraints(np.array([0, 0, 1, 1, 2, 2]), 4,
+    ...                                              random_state=0)
+    >>> must.shape[0] + cannot.shape[0]
+    4
     """
     y = check_labels(y, "y")
     n = y.shape[0]
@@ -163,7 +180,7 @@ def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None
 
 
 def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, view_pairs=None,
-                           random_state=None):
+                           budget="pairs", random_state=None):
     """Must-link and cannot-link pairs between the rows of different (unmapped) views.
 
     Parameters
@@ -171,7 +188,8 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
     labels_per_view : sequence of array-like, one of shape (n_a,) per view
         Ground-truth labels of each view's rows (e.g. the second output of :func:`unmapped`).
     ratio : float in [0, 1], optional
-        For each view pair ``(a, b)``, draw ``round(ratio · n_a · n_b)`` cross pairs.
+        For each view pair ``(a, b)``, the share of constraints; ``budget`` says what it is a
+        share of.
     n_constraints : int, optional
         Or draw this many pairs for each view pair (give exactly one of the two).
     view_pairs : iterable of (a, b), optional
@@ -179,6 +197,15 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
         ``(a, b)``. ``(a, a)`` asks for intra-view pairs of view ``a``, drawn like
         :func:`pairwise_constraints` from its ``n_a (n_a - 1) / 2`` pairs (and ``ratio`` refers
         to that number).
+    budget : {"pairs", "samples"}, default "pairs"
+        How ``ratio`` is read ("x% constraints" is ambiguous in the literature):
+        ``"pairs"`` draws ``round(ratio · n_a · n_b)`` cross pairs, a share of all candidate
+        pairs (``n_a (n_a - 1) / 2`` for an intra-view block) — quadratic in ``n``;
+        ``"samples"`` draws ``round(ratio · (n_a + n_b) / 2)`` pairs, a share of the
+        number of samples — linear in ``n`` (about ``ratio · n`` for views of ``n`` rows).
+        At equal ``ratio`` the ``"pairs"`` reading gives ``n`` times more pairs; the
+        ``"samples"`` reading reproduces the shape of the CMVNMF paper's accuracy curves
+        (``docs/cmvnmf.md``). Ignored when ``n_constraints`` is given.
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -192,6 +219,19 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
     -----
     O(Σ p) time and memory per view pair when p ≤ n_a n_b / 50 (see
     :func:`pairwise_constraints`); never forms the n_a × n_b pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> y = np.array([0, 0, 1, 1, 2, 2])
+    >>> ml, cl = simulate.inter_view_constraints([y, y[:4]], ratio=0.5, random_state=0)
+    >>> ml[(0, 1)].shape[0] + cl[(0, 1)].shape[0]       # half of the 6 · 4 cross pairs
+    12
+    >>> ml, cl = simulate.inter_view_constraints([y, y[:4]], ratio=0.5, budget="samples",
+    ...                                          random_state=0)
+    >>> ml[(0, 1)].shape[0] + cl[(0, 1)].shape[0]       # half of (6 + 4) / 2 samples
+    3
     """
     if isinstance(labels_per_view, np.ndarray) and labels_per_view.ndim == 1:
         raise TypeError("labels_per_view must be a list of 1-D label arrays (one per view)")
@@ -207,6 +247,8 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
         raise ValueError("labels_per_view must hold at least one view")
     if (n_constraints is None) == (ratio is None):
         raise ValueError("give exactly one of n_constraints and ratio")
+    if budget not in _BUDGETS:
+        raise ValueError(f"budget must be one of {sorted(_BUDGETS)}, got {budget!r}")
     if view_pairs is None:
         pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
     else:
@@ -233,7 +275,11 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
             N = la.shape[0] * (la.shape[0] - 1) // 2
         else:
             N = la.shape[0] * lb.shape[0]
-        p = _n_from(N, n_constraints, ratio, f"pairs between views {a} and {b}")
+        if ratio is not None and budget == "samples":
+            n_mean = (la.shape[0] + lb.shape[0]) / 2.0
+            p = min(N, _round(check_scalar(ratio, "ratio", low=0.0, high=1.0) * n_mean))
+        else:
+            p = _n_from(N, n_constraints, ratio, f"pairs between views {a} and {b}")
         codes = _sample_codes(N, p, rng)
         if a == b:
             i, j = _decode_pairs(codes)
@@ -272,6 +318,14 @@ def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
     Notes
     -----
     O(n log n) time (a sort of the labels), O(n) memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> lab = simulate.partial_labels(np.array([0, 0, 1, 1, 2, 2]), 0.5, random_state=0)
+    >>> int((lab >= 0).sum())
+    3
     """
     y = check_labels(y, "y")
     n = y.shape[0]
@@ -333,6 +387,13 @@ def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
     Notes
     -----
     O(n m) time and memory.
+
+    Examples
+    --------
+    >>> from fastmv import simulate
+    >>> mask = simulate.incomplete_mask(6, 2, 0.5, random_state=0)
+    >>> mask.sum(axis=0).tolist(), bool(mask.any(axis=1).all())
+    ([3, 3], True)
     """
     n = check_int(n, "n", low=1)
     m = check_int(n_views, "n_views", low=1)
@@ -401,6 +462,16 @@ def unmapped(X_list, y, keep=0.95, *, random_state=None):
     Notes
     -----
     O(Σ_v nnz(X_v)) time and memory (one row gather per view).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> Xs, ys, _ = simulate.unmapped([X, X], np.array([0, 0, 1, 1, 2, 2]), keep=0.5,
+    ...                               random_state=0)
+    >>> [x.shape for x in Xs]
+    [(3, 2), (3, 2)]
     """
     views = check_views(X_list, "X_list")
     n = views[0].shape[0]
@@ -523,6 +594,13 @@ def corrupt(X, kind, level, *, random_state=None):
     -----
     O(n d) time and memory for dense input; for sparse input ``"entries"`` costs
     O(nnz + level n d) and ``"samples"`` O(nnz + level n d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import simulate
+    >>> simulate.corrupt(np.arange(12.0).reshape(6, 2), "gaussian", 20.0, random_state=0).shape
+    (6, 2)
     """
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")

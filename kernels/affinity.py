@@ -2,7 +2,8 @@
 
 The Gram matrix ``X Xᵀ`` itself is one BLAS call in the caller; these kernels turn it, in
 place and in parallel over rows, into squared distances and then into a row-stochastic
-Gaussian transition matrix, so the ``n × n`` output is the only ``n × n`` array alive.
+Gaussian transition matrix, so the ``n × n`` output is the only ``n × n`` array alive
+(docs/algorithms.md §6). All of them are memory-bound: the bytes they move are stated below.
 """
 import numpy as np
 from numba import njit, prange
@@ -27,8 +28,9 @@ def gram_to_sq_distances(G, sq_norms):
 
     Notes
     -----
-    O(n²) time, parallel over rows; row ``i`` writes column ``i`` below the diagonal from its
-    own upper-triangle entries, so no two rows write the same element.
+    O(n²) time (3 flops per pair), parallel over rows; reads the upper triangle and writes
+    both (about 1.5 · n² · itemsize bytes). Row ``i`` writes column ``i`` below the diagonal
+    from its own upper-triangle entries, so no two rows write the same element.
     """
     n = G.shape[0]
     for i in prange(n):
@@ -56,7 +58,8 @@ def strict_upper_triangle(A):
 
     Notes
     -----
-    Avoids ``np.triu_indices``, whose two index arrays take 8× the memory of the result.
+    Moves n² · itemsize bytes (half read, half written), no flops. Avoids
+    ``np.triu_indices``, whose two index arrays take 8× the memory of the result.
     """
     n = A.shape[0]
     out = np.empty(n * (n - 1) // 2, dtype=A.dtype)
@@ -86,7 +89,9 @@ def gaussian_transition_rows(D2, inv_two_sigma_sq):
 
     Notes
     -----
-    O(n m), parallel over rows. The exponent is shifted by the row's smallest distance
+    O(n m): one ``exp`` and about 4 flops per entry, three passes over each row (in cache
+    for rows up to ~10⁵ entries: 2 · n m · itemsize bytes from memory); parallel over rows.
+    The exponent is shifted by the row's smallest distance
     before ``exp`` (a factor that cancels in the normalisation) so that no row underflows
     to all zeros when ``σ`` is small; a row with no finite entry gets 1 on its own column.
     """

@@ -1,17 +1,54 @@
-"""Kernels for k-means: the assignment step (fused argmin over precomputed inner products)
-and the update step (per-cluster sums of dense or CSR rows).
+"""Kernels for k-means (docs/algorithms.md §6): the Lloyd step and the k-means++ candidate
+evaluation, each one parallel pass over the samples, dense or CSR.
 
-The inner products ``X @ C.T`` stay a BLAS GEMM (or a scipy.sparse product) in the caller:
-a hand-written loop never replaces a large matrix product. What these kernels fuse is the
-O(n c) and O(nnz) work around it, which NumPy would do in several passes with temporaries.
+Every kernel splits the samples into a fixed number of contiguous parts (``n_parts``, chosen by
+the caller from the shapes alone), accumulates per part and adds the parts in part order, so
+the result does not depend on the number of threads. Inside a dense part the inner products
+``X Cᵀ`` are BLAS GEMMs on blocks of :data:`CHUNK_ROWS` rows (``np.dot`` compiles to a BLAS
+call), whose results are consumed while they are in cache: the argmin, the distances and the
+per-cluster sums are fused around each block, so no ``n × c`` array is ever formed. All
+arithmetic is float64 (see :func:`fastmv.kmeans`).
 """
 import numpy as np
 from numba import njit, prange
 
+from ._partition import part_bounds
 
-@njit(parallel=True, cache=True)
+#: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
+#: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
+CHUNK_ROWS = 256
+
+
+@njit(cache=True, nogil=True)
+def _sq_norms(A):
+    n, d = A.shape
+    out = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for j in range(d):
+            s += A[i, j] * A[i, j]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _add_parts(partial, partial_counts):
+    """Sum the per-part accumulators in part order."""
+    n_parts, c, d = partial.shape
+    sums = np.zeros((c, d))
+    counts = np.zeros(c, dtype=np.int64)
+    for p in range(n_parts):
+        for k in range(c):
+            counts[k] += partial_counts[p, k]
+            for j in range(d):
+                sums[k, j] += partial[p, k, j]
+    return sums, counts
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def nearest_center(inner, x_sq_norms, c_sq_norms):
-    """Assign every sample to its nearest center from precomputed inner products.
+    """Nearest center of every sample from precomputed inner products (for callers that
+    already hold ``X Cᵀ``; k-means itself uses :func:`lloyd_step`).
 
     Parameters
     ----------
@@ -27,12 +64,12 @@ def nearest_center(inner, x_sq_norms, c_sq_norms):
     labels : ndarray of int64, shape (n,)
         ``argmin_k ‖x_i − c_k‖²`` (the first minimiser on ties).
     sq_dist : ndarray, shape (n,)
-        ``min_k ‖x_i − c_k‖²``, clipped at 0 (the expansion
-        ``‖x‖² + ‖c‖² − 2 x·c`` can round below zero).
+        ``min_k ‖x_i − c_k‖²``, clipped at 0.
 
     Notes
     -----
-    O(n c) time, parallel over samples; no temporaries beyond the outputs.
+    3 n c flops; reads ``inner`` once (n c · itemsize bytes); parallel over samples (each
+    sample's answer is computed by one thread, so the result does not depend on threads).
     """
     n, c = inner.shape
     labels = np.empty(n, dtype=np.int64)
@@ -41,178 +78,264 @@ def nearest_center(inner, x_sq_norms, c_sq_norms):
         best = np.inf
         arg = 0
         for k in range(c):
-            d = c_sq_norms[k] - 2.0 * inner[i, k]
-            if d < best:
-                best = d
+            v = c_sq_norms[k] - 2.0 * inner[i, k]
+            if v < best:
+                best = v
                 arg = k
         labels[i] = arg
-        d = best + x_sq_norms[i]
-        sq_dist[i] = d if d > 0.0 else 0.0
+        v = best + x_sq_norms[i]
+        sq_dist[i] = max(v, 0.0)
     return labels, sq_dist
 
 
-@njit(cache=True)
-def _row_blocks(n, n_blocks):
-    bounds = np.empty(n_blocks + 1, dtype=np.int64)
-    for b in range(n_blocks + 1):
-        bounds[b] = (n * b) // n_blocks
-    return bounds
+@njit(cache=True, nogil=True)
+def _nearest_in_block(inner, c_sq, best, arg):
+    """Nearest center of each of the ``m`` samples of a block from ``inner[k, r]`` =
+    ``−2 c_k·x_r``: ``arg[r]`` (first minimiser on ties) and ``best[r] = ‖c‖² − 2 x·c``.
+    The loop runs over samples innermost, so the compare-and-select vectorises."""
+    c, m = inner.shape
+    for r in range(m):
+        best[r] = inner[0, r] + c_sq[0]
+        arg[r] = 0
+    for k in range(1, c):
+        ck = c_sq[k]
+        for r in range(m):
+            v = inner[k, r] + ck
+            closer = v < best[r]
+            best[r] = v if closer else best[r]
+            arg[r] = k if closer else arg[r]
 
 
-@njit(cache=True)
-def _reduce_blocks(partial, partial_counts):
-    """Add the per-block accumulators in a fixed order (so the result does not depend on
-    which thread ran which block)."""
-    n_blocks, c, d = partial.shape
-    sums = np.zeros((c, d), dtype=partial.dtype)
-    counts = np.zeros(c, dtype=np.int64)
-    for b in range(n_blocks):
-        for k in range(c):
-            counts[k] += partial_counts[b, k]
-            for j in range(d):
-                sums[k, j] += partial[b, k, j]
-    return sums, counts
-
-
-@njit(parallel=True, cache=True)
-def cluster_sums(X, labels, n_clusters, n_blocks):
-    """Per-cluster sums of the rows of a dense ``X`` and the cluster sizes.
+@njit(parallel=True, cache=True, nogil=True)
+def lloyd_step(X, centers, x_sq_norms, n_parts):
+    """One Lloyd step on dense data: nearest centers, their distances and the per-cluster sums.
 
     Parameters
     ----------
-    X : ndarray, shape (n, d)
-    labels : ndarray of int, shape (n,)
-        Values in ``[0, n_clusters)``.
-    n_clusters : int
-    n_blocks : int
-        Number of row blocks accumulated independently (pass ``numba.get_num_threads()``;
-        taking it as an argument keeps the kernel cacheable).
-
-    Returns
-    -------
-    sums : ndarray, shape (n_clusters, d), dtype of ``X``
-        ``sums[k] = Σ_{i: labels[i] = k} X[i]``.
-    counts : ndarray of int64, shape (n_clusters,)
-
-    Notes
-    -----
-    O(n d) time. A scatter-add races when parallel, so each thread accumulates into its own
-    ``(n_clusters, d)`` buffer over a fixed block of rows and the buffers are added at the end
-    (memory O(threads · c · d)). The row partition depends on the thread count, so results
-    depend on it only through floating-point rounding.
-    """
-    n, d = X.shape
-    n_blocks = max(1, min(n_blocks, n))
-    bounds = _row_blocks(n, n_blocks)
-    partial = np.zeros((n_blocks, n_clusters, d), dtype=X.dtype)
-    partial_counts = np.zeros((n_blocks, n_clusters), dtype=np.int64)
-    for b in prange(n_blocks):
-        for i in range(bounds[b], bounds[b + 1]):
-            k = labels[i]
-            partial_counts[b, k] += 1
-            for j in range(d):
-                partial[b, k, j] += X[i, j]
-    return _reduce_blocks(partial, partial_counts)
-
-
-@njit(parallel=True, cache=True)
-def cluster_sums_csr(data, indices, indptr, n_features, labels, n_clusters, n_blocks):
-    """Per-cluster sums of the rows of a CSR matrix and the cluster sizes.
-
-    Parameters
-    ----------
-    data, indices, indptr : ndarrays
-        The CSR arrays of an ``(n, n_features)`` matrix.
-    n_features : int
-    labels : ndarray of int, shape (n,)
-    n_clusters : int
-    n_blocks : int
-        Number of row blocks accumulated independently (see :func:`cluster_sums`).
-
-    Returns
-    -------
-    sums : ndarray, shape (n_clusters, n_features), dtype of ``data``
-    counts : ndarray of int64, shape (n_clusters,)
-
-    Notes
-    -----
-    O(nnz + threads · c · d) time and memory; per-thread buffers as in :func:`cluster_sums`.
-    """
-    n = indptr.shape[0] - 1
-    n_blocks = max(1, min(n_blocks, n))
-    bounds = _row_blocks(n, n_blocks)
-    partial = np.zeros((n_blocks, n_clusters, n_features), dtype=data.dtype)
-    partial_counts = np.zeros((n_blocks, n_clusters), dtype=np.int64)
-    for b in prange(n_blocks):
-        for i in range(bounds[b], bounds[b + 1]):
-            k = labels[i]
-            partial_counts[b, k] += 1
-            for p in range(indptr[i], indptr[i + 1]):
-                partial[b, k, indices[p]] += data[p]
-    return _reduce_blocks(partial, partial_counts)
-
-
-@njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
-def lloyd_step(X, centers, x_sq_norms, n_blocks):
-    """One fused Lloyd step on dense data: assignment and per-cluster sums in one pass over X.
-
-    Parameters
-    ----------
-    X : ndarray, shape (n, d)
-    centers : ndarray, shape (c, d)
-    x_sq_norms : ndarray, shape (n,)
-        ``‖x_i‖²``.
-    n_blocks : int
-        Number of row blocks with private accumulators (pass ``numba.get_num_threads()``).
+    X : ndarray of float64, shape (n, d), C-contiguous
+    centers : ndarray of float64, shape (c, d)
+    x_sq_norms : ndarray of float64, shape (n,)
+        ``‖x_i‖²``, computed once per k-means call.
+    n_parts : int
+        Number of contiguous row parts accumulated separately (fixed by the caller from the
+        shapes, never from the thread count).
 
     Returns
     -------
     labels : ndarray of int64, shape (n,)
-        Nearest center of every sample (first minimiser on ties).
-    sq_dist : ndarray, shape (n,)
-        Squared distance to it, clipped at 0.
-    sums : ndarray, shape (c, d)
-        Per-cluster sums of the rows of ``X`` under ``labels``.
+        ``argmin_k ‖x_i − c_k‖²`` (the first minimiser on ties).
+    sq_dist : ndarray of float64, shape (n,)
+        ``min_k ‖x_i − c_k‖²`` from the expansion ``‖x‖² + ‖c‖² − 2 x·c``, clipped at 0.
+    sums : ndarray of float64, shape (c, d)
+        ``Σ_{i: labels[i] = k} x_i``.
     counts : ndarray of int64, shape (c,)
 
     Notes
     -----
-    O(n d c) time, reading ``X`` once; meant for few clusters (``c`` up to a few dozen),
-    where the ``X Cᵀ`` product is too skinny for BLAS to pay for its thread hand-off with
-    Numba's pool. Larger ``c`` should use a BLAS GEMM and :func:`nearest_center`. The same
-    answer as :func:`nearest_center` followed by :func:`cluster_sums`, up to rounding.
+    2 n d c flops, all in BLAS GEMMs ``(−2C) X_blockᵀ`` of ``c × d × CHUNK_ROWS``; reads ``X``
+    once from memory (8 n d bytes; the block is read again for the sums while in cache) and
+    writes 16 n bytes. Memory O(n_parts · c · d) for the per-part sums; parallel over parts.
     """
     n, d = X.shape
     c = centers.shape[0]
-    c_sq = np.empty(c, dtype=X.dtype)
-    for k in range(c):
-        s = 0.0
-        for j in range(d):
-            s += centers[k, j] * centers[k, j]
-        c_sq[k] = s
-    n_blocks = max(1, min(n_blocks, n))
-    bounds = _row_blocks(n, n_blocks)
+    C2 = -2.0 * centers
+    c_sq = _sq_norms(centers)
+    n_parts = max(1, min(n_parts, n))
+    bounds = part_bounds(n, n_parts)
     labels = np.empty(n, dtype=np.int64)
-    sq_dist = np.empty(n, dtype=X.dtype)
-    partial = np.zeros((n_blocks, c, d), dtype=X.dtype)
-    partial_counts = np.zeros((n_blocks, c), dtype=np.int64)
-    for b in prange(n_blocks):
-        for i in range(bounds[b], bounds[b + 1]):
-            best = 0.0
-            arg = 0
-            for k in range(c):
-                dot = 0.0
+    sq_dist = np.empty(n)
+    partial = np.zeros((n_parts, c, d))
+    partial_counts = np.zeros((n_parts, c), dtype=np.int64)
+    for p in prange(n_parts):
+        buf = np.empty(c * CHUNK_ROWS)
+        best = np.empty(CHUNK_ROWS)
+        arg = np.empty(CHUNK_ROWS, dtype=np.int64)
+        for start in range(bounds[p], bounds[p + 1], CHUNK_ROWS):
+            stop = min(start + CHUNK_ROWS, bounds[p + 1])
+            m = stop - start
+            inner = buf[: c * m].reshape((c, m))
+            np.dot(C2, X[start:stop].T, inner)
+            _nearest_in_block(inner, c_sq, best, arg)
+            for r in range(m):
+                i = start + r
+                k = arg[r]
+                labels[i] = k
+                v = best[r] + x_sq_norms[i]
+                sq_dist[i] = max(0.0, v)
+                partial_counts[p, k] += 1
                 for j in range(d):
-                    dot += X[i, j] * centers[k, j]
-                dist = c_sq[k] - 2.0 * dot
-                if k == 0 or dist < best:
-                    best = dist
+                    partial[p, k, j] += X[i, j]
+    sums, counts = _add_parts(partial, partial_counts)
+    return labels, sq_dist, sums, counts
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
+    """One Lloyd step on a CSR matrix (the same outputs as :func:`lloyd_step`).
+
+    Parameters
+    ----------
+    data, indices, indptr : ndarrays
+        The CSR arrays of an ``(n, d)`` matrix (float64 data, valid and canonical).
+    centers : ndarray of float64, shape (c, d)
+    x_sq_norms : ndarray of float64, shape (n,)
+    n_parts : int
+        Number of contiguous row parts (see :func:`lloyd_step`).
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+    sq_dist : ndarray of float64, shape (n,)
+    sums : ndarray of float64, shape (c, d)
+    counts : ndarray of int64, shape (c,)
+
+    Notes
+    -----
+    O(nnz · c) flops: each stored entry updates the ``c`` inner products of its row from the
+    contiguous row of ``Cᵀ`` for its column. Reads the CSR arrays once; memory
+    O(n_parts · c · d), parallel over parts.
+    """
+    n = indptr.shape[0] - 1
+    c, d = centers.shape
+    CT = np.ascontiguousarray(centers.T)
+    c_sq = _sq_norms(centers)
+    n_parts = max(1, min(n_parts, n))
+    bounds = part_bounds(n, n_parts)
+    labels = np.empty(n, dtype=np.int64)
+    sq_dist = np.empty(n)
+    partial = np.zeros((n_parts, c, d))
+    partial_counts = np.zeros((n_parts, c), dtype=np.int64)
+    for p in prange(n_parts):
+        inner = np.empty(c)
+        for i in range(bounds[p], bounds[p + 1]):
+            inner[:] = 0.0
+            for q in range(indptr[i], indptr[i + 1]):
+                v = data[q]
+                col = indices[q]
+                for k in range(c):
+                    inner[k] += v * CT[col, k]
+            arg = 0
+            best = c_sq[0] - 2.0 * inner[0]
+            for k in range(1, c):
+                v = c_sq[k] - 2.0 * inner[k]
+                if v < best:
+                    best = v
                     arg = k
             labels[i] = arg
             best += x_sq_norms[i]
-            sq_dist[i] = best if best > 0.0 else 0.0
-            partial_counts[b, arg] += 1
-            for j in range(d):
-                partial[b, arg, j] += X[i, j]
-    sums, counts = _reduce_blocks(partial, partial_counts)
+            sq_dist[i] = max(0.0, best)
+            partial_counts[p, arg] += 1
+            for q in range(indptr[i], indptr[i + 1]):
+                partial[p, arg, indices[q]] += data[q]
+    sums, counts = _add_parts(partial, partial_counts)
     return labels, sq_dist, sums, counts
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
+    """k-means++ candidates: each sample's squared distance to its nearest center if the
+    candidate were added, and the resulting potential of every candidate.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, d), C-contiguous
+    candidates : ndarray of float64, shape (t, d)
+        Candidate centers (rows of ``X``).
+    x_sq_norms : ndarray of float64, shape (n,)
+    closest : ndarray of float64, shape (n,)
+        Squared distance of every sample to its nearest chosen center (``inf`` before the
+        first).
+    n_parts : int
+        Number of contiguous row parts (see :func:`lloyd_step`).
+
+    Returns
+    -------
+    dist : ndarray of float64, shape (t, n)
+        ``min(closest_i, ‖x_i − y_q‖²)`` for candidate ``q`` (the distance clipped at 0).
+    potential : ndarray of float64, shape (t,)
+        ``Σ_i dist[q, i]``, summed per part and the parts in order.
+
+    Notes
+    -----
+    O(n d t) flops in BLAS GEMMs of ``CHUNK_ROWS × d × t``; reads ``X`` once, writes
+    8 n t bytes; parallel over parts.
+    """
+    n = X.shape[0]
+    t = candidates.shape[0]
+    YT = np.ascontiguousarray(candidates.T)
+    y_sq = _sq_norms(candidates)
+    n_parts = max(1, min(n_parts, n))
+    bounds = part_bounds(n, n_parts)
+    dist = np.empty((t, n))
+    partial = np.zeros((n_parts, t))
+    for p in prange(n_parts):
+        block = np.empty((CHUNK_ROWS, t))
+        for start in range(bounds[p], bounds[p + 1], CHUNK_ROWS):
+            stop = min(start + CHUNK_ROWS, bounds[p + 1])
+            inner = block[: stop - start]
+            np.dot(X[start:stop], YT, inner)
+            for r in range(stop - start):
+                i = start + r
+                for q in range(t):
+                    v = x_sq_norms[i] + y_sq[q] - 2.0 * inner[r, q]
+                    v = max(0.0, v)
+                    v = min(closest[i], v)
+                    dist[q, i] = v
+                    partial[p, q] += v
+    potential = np.zeros(t)
+    for p in range(n_parts):
+        for q in range(t):
+            potential[q] += partial[p, q]
+    return dist, potential
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest, n_parts):
+    """:func:`seeding_distances` for a CSR matrix.
+
+    Parameters
+    ----------
+    data, indices, indptr : ndarrays
+        The CSR arrays of an ``(n, d)`` matrix (float64 data).
+    candidates : ndarray of float64, shape (t, d)
+    x_sq_norms : ndarray of float64, shape (n,)
+    closest : ndarray of float64, shape (n,)
+    n_parts : int
+
+    Returns
+    -------
+    dist : ndarray of float64, shape (t, n)
+    potential : ndarray of float64, shape (t,)
+
+    Notes
+    -----
+    O(nnz · t) flops, reads the CSR arrays once, writes 8 n t bytes; parallel over parts.
+    """
+    n = indptr.shape[0] - 1
+    t = candidates.shape[0]
+    YT = np.ascontiguousarray(candidates.T)
+    y_sq = _sq_norms(candidates)
+    n_parts = max(1, min(n_parts, n))
+    bounds = part_bounds(n, n_parts)
+    dist = np.empty((t, n))
+    partial = np.zeros((n_parts, t))
+    for p in prange(n_parts):
+        inner = np.empty(t)
+        for i in range(bounds[p], bounds[p + 1]):
+            inner[:] = 0.0
+            for s in range(indptr[i], indptr[i + 1]):
+                v = data[s]
+                col = indices[s]
+                for q in range(t):
+                    inner[q] += v * YT[col, q]
+            for q in range(t):
+                v = x_sq_norms[i] + y_sq[q] - 2.0 * inner[q]
+                v = max(0.0, v)
+                v = min(closest[i], v)
+                dist[q, i] = v
+                partial[p, q] += v
+    potential = np.zeros(t)
+    for p in range(n_parts):
+        for q in range(t):
+            potential[q] += partial[p, q]
+    return dist, potential

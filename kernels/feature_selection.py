@@ -1,6 +1,6 @@
 """Kernels of MVFL: joint view/feature selection with partially constrained cluster labels.
 
-ALGORITHMS.md §2. Notation: ``W`` is ``d × c`` (features in rows, views stacked by rows with
+docs/algorithms.md §2. Notation: ``W`` is ``d × c`` (features in rows, views stacked by rows with
 boundaries ``view_ptr``: view ``v`` owns rows ``view_ptr[v]:view_ptr[v+1]``), ``F`` and ``Z``
 (the regression output ``XW + 1bᵀ``) are ``n × c``, and the pairwise-constraint matrix
 ``I_p`` (``-1`` must-link, ``+1`` cannot-link, symmetric) is given in CSR form
@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._partition import n_parts, part_range
+
 __all__ = [
     "weight_norms",
     "irls_diagonal",
@@ -32,11 +34,6 @@ __all__ = [
     "multiplicative_f_update",
     "labelled_rows_update",
 ]
-
-# Number of row blocks of the pair_gram reduction: fixed, so the summation order (and so the
-# rounding) does not depend on the thread count.
-_N_BLOCKS = 64
-
 
 @njit(parallel=True, cache=True)
 def weight_norms(W, view_ptr, eps):
@@ -195,11 +192,12 @@ def pair_gram(F, indptr, indices, data):
     does not depend on the thread count).
     """
     n, c = F.shape
-    nb = min(n, _N_BLOCKS)
-    part = np.zeros((max(nb, 1), c, c), dtype=np.float64)
+    # a fixed partition (not one part per thread): the summation order, and so the rounding,
+    # does not depend on the thread count
+    nb = n_parts(n, 1)
+    part = np.zeros((nb, c, c), dtype=np.float64)
     for b in prange(nb):
-        lo = b * n // nb
-        hi = (b + 1) * n // nb
+        lo, hi = part_range(n, nb, b)
         tmp = np.empty(c, dtype=np.float64)
         for i in range(lo, hi):
             start = indptr[i]

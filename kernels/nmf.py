@@ -1,23 +1,27 @@
-"""Kernels for CMVNMF (constrained NMF of unmapped views, ALGORITHMS.md §4).
+"""Kernels for CMVNMF (constrained NMF of unmapped views, docs/algorithms.md §4).
 
 The large products ``X_aᵀ V_a`` and ``X_a U_a`` stay BLAS GEMMs for dense views; for CSR
 views :func:`csr_matmul` computes them in parallel over rows (``X_aᵀ V_a`` through a CSR copy
 of ``X_aᵀ`` made once). What the other kernels fuse is the O(n c²) and O(|Ω| c) work around
 those products, which NumPy / scipy.sparse would do in several passes with temporaries:
 
-- :func:`multiplicative_update_u` / :func:`multiplicative_update_v`: numerator, denominator
-  and the ε guard of one multiplicative update in a single pass, parallel over rows;
-- :func:`constraint_products`: the must-link / cannot-link products ``M V`` and ``C V`` of
-  every constraint block touching a view plus the degree terms, as one pattern-only CSR
-  (columns index the stacked factor ``V_all`` of all views) times dense, parallel over rows;
+- :func:`multiplicative_update`: numerator, denominator and the ε guard of one
+  multiplicative update of ``U_a`` or ``V_a`` in a single pass, parallel over rows, with the
+  must-link / cannot-link products ``M V`` and ``C V`` of every constraint block touching a
+  view and the degree terms (:class:`ConstraintTerms`: pattern-only CSR whose columns index
+  the stacked factor ``V_all`` of all views) fused in;
 - :func:`constraint_penalty`: the constraint part of the objective, a parallel sum over pairs
   in a fixed number of chunks (so the result does not depend on the thread count);
 - :func:`pattern_csr`: builds those CSR patterns from (row, column) lists in O(nnz + n)
   (two counting sorts; columns end up sorted within each row for locality of the gathers).
 
 Every kernel accepts float32 or float64 arrays (all of one dtype) and int32 or int64 index
-arrays.
+arrays; the solver passes one fixed layout (C-contiguous arrays it owns, int64 ``indptr``,
+int32 pattern indices while they fit) so that a call compiles, or loads from Numba's cache,
+one specialisation per kernel and dtype, three kernels for dense views (four for CSR).
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -115,143 +119,110 @@ def csr_matmul(indptr, indices, data, B):
     return out
 
 
-@njit(parallel=True, cache=True)
-def multiplicative_update_u(U, XtV, VtV, eps):
-    """One multiplicative update of a view's basis ``U``, in place.
+class ConstraintTerms(NamedTuple):
+    """The constraint part of one factor update (all arrays; empty arrays mean "none").
 
-    ``U ← U ⊙ (XᵀV + ε) / (U VᵀV + ε)``: numerator, denominator and guard in one pass.
+    For the ``V_a`` update the must-link and cannot-link patterns of view ``a`` are CSR
+    matrices (no values, unit weights) whose columns index the rows of ``V_all``, all views'
+    ``V`` stacked (row ``j`` of view ``b`` is column ``offset_b + j``); the degree vectors
+    multiply the view's own ``V_a``. For a ``U`` update (no constraints) every field is a
+    zero-length array of the same dtype, so one compiled specialisation serves both updates.
 
-    Parameters
+    Attributes
     ----------
-    U : ndarray, shape (d, c)
-        Nonnegative basis; overwritten with the update.
-    XtV : ndarray, shape (d, c)
-        ``Xᵀ V`` (nonnegative).
-    VtV : ndarray, shape (c, c)
-        ``Vᵀ V``.
-    eps : float
-        Guard added to numerator and denominator. Adding it to both keeps the update the
-        minimiser of the Lee–Seung auxiliary function (with the diagonal enlarged by
-        ``ε / U``), so the objective is still non-increasing; it also keeps ``0 / 0`` out.
-
-    Notes
-    -----
-    O(d c²) time, parallel over blocks of rows, O(c) scratch per block; every row is
-    updated by one thread only (thread-count independent).
+    V_all : ndarray, shape (N, c)
+        All views' ``V`` stacked (read only: the update writes a new array).
+    must_indptr, must_indices : ndarrays of int, shapes (n_a + 1,), (nnz_m,)
+        Must-link pattern (a repeated entry counts twice), e.g. from :func:`pattern_csr`.
+    cannot_indptr, cannot_indices : ndarrays of int, shapes (n_a + 1,), (nnz_c,)
+        Cannot-link pattern.
+    deg_num, deg_den : ndarrays, shape (n_a,)
+        Degree terms of the numerator and the denominator (dtype of ``V_all``).
     """
-    d, c = U.shape
-    n_blocks = (d + _ROW_BLOCK - 1) // _ROW_BLOCK
-    for b in prange(n_blocks):
-        den = np.empty(c, dtype=U.dtype)
-        for i in range(b * _ROW_BLOCK, min(d, (b + 1) * _ROW_BLOCK)):
-            for k in range(c):
-                s = 0.0
-                for l in range(c):
-                    s += U[i, l] * VtV[l, k]
-                den[k] = s
-            for k in range(c):
-                U[i, k] = U[i, k] * ((XtV[i, k] + eps) / (den[k] + eps))
+
+    V_all: np.ndarray
+    must_indptr: np.ndarray
+    must_indices: np.ndarray
+    cannot_indptr: np.ndarray
+    cannot_indices: np.ndarray
+    deg_num: np.ndarray
+    deg_den: np.ndarray
 
 
 @njit(parallel=True, cache=True)
-def multiplicative_update_v(V, XU, UtU, P_num, P_den, beta, eps):
-    """One multiplicative update of a view's indicator matrix ``V``, in place.
+def multiplicative_update(F, numer, gram, terms, beta, eps):
+    """One multiplicative update of a factor, numerator, denominator and guard in one pass.
 
-    ``V ← V ⊙ (X U + β P_num + ε) / (V UᵀU + β P_den + ε)`` in one pass, where ``P_num`` /
-    ``P_den`` are the constraint terms from :func:`constraint_products` (computed from the
-    current ``V`` of every view before the call).
+    ``F_new = F ⊙ (numer + β P_num + ε) / (F gram + β P_den + ε)`` with the constraint terms
+    ``P_num = M V_all + diag(deg_num) F`` and ``P_den = C V_all + diag(deg_den) F`` when
+    ``terms`` holds patterns (``M``, ``C`` from ``terms``), and ``P_num = P_den = 0`` when its
+    arrays are empty. The ``U_a`` update is ``F = U_a``, ``numer = X_aᵀ V_a``,
+    ``gram = V_aᵀ V_a``; the ``V_a`` update is ``F = V_a``, ``numer = X_a U_a``,
+    ``gram = U_aᵀ U_a`` and the constraint terms of every block touching view ``a``
+    (``M^{ab} V_b``, ``C^{ab} V_b``, ``D^{ab} V_a`` of docs/algorithms.md §4; intra-view
+    pairs enter symmetrised, see ``fastmv._cmvnmf``).
 
     Parameters
     ----------
-    V : ndarray, shape (n, c)
-        Nonnegative indicator matrix; overwritten with the update.
-    XU : ndarray, shape (n, c)
-        ``X U`` (nonnegative).
-    UtU : ndarray, shape (c, c)
-        ``Uᵀ U``.
-    P_num, P_den : ndarray, shape (n, c)
-        Constraint parts of the numerator and the denominator (nonnegative).
+    F : ndarray, shape (n, c)
+        Nonnegative factor (not modified).
+    numer : ndarray, shape (n, c)
+        Data part of the numerator (nonnegative).
+    gram : ndarray, shape (c, c)
+        Gram matrix of the other factor.
+    terms : ConstraintTerms
+        Constraint patterns and degrees (``V_all`` may contain ``F`` as a row block: all
+        reads see the values before the update).
     beta : float
         Weight of the constraint terms.
     eps : float
-        Guard added to numerator and denominator (see :func:`multiplicative_update_u`).
+        Guard added to numerator and denominator. Adding it to both keeps the update the
+        minimiser of the Lee–Seung auxiliary function (with the diagonal enlarged by
+        ``ε / F``), so the objective is still non-increasing; it also keeps ``0 / 0`` out.
+
+    Returns
+    -------
+    F_new : ndarray, shape (n, c), dtype of ``F``
 
     Notes
     -----
-    O(n c²) time, parallel over blocks of rows, O(c) scratch per block, no temporaries of
-    size n (NumPy needs four); thread-count independent.
+    O(n c² + (nnz_m + nnz_c) c) time, parallel over blocks of rows, O(c) scratch per block;
+    every row is written by one thread only (thread-count independent). Moves the four
+    n × c arrays once plus the gathered rows of ``V_all``. One kernel for both factors and
+    with or without constraints: each ``parallel=True`` specialisation costs seconds to
+    compile on first use.
     """
-    n, c = V.shape
+    n, c = F.shape
+    out = np.empty((n, c), dtype=F.dtype)
+    constrained = terms.must_indptr.shape[0] > 0
     n_blocks = (n + _ROW_BLOCK - 1) // _ROW_BLOCK
     for b in prange(n_blocks):
-        den = np.empty(c, dtype=V.dtype)
+        den = np.empty(c, dtype=F.dtype)
+        num = np.empty(c, dtype=F.dtype)
         for i in range(b * _ROW_BLOCK, min(n, (b + 1) * _ROW_BLOCK)):
             for k in range(c):
                 s = 0.0
                 for l in range(c):
-                    s += V[i, l] * UtU[l, k]
-                den[k] = s + beta * P_den[i, k]
+                    s += F[i, l] * gram[l, k]
+                den[k] = s
+                num[k] = numer[i, k]
+            if constrained:
+                dn = terms.deg_num[i]
+                dd = terms.deg_den[i]
+                for k in range(c):
+                    num[k] += beta * dn * F[i, k]
+                    den[k] += beta * dd * F[i, k]
+                for p in range(terms.must_indptr[i], terms.must_indptr[i + 1]):
+                    j = terms.must_indices[p]
+                    for k in range(c):
+                        num[k] += beta * terms.V_all[j, k]
+                for p in range(terms.cannot_indptr[i], terms.cannot_indptr[i + 1]):
+                    j = terms.cannot_indices[p]
+                    for k in range(c):
+                        den[k] += beta * terms.V_all[j, k]
             for k in range(c):
-                V[i, k] = V[i, k] * ((XU[i, k] + beta * P_num[i, k] + eps) / (den[k] + eps))
-
-
-@njit(parallel=True, cache=True)
-def constraint_products(V_all, V_a, m_indptr, m_indices, c_indptr, c_indices, deg_num, deg_den):
-    """Constraint parts of the ``V_a`` update: sparse products plus degree terms.
-
-    With the must-link and cannot-link patterns of view ``a`` stored as CSR matrices whose
-    columns index the rows of ``V_all`` (all views' ``V`` stacked; a constraint with row ``j``
-    of view ``b`` is column ``offset_b + j``),
-
-    ``P_num = M V_all + diag(deg_num) V_a`` and ``P_den = C V_all + diag(deg_den) V_a``.
-
-    For an inter-view block ``(a, b)`` the caller puts ``(i, offset_b + j)`` into ``M`` (``C``)
-    and adds the must-link degree to ``deg_den``: this is ``M^{ab} V_b``, ``C^{ab} V_b`` and
-    ``D^{ab} V_a`` of ALGORITHMS.md §4. Intra-view pairs enter symmetrised (see
-    ``fastmv._cmvnmf``).
-
-    Parameters
-    ----------
-    V_all : ndarray, shape (N, c)
-        The stacked ``V`` of all views.
-    V_a : ndarray, shape (n_a, c)
-        The ``V`` of the view being updated (a row block of ``V_all``).
-    m_indptr, m_indices : ndarrays of int, shapes (n_a + 1,), (nnz_m,)
-        Must-link pattern (unit weights; a repeated entry counts twice), e.g. from
-        :func:`pattern_csr`.
-    c_indptr, c_indices : ndarrays of int, shapes (n_a + 1,), (nnz_c,)
-        Cannot-link pattern.
-    deg_num, deg_den : ndarrays, shape (n_a,)
-        Degree terms of the numerator and the denominator (dtype of ``V_all``).
-
-    Returns
-    -------
-    P_num, P_den : ndarrays, shape (n_a, c)
-
-    Notes
-    -----
-    O((nnz_m + nnz_c + n_a) · c) time, parallel over the rows of view ``a``, memory the two
-    outputs; thread-count independent. The reads of ``V_all`` are gathers: columns are
-    sorted within each row for locality.
-    """
-    n_a, c = V_a.shape
-    P_num = np.empty((n_a, c), dtype=V_a.dtype)
-    P_den = np.empty((n_a, c), dtype=V_a.dtype)
-    for i in prange(n_a):
-        dn = deg_num[i]
-        dd = deg_den[i]
-        for k in range(c):
-            P_num[i, k] = dn * V_a[i, k]
-            P_den[i, k] = dd * V_a[i, k]
-        for p in range(m_indptr[i], m_indptr[i + 1]):
-            j = m_indices[p]
-            for k in range(c):
-                P_num[i, k] += V_all[j, k]
-        for p in range(c_indptr[i], c_indptr[i + 1]):
-            j = c_indices[p]
-            for k in range(c):
-                P_den[i, k] += V_all[j, k]
-    return P_num, P_den
+                out[i, k] = F[i, k] * ((num[k] + eps) / (den[k] + eps))
+    return out
 
 
 @njit(parallel=True, cache=True)
@@ -261,7 +232,7 @@ def constraint_penalty(V_all, must, cannot):
     ``Σ_{(i,j) ∈ must} ‖V_all[i] − V_all[j]‖²``
     ``+ 2 Σ_{(i,j) ∈ cannot} V_all[i] · V_all[j]``,
     with pairs given as global row indices into the stacked ``V_all`` (``Σ_{a>b} Δ_ab`` of
-    ALGORITHMS.md §4, intra-view blocks included).
+    docs/algorithms.md §4, intra-view blocks included).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Kernels of EMVC (error-robust Markov-chain multi-view clustering), ALGORITHMS.md §3.
+"""Kernels of EMVC, error-robust multi-view clustering (``docs/algorithms.md §3``).
 
 Each kernel is one pass over its ``n × n`` operands, parallel over 64 blocks of rows; column
 reductions go to per-block partial sums that are added at the end in a fixed order, so

@@ -10,6 +10,8 @@ O(n log n) of sorting. Work is done in float64 whatever the input precision.
 import numpy as np
 from numba import njit, prange
 
+from ._partition import n_parts, part_range
+
 
 @njit(cache=True, inline="always")
 def _simplex_threshold(y, v, w):
@@ -66,22 +68,20 @@ def _simplex_threshold(y, v, w):
 
 
 # Rows are processed in a fixed number of blocks (not one per thread), so per-block partial
-# sums, and hence every result, are the same whatever the number of threads.
-_MAX_CHUNKS = 64
+# sums, and hence every result, are the same whatever the number of threads. The names stay
+# for kernels/robust.py; the partition is the shared one (kernels/_partition.py).
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _n_chunks(n):
-    """Number of row blocks for ``n`` rows (at least 1)."""
-    return max(1, min(n, _MAX_CHUNKS))
+    """Number of row blocks for ``n`` rows (at least 1, at most 64)."""
+    return n_parts(n, 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _chunk(n, n_chunks, t):
     """Rows ``[lo, hi)`` of chunk ``t`` of ``n_chunks`` near-equal chunks."""
-    lo = (n * t) // n_chunks
-    hi = (n * (t + 1)) // n_chunks
-    return lo, hi
+    return part_range(n, n_chunks, t)
 
 
 @njit(parallel=True, cache=True)

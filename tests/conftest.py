@@ -6,23 +6,21 @@ checkout (override with ``FASTMV_SHARED_DATASETS``). Tests that need it use
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-SHARED_DATASETS = Path(
-    os.environ.get("FASTMV_SHARED_DATASETS",
-                   Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
-)
+from fastmv._shared_data import shared_dataset as _find, shared_datasets_dir
+
+SHARED_DATASETS = shared_datasets_dir()
 
 
 def shared_dataset(filename: str) -> Path:
-    """Path of ``../shared/datasets/<filename>``, or skip the test when it is absent."""
-    path = SHARED_DATASETS / filename
-    if not path.is_file():
-        pytest.skip(f"real dataset {filename} not found under {SHARED_DATASETS}")
+    """Path of a shared dataset file, or skip the test when it is absent."""
+    path = _find(filename)
+    if path is None:
+        pytest.skip(f"real dataset {filename} not found (set FASTMV_SHARED_DATASETS)")
     return path
 
 

@@ -12,8 +12,7 @@ from tests.naive_clustering import (  # noqa: F401
     transition_matrix, lloyd_step,
 )
 from tests.naive_cmvnmf import (  # noqa: F401
-    constraint_penalty, constraint_products, csr_matmul, multiplicative_update_u,
-    multiplicative_update_v, pattern_csr,
+    constraint_penalty, constraint_products, csr_matmul, multiplicative_update, pattern_csr,
 )
 from tests.naive_emvc import (  # noqa: F401
     rowwise_simplex_projection, error_norms, reweighted_error_update, consensus_update,
@@ -27,7 +26,7 @@ from tests.naive_mvmc import (  # noqa: F401
     masked_residual_product, clip_correction, dense_to_csr, mvmc_dense,
 )
 from tests.naive_opimc import (  # noqa: F401
-    stream_layout, stream_gather_views, stream_cross, stream_assign, stream_assign_rows,
+    stream_layout, stream_gather_view, stream_cross, stream_assign,
     stream_row_sqnorms, stream_center_shift, stream_chunk_assign, stream_scatter_dense,
     stream_scatter_csr, stream_scatter_counts, stream_move_dense, stream_move_csr,
     stream_move_counts, stream_center_sqnorms, stream_update_centers, stream_loss,

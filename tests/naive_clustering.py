@@ -87,10 +87,32 @@ def transition_matrix(X, sigma="median"):
     return K / K.sum(axis=1, keepdims=True)
 
 
-def lloyd_step(X, centers, x_sq_norms, n_blocks=1):
+def lloyd_step(X, centers, x_sq_norms, n_parts=1):
     """Assignment then per-cluster sums, straight from the definitions."""
     d = ((X[:, None, :] - centers[None, :, :]) ** 2).sum(-1)
     labels = np.argmin(d, axis=1).astype(np.int64) if len(X) else np.zeros(0, np.int64)
     sq = d[np.arange(len(labels)), labels] if len(X) else np.zeros(0, X.dtype)
     sums, counts = cluster_sums(X, labels, centers.shape[0])
     return labels, sq, sums, counts
+
+
+def _dense(data, indices, indptr, n_features):
+    import scipy.sparse as sp
+    return sp.csr_matrix((data, indices, indptr),
+                         shape=(len(indptr) - 1, n_features)).toarray()
+
+
+def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts=1):
+    return lloyd_step(_dense(data, indices, indptr, centers.shape[1]), centers, x_sq_norms)
+
+
+def seeding_distances(X, candidates, x_sq_norms, closest, n_parts=1):
+    """Squared distances to each candidate, capped by ``closest``, and their sums."""
+    d = ((X[None, :, :] - candidates[:, None, :]) ** 2).sum(-1)
+    dist = np.minimum(d, closest[None, :])
+    return dist, dist.sum(axis=1)
+
+
+def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest, n_parts=1):
+    return seeding_distances(_dense(data, indices, indptr, candidates.shape[1]), candidates,
+                             x_sq_norms, closest)

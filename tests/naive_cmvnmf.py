@@ -1,7 +1,7 @@
 """NumPy twins of ``kernels/nmf.py`` and a plain NumPy / scipy.sparse CMVNMF.
 
 The twins are direct transcriptions of the formulas in the kernels' docstrings
-(ALGORITHMS.md §4); :func:`cmvnmf_reference` is the "same updates in NumPy/scipy.sparse"
+(docs/algorithms.md §4); :func:`cmvnmf_reference` is the "same updates in NumPy/scipy.sparse"
 used as the speed reference by ``benchmarks/bench_cmvnmf.py`` and as an independent check
 of the solver in ``tests/test_cmvnmf.py``. :func:`cmvnmf_objective` evaluates the objective
 from scratch with dense residuals (obviously correct, slow).
@@ -26,15 +26,8 @@ def csr_matmul(indptr, indices, data, B):
     return np.asarray(A @ B, dtype=B.dtype)
 
 
-def multiplicative_update_u(U, XtV, VtV, eps):
-    U[...] = U * (XtV + eps) / (U @ VtV + eps)
-
-
-def multiplicative_update_v(V, XU, UtU, P_num, P_den, beta, eps):
-    V[...] = V * (XU + beta * P_num + eps) / (V @ UtU + beta * P_den + eps)
-
-
 def constraint_products(V_all, V_a, m_indptr, m_indices, c_indptr, c_indices, deg_num, deg_den):
+    """``M V_all + diag(deg_num) V_a`` and ``C V_all + diag(deg_den) V_a`` by explicit loops."""
     n_a, c = V_a.shape
     P_num = deg_num[:, None] * V_a
     P_den = deg_den[:, None] * V_a
@@ -43,7 +36,17 @@ def constraint_products(V_all, V_a, m_indptr, m_indices, c_indptr, c_indices, de
             P_num[i] += V_all[m_indices[p]]
         for p in range(c_indptr[i], c_indptr[i + 1]):
             P_den[i] += V_all[c_indices[p]]
-    return P_num.astype(V_a.dtype), P_den.astype(V_a.dtype)
+    return P_num, P_den
+
+
+def multiplicative_update(F, numer, gram, terms, beta, eps):
+    if terms.must_indptr.shape[0]:
+        P_num, P_den = constraint_products(terms.V_all, F, terms.must_indptr, terms.must_indices,
+                                           terms.cannot_indptr, terms.cannot_indices,
+                                           terms.deg_num, terms.deg_den)
+    else:
+        P_num = P_den = np.zeros_like(F)
+    return (F * (numer + beta * P_num + eps) / (F @ gram + beta * P_den + eps)).astype(F.dtype)
 
 
 def constraint_penalty(V_all, must, cannot):

@@ -1,7 +1,7 @@
 """NumPy twins of the EMVC kernels (kernels/simplex.py, kernels/robust.py) and a
 straightforward NumPy EMVC (full SVD every iteration, vectorised E step) used as the
-reference of the tests and of benchmarks/bench_emvc.py. Written from ALGORITHMS.md §3 for
-clarity, not speed.
+reference of the tests and of benchmarks/bench_emvc.py. Written from
+docs/algorithms.md §3 for clarity, not speed.
 """
 import numpy as np
 
@@ -71,7 +71,7 @@ def svt_full(B, tau):
 def emvc_reference(P_list, lam1, lam2, *, max_iter=100, tol=1e-6, mu=1e-6, rho=1.9,
                    mu_max=1e10, init="mean", E0=None, eps=1e-10, dtype=np.float64,
                    callback=None):
-    """Straightforward NumPy EMVC exactly as ALGORITHMS.md §3 writes it (full SVD every
+    """Straightforward NumPy EMVC exactly as docs/algorithms.md §3 writes it (full SVD every
     iteration, vectorised elementwise E step, explicit Z). Returns a dict with ``P_hat``,
     ``E``, ``objective`` (halved weights, ‖Q‖_*), ``residual``, ``n_iter``, ``converged``."""
     P = [np.asarray(p, dtype=dtype) for p in P_list]

@@ -1,6 +1,6 @@
 """NumPy twins of ``fastmv.kernels.feature_selection`` and a plain NumPy MVFL solver.
 
-The twins follow ALGORITHMS.md §2 literally (dense matrices, direct formulas). The solver
+The twins follow docs/algorithms.md §2 literally (dense matrices, direct formulas). The solver
 :func:`mvfl_reference` is the straightforward transcription that solves the ``d × d``
 systems ``(X̃ᵀX̃ + λ1 P_k + λ2 Q) w_k = X̃ᵀ f̃_k`` directly with ``numpy.linalg.solve``; it
 is the baseline of the speed comparison and the oracle of the solver tests.
@@ -130,7 +130,7 @@ def mvfl_reference(X, view_ptr, F0, *, labels=None, must_link=None, cannot_link=
                    lam1=1e-3, lam2=1e-3, lam3=1.0, max_iter=10, eps=1e-8):
     """Plain NumPy MVFL on an already normalised dense ``X`` (``n × d``), from ``F0``.
 
-    Follows ALGORITHMS.md §2 step by step with dense ``d × d`` solves. The first ``W`` step
+    Follows docs/algorithms.md §2 step by step with dense ``d × d`` solves. The first ``W`` step
     uses unit norms (``P_k = Q = I / 2``); then each iteration reweights from the previous
     ``W``, solves ``W`` column by column, sets ``b``, updates ``F``. Γ uses the symmetric
     part of ``FᵀZ`` (see fastmv._mvfl). Returns ``(W, b, F, objective_history)``.

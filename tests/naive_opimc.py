@@ -1,13 +1,24 @@
 """NumPy twins of the streaming kernels (``kernels/streaming.py``) and a plain reference OPIMC.
 
 Written for clarity: dense one-hot ``V``, explicit per-view loops, formulas straight from
-ALGORITHMS.md §5. Same argument conventions as the kernels (see the kernels' module
+docs/algorithms.md §5. Same argument conventions as the kernels (see the kernels' module
 docstring for the compact chunk layout); kernels that work in place have twins that work in
 place too.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+
+# the kernels' start modes and output layout (restated: the twins do not import the kernels)
+START_FROM_LABELS, START_FROM_CENTERS, REPLACE_PREVIOUS = 0, 1, 2
+
+
+class Nearest(NamedTuple):
+    labels: np.ndarray
+    best: np.ndarray
+    second: np.ndarray
 
 # ---------------------------------------------------------------------------------------
 # twins of the kernels
@@ -19,118 +30,109 @@ def stream_layout(P, dense_dims):
     s, m = P.shape
     nd = len(dense_dims)
     rows = [np.flatnonzero(P[:, v]) for v in range(nd)]
-    poff = np.concatenate([[0], np.cumsum([r.size for r in rows])]).astype(np.int64)
-    xoff = np.concatenate([[0], np.cumsum([r.size * d for r, d in zip(rows, dense_dims)])])
-    prow = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
-    gidx = -np.ones((s, nd), np.int64)
+    row_start = np.concatenate([[0], np.cumsum([r.size for r in rows])]).astype(np.int64)
+    value_start = np.concatenate([[0], np.cumsum([r.size * d for r, d in zip(rows, dense_dims)])])
+    stored = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+    position = -np.ones((s, nd), np.int64)
     for v in range(nd):
-        gidx[rows[v], v] = poff[v] + np.arange(rows[v].size)
+        position[rows[v], v] = row_start[v] + np.arange(rows[v].size)
     orphans = np.flatnonzero(~P.any(axis=1))
-    return (prow, poff, xoff.astype(np.int64), gidx, P.astype(np.float64),
+    return (stored, row_start, value_start.astype(np.int64), position, P.astype(np.float64),
             int(orphans[0]) if orphans.size else -1)
 
 
-def stream_gather_views(views, prow, poff, xoff, normalize, xbuf):
-    status = []
-    for v, X in enumerate(views):
-        rows = prow[poff[v]:poff[v + 1]]
-        sub = np.asarray(X, dtype=np.float64)[rows]
-        allnan = np.isnan(sub).all(axis=1)
-        bad = (~np.isfinite(sub)).any(axis=1) & ~allnan
-        status.append(np.where(allnan, 1, np.where(bad, 2, 0)))
-        if normalize:                               # overflow-safe ‖x‖ = b ‖x / b‖
-            fin = np.where(np.isfinite(sub), sub, 0.0)
-            big = np.abs(fin).max(axis=1, initial=0.0)
-            big[big == 0] = 1.0
-            norms = big * np.sqrt(((fin / big[:, None]) ** 2).sum(axis=1))
-            norms[norms == 0] = 1.0
-            sub = sub / norms[:, None]
-        xbuf[xoff[v]:xoff[v + 1]] = sub.ravel()
-    return np.concatenate(status).astype(np.int8) if status else np.zeros(0, np.int8)
+def stream_gather_view(X, rows, normalize, out, status):
+    sub = np.asarray(X, dtype=np.float64)[rows]
+    allnan = np.isnan(sub).all(axis=1)
+    bad = (~np.isfinite(sub)).any(axis=1) & ~allnan
+    status[:] = np.where(allnan, 1, np.where(bad, 2, 0))
+    if normalize:                               # scale-safe ‖x‖ = b ‖x / b‖
+        fin = np.where(np.isfinite(sub), sub, 0.0)
+        big = np.abs(fin).max(axis=1, initial=0.0)
+        big[big == 0] = 1.0
+        unit = fin / big[:, None]
+        norms = np.sqrt((unit ** 2).sum(axis=1))
+        norms[norms == 0] = 1.0
+        sub = np.where(status[:, None] == 0, unit / norms[:, None], sub)
+    ok = status == 0
+    out.reshape(rows.size, -1)[ok] = sub[ok]
 
 
-def _dense_views(xbuf, xoff, poff, view_ptr):
+def _dense_views(dense, view_ptr):
     """List of the compacted dense blocks ``X_v`` (s_v, d_v)."""
     out = []
-    for v in range(len(xoff) - 1):
-        s_v = poff[v + 1] - poff[v]
+    if dense is None:
+        return out
+    for v in range(len(dense.value_start) - 1):
+        s_v = dense.row_start[v + 1] - dense.row_start[v]
         d_v = view_ptr[v + 1] - view_ptr[v]
-        out.append(np.asarray(xbuf[xoff[v]:xoff[v + 1]]).reshape(s_v, d_v))
+        out.append(np.asarray(dense.values[dense.value_start[v]:dense.value_start[v + 1]])
+                   .reshape(s_v, d_v))
     return out
 
 
-def stream_cross(xbuf, xoff, poff, view_ptr, U):
-    blocks = _dense_views(xbuf, xoff, poff, view_ptr)
+def stream_cross(dense, view_ptr, U):
+    blocks = _dense_views(dense, view_ptr)
     parts = [X.astype(np.float64) @ U[view_ptr[v]:view_ptr[v + 1]] for v, X in enumerate(blocks)]
     c = U.shape[1]
     return np.concatenate(parts) if parts else np.zeros((0, c))
 
 
-def _csr_dense(sdata, sind, sptr, D):
-    s = len(sptr) - 1
+def _csr_dense(sparse, s, D):
     Xs = np.zeros((s, D))
-    for i in range(s):
-        for p in range(sptr[i], sptr[i + 1]):
-            Xs[i, sind[p]] += sdata[p]
+    if sparse is None:
+        return Xs
+    rows = np.repeat(np.arange(s), np.diff(sparse.indptr))
+    np.add.at(Xs, (rows, sparse.indices), sparse.data)
     return Xs
 
 
-def _two_smallest(D, labels, best, second, rows=None):
+def _two_smallest(D, out, rows=None):
     rows = np.arange(D.shape[0]) if rows is None else rows
     lab = np.argmin(D[rows], axis=1)
-    labels[rows] = lab
-    best[rows] = D[rows, lab]
+    out.labels[rows] = lab
+    out.best[rows] = D[rows, lab]
     if D.shape[1] == 1:
-        second[rows] = np.inf
+        out.second[rows] = np.inf
     else:
-        second[rows] = np.sort(D[rows], axis=1)[:, 1]
+        out.second[rows] = np.sort(D[rows], axis=1)[:, 1]
 
 
-def stream_assign(G, gidx, sdata, sind, sptr, U, W, usq, labels, best, second):
-    s, m = W.shape
-    D = W @ usq                                   # Σ_v w_{v,i} ‖u_{v,k}‖²
-    for v in range(gidx.shape[1]):
-        for i in range(s):
-            if gidx[i, v] >= 0:
-                D[i] -= 2.0 * G[gidx[i, v]]
-    Xs = _csr_dense(sdata, sind, sptr, U.shape[0])
-    D -= 2.0 * Xs @ U
-    _two_smallest(D, labels, best, second)
-
-
-def _full_D(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W):
+def _full_D(dense, sparse, W, view_ptr, U):
     """D[i,k] = Σ_v w_{v,i}(‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k}) over full (zero-filled) views."""
     s, m = W.shape
     c = U.shape[1]
     D = np.zeros((s, c))
-    blocks = _dense_views(xbuf, xoff, poff, view_ptr)
+    blocks = _dense_views(dense, view_ptr)
     n_dense = len(blocks)
-    Xs = _csr_dense(sdata, sind, sptr, U.shape[0])
+    Xs = _csr_dense(sparse, s, U.shape[0])
     for v in range(m):
         Uv = U[view_ptr[v]:view_ptr[v + 1]]
         if v < n_dense:
             Xfull = np.zeros((s, Uv.shape[0]))
-            rows = np.flatnonzero(gidx[:, v] >= 0)
-            Xfull[rows] = blocks[v][gidx[rows, v] - poff[v]]
+            rows = np.flatnonzero(dense.position[:, v] >= 0)
+            Xfull[rows] = blocks[v][dense.position[rows, v] - dense.row_start[v]]
         else:
             Xfull = Xs[:, view_ptr[v]:view_ptr[v + 1]]
         D += W[:, [v]] * ((Uv ** 2).sum(axis=0)[None, :] - 2.0 * Xfull @ Uv)
     return D
 
 
-def stream_assign_rows(rows, xbuf, xoff, poff, gidx, view_ptr, sdata, sind, sptr, U, W, usq,
-                       labels, best, second):
-    D = _full_D(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W)
-    _two_smallest(D, labels, best, second, np.asarray(rows))
+def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
+    """Direct formula over full views (``G`` and ``usq`` are recomputed, not trusted)."""
+    D = _full_D(dense, sparse, W, view_ptr, U)
+    _two_smallest(D, out, np.asarray(rows))
 
 
-def stream_row_sqnorms(xbuf, xoff, prow, poff, view_ptr, sdata, sptr, s):
-    blocks = _dense_views(xbuf, xoff, poff, view_ptr)
+def stream_row_sqnorms(dense, sparse, view_ptr, s):
     xsq = np.zeros(s)
-    for v, X in enumerate(blocks):
-        np.add.at(xsq, prow[poff[v]:poff[v + 1]], (X.astype(np.float64) ** 2).sum(axis=1))
-    for i in range(s):
-        xsq[i] += np.sum(np.asarray(sdata[sptr[i]:sptr[i + 1]], np.float64) ** 2)
+    for v, X in enumerate(_dense_views(dense, view_ptr)):
+        rows = dense.rows[dense.row_start[v]:dense.row_start[v + 1]]
+        np.add.at(xsq, rows, (X.astype(np.float64) ** 2).sum(axis=1))
+    if sparse is not None:
+        for i in range(s):
+            xsq[i] += np.sum(np.asarray(sparse.data[sparse.indptr[i]:sparse.indptr[i + 1]],
+                                        np.float64) ** 2)
     return xsq
 
 
@@ -143,25 +145,24 @@ def stream_center_sqnorms(U, view_ptr):
                      for v in range(len(view_ptr) - 1)]).reshape(len(view_ptr) - 1, U.shape[1])
 
 
-def stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, labels):
+def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Direct formula over full views (see _full_D)."""
-    D = _full_D(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W)
-    best, second = np.empty(D.shape[0]), np.empty(D.shape[0])
-    _two_smallest(D, labels, best, second)
-    return best, second
+    D = _full_D(dense, sparse, W, view_ptr, U)
+    out = Nearest(labels, np.empty(D.shape[0]), np.empty(D.shape[0]))
+    _two_smallest(D, out)
+    return out.best, out.second
 
 
-def stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, sign):
-    blocks = _dense_views(xbuf, xoff, poff, view_ptr)
+def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     c = R.shape[0]
-    for v, X in enumerate(blocks):
+    for v, X in enumerate(_dense_views(dense, view_ptr)):
         V = np.zeros((X.shape[0], c))
-        V[np.arange(X.shape[0]), labels[prow[poff[v]:poff[v + 1]]]] = 1.0
+        V[np.arange(X.shape[0]), labels[dense.rows[dense.row_start[v]:dense.row_start[v + 1]]]] = 1
         R[:, view_ptr[v]:view_ptr[v + 1]] += sign * (V.T @ X.astype(np.float64))
 
 
-def stream_scatter_csr(sdata, sind, sptr, labels, R, sign):
-    Xs = _csr_dense(sdata, sind, sptr, R.shape[1])
+def stream_scatter_csr(sparse, labels, R, sign):
+    Xs = _csr_dense(sparse, len(labels), R.shape[1])
     V = np.zeros((Xs.shape[0], R.shape[0]))
     V[np.arange(Xs.shape[0]), labels] = 1.0
     R += sign * (V.T @ Xs)
@@ -173,14 +174,14 @@ def stream_scatter_counts(labels, W, T, sign):
     T += sign * (W.T @ V)
 
 
-def stream_move_dense(xbuf, xoff, prow, poff, view_ptr, old, new, R):
-    stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, old, R, -1.0)
-    stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, new, R, 1.0)
+def stream_move_dense(dense, view_ptr, old, new, R):
+    stream_scatter_dense(dense, view_ptr, old, R, -1.0)
+    stream_scatter_dense(dense, view_ptr, new, R, 1.0)
 
 
-def stream_move_csr(sdata, sind, sptr, old, new, R):
-    stream_scatter_csr(sdata, sind, sptr, old, R, -1.0)
-    stream_scatter_csr(sdata, sind, sptr, new, R, 1.0)
+def stream_move_csr(sparse, old, new, R):
+    stream_scatter_csr(sparse, old, R, -1.0)
+    stream_scatter_csr(sparse, new, R, 1.0)
 
 
 def stream_move_counts(old, new, W, T):
@@ -211,34 +212,37 @@ def stream_loss(U, R, T, view_ptr, alpha):
     return loss
 
 
-def stream_chunk_iterate(xbuf, xoff, prow, poff, gidx, sdata, sind, sptr, W, view_ptr,
-                         R, T, U, labels, mode, fill, alpha, max_iter, tol):
+def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
+                         max_iter, tol):
     """Same loop, recomputing the chunk's contribution from scratch each iteration."""
-    if mode == 2:                                 # remove the previous pass's contribution
-        stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, labels, R, -1.0)
-        stream_scatter_csr(sdata, sind, sptr, labels, R, -1.0)
-        stream_scatter_counts(labels, W, T, -1.0)
-    if mode in (1, 2):                            # start from the current centres
-        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, labels)
+    R, T, U = stats.sums, stats.counts, stats.centers
+
+    def add(lab, Rc, Tc, sign):
+        stream_scatter_dense(dense, view_ptr, lab, Rc, sign)
+        stream_scatter_csr(sparse, lab, Rc, sign)
+        stream_scatter_counts(lab, W, Tc, sign)
+
+    if start == REPLACE_PREVIOUS:                 # remove the previous pass's contribution
+        add(labels, R, T, -1.0)
+    if start != START_FROM_LABELS:                # start from the current centres
+        stream_chunk_assign(dense, sparse, W, view_ptr, U, labels)
     R0, T0 = R.copy(), T.copy()                   # statistics without the chunk
 
-    def stats(lab):
+    def stats_of(lab):
         Rc, Tc = R0.copy(), T0.copy()
-        stream_scatter_dense(xbuf, xoff, prow, poff, view_ptr, lab, Rc, 1.0)
-        stream_scatter_csr(sdata, sind, sptr, lab, Rc, 1.0)
-        stream_scatter_counts(lab, W, Tc, 1.0)
+        add(lab, Rc, Tc, 1.0)
         return Rc, Tc
 
-    Rc, Tc = stats(labels)
+    Rc, Tc = stats_of(labels)
     loss_old = stream_loss(U, Rc, Tc, view_ptr, alpha)
     loss, n_iter, converged = loss_old, 0, False
     for it in range(max_iter):
         stream_update_centers(Rc, Tc, view_ptr, alpha, fill, U)
         new = np.empty_like(labels)
-        stream_chunk_assign(xbuf, xoff, poff, gidx, sdata, sind, sptr, view_ptr, U, W, new)
+        stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
         changed = np.any(new != labels)
         labels[:] = new
-        Rc, Tc = stats(labels)
+        Rc, Tc = stats_of(labels)
         loss = stream_loss(U, Rc, Tc, view_ptr, alpha)
         n_iter = it + 1
         if not changed or abs(loss - loss_old) < tol * abs(loss_old):
@@ -277,7 +281,7 @@ def prepare_views(views, mask=None, normalize=True):
 
 def opimc_reference(views, n_clusters, first_labels, *, mask=None, alpha=0.1, chunk_size=250,
                     n_passes=1, max_iter=30, tol=1e-6, normalize=True):
-    """OPIMC exactly as ALGORITHMS.md §5 states it, with dense one-hot V and a from-scratch
+    """OPIMC exactly as docs/algorithms.md §5 states it, with dense one-hot V and a from-scratch
     chunk contribution every iteration. ``first_labels``: labels of the first chunk.
     Returns (labels, U list, per-pass loss, per-chunk loss)."""
     X, W = prepare_views(views, mask, normalize)

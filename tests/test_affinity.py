@@ -74,4 +74,41 @@ def test_transition_matrix_validation(rng):
         fastmv.transition_matrix(np.array([[np.inf, 0.0]]))
     with pytest.raises(ValueError, match="dtype"):
         fastmv.transition_matrix(X, dtype=np.int32)
+    bad = sp.csr_matrix(X)
+    bad.indices[-1] = 5
+    with pytest.raises(ValueError, match="X"):
+        fastmv.transition_matrix(bad)
     assert fastmv.transition_matrix(X[:1]).tolist() == [[1.0]]
+
+
+@pytest.mark.parametrize("n_neighbors", [None, 3])
+def test_median_width_is_scale_invariant(n_neighbors, rng):
+    X = rng.standard_normal((25, 4))
+    ref = fastmv.transition_matrix(X, n_neighbors=n_neighbors)
+    for scale in (1e-300, 1e-200, 1e-160, 3.7, 1e160, 1e200, 1e300):
+        for Xs in (X * scale, sp.csr_matrix(X * scale)):
+            P = fastmv.transition_matrix(Xs, n_neighbors=n_neighbors)
+            assert np.all(np.isfinite(P))
+            np.testing.assert_allclose(P, ref, rtol=1e-9, atol=1e-15)
+    # a power of two changes nothing at all
+    np.testing.assert_array_equal(
+        fastmv.transition_matrix(X * 2.0 ** 900, n_neighbors=n_neighbors), ref)
+
+
+def test_fixed_sigma_is_applied_in_the_callers_units(rng):
+    X = rng.standard_normal((20, 3))
+    ref = fastmv.transition_matrix(X, sigma=0.8)
+    for scale in (1e-300, 1e300):
+        P = fastmv.transition_matrix(X * scale, sigma=0.8 * scale)
+        np.testing.assert_allclose(P, ref, rtol=1e-9, atol=1e-15)
+
+
+def test_tiny_and_huge_sigma_give_the_limits(rng):
+    X = rng.standard_normal((10, 3))
+    P = fastmv.transition_matrix(X, sigma=1e-300)  # each sample keeps only itself
+    np.testing.assert_array_equal(P, np.eye(10))
+    X2 = np.vstack([X, X[:1]])  # duplicates: any split between them, never NaN
+    P2 = fastmv.transition_matrix(X2, sigma=1e-300)
+    assert np.all(np.isfinite(P2)) and P2[0, 0] + P2[0, 10] == pytest.approx(1.0)
+    U = fastmv.transition_matrix(X, sigma=1e300)
+    np.testing.assert_allclose(U, np.full((10, 10), 0.1), rtol=1e-12)

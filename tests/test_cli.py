@@ -1,118 +1,301 @@
-"""Command line: python -m fastmv {demo,run,list}."""
+"""Command line: python -m fastmv {demo,run,compile,list}."""
+import dataclasses
+import json
 import subprocess
 import sys
-import types
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import scipy.io
 
-from fastmv import _cli
+from fastmv import _cli, _registry, metrics
+from fastmv._registry import REGISTRY, Setting
+
+FAST = {  # small iteration counts keep the real runs quick
+    "mvmc": ["--max_iter", "5", "--k", "5"],
+    "mvfl": ["--max_iter", "10"],
+    "emvc": ["--max_iter", "30"],
+    "cmvnmf": ["--max_iter", "30"],
+    "opimc": ["--chunk_size", "30"],
+}
 
 
-def _fake_solver(monkeypatch, name, *, fail=False):
-    mod = types.ModuleType(f"fastmv._{name}")
+def _views(n=90, dims=(6, 4), seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([1, 2, 3], n // 3)
+    views = [np.abs(rng.random((3, d))[y - 1] * 5 + 0.3 * rng.standard_normal((n, d)))
+             for d in dims]
+    return views, y
 
-    def _demo(random_state=0):
+
+def _save_mat(path, views, y=None):
+    X = np.empty((1, len(views)), dtype=object)
+    for v, V in enumerate(views):
+        X[0, v] = V
+    variables = {"X": X}
+    if y is not None:
+        variables["y"] = np.asarray(y)[:, None]
+    scipy.io.savemat(path, variables)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    views, y = _views()
+    return _save_mat(tmp_path_factory.mktemp("data") / "small.mat", views, y), y
+
+
+def _one_line_error(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("fastmv: error:")
+    return err[0]
+
+
+# ------------------------------------------------------------------------------------ demo
+def _fake_spec(name, *, fail=False):
+    y = np.repeat(np.arange(3), 4)
+
+    def demo(seed):
         if fail:
             raise RuntimeError("boom")
-        y = np.repeat(np.arange(3), 4)
-        return [("fake setting", y, (y + 1) % 3)]
+        result = SimpleNamespace(objective=np.array([3.0, 2.0, 1.9]), converged=True)
+        return [Setting("short", lambda: ([(y, (y + 1) % 3)], result)),
+                Setting("a much longer setting text", lambda: ([(y, y)], result))]
 
-    def _cli_run(views, y, params, random_state):
-        if "bad" in params:
-            raise TypeError("unexpected keyword argument 'bad'")
-        return y, y, f"fake run {sorted(params)}"
-
-    mod._demo, mod._cli = _demo, _cli_run
-    monkeypatch.setitem(sys.modules, f"fastmv._{name}", mod)
+    return dataclasses.replace(REGISTRY[name], demo=demo, warmup=lambda **kw: None)
 
 
-def test_demo_table_and_failures(monkeypatch, capsys):
-    _fake_solver(monkeypatch, "mvmc")
-    _fake_solver(monkeypatch, "mvfl", fail=True)
+def test_demo_rows_per_setting_aligned_with_compile_apart(monkeypatch, capsys):
+    monkeypatch.setitem(REGISTRY, "mvmc", _fake_spec("mvmc"))
+    monkeypatch.setitem(REGISTRY, "mvfl", _fake_spec("mvfl", fail=True))
     rc = _cli.main(["demo", "--solvers", "mvmc,mvfl"])
     out = capsys.readouterr().out
     assert rc == 1  # a failing solver makes the demo fail, after printing the table
-    header = [ln for ln in out.splitlines() if ln.startswith("solver")][0]
-    assert header.split() == ["solver", "setting", "ACC", "NMI", "ARI", "seconds"]
-    row = [ln for ln in out.splitlines() if ln.startswith("mvmc")][0]
-    assert "fake setting" in row and "1.000" in row  # relabelled perfect clustering
+    lines = out.splitlines()
+    header = next(i for i, ln in enumerate(lines) if ln.startswith("solver"))
+    assert lines[header].split() == ["solver", "setting", "ACC", "NMI", "ARI", "seconds"]
+    rows = [ln for ln in lines[header + 2:] if ln.startswith("mvmc")]
+    assert [r.split()[1] for r in rows] == ["compile", "short", "a"]
+    # every value row ends at the same column as the header: the columns stay aligned
+    assert {len(r) for r in rows} == {len(lines[header])}
+    assert "1.000" in rows[1]
     assert "FAILED: RuntimeError: boom" in out
+    assert "whole demo:" in out
 
 
-def test_parse_params():
-    assert _cli._parse_params(["--C1", "2", "--accelerated", "False", "--name=abc"]) == \
-        {"C1": 2, "accelerated": False, "name": "abc"}
-    with pytest.raises(_cli.CLIError, match="needs a value"):
-        _cli._parse_params(["--C1"])
-    with pytest.raises(_cli.CLIError, match="unexpected argument"):
-        _cli._parse_params(["C1", "2"])
+def test_demo_plot_writes_pictures(monkeypatch, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    monkeypatch.setitem(REGISTRY, "opimc", _fake_spec("opimc"))
+    assert _cli.main(["demo", "--solvers", "opimc", "--plot", str(tmp_path / "pics")]) == 0
+    files = sorted(p.name for p in (tmp_path / "pics").iterdir())
+    assert files == ["opimc_contingency.png", "opimc_convergence.png"]
+    assert all((tmp_path / "pics" / f).stat().st_size > 1000 for f in files)
 
 
-def test_run_with_fake_solver(monkeypatch, tmp_path, capsys):
-    _fake_solver(monkeypatch, "opimc")
-    path = tmp_path / "d.mat"
-    y = np.repeat([1, 2, 3], 5)
-    X = np.empty((1, 2), dtype=object)
-    X[0, 0], X[0, 1] = np.random.rand(15, 4), np.random.rand(15, 3)
-    scipy.io.savemat(path, {"X": X, "y": y[:, None]})
-    out_file = tmp_path / "labels.npy"
-    assert _cli.main(["run", "opimc", "--data", str(path), "--alpha", "0.5",
-                      "--out", str(out_file)]) == 0
-    assert "fake run ['alpha']" in capsys.readouterr().out
-    assert np.load(out_file).shape == (15,)
-    assert _cli.main(["run", "opimc", "--data", str(path), "--bad", "1"]) == 2
-    assert "unexpected keyword argument 'bad'" in capsys.readouterr().err
+# ------------------------------------------------------------------------------------- run
+@pytest.mark.parametrize("solver", list(REGISTRY))
+def test_saved_labels_score_the_printed_figure(solver, labelled, tmp_path, capsys):
+    path, y = labelled
+    out = tmp_path / ("labels.npz" if solver == "cmvnmf" else "labels.npy")
+    rc = _cli.main(["run", solver, "--data", path, "--out", str(out), "--json", *FAST[solver]])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    report = json.loads(captured.out)
+    assert report["labels_file"] == str(out)
+    y0 = y - 1
+    if solver == "cmvnmf":  # one array per view, each in the input's row order, -1 = dropped
+        saved = np.load(out)
+        assert sorted(saved.files) == ["view0", "view1"]
+        y_true = np.concatenate([y0[saved[k] >= 0] for k in saved.files])
+        y_pred = np.concatenate([saved[k][saved[k] >= 0] for k in saved.files])
+    else:
+        y_true, y_pred = y0, np.load(out)
+        assert y_pred.shape == y.shape
+    assert metrics.accuracy(y_true, y_pred) == pytest.approx(report["metrics"]["acc"])
+    assert metrics.nmi(y_true, y_pred) == pytest.approx(report["metrics"]["nmi"])
+    assert report["seconds"] > 0
 
 
+def test_run_table_and_default_output(labelled, tmp_path, monkeypatch, capsys):
+    path, _ = labelled
+    monkeypatch.chdir(tmp_path)
+    assert _cli.main(["run", "opimc", "--data", path, *FAST["opimc"]]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["solver", "setting", "ACC", "NMI", "ARI", "seconds"]
+    assert "labels saved to small.opimc.labels.npy" in out
+    assert (tmp_path / "small.opimc.labels.npy").exists()
+
+
+def test_opimc_saves_the_input_order_not_the_stream_order(labelled, tmp_path, capsys):
+    path, y = labelled
+    out = tmp_path / "o.npy"
+    assert _cli.main(["run", "opimc", "--data", path, "--out", str(out), "--missing_ratio", "0",
+                      "--json", *FAST["opimc"]]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["metrics"]["acc"] > 0.9  # well separated blobs
+    assert metrics.accuracy(y, np.load(out)) > 0.9
+
+
+@pytest.mark.parametrize("solver", list(REGISTRY))
+def test_files_without_labels_and_user_side_information(solver, tmp_path, capsys):
+    views, y = _views()
+    y0 = y - 1
+    if solver == "cmvnmf":  # unmapped views: different row counts, pairs across views
+        views = [views[0], views[1][::-1][:60]]
+    path = _save_mat(tmp_path / "nolabels.mat", views)
+    argv = ["run", solver, "--data", path, "--n_clusters", "3", "--json",
+            "--out", str(tmp_path / "lab"), *FAST[solver]]
+    rng = np.random.default_rng(0)
+    if solver in ("mvmc", "mvfl"):
+        ml, cl = _registry.fastmv.simulate.pairwise_constraints(y0, 300, random_state=0)
+        np.save(tmp_path / "must.npy", ml)
+        np.savetxt(tmp_path / "cannot.txt", cl, fmt="%d")
+        argv += ["--must", str(tmp_path / "must.npy"), "--cannot", str(tmp_path / "cannot.txt")]
+    if solver == "mvfl":
+        argv = argv[:-4]
+        part = np.where(rng.random(y.size) < 0.2, y0, -1)
+        np.savetxt(tmp_path / "labels.txt", part, fmt="%d")
+        argv += ["--labels", str(tmp_path / "labels.txt")]
+    if solver == "cmvnmf":
+        pairs = np.array([[0, i, 1, y.size - 1 - i] for i in range(30, 90, 6)])
+        np.save(tmp_path / "must.npy", pairs)
+        argv += ["--must", str(tmp_path / "must.npy")]
+    if solver == "opimc":
+        mask = rng.random((y.size, 2)) > 0.2
+        mask[:, 0] |= ~mask[:, 1]
+        np.save(tmp_path / "mask.npy", mask)
+        argv += ["--mask", str(tmp_path / "mask.npy")]
+    rc = _cli.main(argv)
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    report = json.loads(captured.out)
+    assert report["metrics"] is None
+    saved = np.load(report["labels_file"])
+    if solver == "cmvnmf":
+        assert [saved[k].shape for k in saved.files] == [(90,), (60,)]
+    else:
+        assert saved.shape == (90,)
+
+
+def test_metrics_omitted_in_the_table(tmp_path, capsys):
+    views, _ = _views()
+    path = _save_mat(tmp_path / "u.mat", views)
+    assert _cli.main(["run", "emvc", "--data", path, "--n_clusters", "3", "--out",
+                      str(tmp_path / "e.npy"), *FAST["emvc"]]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["solver", "setting", "seconds"]
+    assert "metrics omitted" in out
+
+
+def test_run_plot(labelled, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    path, _ = labelled
+    png = tmp_path / "run.png"
+    assert _cli.main(["run", "cmvnmf", "--data", path, "--out", str(tmp_path / "c"),
+                      "--plot", str(png), *FAST["cmvnmf"]]) == 0
+    assert f"picture saved to {png}" in capsys.readouterr().out
+    assert png.stat().st_size > 1000
+
+
+def test_run_help_lists_the_solver_options(capsys):
+    assert _cli.main(["run", "mvfl", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--data", "--labels", "--must", "--cannot", "--lam1", "--lam3", "--json",
+                   "--plot", "--prior", "--normalize"):
+        assert option in out, option
+    assert "View-selection weight" in out  # the description comes from the docstring
+    assert _cli.main(["run", "opimc", "--help"]) == 0
+    assert "--mask" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------- errors
 @pytest.mark.parametrize("argv,message", [
-    (["run", "opimc", "--data", "/nonexistent.mat"], "not found"),
-    (["run", "nosuch", "--data", "x.mat"], "unknown solver"),
+    (["run", "mvmc", "--data", "x.mat", "--n_clusters", "2.5"], "--n_clusters"),
+    (["run", "emvc", "--data", "x.mat", "--lam1", "abc"], "--lam1"),
+    (["run", "cmvnmf", "--data", "x.mat", "--keep", "abc"], "--keep"),
+    (["run", "opimc", "--data", "/nonexistent.mat"], "--data: file not found"),
+    (["run", "nosuch", "--data", "x.mat"], "invalid choice: 'nosuch'"),
+    (["run", "opimc"], "--data"),
+    (["run", "opimc", "--data", "x.mat", "--bad", "1"], "--bad"),
+    (["run", "mvmc", "--data", "x.mat", "--max", "3"], "--max"),  # no abbreviations
     (["demo", "--solvers", "nosuch"], "unknown solver"),
-    (["demo", "--bogus"], "unrecognized"),
+    (["demo", "--bogus"], "--bogus"),
+    (["bogus"], "invalid choice"),
 ])
-def test_errors_are_one_line(argv, message, capsys):
+def test_errors_are_one_line_with_status_2(argv, message, capsys):
     assert _cli.main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("fastmv: error:") and message in err[0]
+    assert message in _one_line_error(capsys)
 
 
-def test_unreadable_mat_is_one_line(tmp_path, capsys):
-    bad = tmp_path / "bad.mat"
-    bad.write_bytes(b"this is not a mat file at all" * 10)
-    assert _cli.main(["run", "opimc", "--data", str(bad)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "bad.mat" in err[0]
+def test_file_errors_name_the_file(labelled, tmp_path, capsys):
+    path, _ = labelled
+    data = open(path, "rb").read()
+    trunc = tmp_path / "trunc.mat"
+    trunc.write_bytes(data[: len(data) // 2])
+    assert _cli.main(["run", "opimc", "--data", str(trunc)]) == 2
+    assert "trunc.mat" in _one_line_error(capsys)
+    head = tmp_path / "head.mat"
+    head.write_bytes(data[:128])
+    assert _cli.main(["run", "opimc", "--data", str(head)]) == 2
+    assert "head.mat" in _one_line_error(capsys)
+    assert _cli.main(["run", "mvmc", "--data", path, "--must", str(tmp_path / "no.npy")]) == 2
+    assert "--must: file not found" in _one_line_error(capsys)
+
+
+def test_mvmc_without_labels_or_pairs_says_what_is_needed(tmp_path, capsys):
+    views, _ = _views()
+    path = _save_mat(tmp_path / "u.mat", views)
+    assert _cli.main(["run", "mvmc", "--data", path, "--n_clusters", "3"]) == 2
+    assert "--must" in _one_line_error(capsys)
+    assert _cli.main(["run", "mvmc", "--data", path]) == 2
+    assert "--n_clusters is required" in _one_line_error(capsys)
+
+
+def test_solver_errors_are_one_line(labelled, tmp_path, capsys):
+    path, _ = labelled
+    assert _cli.main(["run", "mvfl", "--data", path, "--lam1", "-1", "--out",
+                      str(tmp_path / "x")]) == 2
+    assert "lam1" in _one_line_error(capsys)
+
+
+# ------------------------------------------------------------------------- compile, list
+def test_compile_runs_every_variant(monkeypatch, capsys):
+    calls = []
+    for name in ("emvc", "opimc"):
+        monkeypatch.setitem(REGISTRY, name, dataclasses.replace(
+            REGISTRY[name], warmup=lambda name=name, **kw: calls.append((name, kw))))
+    assert _cli.main(["compile", "--solvers", "emvc", "opimc"]) == 0
+    assert len(calls) == 8
+    assert {(c[1]["dtype"], c[1]["sparse"]) for c in calls} == {
+        (np.float64, False), (np.float64, True), (np.float32, False), (np.float32, True)}
+    assert "Numba cache filled" in capsys.readouterr().out
+
+
+def test_warmups_run(monkeypatch):
+    # the real warm-up calls (what compile runs), float64 dense: cheap once compiled
+    for spec in REGISTRY.values():
+        spec.warmup()
 
 
 def test_module_entry_point_help_and_list():
     out = subprocess.run([sys.executable, "-m", "fastmv", "--help"], capture_output=True,
                          text=True, check=True).stdout
-    assert "demo" in out and "run" in out
-    out = subprocess.run([sys.executable, "-m", "fastmv", "run", "--help"], capture_output=True,
-                         text=True, check=True).stdout
-    assert "--data" in out and "--out" in out
+    assert "demo" in out and "run" in out and "compile" in out
     out = subprocess.run([sys.executable, "-m", "fastmv", "list"], capture_output=True,
                          text=True, check=True).stdout
     assert len(out.strip().splitlines()) == 5
+    proc = subprocess.run([sys.executable, "-m", "fastmv", "run", "mvmc", "--data", "x.mat",
+                           "--n_clusters", "2.5"], capture_output=True, text=True)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("solver", list(_cli.SOLVERS))
-def test_run_every_built_solver_on_a_small_file(solver, tmp_path, capsys):
-    if _cli._solver_module(solver) is None:
-        pytest.skip(f"{solver} not built")
-    rng = np.random.default_rng(0)
-    y = np.repeat([1, 2, 3], 30)
-    centers = [rng.random((3, d)) * 5 for d in (6, 4)]
-    X = np.empty((1, 2), dtype=object)
-    for v, C in enumerate(centers):
-        X[0, v] = np.abs(C[y - 1] + 0.3 * rng.standard_normal((90, C.shape[1])))
-    path = tmp_path / "small.mat"
-    scipy.io.savemat(path, {"X": X, "y": y[:, None]})
-    out_file = tmp_path / "labels.npy"
-    rc = _cli.main(["run", solver, "--data", str(path), "--out", str(out_file)])
-    captured = capsys.readouterr()
-    assert rc == 0, captured.err
-    assert solver in captured.out
-    assert np.load(out_file).ndim == 1
+def test_format_table_widths_follow_the_rows():
+    text = _cli.format_table(("a", "b"), [("x" * 10, "1"), ("y", "22")], left=1)
+    lines = text.splitlines()
+    assert len({len(ln) for ln in lines}) == 1

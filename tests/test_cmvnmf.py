@@ -1,5 +1,12 @@
-"""Tests of fastmv.cmvnmf (issue 6, ALGORITHMS.md §4) and its kernels (kernels/nmf.py)."""
+"""Tests of fastmv.cmvnmf (docs/algorithms.md §4) and its kernels (kernels/nmf.py)."""
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -7,10 +14,13 @@ import scipy.sparse as sp
 
 import fastmv
 from fastmv import metrics, simulate
-from fastmv._cmvnmf import _cli, _Problem, _prepare
+from fastmv._cmvnmf import _prepare, _Problem
 from fastmv.kernels import nmf as K
 from tests import naive_cmvnmf as N
 from tests.conftest import shared_dataset
+
+# short runs (small max_iter) are the point of most tests here
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
 
 DTYPES = [np.float32, np.float64]
 
@@ -54,65 +64,65 @@ def test_csr_matmul_equals_twin(dtype, shape, rng):
     np.testing.assert_allclose(got, want, **_tol(dtype))
 
 
+def _no_terms(dtype, c, idx=np.int32):
+    none_i, none_f = np.zeros(0, np.int64), np.zeros(0, dtype)
+    return K.ConstraintTerms(np.zeros((0, c), dtype), none_i, np.zeros(0, idx), none_i,
+                             np.zeros(0, idx), none_f, none_f)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("d,c", [(1, 1), (5, 1), (1, 4), (130, 7), (64, 3)])
-def test_multiplicative_update_u_equals_twin(dtype, d, c, rng):
+@pytest.mark.parametrize("d,c", [(1, 1), (5, 1), (1, 4), (130, 7), (64, 3), (0, 2)])
+def test_multiplicative_update_without_terms_equals_twin(dtype, d, c, rng):
     U = rng.random((d, c)).astype(dtype)
-    U[0, 0] = 0.0  # a zero entry stays zero
+    if d:
+        U[0, 0] = 0.0  # a zero entry stays zero
     V = rng.random((11, c)).astype(dtype)
     XtV = rng.random((d, c)).astype(dtype)
     VtV = (V.T @ V).astype(dtype)
-    got, want = U.copy(), U.copy()
-    K.multiplicative_update_u(got, XtV, VtV, 1e-10)
-    N.multiplicative_update_u(want, XtV, VtV, 1e-10)
+    before = U.copy()
+    got = K.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
+    want = N.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
+    np.testing.assert_array_equal(U, before)  # out of place
+    assert got.dtype == dtype and got.shape == (d, c)
     np.testing.assert_allclose(got, want, **_tol(dtype))
-    assert got[0, 0] == 0.0
+    assert d == 0 or got[0, 0] == 0.0
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n,c", [(1, 1), (9, 1), (1, 5), (200, 6)])
-@pytest.mark.parametrize("beta", [0.0, 0.7])
-def test_multiplicative_update_v_equals_twin(dtype, n, c, beta, rng):
-    V = rng.random((n, c)).astype(dtype)
-    XU, P_num, P_den = (rng.random((n, c)).astype(dtype) for _ in range(3))
-    P_num[0] = 0.0
-    U = rng.random((8, c)).astype(dtype)
-    UtU = (U.T @ U).astype(dtype)
-    got, want = V.copy(), V.copy()
-    K.multiplicative_update_v(got, XU, UtU, P_num, P_den, beta, 1e-10)
-    N.multiplicative_update_v(want, XU, UtU, P_num, P_den, beta, 1e-10)
-    np.testing.assert_allclose(got, want, **_tol(dtype))
-
-
-def test_multiplicative_updates_zero_denominator_guarded():
-    U = np.zeros((3, 2))
-    K.multiplicative_update_u(U, np.zeros((3, 2)), np.zeros((2, 2)), 1e-10)
-    assert np.all(np.isfinite(U)) and np.all(U == 0)
-    V = np.ones((2, 2))
-    z = np.zeros((2, 2))
-    K.multiplicative_update_v(V, z, z, z, z, 1.0, 1e-10)
-    np.testing.assert_array_equal(V, 1.0)  # 0/0 guarded: (0 + ε) / (0 + ε)
+def test_multiplicative_update_zero_denominator_guarded():
+    got = K.multiplicative_update(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((2, 2)),
+                                  _no_terms(np.float64, 2), 0.0, 1e-10)
+    assert np.all(got == 0)
+    got = K.multiplicative_update(np.ones((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)),
+                                  _no_terms(np.float64, 2), 1.0, 1e-10)
+    np.testing.assert_array_equal(got, 1.0)  # 0/0 guarded: (0 + ε) / (0 + ε)
 
 
 @pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
                                        (np.float64, np.int64)])
 @pytest.mark.parametrize("n_a,N_all,c,nnz_m,nnz_c", [(1, 1, 1, 0, 0), (1, 6, 3, 4, 2),
                                                       (30, 90, 4, 0, 50), (50, 120, 5, 200, 300),
-                                                      (5, 5, 1, 7, 0)])
-def test_constraint_products_equals_twin(dtype, idx, n_a, N_all, c, nnz_m, nnz_c, rng):
+                                                      (5, 5, 1, 7, 0), (70, 70, 3, 300, 100)])
+@pytest.mark.parametrize("beta", [0.0, 0.7])
+def test_multiplicative_update_with_terms_equals_twin(dtype, idx, n_a, N_all, c, nnz_m, nnz_c,
+                                                      beta, rng):
     V_all = rng.random((N_all, c)).astype(dtype)
-    V_a = V_all[:n_a]
+    V_a = V_all[:n_a]   # a row block of V_all: intra-view pairs read rows being updated
     m_ptr, m_idx = (K.pattern_csr(np.sort(rng.integers(0, n_a, nnz_m)),
                                   rng.integers(0, N_all, nnz_m).astype(idx), n_a, N_all))
     c_ptr, c_idx = _random_pattern(rng, n_a, N_all, nnz_c, idx)
     c_ptr = c_ptr.astype(np.int64)
-    deg_num = rng.integers(0, 3, n_a).astype(dtype)
-    deg_den = rng.integers(0, 5, n_a).astype(dtype)
-    got = K.constraint_products(V_all, V_a, m_ptr, m_idx, c_ptr, c_idx, deg_num, deg_den)
-    want = N.constraint_products(V_all, V_a, m_ptr, m_idx, c_ptr, c_idx, deg_num, deg_den)
-    for g, w in zip(got, want):
-        assert g.dtype == dtype
-        np.testing.assert_allclose(g, w, **_tol(dtype))
+    terms = K.ConstraintTerms(V_all, m_ptr, m_idx, c_ptr, c_idx,
+                              rng.integers(0, 3, n_a).astype(dtype),
+                              rng.integers(0, 5, n_a).astype(dtype))
+    XU = rng.random((n_a, c)).astype(dtype)
+    U = rng.random((8, c)).astype(dtype)
+    UtU = (U.T @ U).astype(dtype)
+    before = V_all.copy()
+    got = K.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
+    want = N.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
+    np.testing.assert_array_equal(V_all, before)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, **_tol(dtype))
 
 
 @pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
@@ -139,6 +149,13 @@ def test_kernels_thread_count_independent(rng):
 
 
 # --------------------------------------------------------------------------- problems
+def _without(pairs, other, symmetric=False):
+    """``pairs`` minus the rows that are also in ``other`` (either orientation if symmetric)."""
+    key = [tuple(p) for p in other] + ([tuple(p[::-1]) for p in other] if symmetric else [])
+    keep = [tuple(p) not in set(key) for p in pairs]
+    return pairs[np.asarray(keep, dtype=bool)]
+
+
 def _random_problem(rng, n_list=(30, 25, 18), d_list=(6, 9, 4), c=3, sparse=False, intra=True,
                     transposed=True, n_pairs=40):
     X = []
@@ -155,6 +172,7 @@ def _random_problem(rng, n_list=(30, 25, 18), d_list=(6, 9, 4), c=3, sparse=Fals
         for b in range(a + 1, m):
             pm, pc = (np.column_stack([rng.integers(0, n_list[a], n_pairs),
                                        rng.integers(0, n_list[b], n_pairs)]) for _ in range(2))
+            pc = _without(pc, pm)
             if transposed and (a + b) % 2:
                 ml[(b, a)] = pm[:, ::-1]
                 cl[(b, a)] = pc[:, ::-1]
@@ -165,7 +183,8 @@ def _random_problem(rng, n_list=(30, 25, 18), d_list=(6, 9, 4), c=3, sparse=Fals
         i = rng.integers(0, n_list[0], 20)
         j = (i + 1 + rng.integers(0, n_list[0] - 1, 20)) % n_list[0]
         ml[(0, 0)] = np.column_stack([i, j])
-        cl[(0, 0)] = np.column_stack([j[:10], i[:10]])
+        k = (i[:10] + 2) % n_list[0]
+        cl[(0, 0)] = _without(np.column_stack([k, i[:10]]), ml[(0, 0)], symmetric=True)
     U0 = [rng.random((d, c)) for d in d_list]
     V0 = [rng.random((n, c)) for n in n_list]
     return X, ml, cl, U0, V0
@@ -181,8 +200,9 @@ def test_objective_non_increasing_at_every_update(sparse, seed):
     rng = np.random.default_rng(seed)
     beta = [1.0, 0.3, 5.0][seed]
     X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
-    views, c, blocks, beta = _prepare(X, 3, ml, cl, beta, "l2")
-    prob = _Problem(views, blocks, U0, V0, beta=beta, rescale=False)
+    data = _prepare(X, 3, ml, cl, beta, "l2")
+    views = data.views
+    prob = _Problem(views, data.blocks, U0, V0, beta=beta, rescale=False)
     f = _dense_objective(views, prob, ml, cl, beta)
     assert np.isclose(prob.objective(), f, rtol=1e-10)
     start = f
@@ -204,8 +224,8 @@ def test_intra_view_symmetrised_rule_reaches_stationary_point():
     rng = np.random.default_rng(3)
     X = [rng.random((12, 5))]
     ml = {(0, 0): np.array([[0, 1], [1, 2], [3, 7], [4, 9]])}
-    views, c, blocks, beta = _prepare(X, 2, ml, {}, 2.0, None)
-    prob = _Problem(views, blocks, [rng.random((5, 2))], [rng.random((12, 2))], beta=2.0,
+    data = _prepare(X, 2, ml, {}, 2.0, None)
+    prob = _Problem(data.views, data.blocks, [rng.random((5, 2))], [rng.random((12, 2))], beta=2.0,
                     rescale=False)
     for _ in range(5000):
         prob.sweep()
@@ -226,14 +246,16 @@ def test_solver_equals_numpy_reference(sparse, rescale):
     rng = np.random.default_rng(7)
     X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
     res = fastmv.cmvnmf(X, 3, ml, cl, init=(U0, V0), rescale=rescale, max_iter=25, tol=0.0)
-    views, *_ = _prepare(X, 3, ml, cl, 1.0, "l2")
+    views = _prepare(X, 3, ml, cl, 1.0, "l2").views
     U, V, hist = N.cmvnmf_reference(views, ml, cl, U0, V0, 25, rescale=rescale)
     assert res.n_iter == 25 and not res.converged
     for a in range(3):
         np.testing.assert_allclose(res.U[a], U[a], rtol=1e-8, atol=1e-12)
         np.testing.assert_allclose(res.V[a], V[a], rtol=1e-8, atol=1e-12)
         np.testing.assert_array_equal(res.labels[a], np.argmax(V[a], axis=1))
-    np.testing.assert_allclose(res.objective[1:], hist, rtol=1e-9)
+    np.testing.assert_allclose(res.objective, hist, rtol=1e-9)
+    f0 = N.cmvnmf_objective(views, U0, V0, ml, cl, 1.0)
+    assert np.isclose(res.initial_objective, f0, rtol=1e-9)
     f_final = N.cmvnmf_objective(views, res.U, res.V, ml, cl, 1.0)
     assert np.isclose(res.objective[-1], f_final, rtol=1e-9)
     if rescale:
@@ -342,7 +364,7 @@ def test_constraints_improve_noisy_views():
 def test_kmeans_init_and_max_iter_zero():
     (Xs, ys, _), _ = _planted_unmapped(2)
     res = fastmv.cmvnmf(Xs, 4, None, None, max_iter=0, random_state=4)
-    assert res.n_iter == 0 and res.objective.shape == (1,)
+    assert res.n_iter == 0 and res.objective.shape == (0,) and res.initial_objective > 0
     for a in range(3):
         V = res.V[a]
         assert set(np.unique(V)) == {0.2, 1.2}
@@ -358,8 +380,8 @@ def test_inputs_not_modified_and_deterministic():
     X[1] = sp.csr_matrix(X[1])
     copies = ([x.copy() for x in X], {k: v.copy() for k, v in ml.items()},
               {k: v.copy() for k, v in cl.items()}, [u.copy() for u in U0], [v.copy() for v in V0])
-    r1 = fastmv.cmvnmf(X, 3, ml, cl, random_state=42, max_iter=30)
-    r2 = fastmv.cmvnmf(X, 3, ml, cl, random_state=42, max_iter=30)
+    r1 = fastmv.cmvnmf(X, 3, ml, cl, random_state=42, max_iter=30, n_init=2)
+    r2 = fastmv.cmvnmf(X, 3, ml, cl, random_state=42, max_iter=30, n_init=2)
     r3 = fastmv.cmvnmf(X, 3, ml, cl, init=(U0, V0), max_iter=5)
     for a in range(3):
         np.testing.assert_array_equal(r1.V[a], r2.V[a])
@@ -381,8 +403,8 @@ def test_inputs_not_modified_and_deterministic():
 def test_thread_count_independent():
     (Xs, ys, _), rng = _planted_unmapped(3, noise=2.0)
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=rng)
-    r1 = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=1, n_jobs=1, max_iter=30)
-    r2 = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=1, n_jobs=2, max_iter=30)
+    r1 = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=1, n_jobs=1, max_iter=30, n_init=1)
+    r2 = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=1, n_jobs=2, max_iter=30, n_init=1)
     for a in range(3):
         np.testing.assert_allclose(r1.V[a], r2.V[a], rtol=1e-9, atol=1e-12)
         np.testing.assert_array_equal(r1.labels[a], r2.labels[a])
@@ -391,31 +413,133 @@ def test_thread_count_independent():
 def test_sparse_and_dense_views_agree_and_float32():
     (Xs, ys, _), rng = _planted_unmapped(4, noise=1.0)
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.01, random_state=rng)
-    rd = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=2, max_iter=40)
-    rs = fastmv.cmvnmf([sp.csr_matrix(x) for x in Xs], 4, ml, cl, random_state=2, max_iter=40)
-    r32 = fastmv.cmvnmf([x.astype(np.float32) for x in Xs], 4, ml, cl, random_state=2,
-                        max_iter=40)
+    kw = dict(random_state=2, max_iter=40, n_init=1)
+    rd = fastmv.cmvnmf(Xs, 4, ml, cl, **kw)
+    rs = fastmv.cmvnmf([sp.csr_matrix(x) for x in Xs], 4, ml, cl, **kw)
+    r32 = fastmv.cmvnmf([x.astype(np.float32) for x in Xs], 4, ml, cl, **kw)
     for a in range(3):
         np.testing.assert_allclose(rs.V[a], rd.V[a], rtol=1e-7, atol=1e-10)
         assert r32.V[a].dtype == np.float32 and r32.U[a].dtype == np.float32
         assert metrics.accuracy(ys[a], r32.labels[a]) == metrics.accuracy(ys[a], rd.labels[a])
 
 
-def test_callback_and_verbose(capsys):
+def test_callback_info_and_verbose(caplog):
     (Xs, ys, _), _ = _planted_unmapped(5)
     seen = []
 
-    def cb(it, state):
-        seen.append((it, state["objective"], len(state["V"])))
-        return it == 3
+    def cb(info):
+        seen.append((info.iteration, info.objective, len(info.state["V"])))
+        assert not info.state["V"][0].flags.writeable
+        return info.iteration == 3
 
     res = fastmv.cmvnmf(Xs, 4, None, None, callback=cb, random_state=0, tol=0.0)
-    assert res.n_iter == 3 and [s[0] for s in seen] == [1, 2, 3]
+    assert res.n_iter == 3 and [s[0] for s in seen] == [1, 2, 3] and not res.converged
     assert seen[-1][1] == res.objective[-1] and seen[0][2] == 3
-    assert capsys.readouterr().out == ""
-    fastmv.cmvnmf(Xs, 4, None, None, verbose=True, max_iter=2, random_state=0)
-    assert "objective" in capsys.readouterr().out
+    with caplog.at_level("INFO", logger="fastmv"):
+        fastmv.cmvnmf(Xs, 4, None, None, verbose=True, max_iter=2, random_state=0, n_init=1)
+    assert "cmvnmf: iter    2  objective" in caplog.text
     assert "CMVNMFResult" in repr(res)
+
+
+@pytest.mark.parametrize("how", ["return_true", "stop_iteration"])
+def test_callback_stop_ends_every_start(how):
+    (Xs, ys, _), _ = _planted_unmapped(5, n=60)
+    calls = []
+
+    def cb(info):
+        calls.append(info.iteration)
+        if how == "return_true":
+            return True
+        raise StopIteration
+
+    res = fastmv.cmvnmf(Xs, 4, None, None, callback=cb, random_state=0, n_init=3, tol=0.0)
+    assert calls == [1] and res.n_iter == 1 and res.converged is False
+    # a stop during a later start: that start is returned, the rest are not run
+    calls.clear()
+
+    def late(info):
+        calls.append(info.iteration)
+        return len(calls) == 8
+
+    res = fastmv.cmvnmf(Xs, 4, None, None, callback=late, random_state=0, n_init=3,
+                        max_iter=5, tol=0.0)
+    assert len(calls) == 8 and res.n_iter == 3 and res.converged is False
+
+
+def test_result_contract():
+    (Xs, ys, _), rng = _planted_unmapped(6, n=80)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=rng)
+    res = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=0, max_iter=7, tol=0.0)
+    assert isinstance(res, fastmv.Result) and isinstance(res, fastmv._cmvnmf.CMVNMFResult)
+    assert res.n_iter == 7 and res.objective.shape == (7,) and res.objective.dtype == np.float64
+    assert isinstance(res.converged, bool) and not res.converged
+    assert isinstance(res.initial_objective, float)
+    assert res.initial_objective >= res.objective[0]
+    assert len(res.labels) == len(res.U) == len(res.V) == 3
+    assert all(lab.dtype == np.int64 for lab in res.labels)
+
+
+def test_n_init_keeps_the_lowest_objective():
+    (Xs, ys, _), rng = _planted_unmapped(7, n=80, noise=3.0)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=rng)
+    kw = dict(max_iter=20, tol=0.0, init="random")
+    best = fastmv.cmvnmf(Xs, 4, ml, cl, n_init=4, random_state=np.random.default_rng(5), **kw)
+    gen = np.random.default_rng(5)
+    singles = [fastmv.cmvnmf(Xs, 4, ml, cl, n_init=1, random_state=gen, **kw).objective[-1]
+               for _ in range(4)]
+    assert best.objective[-1] == min(singles)
+
+
+def test_pair_in_must_and_cannot_link_raises():
+    rng = np.random.default_rng(9)
+    X = [rng.random((10, 3)), rng.random((8, 4))]
+    with pytest.raises(ValueError, match=r"\(2, 5\).*must_link\[\(0, 1\)\].*cannot_link"):
+        fastmv.cmvnmf(X, 2, {(0, 1): [[1, 1], [2, 5]]}, {(1, 0): [[5, 2]]})
+    with pytest.raises(ValueError, match="both"):    # intra-view: (i, j) is (j, i)
+        fastmv.cmvnmf(X, 2, {(0, 0): [[1, 4]]}, {(0, 0): [[4, 1]]})
+    fastmv.cmvnmf(X, 2, {(0, 1): [[1, 1]]}, {(0, 0): [[1, 2]]}, max_iter=2)  # no conflict
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e200, 1e-300])
+def test_extreme_scales_same_labels_and_never_nonfinite(scale):
+    (Xs, ys, _), rng = _planted_unmapped(8, n=80, noise=1.0)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=rng)
+    kw = dict(random_state=0, max_iter=30, n_init=1)
+    base = fastmv.cmvnmf(Xs, 4, ml, cl, **kw)
+    scaled = [X * scale for X in Xs]
+    with np.errstate(all="raise"):
+        r = fastmv.cmvnmf(scaled, 4, ml, cl, **kw)
+    for a in range(3):
+        np.testing.assert_array_equal(r.labels[a], base.labels[a])
+    np.testing.assert_allclose(r.objective, base.objective, rtol=1e-8)
+    # without normalisation: a finite answer in the data's units, or a clear error
+    try:
+        with np.errstate(all="raise"):
+            r = fastmv.cmvnmf(scaled, 4, ml, cl, normalize=None, **kw)
+    except ValueError as exc:
+        assert "do not fit in floating point" in str(exc) and scale > 1
+    else:
+        assert np.all(np.isfinite(r.objective)) and np.isfinite(r.initial_objective)
+        assert all(np.all(np.isfinite(V)) for V in r.V)
+        # the same solve as on the data brought near 1 by a power of two (exact)
+        e = np.frexp(max(X.max() for X in scaled))[1]
+        plain = fastmv.cmvnmf([np.ldexp(X, -e) for X in scaled], 4, ml, cl, normalize=None,
+                              **kw)
+        for a in range(3):
+            np.testing.assert_array_equal(r.labels[a], plain.labels[a])
+            np.testing.assert_array_equal(r.V[a], np.ldexp(plain.V[a], e))
+
+
+def test_collapsed_factor_warns_naming_the_cause():
+    rng = np.random.default_rng(13)
+    X = [rng.random((12, 3)), rng.random((10, 4))]
+    zero = ([np.zeros((3, 2)), rng.random((4, 2))], [np.zeros((12, 2)), rng.random((10, 2))])
+    with pytest.warns(fastmv.DegenerateSolutionWarning, match="V of view 0 collapsed.*beta"):
+        fastmv.cmvnmf(X, 2, None, None, init=zero, max_iter=2)
+    one = ([rng.random((3, 2)), rng.random((4, 2))],
+           [np.column_stack([np.ones(12), np.zeros(12)]), rng.random((10, 2))])
+    with pytest.warns(fastmv.DegenerateSolutionWarning, match="view 0 is in one cluster"):
+        fastmv.cmvnmf(X, 2, None, None, init=one, max_iter=0)
 
 
 def test_validation_errors():
@@ -450,6 +574,10 @@ def test_validation_errors():
         fastmv.cmvnmf(X, 2, None, None, normalize="max")
     with pytest.raises(ValueError, match="init"):
         fastmv.cmvnmf(X, 2, None, None, init="nndsvd")
+    with pytest.raises(ValueError, match="init"):
+        fastmv.cmvnmf(X, 2, None, None, init="kmeans")
+    with pytest.raises(ValueError, match="n_init"):
+        fastmv.cmvnmf(X, 2, None, None, n_init=0)
     with pytest.raises(ValueError, match=r"init\[1\]\[0\]"):
         fastmv.cmvnmf(X, 2, None, None, init=([np.ones((3, 2)), np.ones((4, 2))],
                                                [np.ones((9, 2)), np.ones((8, 2))]))
@@ -473,24 +601,14 @@ def test_awkward_shapes():
                       {(1, 1): [[0, 1]]}, random_state=0)
     assert [lab.tolist() for lab in r.labels] == [[0], [0] * 5]
     assert np.all(np.diff(r.objective) <= 1e-12 * r.objective[:-1])
-    # an all-zero view and a sparse view with empty rows: finite factors, no warnings
+    # an all-zero view and a sparse view with empty rows: finite factors, the all-zero
+    # view's samples in one cluster (said by a warning)
     Xs = sp.csr_matrix(np.array([[0, 0, 1.0], [0, 0, 0], [2.0, 0, 0], [0, 0, 0]]))
-    with np.errstate(divide="raise", invalid="raise", over="raise"):
+    with np.errstate(divide="raise", invalid="raise", over="raise"), \
+            pytest.warns(fastmv.DegenerateSolutionWarning, match="view 0"):
         r = fastmv.cmvnmf([np.zeros((4, 3)), Xs], 2, None, {(1, 0): np.array([[0, 1]])},
                           random_state=0, init="random")
     assert all(np.all(np.isfinite(V)) for V in r.V) and all(np.all(np.isfinite(U)) for U in r.U)
-
-
-def test_cli_hook_runs_on_synthetic():
-    rng = np.random.default_rng(10)
-    y = np.repeat(np.arange(3), 40)
-    views = [rng.random((3, d))[y] * 3 + rng.random((120, d)) for d in (6, 9)]
-    y_true, y_pred, setting = _cli(views, y, {"constraint_ratio": 0.02, "max_iter": 50}, 0)
-    assert y_true.shape == y_pred.shape == (2 * 114,)
-    assert metrics.accuracy(y_true, y_pred) > 0.9
-    assert "2.00%" in setting and "max_iter=50" in setting
-    with pytest.raises(TypeError, match="bogus"):
-        _cli(views, y, {"bogus": 1}, 0)
 
 
 # --------------------------------------------------------------------------- real data
@@ -507,10 +625,10 @@ def test_handwritten_unmapped_5_percent_constraints():
         rng = np.random.default_rng(1000 + draw)
         Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=rng)
         ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=rng)
-        r = fastmv.cmvnmf(Xs, 10, ml, cl, random_state=rng)
+        r = fastmv.cmvnmf(Xs, 10, ml, cl, random_state=rng, n_init=1)
         accs.append(np.mean([metrics.accuracy(ys[a], r.labels[a]) for a in range(3)]))
         if draw == 0:
-            r0 = fastmv.cmvnmf(Xs, 10, {}, {}, random_state=rng, max_iter=100)
+            r0 = fastmv.cmvnmf(Xs, 10, {}, {}, random_state=rng, max_iter=100, n_init=1)
             base.append(np.mean([metrics.accuracy(ys[a], r0.labels[a]) for a in range(3)]))
     assert np.mean(accs) >= 0.80, accs
     assert np.mean(accs) > base[0] + 0.1, (accs, base)
@@ -523,6 +641,56 @@ def test_reuters_unmapped_5_percent_constraints():
     views = [sp.csr_matrix(v) for v in views[:3]]  # English, French, German; text as CSR
     Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=rng)
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=rng)
-    r = fastmv.cmvnmf(Xs, 6, ml, cl, random_state=rng)
+    r = fastmv.cmvnmf(Xs, 6, ml, cl, random_state=rng, n_init=1)
     acc = np.mean([metrics.accuracy(ys[a], r.labels[a]) for a in range(3)])
     assert acc >= 0.6, acc
+
+
+# --------------------------------------------------------------------------- Numba's cache
+_FIRST_CALLS = textwrap.dedent("""
+    import json, pkgutil, sys, time
+    import numba
+    import numpy as np
+    # Numba's own one-time set-up (target registries), paid by any first compile or cache
+    # load in a process whatever the library: not fastmv's to cut, so kept out of the timing
+    numba.njit(lambda x: x + 1)(1)
+    import fastmv
+    import fastmv.kernels
+    rng = np.random.default_rng(0)
+    Xs = [np.abs(rng.standard_normal((40, 5))), np.abs(rng.standard_normal((30, 4)))]
+    ml = {(0, 1): np.array([[0, 0], [1, 1], [2, 3]])}
+    cl = {(0, 1): np.array([[5, 0], [6, 1]])}
+    seconds = []
+    for seed in range(3):
+        t = time.perf_counter()
+        fastmv.cmvnmf(Xs, 2, ml, cl, init="random", max_iter=3, random_state=seed, n_jobs=1)
+        seconds.append(time.perf_counter() - t)
+    misses = 0
+    for info in pkgutil.iter_modules(fastmv.kernels.__path__):
+        module = sys.modules.get("fastmv.kernels." + info.name)
+        for obj in vars(module).values() if module else ():
+            if hasattr(obj, "py_func") and hasattr(obj, "stats"):
+                misses += sum(obj.stats.cache_misses.values())
+    print(json.dumps(dict(seconds=seconds, misses=misses)))
+""")
+
+
+@pytest.mark.slow
+def test_second_process_loads_every_kernel_from_numba_cache(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    root = Path(__file__).resolve().parents[1]
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _FIRST_CALLS], cwd=root, env=env,
+                             capture_output=True, text=True, timeout=600, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    cold = run()
+    warm = [run(), run()]
+    assert cold["misses"] > 0                     # the first process compiled (fresh cache)...
+    assert all(w["misses"] == 0 for w in warm)    # ...the later ones compiled nothing
+    excess = min(w["seconds"][0] - min(w["seconds"][1:]) for w in warm)
+    # target: the first call ≤ 0.3 s above a later one on an idle machine; a loaded machine
+    # (load average above the core count) stretches every step of loading by about as much
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    assert excess <= 0.3 * max(1.0, load), (warm, load)

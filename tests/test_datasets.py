@@ -9,8 +9,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from fastmv.datasets import HANDWRITTEN_VIEWS, load_handwritten, load_mat
-from fastmv.datasets import _mat
+from fastmv.datasets import HANDWRITTEN_VIEWS, _mat, load_handwritten, load_mat
 from tests.conftest import shared_dataset
 
 HW_DIMS = {"fac": 216, "fou": 76, "kar": 64, "mor": 6, "pix": 240, "zer": 47}
@@ -331,12 +330,50 @@ def test_no_views(tmp_path):
         load_mat(path)
 
 
-def test_no_labels(tmp_path, small):
+def test_no_labels_required(tmp_path, small):
     X, _ = small
     path = save(tmp_path, "nolab.mat", {"X": cell(X), "target_names": np.ones((3, 3))})
     with pytest.raises(ValueError, match=r"no labels found in .*nolab\.mat.*truelabel.*"
                                          r"variables found: X \(1x3 cell\), target_names"):
-        load_mat(path)
+        load_mat(path, require_labels=True)
+
+
+def test_file_without_labels_is_accepted(tmp_path, small):
+    X, _ = small
+    path = save(tmp_path, "nolab.mat", {"X": cell(X), "target_names": np.ones((3, 3))})
+    views, y = load_mat(path)
+    assert y is None
+    assert_dense_views(views, X)
+
+
+def test_without_labels_orientation_from_the_shared_sample_count(tmp_path, small):
+    X, _ = small
+    path = save(tmp_path, "nolab_t.mat", {"X": cell([X[0], X[1].T, X[2]])})
+    views, y = load_mat(path, views=[1, 0])
+    assert y is None
+    assert_dense_views(views, [X[1], X[0]])
+
+
+def test_without_labels_unmapped_views_read_rows_as_samples(tmp_path):
+    rng = np.random.default_rng(1)
+    A, B = rng.random((6, 3)), rng.random((4, 5))
+    views, y = load_mat(save(tmp_path, "unmapped.mat", {"X": cell([A, B])}))
+    assert y is None
+    assert_dense_views(views, [A, B])
+
+
+def test_truncated_file_names_the_file(tmp_path, small):
+    X, y = small
+    full = save(tmp_path, "full.mat", {"X": cell(X), "y": y})
+    data = full.read_bytes()
+    trunc = tmp_path / "trunc.mat"
+    trunc.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=r"trunc\.mat.*truncated or corrupt"):
+        load_mat(trunc)
+    head = tmp_path / "head.mat"
+    head.write_bytes(data[:128])
+    with pytest.raises(ValueError, match=r"head\.mat.*holds no variables.*truncated"):
+        load_mat(head)
 
 
 def test_unusable_labels(tmp_path, small):

@@ -1,14 +1,21 @@
 """Tests of fastmv.emvc, its kernels (kernels/simplex.py, kernels/robust.py) and the SVT."""
+import inspect
+
 import numpy as np
 import pytest
 
 import fastmv
 from fastmv import metrics
-from fastmv._emvc import _cli, _demo
+from fastmv._emvc import EMVCResult
+from fastmv._preprocessing import normalize_rows
+from fastmv._result import Result
 from fastmv._svt import svt
+from fastmv.exceptions import ConvergenceWarning
 from fastmv.kernels import robust, simplex
 from tests import naive_emvc as naive
 from tests.conftest import shared_dataset
+
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
 
 DTYPES = [np.float64, np.float32]
 
@@ -153,12 +160,15 @@ def test_svt_tiers_equal_full_svd(dt):
     B = _matrix_with_spectrum(rng, s, n).astype(dt)
     B_copy = B.copy()
     rtol = 1e-9 if dt == np.float64 else 2e-4
-    for tau in [0.0, 0.3, 0.95, 2.95, 4.0, 5.0 * (1 + 1e-9), 10.0]:
+    # σ₁ = 5 lies within float32 rounding of 5 (1 + 1e-9): that rank is float64's to decide
+    edge = [5.0 * (1 + 1e-9)] if dt == np.float64 else []
+    for tau in [0.0, 0.3, 0.95, 2.95, 4.0, 10.0] + edge:
         Q_ref, nuc_ref, r_ref = naive.svt_full(B.astype(np.float64), tau)
-        for method in ["auto", "partial", "full"]:
-            Q, info = svt(B, tau, method=method, random_state=0)
+        for method, full_svd in [("auto", "auto"), ("partial", "auto"), ("full", "auto"),
+                                 ("full", "gesdd")]:
+            Q, info = svt(B, tau, method=method, full_svd=full_svd, random_state=0)
             assert Q.dtype == dt
-            assert info.rank == r_ref, (tau, method)
+            assert info.rank == r_ref, (tau, method, full_svd)
             np.testing.assert_allclose(Q, Q_ref, atol=rtol * 5, rtol=0)
             assert info.nuclear_norm == pytest.approx(nuc_ref, rel=rtol * 10, abs=rtol)
         assert np.array_equal(B, B_copy)
@@ -205,8 +215,8 @@ def test_matches_numpy_reference_and_simplex_every_iteration():
     P_list, _ = planted(0, n_per=20)
     rows_err = []
 
-    def cb(it, state):
-        Ph = state["P_hat"]
+    def cb(info):
+        Ph = info.state["P_hat"]
         rows_err.append(max(abs(Ph.sum(axis=1) - 1.0).max(), -Ph.min()))
 
     res = fastmv.emvc(P_list, 0.1, 0.05, max_iter=60, tol=0, callback=cb, random_state=0)
@@ -274,8 +284,8 @@ def test_float32_path():
     P32 = [P.astype(np.float32) for P in P_list]
     rows_err = []
     res32 = fastmv.emvc(P32, 0.05, 0.05, n_clusters=3, dtype=np.float32, random_state=0,
-                        callback=lambda it, s: rows_err.append(
-                            abs(s["P_hat"].sum(axis=1, dtype=np.float64) - 1).max()))
+                        callback=lambda info: rows_err.append(
+                            abs(info.state["P_hat"].sum(axis=1, dtype=np.float64) - 1).max()))
     res64 = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0)
     assert res32.P_hat.dtype == np.float32 and res32.E[0].dtype == np.float32
     assert max(rows_err) < 1e-5
@@ -345,25 +355,83 @@ def test_validation_errors():
         fastmv.emvc(good, 0.1, 0.1, n_clusters=6)
     with pytest.raises(ValueError, match="mu"):
         fastmv.emvc(good, 0.1, 0.1, mu=0.0)
+    with pytest.raises(ValueError, match="mu_max"):
+        fastmv.emvc(good, 0.1, 0.1, mu=1.0, mu_max=0.5)
     with pytest.raises(ValueError, match="rho"):
         fastmv.emvc(good, 0.1, 0.1, rho=0.5)
     with pytest.raises(ValueError, match="dtype"):
         fastmv.emvc(good, 0.1, 0.1, dtype=np.int64)
+    with pytest.raises(ValueError, match="full_svd"):
+        fastmv.emvc(good, 0.1, 0.1, full_svd="eigh")
     with pytest.raises(TypeError, match="callback"):
         fastmv.emvc(good, 0.1, 0.1, callback=3)
+    assert set(fastmv.emvc.parameter_constraints) == set(
+        inspect.signature(fastmv.emvc).parameters)
 
 
-def test_cli_and_demo_helpers():
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1], 25)
-    centers = 6.0 * np.eye(4)[y]  # classes along different directions (rows get unit norm)
-    views = [rng.standard_normal((50, 4)) + centers for _ in range(2)]
-    y_true, y_pred, setting = _cli(views, y, {"lam1": 0.01, "max_iter": 60}, 0)
-    assert y_pred.shape == (50,) and metrics.accuracy(y_true, y_pred) == 1.0
-    assert "lam1=0.01" in setting
-    with pytest.raises(TypeError):
-        _cli(views, y, {"no_such_param": 1}, 0)
-    assert callable(_demo)
+def test_result_contract_and_max_iter_zero():
+    P_list, _ = planted(4, n_per=10)
+    res = fastmv.emvc(P_list, 0.1, 0.05, n_clusters=3, max_iter=7, tol=0.0, random_state=0)
+    assert isinstance(res, EMVCResult) and isinstance(res, Result)
+    assert isinstance(res.n_iter, int) and res.n_iter == 7 and res.converged is False
+    for field in ("objective", "residual", "residual_consensus", "residual_views", "rank"):
+        assert getattr(res, field).shape == (7,)
+    assert res.objective.dtype == np.float64 and len(res.svt_method) == 7
+    np.testing.assert_array_equal(res.residual, np.maximum(res.residual_consensus,
+                                                           res.residual_views))
+    assert res.labels.dtype == np.int64 and res.labels.shape == (30,)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        fastmv.emvc(P_list, 0.1, 0.05, max_iter=2, tol=0.0)
+    # no iteration: the mean view, the start of the iteration
+    res0 = fastmv.emvc(P_list, 0.1, 0.05, max_iter=0)
+    assert res0.n_iter == 0 and res0.objective.shape == (0,) and not res0.converged
+    np.testing.assert_allclose(res0.P_hat, sum(P_list) / 3, atol=1e-15)
+
+
+@pytest.mark.parametrize("how", ["return_true", "stop_iteration"])
+def test_callback_stops_the_solve(how):
+    P_list, _ = planted(5, n_per=10)
+    seen = []
+
+    def callback(info):
+        seen.append((info.solver, info.iteration, info.state["svt_method"]))
+        assert not info.state["P_hat"].flags.writeable
+        if info.iteration == 3:
+            if how == "return_true":
+                return True
+            raise StopIteration
+        return None
+
+    res = fastmv.emvc(P_list, 0.1, 0.05, n_clusters=3, max_iter=50, tol=0.0, callback=callback,
+                      random_state=0)
+    assert [it for _, it, _ in seen] == [1, 2, 3] and seen[0][0] == "emvc"
+    assert res.n_iter == 3 and res.converged is False and res.labels.shape == (30,)
+
+
+def test_stopping_rule_is_residual_at_most_tol():
+    """The driver's one test ``residual <= tol`` (the solver's own test was ``<`` on both
+    residuals): stopping at the first iteration whose residual is at most ``tol``."""
+    P_list, _ = planted(6, n_per=10)
+    full = fastmv.emvc(P_list, 0.1, 0.05, max_iter=60, tol=0.0, random_state=0)
+    k = 40
+    tol = float(full.residual[k - 1])
+    assert np.all(full.residual[:k - 1] > tol)
+    res = fastmv.emvc(P_list, 0.1, 0.05, max_iter=60, tol=tol, random_state=0)
+    assert res.converged and res.n_iter == k  # residual == tol converges
+    np.testing.assert_array_equal(res.P_hat, fastmv.emvc(P_list, 0.1, 0.05, max_iter=k,
+                                                         tol=0.0, random_state=0).P_hat)
+
+
+def test_gram_route_equals_gesdd_route():
+    """The solve with the Gram route matches the gesdd route (same iterations, P_hat to
+    rounding); the SVT itself is compared with a dense SVD in test_svt_tiers_equal_full_svd."""
+    P_list, y = planted(7, n_per=40)  # n = 120: full decompositions at the end
+    a = fastmv.emvc(P_list, 0.01, 0.01, n_clusters=3, random_state=0, full_svd="gesdd")
+    b = fastmv.emvc(P_list, 0.01, 0.01, n_clusters=3, random_state=0)
+    assert "gram" in b.svt_method and "gram" not in a.svt_method
+    assert a.n_iter == b.n_iter and a.converged and b.converged
+    np.testing.assert_allclose(b.P_hat, a.P_hat, atol=1e-9)
+    np.testing.assert_array_equal(a.labels, b.labels)
 
 
 # --------------------------------------------------------------------------- real data
@@ -372,11 +440,7 @@ def test_cli_and_demo_helpers():
 @pytest.mark.slow
 def test_webkb_accuracy():
     views, y = fastmv.datasets.load_mat(shared_dataset("WebKB.mat"))
-    P_list = []
-    for X in views:
-        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-        X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
-        P_list.append(fastmv.transition_matrix(X))
+    P_list = [fastmv.transition_matrix(normalize_rows(X)) for X in views]
     res = fastmv.emvc(P_list, 0.01, 0.01, n_clusters=2, random_state=0)
     assert res.converged
     assert metrics.accuracy(y, res.labels) >= 0.95  # paper: 0.972

@@ -355,6 +355,30 @@ def test_inter_view_constraints_ratio_view_pairs_and_unequal_sizes():
     assert ml[(0, 1)].shape[0] == expected_must
 
 
+def test_inter_view_constraints_budget_samples_is_linear_in_n():
+    labs = [labels(300, seed=1), labels(500, seed=2), labels(40, seed=3)]
+    ml, cl = simulate.inter_view_constraints(labs, ratio=0.1, budget="samples",
+                                             view_pairs=[(0, 1), (0, 2), (1, 1)],
+                                             random_state=0)
+    count = {k: ml[k].shape[0] + cl[k].shape[0] for k in ml}
+    assert count == {(0, 1): 40, (0, 2): 17, (1, 1): 50}   # round(0.1 · (n_a + n_b) / 2)
+    for (a, b) in ((0, 1), (0, 2)):
+        assert_pairs_valid(ml[(a, b)], labs[a].size, labs[b].size)
+        assert no_duplicates(np.concatenate([ml[(a, b)], cl[(a, b)]]))
+    # "pairs" (the default) reads the same ratio as a share of the n_a · n_b cross pairs
+    ml, cl = simulate.inter_view_constraints(labs[:2], ratio=0.1, random_state=0)
+    assert ml[(0, 1)].shape[0] + cl[(0, 1)].shape[0] == 15000
+    # never more than all the pairs there are; n_constraints ignores the budget
+    ml, cl = simulate.inter_view_constraints([labels(2), labels(2)], ratio=1.0,
+                                             budget="samples", random_state=0)
+    assert ml[(0, 1)].shape[0] + cl[(0, 1)].shape[0] == 2
+    ml, cl = simulate.inter_view_constraints(labs[:2], n_constraints=7, budget="samples",
+                                             random_state=0)
+    assert ml[(0, 1)].shape[0] + cl[(0, 1)].shape[0] == 7
+    with pytest.raises(ValueError, match="budget"):
+        simulate.inter_view_constraints(labs, ratio=0.1, budget="pair")
+
+
 def test_inter_view_constraints_validation():
     labs = [labels(10), labels(12)]
     with pytest.raises(ValueError, match="exactly one"):

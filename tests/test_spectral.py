@@ -71,6 +71,30 @@ def test_spectral_validation(rng):
         fastmv.markov_spectral_clustering(np.ones((3, 4)), 2)
     with pytest.raises(ValueError, match="negative"):
         fastmv.spectral_clustering(-np.ones((3, 3)), 2)
+    # not a matrix: a TypeError naming the argument (was an AttributeError)
+    for bad in (None, [[1.0, 0.5], [0.5, 1.0]]):
+        with pytest.raises(TypeError, match=r"\bS\b"):
+            fastmv.spectral_clustering(bad, 2)
+        with pytest.raises(TypeError, match=r"\bP\b"):
+            fastmv.markov_spectral_clustering(bad, 2)
+    # negative entries are named as such (were reported as "infs or NaNs")
+    P = np.full((4, 4), 0.25)
+    P[0, :2] = [-0.25, 0.75]
+    with pytest.raises(ValueError, match="negative entries"):
+        fastmv.markov_spectral_clustering(P, 2)
+    with pytest.raises(ValueError, match="negative entries"):
+        fastmv.markov_spectral_clustering(sp.csr_matrix(P), 2)
+    with pytest.raises(TypeError, match="n_init"):
+        fastmv.spectral_clustering(np.ones((3, 3)), 2, n_init=0.5)
+
+
+def test_n_init_is_passed_to_kmeans(rng):
+    S, y = _block_similarity(rng, [20, 25, 30])
+    P = S / S.sum(1, keepdims=True)
+    for f, M in ((fastmv.spectral_clustering, S), (fastmv.markov_spectral_clustering, P)):
+        a = f(M, 3, n_init=1, random_state=0)
+        b = f(M, 3, n_init=5, random_state=0)
+        assert metrics.accuracy(y, a) == metrics.accuracy(y, b) == 1.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,3 +194,31 @@ def test_spectral_embedding_block_path_equals_dense(prefers, rng):
     assert all(c == 5 for c in op.columns[1:]) if prefers else max(op.columns) == 1
     assert len(op.columns) <= (15 if prefers else 60)
     assert metrics.accuracy(y, fastmv.spectral_clustering(op, 3, random_state=0)) == 1.0
+
+
+# ---------------------------------------------------------------------------------------
+# shared linear algebra (fastmv._linalg)
+# ---------------------------------------------------------------------------------------
+
+def test_orthonormalize_projects_fills_or_drops(rng):
+    from fastmv._linalg import orthonormalize
+    W = np.linalg.qr(rng.normal(size=(40, 5)))[0]
+    X = rng.normal(size=(40, 4))
+    X[:, 1] = W @ rng.normal(size=5)  # already in the basis
+    Q = orthonormalize(X.copy(), W)
+    assert Q.shape == (40, 3)  # dropped without rng
+    np.testing.assert_allclose(Q.T @ Q, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(W.T @ Q, 0.0, atol=1e-12)
+    Q = orthonormalize(X.copy(), W, rng=np.random.default_rng(0))
+    assert Q.shape == (40, 4)  # replaced by a random direction with rng
+    np.testing.assert_allclose(Q.T @ Q, np.eye(4), atol=1e-12)
+    np.testing.assert_allclose(W.T @ Q, 0.0, atol=1e-12)
+
+
+def test_fix_signs():
+    from fastmv._linalg import fix_signs
+    V = np.array([[0.1, -3.0, 0.0], [-2.0, 1.0, 0.0]])
+    out = fix_signs(V)
+    np.testing.assert_array_equal(out, [[-0.1, 3.0, 0.0], [2.0, -1.0, 0.0]])
+    assert V[0, 1] == -3.0  # input untouched
+    np.testing.assert_array_equal(fix_signs(-V), out)

@@ -5,9 +5,10 @@ project's environment)::
 
     python -m venv /tmp/imml-venv
     /tmp/imml-venv/bin/pip install imml numpy scipy numba
-    /tmp/imml-venv/bin/python tools/compare_opimc_imml.py quality
-    /tmp/imml-venv/bin/python tools/compare_opimc_imml.py speed-handwritten
-    /tmp/imml-venv/bin/python tools/compare_opimc_imml.py speed-synthetic
+    /tmp/imml-venv/bin/pip install -e .      # fastmv itself, from the repository root
+    /tmp/imml-venv/bin/python -m tools.compare_opimc_imml quality
+    /tmp/imml-venv/bin/python -m tools.compare_opimc_imml speed-handwritten
+    /tmp/imml-venv/bin/python -m tools.compare_opimc_imml speed-synthetic
 
 Both methods get the same data, masks and sample order. imml's OPIMC takes a list of
 ``(n, d_v)`` arrays with all-NaN rows for the missing samples, imputes them with 0 and does
@@ -18,21 +19,21 @@ and the mask.
 from __future__ import annotations
 
 import argparse
-import sys
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 
+import fastmv
+from benchmarks._ref_opimc import synthetic_views
+from fastmv.metrics import accuracy, nmi
+from fastmv.simulate import incomplete_mask
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import fastmv  # noqa: E402
-from fastmv.metrics import accuracy, nmi  # noqa: E402
-from fastmv.simulate import incomplete_mask  # noqa: E402
-from benchmarks.bench_opimc import _synthetic  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "datasets" / "Handwritten.mat"
+DATA = Path(os.environ.get("FASTMV_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) \
+    / "Handwritten.mat"
 HW_VIEWS = [1, 0, 2, 4, 5]   # fou, fac, kar, pix, zer (file order fac, fou, kar, mor, pix, zer)
 
 
@@ -77,7 +78,7 @@ def quality(args):
             views, y, mask = shuffled_instance(views0, y0, seed)
             t = time.perf_counter()
             ours = fastmv.opimc(views, 10, mask=mask, alpha=args.alpha, chunk_size=50,
-                                n_passes=passes, random_state=seed, init=args.init).labels
+                                max_iter=passes, tol=0.0, random_state=seed, init=args.init).labels
             t_ours = time.perf_counter() - t
             t = time.perf_counter()
             theirs = imml_opimc([unit_rows(X) for X in views], mask, 10, alpha=args.alpha,
@@ -119,7 +120,7 @@ def speed_handwritten(args):
         for n_jobs in args.n_jobs:
             t_ours, t_imml, r, lab = _paired(
                 lambda: fastmv.opimc(views, 10, mask=mask, alpha=args.alpha, chunk_size=50,
-                                     n_passes=passes, random_state=0, n_jobs=n_jobs),
+                                     max_iter=passes, tol=0.0, random_state=0, n_jobs=n_jobs),
                 lambda: imml_opimc(norm, mask, 10, alpha=args.alpha, chunk_size=50,
                                    n_passes=passes, seed=0), args.repeat)
             print(f"Handwritten {passes} pass(es), chunk 50 (fastmv n_jobs={n_jobs}): fastmv "
@@ -129,7 +130,7 @@ def speed_handwritten(args):
 
 def speed_synthetic(args):
     n, m, d, c, s = args.n, 5, 200, 20, 2000
-    views, y = _synthetic(n, m, d, c, 0)
+    views, y = synthetic_views(n, m, d, c, 0)
     mask = incomplete_mask(n, m, 0.4, random_state=0)
     fastmv.opimc([X[:3 * s] for X in views], c, mask=mask[:3 * s], chunk_size=s)  # compile
     norm = [unit_rows(X) for X in views]

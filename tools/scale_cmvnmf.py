@@ -1,7 +1,10 @@
-"""CMVNMF report runs (issue 6): real-data quality and speed against the NumPy reference.
+"""CMVNMF report runs: real-data quality and speed against the NumPy reference.
 
-    python tools/scale_cmvnmf.py quality [--draws 5] [--data handwritten|reuters|both]
-    python tools/scale_cmvnmf.py speed [--n 20000] [--sweeps 20]
+    python -m tools.scale_cmvnmf quality [--draws 5] [--data handwritten|reuters|both]
+    python -m tools.scale_cmvnmf speed [--n 20000] [--sweeps 20]
+
+(from the repository root; datasets from ``$FASTMV_SHARED_DATASETS``, default
+``../shared/datasets``)
 
 ``quality``: Handwritten (fou, pix, zer; views 1, 4, 5 of ../shared/datasets/Handwritten.mat)
 and Reuters-1200 (first three views of the file: English, French, German, used as CSR),
@@ -17,20 +20,19 @@ on the two real settings (5%) and on synthetic 3 views × n. Run it with
 from __future__ import annotations
 
 import argparse
-import sys
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "datasets"
+import fastmv
+from benchmarks._common import best_of
+from fastmv import datasets, metrics, simulate
 
-import fastmv  # noqa: E402
-from fastmv import datasets, metrics, simulate  # noqa: E402
-from benchmarks._common import best_of  # noqa: E402
+DATA = Path(os.environ.get("FASTMV_SHARED_DATASETS",
+                           Path(__file__).resolve().parents[2] / "shared" / "datasets"))
 
 
 def load(name):
@@ -71,7 +73,8 @@ def quality(name, draws, ratios=(0.0, 0.005, 0.05)):
 def speed_case(title, Xs, ml, cl, c, sweeps, repeat=3):
     from fastmv._cmvnmf import _prepare, _Problem
     from tests.naive_cmvnmf import cmvnmf_reference
-    Xn, c, blocks, beta = _prepare(Xs, c, ml, cl, 1.0, "l2")
+    data = _prepare(Xs, c, ml, cl, 1.0, "l2")
+    Xn, c, blocks = data.views, data.n_clusters, data.blocks
     rng = np.random.default_rng(0)
     U0 = [rng.random((X.shape[1], c)) for X in Xn]
     V0 = [rng.random((X.shape[0], c)) for X in Xn]

@@ -1,8 +1,10 @@
-"""Measurements of fastmv.emvc for the issue-3 report (run once, not part of the suite).
+"""Measurements of fastmv.emvc (run once, not part of the suite; results in docs/emvc.md).
+Run from the repository root:
 
-    python tools/scale_emvc.py speed   --data webkb|N [--iters 50] [--dtype float64] [--ref]
-    python tools/scale_emvc.py grid                      # WebKB lam grid: acc / NMI
-    python tools/scale_emvc.py scale   --n 8000 [--iters 100] [--dtype float32]
+    python -m tools.scale_emvc speed   --data webkb|N [--iters 50] [--dtype float64] [--ref]
+    python -m tools.scale_emvc compare --data webkb|N [--repeat 2] [--n_jobs 1]
+    python -m tools.scale_emvc grid                      # WebKB lam grid: acc / NMI
+    python -m tools.scale_emvc scale   --n 8000 [--iters 100] [--dtype float32]
 
 ``speed`` prints seconds per iteration in each SVT regime and the total, and with ``--ref``
 the NumPy reference (full SVD every iteration) timed in the same process plus the largest
@@ -11,17 +13,12 @@ memory (``ru_maxrss``) next to the ``(3m+3) n²`` floor.
 """
 import argparse
 import resource
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import fastmv  # noqa: E402
-from benchmarks.bench_emvc import synthetic, webkb_transition_matrices  # noqa: E402
+import fastmv
+from benchmarks.bench_emvc import synthetic, webkb_transition_matrices
 
 
 def _load(data, dtype):
@@ -35,10 +32,10 @@ def _load(data, dtype):
 def _timed_solve(P, lam, iters, dtype, tol=0.0, n_clusters=None):
     stamps, methods, ranks = [time.perf_counter()], [], []
 
-    def cb(it, state):
+    def cb(info):
         stamps.append(time.perf_counter())
-        methods.append(state["svt_method"])
-        ranks.append(state["rank"])
+        methods.append(info.state["svt_method"])
+        ranks.append(info.state["rank"])
 
     t0 = time.perf_counter()
     res = fastmv.emvc(P, lam, lam, max_iter=iters, tol=tol, dtype=dtype, random_state=0,
@@ -50,7 +47,7 @@ def _timed_solve(P, lam, iters, dtype, tol=0.0, n_clusters=None):
 
 def _summary(dt, methods):
     out = {}
-    for m in ("skip-bound", "skip-power", "partial", "full"):
+    for m in ("skip-bound", "skip-power", "partial", "gram", "full"):
         sel = [k for k, x in enumerate(methods) if x == m]
         if sel:
             out[m] = (len(sel), float(np.median(dt[sel])), float(np.sum(dt[sel])))
@@ -77,6 +74,50 @@ def speed(args):
         print(f"numpy reference total {t_ref:.2f} s, median {np.median(np.diff(stamps)):.4f}"
               f" s/it; speed-up {t_ref / total:.2f}x; max |P_hat - P_hat_ref| = "
               f"{np.abs(res.P_hat.astype(np.float64) - ref['P_hat']).max():.2e}")
+
+
+def compare(args):
+    """Whole solves (default tol, labels) with ``full_svd="gesdd"`` (the previous route) and
+    ``"auto"`` (Gram eigendecomposition where accurate), alternated in one process; wall and
+    process CPU time (with ``--n_jobs 1`` the CPU time is the one-core time, robust to a
+    loaded machine)."""
+    from fastmv import metrics
+    P, y = _load(args.data, np.float64)
+    c = int(np.unique(y).size)
+    fastmv.emvc([p[:60, :60] / p[:60, :60].sum(1, keepdims=True) for p in P], args.lam,
+                args.lam, n_clusters=2, max_iter=40)  # compile
+    print(f"data={args.data} n={P[0].shape[0]} lam={args.lam} n_jobs={args.n_jobs}", flush=True)
+    best, res = {}, {}
+    for rep in range(args.repeat):
+        for route in ("gesdd", "auto"):
+            stamps, methods = [time.perf_counter()], []
+
+            def cb(info):
+                stamps.append(time.perf_counter())
+                methods.append(info.state["svt_method"])
+
+            t0, c0 = time.perf_counter(), time.process_time()
+            r = fastmv.emvc(P, args.lam, args.lam, n_clusters=c, full_svd=route,
+                            random_state=0, n_jobs=args.n_jobs, callback=cb)
+            total, cpu = time.perf_counter() - t0, time.process_time() - c0
+            per = np.diff(stamps)
+            full = sum(d for d, m in zip(per, methods) if m in ("full", "gram"))
+            counts = {m: methods.count(m) for m in sorted(set(methods))}
+            full_ranks = [int(k) for k, m in zip(r.rank, methods) if m in ("full", "gram")]
+            print(f"  rep {rep} {route:5s}: wall {total:8.2f} s, cpu {cpu:8.2f} s (wall of the "
+                  f"full-decomposition iterations {full:8.2f} s) iters {r.n_iter} converged "
+                  f"{r.converged} {counts} acc {metrics.accuracy(y, r.labels):.4f}; ranks of "
+                  f"the full decompositions {full_ranks}", flush=True)
+            for key, t in (("wall", total), ("cpu", cpu)):
+                best[route, key] = min(best.get((route, key), np.inf), t)
+            res[route] = r
+    a, b = res["gesdd"], res["auto"]
+    for key in ("wall", "cpu"):
+        g, a_ = best["gesdd", key], best["auto", key]
+        print(f"best {key}: gesdd {g:.2f} s, auto {a_:.2f} s, ratio {g / a_:.2f}x")
+    print("same labels: "
+          f"{np.array_equal(a.labels, b.labels)}; max |dP_hat| = "
+          f"{np.abs(a.P_hat - b.P_hat).max():.2e}; iterations {a.n_iter} / {b.n_iter}")
 
 
 def grid(args):
@@ -123,6 +164,12 @@ def main():
     s.add_argument("--lam", type=float, default=0.01)
     s.add_argument("--ref", action="store_true")
     s.set_defaults(func=speed)
+    q = sub.add_parser("compare")
+    q.add_argument("--data", default="webkb")
+    q.add_argument("--lam", type=float, default=0.01)
+    q.add_argument("--repeat", type=int, default=2)
+    q.add_argument("--n_jobs", type=int, default=1)
+    q.set_defaults(func=compare)
     g = sub.add_parser("grid")
     g.set_defaults(func=grid)
     c = sub.add_parser("scale")

@@ -27,12 +27,41 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fastmv  # noqa: E402
-from fastmv import metrics, simulate  # noqa: E402
-from fastmv._mvfl import _concatenate, _normalize_views, _pairs_from_labelled  # noqa: E402
-from tests.naive_mvfl import mvfl_reference  # noqa: E402
 from benchmarks._common import best_of  # noqa: E402
+from fastmv import metrics, simulate  # noqa: E402
+from fastmv._preprocessing import normalize_rows  # noqa: E402
+from tests.naive_mvfl import mvfl_reference  # noqa: E402
 
 DATA = Path(os.environ.get("FASTMV_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+
+
+def _normalize_views(views, scheme):
+    """The views as mvfl scales them: "zscore" (unit-variance features, each view by
+    1/sqrt(d_v); columns are not centred, the intercept absorbs shifts) or "l2" (unit rows)."""
+    if scheme == "l2":
+        return [normalize_rows(v, "l2") for v in views]
+    out = []
+    for X in views:
+        sd = X.std(axis=0)
+        out.append(X * (np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 0.0)
+                        / np.sqrt(X.shape[1])))
+    return out
+
+
+def _concatenate(views):
+    return sp.hstack([sp.csr_matrix(v) for v in views], format="csr")
+
+
+def _pairs_from_labelled(y, ratio, rng):
+    """All pairs among a random ``ratio`` of the samples, must-link where the classes agree
+    (the paper's way of turning labelled samples into pairwise constraints)."""
+    part = simulate.partial_labels(y, ratio, random_state=rng)
+    idx = np.flatnonzero(part >= 0)
+    i, j = np.triu_indices(idx.size, 1)
+    a, b = idx[i], idx[j]
+    same = part[a] == part[b]
+    return (np.column_stack([a[same], b[same]]).astype(np.int64),
+            np.column_stack([a[~same], b[~same]]).astype(np.int64))
 
 
 def handwritten():
@@ -111,7 +140,8 @@ def speed():
     it = 20
     for k, kw in priors.items():
         def fast():
-            return fastmv.mvfl(normed, 10, init=F0, normalize=None, max_iter=it, tol=0, **kw)
+            return fastmv.mvfl(normed, 10, init=F0, normalize=None, max_iter=it, tol=0,
+                               f_step="paper", **kw)
         fast()
         tf = best_of(fast, 3)
         tr = best_of(lambda: mvfl_reference(X, vp, F0, max_iter=it, **kw), 1)
@@ -132,7 +162,8 @@ def speed():
           "lam2": 1e-3, "lam3": 100.0}
 
     def fast(n_iter):
-        return fastmv.mvfl(normed, c, init=F0, normalize=None, max_iter=n_iter, tol=0, **kw)
+        return fastmv.mvfl(normed, c, init=F0, normalize=None, max_iter=n_iter, tol=0,
+                           f_step="paper", **kw)
 
     fast(2)
     t1 = best_of(lambda: fast(1), 3)
@@ -164,7 +195,8 @@ def _memory_child(which):
                     normalize=None, max_iter=1)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if which == "fastmv":
-        fastmv.mvfl(normed, c, init=F0, normalize=None, max_iter=1, tol=0, **kw)
+        fastmv.mvfl(normed, c, init=F0, normalize=None, max_iter=1, tol=0, f_step="paper",
+                    **kw)
     else:
         mvfl_reference(Xd, vp, F0, max_iter=1, **kw)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -1,4 +1,4 @@
-"""Large-scale runs of fastmv.opimc for the issue-7 report (run once; not part of the tests).
+"""Large-scale runs of fastmv.opimc (run by hand; not part of the tests).
 
     python tools/scale_opimc.py dense  [--n 1000000] [--dir /tmp/fastmv_opimc_scale]
     python tools/scale_opimc.py sparse [--n 100000]
@@ -64,7 +64,7 @@ def run_dense(directory, chunk, m=5, c=20):
     y = np.load(os.path.join(directory, "y.npy"))
     return {"n": int(views[0].shape[0]), "seconds_per_pass": elapsed,
             "nmi": fastmv.metrics.nmi(y, res.labels),
-            "inner_iterations": int(res.n_iter.sum()), "chunks": int(res.n_iter.size),
+            "inner_iterations": int(res.chunk_iter.sum()), "chunks": int(res.chunk_iter.size),
             "peak_rss_mb": _peak_rss_mb(), "peak_rss_before_run_mb": rss_before,
             "file_gb": sum(X.nbytes for X in views) / 1e9}
 
@@ -100,7 +100,7 @@ def run_sparse(n, chunk, c=20):
     return {"n": n, "views": f"{len(views)} x {views[0].shape[1]}",
             "nnz_total": int(sum(X.nnz for X in views)), "seconds_per_pass": elapsed,
             "nmi": fastmv.metrics.nmi(y, res.labels),
-            "inner_iterations": int(res.n_iter.sum()), "peak_rss_mb": _peak_rss_mb(),
+            "inner_iterations": int(res.chunk_iter.sum()), "peak_rss_mb": _peak_rss_mb(),
             "peak_rss_before_run_mb": rss_before,
             "dense_float64_equivalent_gb": n * sum(X.shape[1] for X in views) * 8 / 1e9}
 
@@ -123,7 +123,6 @@ def main(argv=None):
     p.add_argument("--dir", default="/tmp/fastmv_opimc_scale")
     p.add_argument("--keep", action="store_true", help="keep the memmap files")
     args = p.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
     if args.what == "_run_dense":
         print(json.dumps(run_dense(args.dir, args.chunk)))
     elif args.what == "_run_sparse":

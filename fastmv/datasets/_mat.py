@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 import os
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.io
@@ -22,7 +23,8 @@ _SEPARATE_RE = re.compile(r"[xX]_?(\d+)")
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
-def load_mat(path, *, views=None, dtype=None):
+def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = None,
+             dtype=None, require_labels: bool = False) -> tuple[list, np.ndarray | None]:
     """Read a multi-view dataset from a MATLAB ``.mat`` file.
 
     Accepts the layouts in which multi-view clustering benchmarks are passed around:
@@ -37,7 +39,10 @@ def load_mat(path, *, views=None, dtype=None):
       (``n x d_v``); transpose such a view yourself if the file stores it the other way;
     - labels in a variable named ``y``, ``Y``, ``gt``, ``truth``, ``truelabel``,
       ``truelabels``, ``label``, ``labels`` or ``gnd`` (exact name preferred, then any
-      capitalisation), as a row or column vector, or as a cell of identical per-view vectors;
+      capitalisation), as a row or column vector, or as a cell of identical per-view vectors.
+      Labels are optional: without them ``y`` is None and the orientation of the views is
+      found from the sample count they share (rows first); views that share no count are
+      read rows-as-samples, as unmapped views (for :func:`fastmv.cmvnmf`);
     - views of any real numeric or logical MATLAB class (``double``, ``single``, ``uint8``,
       ``int32``, ...) and MATLAB sparse matrices.
 
@@ -52,6 +57,8 @@ def load_mat(path, *, views=None, dtype=None):
         return, in the order given. Default: all views, in file order.
     dtype : {None, numpy.float64, numpy.float32}, optional
         Floating type of the returned views (default float64).
+    require_labels : bool, default False
+        Raise ``ValueError`` when the file holds no labels instead of returning ``y=None``.
 
     Returns
     -------
@@ -59,20 +66,22 @@ def load_mat(path, *, views=None, dtype=None):
         One ``(n, d_v)`` array per selected view. Dense views are C-contiguous arrays of
         ``dtype``; views stored sparse in the file stay sparse, as CSR matrices of ``dtype``
         with sorted indices (word-count data stays cheap).
-    y : ndarray of int64, shape (n,)
-        The labels mapped to ``0 .. c-1`` in increasing order of the stored values
-        (``numpy.unique`` inverse): MATLAB's 1-based classes ``1..c`` become ``0..c-1``, and
-        any other numeric coding (gaps, negative, float-valued) becomes consecutive integers.
+    y : ndarray of int64, shape (n,), or None
+        None when the file holds no labels. Otherwise the labels mapped to ``0 .. c-1`` in
+        increasing order of the stored values (``numpy.unique`` inverse): MATLAB's 1-based
+        classes ``1..c`` become ``0..c-1``, and any other numeric coding (gaps, negative,
+        float-valued) becomes consecutive integers.
 
     Raises
     ------
     FileNotFoundError
         If ``path`` is not an existing file.
     ValueError
-        If the file is a MATLAB v7.3 (HDF5) file, is not a readable ``.mat`` file, holds no
-        recognisable views or labels, a view's shape matches the label length in neither
-        orientation, or ``views`` selects an index that does not exist. Every message names
-        the file and, where relevant, the variables found in it.
+        If the file is a MATLAB v7.3 (HDF5) file, is not a readable ``.mat`` file (also a
+        truncated or header-only one), holds no recognisable views, holds a label variable
+        that is not a label vector (or none with ``require_labels``), a view's shape matches
+        the label length in neither orientation, or ``views`` selects an index that does not
+        exist. Every message names the file and, where relevant, the variables found in it.
 
     Notes
     -----
@@ -82,10 +91,16 @@ def load_mat(path, *, views=None, dtype=None):
 
     Examples
     --------
+    >>> import os, tempfile
+    >>> import numpy as np, scipy.io
     >>> from fastmv.datasets import load_mat
-    >>> X_list, y = load_mat("Handwritten.mat", views=[1, 0, 5])  # doctest: +SKIP
-    >>> [X.shape for X in X_list]                                  # doctest: +SKIP
-    [(2000, 76), (2000, 216), (2000, 47)]
+    >>> X = np.empty((1, 2), dtype=object)
+    >>> X[0, 0], X[0, 1] = np.ones((4, 3)), np.ones((2, 4))  # the second one transposed
+    >>> path = os.path.join(tempfile.mkdtemp(), "tiny.mat")
+    >>> scipy.io.savemat(path, {"X": X, "y": np.array([[1, 1, 2, 2]])})
+    >>> X_list, y = load_mat(path)
+    >>> [V.shape for V in X_list], y
+    ([(4, 3), (4, 2)], array([0, 0, 1, 1]))
     """
     dtype = check_dtype(dtype, "dtype", default=np.float64)
     path = os.fspath(path)
@@ -96,15 +111,23 @@ def load_mat(path, *, views=None, dtype=None):
         contents = scipy.io.loadmat(path, appendmat=False)
     except NotImplementedError as exc:  # scipy's answer to a -v7.3 header
         raise ValueError(_v73_message(path)) from exc
-    except (MemoryError, OSError):
+    except (MemoryError, PermissionError, IsADirectoryError):
         raise
-    except Exception as exc:  # corrupt or foreign file: one clear message
-        raise ValueError(f"could not read {path!r} as a MATLAB .mat file: "
+    except Exception as exc:  # corrupt, truncated or foreign file: one clear message
+        raise ValueError(f"could not read {path!r} as a MATLAB .mat file (truncated or "
+                         f"corrupt?): "
                          f"{type(exc).__name__}: {exc}") from exc
     variables = {k: v for k, v in contents.items() if not k.startswith("__")}
+    if not variables:
+        raise ValueError(f"{path!r} holds no variables: a MATLAB header and nothing after it "
+                         "(truncated or empty file?)")
 
-    y_name, y_raw = _find_labels(variables, path)
+    y_name, y_raw = _find_labels(variables, path, require_labels)
     view_names, raw_views = _find_views(variables, y_name, path)
+    if y_raw is None:
+        transpose = _orientation_without_labels(raw_views)
+        selected = _select_indices(views, len(raw_views), path)
+        return [_convert(raw_views[v], transpose[v], dtype) for v in selected], None
     n = y_raw.shape[0]
 
     transpose = []
@@ -199,7 +222,18 @@ def _as_label_vector(v):
     return v
 
 
-def _find_labels(variables, path):
+def _orientation_without_labels(raw_views):
+    """Transpose flags when there are no labels: the sample count is the first view's row
+    count if every view has it in one orientation, else its column count; views sharing
+    neither are taken rows-as-samples (unmapped views)."""
+    first = raw_views[0].shape
+    for n in (first[0], first[1]):
+        if all(n in X.shape for X in raw_views):
+            return [X.shape[0] != n for X in raw_views]
+    return [False] * len(raw_views)
+
+
+def _find_labels(variables, path, require_labels=True):
     candidates = _ordered_matches(variables, _LABEL_NAMES)
     for name in candidates:
         vec = _as_label_vector(variables[name])
@@ -209,6 +243,8 @@ def _find_labels(variables, path):
         raise ValueError(
             f"no usable labels in {path!r}: {' / '.join(candidates)} is not a finite numeric "
             f"vector (or a cell of identical vectors); variables found: {_describe(variables)}")
+    if not require_labels:
+        return None, None
     raise ValueError(
         f"no labels found in {path!r}: expected a variable named one of "
         f"{', '.join(_LABEL_NAMES)} (any capitalisation); variables found: "

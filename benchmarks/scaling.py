@@ -1,0 +1,152 @@
+"""Time and peak memory against n for every solver, with the fitted exponent.
+
+``python -m benchmarks.scaling [--solvers mvmc,opimc] [--out docs/img] [--quick]`` runs each
+solver on planted synthetic data of growing ``n`` (side information scaled with ``n``), each
+point in a fresh subprocess after a warm-up call (so Numba compilation and cache loading are
+not counted), and records the call's wall time and the growth of the process's peak resident
+memory during the call. It prints one row per point, fits ``time ∝ n^a`` and
+``memory ∝ n^b`` on the log–log points, and with ``--out`` writes ``scaling.json`` and
+``scaling.png`` (matplotlib, the ``bench`` extra).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+SIZES = {
+    "mvmc": [1000, 2000, 4000, 8000, 16000],
+    "mvfl": [1000, 2000, 4000, 8000, 16000],
+    "emvc": [250, 500, 1000, 2000],
+    "cmvnmf": [1000, 2000, 4000, 8000, 16000],
+    "opimc": [4000, 16000, 64000, 256000],
+    "kmeans": [10000, 40000, 160000, 640000],
+}
+
+_CHILD = r'''
+import json, resource, sys, time, warnings
+import numpy as np
+import fastmv
+warnings.simplefilter("ignore")
+name, n = sys.argv[1], int(sys.argv[2])
+c, dims = 10, (100, 80)
+
+def data(n, nonnegative=False, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, c, n)
+    views = []
+    for d in dims:
+        centers = rng.normal(0, 3, (c, d))
+        X = centers[y] + rng.normal(0, 1, (n, d))
+        views.append(np.abs(X) if nonnegative else X)
+    return views, y
+
+def call(n):
+    if name == "mvmc":
+        views, y = data(n)
+        ml, cl = fastmv.simulate.pairwise_constraints(y, 5 * n, random_state=0)
+        return lambda: fastmv.mvmc(views, c, ml, cl, max_iter=10, random_state=0)
+    if name == "mvfl":
+        views, y = data(n)
+        lab = fastmv.simulate.partial_labels(y, 0.1, random_state=0)
+        return lambda: fastmv.mvfl(views, c, labels=lab, max_iter=20, random_state=0)
+    if name == "emvc":
+        views, y = data(n)
+        P = [fastmv.transition_matrix(X) for X in views]
+        return lambda: fastmv.emvc(P, 0.01, 0.01, n_clusters=c, max_iter=20, random_state=0)
+    if name == "cmvnmf":
+        views, y = data(n, nonnegative=True)
+        ys = [y, y]
+        ml, cl = fastmv.simulate.inter_view_constraints(ys, n_constraints=5 * n, random_state=0)
+        return lambda: fastmv.cmvnmf(views, c, ml, cl, max_iter=30, random_state=0)
+    if name == "opimc":
+        views, y = data(n)
+        mask = fastmv.simulate.incomplete_mask(n, len(views), 0.3, random_state=0)
+        return lambda: fastmv.opimc(views, c, mask=mask, chunk_size=2000, random_state=0)
+    if name == "kmeans":
+        views, y = data(n)
+        return lambda: fastmv.kmeans(views[0], c, n_init=3, random_state=0)
+    raise SystemExit(f"unknown solver {name}")
+
+call(min(n, 300))()           # compile or load the kernels outside the measurement
+run = call(n)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+run()
+seconds = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"seconds": seconds, "peak_growth_MiB": max(peak - base, 0) / 1024}))
+'''
+
+
+def measure(name, n, timeout=1800):
+    out = subprocess.run([sys.executable, "-c", _CHILD, name, str(n)], capture_output=True,
+                         text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"{name} n={n} failed: {out.stderr.strip().splitlines()[-1:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fit_exponent(ns, values):
+    ns, values = np.asarray(ns, float), np.asarray(values, float)
+    ok = values > 0
+    if ok.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(ns[ok]), np.log(values[ok]), 1)[0])
+
+
+def plot(results, path):
+    import matplotlib  # noqa: PLC0415 (bench extra only)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (bench extra only)
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for name, points in results.items():
+        ns = [p["n"] for p in points]
+        for ax, key in zip(axes, ("seconds", "peak_growth_MiB")):
+            vals = [p[key] for p in points]
+            a = fit_exponent(ns, vals)
+            ax.loglog(ns, vals, "o-", label=f"{name} (n^{a:.2f})")
+    axes[0].set(xlabel="n (samples)", ylabel="seconds per call", title="time")
+    axes[1].set(xlabel="n (samples)", ylabel="peak RSS growth (MiB)", title="memory")
+    for ax in axes:
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--solvers", default=",".join(SIZES))
+    parser.add_argument("--quick", action="store_true", help="the three smallest sizes")
+    parser.add_argument("--out", default=None, help="folder for scaling.json and scaling.png")
+    args = parser.parse_args(argv)
+    results = {}
+    for name in args.solvers.split(","):
+        sizes = SIZES[name][:3] if args.quick else SIZES[name]
+        results[name] = []
+        for n in sizes:
+            point = {"n": n, **measure(name, n)}
+            results[name].append(point)
+            print(f"{name:7s} n={n:7d}  {point['seconds']:9.3f} s  "
+                  f"{point['peak_growth_MiB']:9.1f} MiB", flush=True)
+        ns = [p["n"] for p in results[name]]
+        print(f"{name:7s} time ~ n^{fit_exponent(ns, [p['seconds'] for p in results[name]]):.2f}"
+              f"  memory ~ n^"
+              f"{fit_exponent(ns, [p['peak_growth_MiB'] for p in results[name]]):.2f}",
+              flush=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "scaling.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        plot(results, os.path.join(args.out, "scaling.png"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

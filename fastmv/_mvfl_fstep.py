@@ -1,0 +1,167 @@
+"""The ``F`` step of MVFL and the objective it descends (docs/algorithms.md §2).
+
+Two steps are offered:
+
+- ``"monotone"`` (default): projected gradient on ``F >= 0`` with backtracking on
+  ``h(F) = ‖Z − F‖² + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖²``. The orthogonality of the paper's relaxation
+  (``FᵀF = I``) enters as a quadratic penalty, which keeps every cluster column alive (without
+  it ``F = 1bᵀ``, ``W = 0`` has objective 0). Every accepted step lowers ``h``, so with the IRLS
+  ``W`` step the recorded objective (ε-smoothed norms plus the penalty) never increases.
+- ``"paper"``: the multiplicative update of the paper (eq. 14 for pairs or no prior; eqs.
+  16–18 for labels), which descends the Lagrangian with the multiplier frozen at the current
+  ``F``, not the objective; its recorded objective (exact norms, no penalty) can rise.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from fastmv.kernels.feature_selection import (
+    labelled_rows_update,
+    multiplicative_f_update,
+    pair_gram,
+    weight_norms,
+)
+
+__all__ = ["FTerm", "monotone_f_step", "paper_f_step", "paper_objective", "pair_csr",
+           "empty_csr"]
+
+# Backtracking halvings before a projected-gradient step is given up (the iterate is kept).
+_MAX_HALVINGS = 60
+# Projected-gradient steps per F step; the F step also stops once a step gains less than
+# _INNER_RTOL relative to h.
+N_INNER = 10
+_INNER_RTOL = 1e-12
+
+
+def pair_csr(n, must_link, cannot_link):
+    """Symmetric CSR ``I_p`` (-1 must, +1 cannot; duplicates add) with int64 index arrays."""
+    rows = np.concatenate([must_link[:, 0], must_link[:, 1], cannot_link[:, 0], cannot_link[:, 1]])
+    cols = np.concatenate([must_link[:, 1], must_link[:, 0], cannot_link[:, 1], cannot_link[:, 0]])
+    vals = np.concatenate([-np.ones(2 * len(must_link)), np.ones(2 * len(cannot_link))])
+    Ip = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    Ip.sum_duplicates()
+    Ip.sort_indices()
+    return (Ip.indptr.astype(np.int64), Ip.indices.astype(np.int64),
+            Ip.data.astype(np.float64))
+
+
+def empty_csr(n):
+    return (np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.float64))
+
+
+def paper_objective(Z, F, W, view_ptr, lam1, lam2, lam3, prior, eps=0.0):
+    groups, rows = weight_norms(W, view_ptr, eps)
+    J = float(np.sum((Z - F) ** 2)) + lam1 * float(groups.sum()) + lam2 * float(rows.sum())
+    if prior["kind"] == "labels":
+        lab, y = prior["rows"], prior["classes"]
+        if lab.size:
+            Fl = F[lab] ** 2
+            J += lam3 * float(Fl.sum() - Fl[np.arange(lab.size), y].sum())
+    elif prior["kind"] == "pairs":
+        J += lam3 * float(np.trace(pair_gram(F, *prior["Ip"])))
+    return J
+
+
+def _symmetric(S):
+    return 0.5 * (S + S.T)
+
+
+def paper_f_step(F, Z, lam3, prior, empty):
+    c = F.shape[1]
+    eye = np.eye(c)
+    if prior["kind"] == "labels":
+        unl = prior["unlabelled"]
+        Fn = F.copy()
+        if unl.size:
+            Gam = _symmetric(F[unl].T @ Z[unl]) - eye
+            Fn = multiplicative_f_update(F, Z, Gam, 0.0, *empty, unl)
+        if prior["rows"].size:
+            labelled_rows_update(Fn, Z, prior["rows"], prior["classes"], lam3)
+        return Fn
+    if prior["kind"] == "pairs":
+        Gam = _symmetric(F.T @ Z) - eye - lam3 * pair_gram(F, *prior["Ip"])
+        return multiplicative_f_update(F, Z, Gam, lam3, *prior["Ip"], prior["all"])
+    Gam = _symmetric(F.T @ Z) - eye
+    return multiplicative_f_update(F, Z, Gam, 0.0, *empty, prior["all"])
+
+
+class FTerm:
+    """The part of the objective that depends on ``F`` (``Z`` fixed), with its gradient.
+
+    ``h(F) = ‖Z − F‖² + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖²``: the orthogonality of eq. 10 enters as
+    a quadratic penalty, which keeps every cluster column alive (without it ``F = 1bᵀ``,
+    ``W = 0`` has objective 0).
+    """
+
+    def __init__(self, n, c, lam3, rho, prior):
+        self.lam3 = lam3
+        self.rho = rho
+        self.kind = prior["kind"]
+        self.eye = np.eye(c)
+        # Diagonal scaling of the gradient step by the curvature of the prior term: with a
+        # large λ3 one global step length would crawl on every row the prior does not touch.
+        self.scale = np.ones((n, 1))
+        if self.kind == "labels":
+            self.rows = prior["rows"]
+            mask = np.ones((self.rows.size, c))
+            mask[np.arange(self.rows.size), prior["classes"]] = 0.0
+            self.mask = mask
+            self.scale = np.ones((n, c))
+            self.scale[self.rows] = 1.0 / (1.0 + lam3 * mask)
+        elif self.kind == "pairs":
+            self.Ip = sp.csr_matrix(prior["Ip"][::-1], shape=(n, n))
+            degree = np.asarray(abs(self.Ip).sum(axis=1)).ravel()
+            self.scale = 1.0 / (1.0 + lam3 * degree)[:, None]
+
+    def value(self, F, Z, grad=False):
+        R = F - Z
+        E = F.T @ F - self.eye
+        val = float(np.vdot(R, R)) + 0.25 * self.rho * float(np.vdot(E, E))
+        G = None
+        if grad:
+            G = 2.0 * R + self.rho * (F @ E)
+        if self.kind == "labels" and self.rows.size and self.lam3:
+            Fl = F[self.rows] * self.mask
+            val += self.lam3 * float(np.vdot(Fl, Fl))
+            if grad:
+                G[self.rows] += 2.0 * self.lam3 * Fl
+        elif self.kind == "pairs" and self.lam3:
+            IpF = np.asarray(self.Ip @ F)
+            val += self.lam3 * float(np.vdot(F, IpF))
+            if grad:
+                G += 2.0 * self.lam3 * IpF
+        return val, G
+
+
+def monotone_f_step(F, Z, term, alpha, n_inner):
+    """Scaled projected gradient on ``F >= 0`` with backtracking: ``h`` never increases.
+
+    With the diagonal scaling ``S`` (``term.scale``), ``F⁺ = max(F − α S ⊙ ∇h, 0)`` is
+    accepted when ``h(F⁺) <= h(F) + ⟨∇h, F⁺ − F⟩ + ‖F⁺ − F‖²_{S⁻¹} / (2α)`` (which implies
+    ``h(F⁺) <= h(F) − ‖F⁺ − F‖²_{S⁻¹} / (2α)``) and, against rounding, ``h(F⁺) <= h(F)``;
+    otherwise ``α`` is halved, and a step still failing at a vanishing ``α`` is not taken.
+    Returns ``(F, α)``; ``α`` carries over to the next call.
+    """
+    h, G = term.value(F, Z, grad=True)
+    for _ in range(n_inner):
+        for _ in range(_MAX_HALVINGS):
+            Fn = np.maximum(F - alpha * (term.scale * G), 0.0)
+            D = Fn - F
+            dd = float(np.vdot(D, D / term.scale))
+            if dd == 0.0:
+                return F, alpha
+            hn, _ = term.value(Fn, Z)
+            if hn <= h + float(np.vdot(G, D)) + 0.5 * dd / alpha and hn <= h:
+                break
+            alpha *= 0.5
+        else:
+            return F, alpha
+        done = h - hn <= _INNER_RTOL * abs(h)
+        F, h = Fn, hn
+        if done:
+            break
+        _, G = term.value(F, Z, grad=True)
+        alpha *= 2.0
+    return F, alpha

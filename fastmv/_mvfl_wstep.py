@@ -1,0 +1,139 @@
+"""The ``W, b`` step of MVFL: the reweighted ridge systems (docs/algorithms.md §2).
+
+Each column ``k`` of ``W`` solves ``(X̃ᵀX̃ + D_k) w_k = X̃ᵀ f̃_k`` with ``X̃`` the column-centred
+data, ``f̃_k`` the centred column of ``F`` and ``D_k = λ1 P_k + λ2 Q`` the IRLS diagonal; then
+``b = mean(F) − μᵀW``. Two exact routes:
+
+- ``"direct"`` (``d <= n``): ``G = X̃ᵀX̃`` is formed once and ``G + diag(D_k)`` is factorised by
+  Cholesky per column (once when ``λ1 = 0``: every column then shares the diagonal).
+  Conjugate gradients were slower here: the small ridge leaves the systems badly conditioned.
+- ``"woodbury"`` (``d > n``, text views): ``(D + X̃ᵀX̃)⁻¹X̃ᵀ = D⁻¹X̃ᵀ(I + X̃D⁻¹X̃ᵀ)⁻¹`` turns each
+  column into an ``n × n`` system and no ``d × d`` matrix is formed. For CSR ``X`` the kernel
+  ``sparse_weighted_gram`` forms every ``X D_k⁻¹ Xᵀ`` in one pass over the sparsity pattern;
+  double centring ``J K J`` then equals ``X̃ D_k⁻¹ X̃ᵀ`` and ``X̃ᵀα = Xᵀα`` because ``1ᵀα = 0``,
+  so ``X − 1μᵀ`` is never formed.
+
+The step minimises a majoriser of the ε-smoothed objective at fixed ``F`` (``sqrt`` is
+concave), so it never increases that objective.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from fastmv.kernels.feature_selection import sparse_weighted_gram
+
+__all__ = ["WStep", "choose_route"]
+
+# On the Woodbury route a dense X with fewer nonzeros than this fraction is handled as CSR.
+SPARSE_DENSITY = 0.1
+
+
+def choose_route(X, solver):
+    """``(route, X_for_the_route)``: ``"auto"`` takes Woodbury when ``d > n``; a dense ``X``
+    with under ``SPARSE_DENSITY`` nonzeros goes to the Woodbury route as CSR (text stored
+    densely: the sparse Gram kernel is far cheaper)."""
+    n, d = X.shape
+    route = solver if solver != "auto" else ("woodbury" if d > n else "direct")
+    if route == "woodbury" and not sp.issparse(X) and \
+            np.count_nonzero(X) < SPARSE_DENSITY * X.size:
+        return route, sp.csr_matrix(X)
+    return route, X
+
+
+def _check_finite(A):
+    if not np.isfinite(A).all():
+        raise FloatingPointError(
+            "mvfl: the W step's Gram matrix overflowed (data of magnitude beyond ~1e150 "
+            "without normalisation); use normalize='auto', 'zscore' or 'l2', or rescale the "
+            "views")
+
+
+class WStep:
+    """Solves the reweighted ridge systems of the ``W, b`` step for a fixed ``X``.
+
+    ``route="direct"`` forms ``G = X̃ᵀX̃`` (``d × d``) once, then factorises ``G + diag(D_k)``
+    per column (once when all columns share the diagonal). ``route="woodbury"`` solves
+    ``n × n`` systems ``I + X̃ D_k⁻¹ X̃ᵀ`` per column and never forms a ``d × d`` matrix.
+    """
+
+    def __init__(self, X, route):
+        self.X = X
+        self.n, self.d = X.shape
+        self.sparse = sp.issparse(X)
+        self.mu = np.asarray(X.mean(axis=0)).ravel()
+        self.route = route
+        self.G = None
+        if route == "woodbury" and self.sparse:
+            XT = X.T.tocsr()
+            XT.sort_indices()
+            self.csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
+            self.csr_t = (XT.indptr.astype(np.int64), XT.indices.astype(np.int64), XT.data)
+        if route == "woodbury" and not self.sparse:
+            self.Xc = X - self.mu  # explicit centring of dense X: no cancellation in K
+        if route == "direct":
+            if self.sparse:
+                G = (X.T @ X).toarray()
+                G -= self.n * np.outer(self.mu, self.mu)
+            else:
+                Xc = X - self.mu
+                G = Xc.T @ Xc
+            self.G = G
+
+    def solve(self, F, D, shared):
+        """``W`` (``d × c``) and ``b`` (``c``) for indicator ``F`` and diagonals ``D`` (``c × d``).
+
+        ``shared``: all rows of ``D`` are equal (``λ1 = 0``), so one factorisation serves
+        every column.
+        """
+        X = self.X
+        c = F.shape[1]
+        fbar = F.mean(axis=0)
+        Fc = F - fbar
+        W = np.empty((self.d, c))
+        if self.route == "direct":
+            R = np.asarray(X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
+            if shared:
+                W[:] = self._direct(D[0], R)
+            else:
+                for k in range(c):
+                    W[:, k] = self._direct(D[k], R[:, k])
+        else:
+            Dinv = 1.0 / (D[:1] if shared else D)
+            if self.sparse:
+                Ks = sparse_weighted_gram(*self.csr, *self.csr_t, Dinv)
+            else:
+                Ks = None
+            if shared:
+                W[:] = self._woodbury(Dinv[0], Fc, None if Ks is None else Ks[0])
+            else:
+                for k in range(c):
+                    W[:, k] = self._woodbury(Dinv[k], Fc[:, k], None if Ks is None else Ks[k])
+        b = fbar - self.mu @ W
+        return W, b
+
+    def _direct(self, dk, rhs):
+        _check_finite(self.G)
+        A = self.G.copy()
+        A[np.diag_indices_from(A)] += dk
+        cf = sla.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
+        return sla.cho_solve(cf, rhs, overwrite_b=False, check_finite=False)
+
+    def _woodbury(self, dinv, fc, K=None):
+        X = self.X
+        if K is None:
+            Y = self.Xc * np.sqrt(dinv)
+            K = Y @ Y.T  # X̃ D⁻¹ X̃ᵀ through BLAS syrk
+        else:
+            # sparse X: K = X D⁻¹ Xᵀ, double-centred J K J = X̃ D⁻¹ X̃ᵀ (K symmetric)
+            r = K.mean(axis=1)
+            K -= r[:, None]
+            K -= r[None, :]
+            K += r.mean()
+        K[np.diag_indices_from(K)] += 1.0
+        _check_finite(K)
+        cf = sla.cho_factor(K, lower=False, overwrite_a=True, check_finite=False)
+        alpha = sla.cho_solve(cf, fc, check_finite=False)
+        w = np.asarray((X if self.sparse else self.Xc).T @ alpha)  # 1ᵀα = 0: X̃ᵀα = Xᵀα
+        return w * (dinv if w.ndim == 1 else dinv[:, None])

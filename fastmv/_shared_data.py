@@ -1,0 +1,36 @@
+"""Where the shared benchmark datasets are: one lookup for tests, benchmarks and tools.
+
+The real multi-view benchmark files (``3Sources.mat``, ``BBCSport.mat``, ...) are not part of
+the repository or the wheel. They are looked up in ``$FASTMV_SHARED_DATASETS`` when it is
+set, else in ``../shared/datasets`` beside a source checkout (seen from the current
+directory or from this package's location).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["shared_datasets_dir", "shared_dataset"]
+
+
+def shared_datasets_dir() -> Path | None:
+    """The directory holding the shared datasets, or ``None`` when none is found."""
+    env = os.environ.get("FASTMV_SHARED_DATASETS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent.parent
+    for root in (Path.cwd(), here):
+        for base in (root, *root.parents[:2]):
+            candidate = base.parent / "shared" / "datasets"
+            if candidate.is_dir():
+                return candidate
+    return None
+
+
+def shared_dataset(filename: str) -> Path | None:
+    """Path of a shared dataset file, or ``None`` when it is not available here."""
+    folder = shared_datasets_dir()
+    if folder is None:
+        return None
+    path = folder / filename
+    return path if path.is_file() else None

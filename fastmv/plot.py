@@ -1,0 +1,339 @@
+"""Pictures of a clustering: convergence, MVFL view/feature weights, contingency table,
+2-D spectral embedding.
+
+Every function draws on ``ax`` (a new figure when None) and returns the matplotlib ``Axes``
+(``ax.figure`` is the Figure). matplotlib is imported on first use; install it with
+``pip install "fastmv[plot]"``.
+
+Examples
+--------
+>>> import matplotlib
+>>> matplotlib.use("Agg")
+>>> import numpy as np
+>>> from fastmv import plot
+>>> ax = plot.contingency(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0]))
+>>> ax.get_xlabel()
+'predicted cluster (matched to the classes)'
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.optimize import linear_sum_assignment
+
+from . import metrics
+from ._registry import transition_matrices
+
+__all__ = ["contingency", "convergence", "embedding", "feature_weights", "view_weights"]
+
+
+def _pyplot():
+    # matplotlib is optional (the "plot" extra) and slow to import: import it on first use.
+    try:
+        import matplotlib.pyplot as plt  # noqa: PLC0415 (optional dependency, slow import)
+    except ImportError as exc:
+        raise ImportError("fastmv.plot needs matplotlib, which is not installed; install the "
+                          "'plot' extra: pip install \"fastmv[plot]\"") from exc
+    return plt
+
+
+def _axes(ax, figsize=(6.0, 4.5)):
+    if ax is not None:
+        return ax
+    _, ax = _pyplot().subplots(figsize=figsize)
+    return ax
+
+
+def convergence(result: Any, ax: Any = None) -> Any:
+    """Objective per iteration of a solver's result, and its relative change (log scale).
+
+    Parameters
+    ----------
+    result : result object of a fastmv solver
+        Anything with an ``objective`` array (one entry per iteration); ``converged`` is shown
+        in the legend when present.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes with the objective; the relative change is on a twin axis.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from fastmv.plot import convergence
+    >>> ax = convergence(SimpleNamespace(objective=np.array([4.0, 2.0, 1.5, 1.4]),
+    ...                                  converged=True))
+    >>> len(ax.lines)
+    1
+    """
+    obj = np.asarray(result.objective, dtype=np.float64).reshape(-1)
+    ax = _axes(ax)
+    it = np.arange(1, obj.size + 1)
+    converged = getattr(result, "converged", None)
+    label = "objective" + ("" if converged is None else
+                           f" ({'converged' if bool(converged) else 'not converged'})")
+    line, = ax.plot(it, obj, "o-", ms=3, color="C0", label=label)
+    ax.set_xlabel("pass" if hasattr(result, "n_passes") else "iteration")
+    ax.set_ylabel("objective", color="C0")
+    if obj.size and np.all(obj > 0) and obj.max() > 100 * obj.min():
+        ax.set_yscale("log")  # a large first step would flatten the rest of the curve
+    handles = [line]
+    if obj.size > 1:
+        prev = np.abs(obj[:-1])
+        change = np.abs(np.diff(obj)) / np.where(prev > 0, prev, 1.0)
+        positive = change > 0
+        if np.any(positive):
+            twin = ax.twinx()
+            h, = twin.semilogy(it[1:][positive], change[positive], "s--", ms=3, color="C1",
+                               label="relative change")
+            twin.set_ylabel("relative change", color="C1")
+            handles.append(h)
+    ax.legend(handles=handles, loc="upper right", fontsize="small")
+    ax.set_title(type(result).__name__.replace("Result", "") + " convergence")
+    return ax
+
+
+def view_weights(result: Any, ax: Any = None, view_names: Sequence[str] | None = None) -> Any:
+    """Heat map of MVFL's view weights ``‖w_k^v‖`` (views x clusters).
+
+    Parameters
+    ----------
+    result : MVFLResult
+        A result of :func:`fastmv.mvfl` (any object with a ``view_weights`` array (m, c)).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    view_names : sequence of str, optional
+        Names of the views (default ``view 0``, ``view 1``, ...).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from fastmv.plot import view_weights
+    >>> ax = view_weights(SimpleNamespace(view_weights=np.array([[1.0, 0.2], [0.1, 0.9]])))
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['view 0', 'view 1']
+    """
+    W = np.asarray(result.view_weights, dtype=np.float64)
+    m, c = W.shape
+    names = list(view_names) if view_names is not None else [f"view {v}" for v in range(m)]
+    ax = _axes(ax, figsize=(max(4.0, 0.5 * c + 2.5), max(2.5, 0.5 * m + 1.5)))
+    im = ax.imshow(W, aspect="auto", cmap="viridis")
+    ax.figure.colorbar(im, ax=ax, label="‖w_k^v‖")
+    ax.set_xticks(range(c))
+    ax.set_yticks(range(m))
+    ax.set_yticklabels(names)
+    ax.set_xlabel("cluster k")
+    ax.set_title("MVFL view weights")
+    return ax
+
+
+def feature_weights(result: Any, ax: Any = None,
+                    view_names: Sequence[str] | None = None) -> Any:
+    """MVFL's feature weights ``‖w^i‖`` along the concatenated features, coloured by view.
+
+    Parameters
+    ----------
+    result : MVFLResult
+        A result of :func:`fastmv.mvfl` (``feature_weights`` (d,) and ``view_ptr`` (m + 1,)).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    view_names : sequence of str, optional
+        Names of the views for the legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from fastmv.plot import feature_weights
+    >>> r = SimpleNamespace(feature_weights=np.array([0.5, 0.1, 0.9]),
+    ...                     view_ptr=np.array([0, 2, 3]))
+    >>> len(feature_weights(r).collections)
+    2
+    """
+    w = np.asarray(result.feature_weights, dtype=np.float64)
+    ptr = np.asarray(result.view_ptr)
+    m = ptr.size - 1
+    names = list(view_names) if view_names is not None else [f"view {v}" for v in range(m)]
+    ax = _axes(ax, figsize=(8.0, 3.5))
+    for v in range(m):
+        idx = np.arange(ptr[v], ptr[v + 1])
+        ax.vlines(idx, 0, w[idx], color=f"C{v % 10}", lw=1, label=names[v])
+    ax.set_xlabel("feature (views concatenated)")
+    ax.set_ylabel("‖w^i‖")
+    ax.set_title("MVFL feature weights")
+    ax.legend(fontsize="small", ncol=min(m, 6))
+    return ax
+
+
+def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None = None) -> Any:
+    """Heat map of the contingency table of classes against clusters.
+
+    The clusters are ordered by the one-to-one matching that maximises the agreement
+    (Hungarian matching, as in :func:`fastmv.metrics.accuracy`), so a good clustering shows
+    a strong diagonal.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Ground-truth classes.
+    y_pred : array-like of shape (n,)
+        Cluster labels.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    annotate : bool, optional
+        Write the counts in the cells (default: when the table is at most 20 x 20).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from fastmv.plot import contingency
+    >>> ax = contingency([0, 0, 1, 1, 2], [2, 2, 0, 0, 1])
+    >>> ax.images[0].get_array().data.diagonal().tolist()
+    [2, 2, 1]
+    """
+    y_true, y_pred = np.asarray(y_true).reshape(-1), np.asarray(y_pred).reshape(-1)
+    classes = np.unique(y_true)
+    clusters = np.unique(y_pred)
+    C = np.asarray(metrics.contingency_matrix(y_true, y_pred))
+    rows, cols = linear_sum_assignment(-C)
+    order = list(cols[np.argsort(rows)]) + [j for j in range(C.shape[1]) if j not in set(cols)]
+    C = C[:, order]
+    ax = _axes(ax, figsize=(max(4.0, 0.45 * C.shape[1] + 2.5),
+                            max(3.5, 0.4 * C.shape[0] + 1.5)))
+    im = ax.imshow(C, cmap="Blues", aspect="auto")
+    ax.figure.colorbar(im, ax=ax, label="samples")
+    ax.set_xticks(range(C.shape[1]))
+    ax.set_xticklabels([str(clusters[j]) for j in order])
+    ax.set_yticks(range(C.shape[0]))
+    ax.set_yticklabels([str(k) for k in classes])
+    ax.set_xlabel("predicted cluster (matched to the classes)")
+    ax.set_ylabel("true class")
+    if annotate is None:
+        annotate = max(C.shape) <= 20
+    if annotate:
+        top = C.max() if C.size else 0
+        for i in range(C.shape[0]):
+            for j in range(C.shape[1]):
+                if C[i, j]:
+                    ax.text(j, i, str(C[i, j]), ha="center", va="center", fontsize="x-small",
+                            color="white" if C[i, j] > 0.6 * top else "black")
+    ax.set_title(f"contingency table (accuracy {metrics.accuracy(y_true, y_pred):.3f})")
+    return ax
+
+
+def _similarity(X, similarity):
+    """A symmetric nonnegative similarity from a similarity matrix, data, or a list of views."""
+    if isinstance(X, (list, tuple)):
+        S = sum(_similarity(V, False) for V in X) / len(X)
+        return S
+    is_square = X.shape[0] == X.shape[1]
+    if similarity is None:
+        if is_square:
+            A = X.toarray() if sp.issparse(X) else np.asarray(X)
+            similarity = bool(np.all(A >= 0) and np.allclose(A, A.T))
+        else:
+            similarity = False
+    if similarity:
+        A = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        return (A + A.T) / 2
+    P = transition_matrices([X])[0]
+    P = P.toarray() if sp.issparse(P) else np.asarray(P)
+    return (P + P.T) / 2
+
+
+def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
+              similarity: bool | None = None) -> Any:
+    """2-D spectral embedding of the samples, coloured by cluster.
+
+    The two leading nontrivial eigenvectors of ``D^{-1/2} S D^{-1/2}``, scaled by
+    ``D^{-1/2}`` (Laplacian eigenmaps). ``S`` is given, or built from data as the
+    symmetrised Gaussian transition matrix of the unit-norm rows
+    (:func:`fastmv.transition_matrix`, median width), averaged over views for a list.
+
+    Parameters
+    ----------
+    X_or_similarity : array-like or sparse, (n, n) similarity or (n, d) data, or list of views
+        What to embed.
+    labels : array-like of shape (n,)
+        Colour of each sample (cluster labels; negative labels drawn grey).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    similarity : bool, optional
+        Whether a square input is a similarity (default: when it is symmetric and
+        nonnegative).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from fastmv.plot import embedding
+    >>> X = np.vstack([np.zeros((5, 2)), np.ones((5, 2))]) + 0.01 * np.arange(20).reshape(10, 2)
+    >>> ax = embedding(X, np.repeat([0, 1], 5))
+    >>> ax.collections[0].get_offsets().shape
+    (10, 2)
+    """
+    S = _similarity(X_or_similarity, similarity)
+    labels = np.asarray(labels).reshape(-1)
+    n = S.shape[0]
+    if labels.size != n:
+        raise ValueError(f"labels has {labels.size} entries, the data {n} samples")
+    deg = S.sum(axis=1)
+    inv = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)), 0.0)
+    A = inv[:, None] * S * inv[None, :]
+    k = min(3, n)
+    if n <= 2000 or k >= n - 1:
+        w, V = np.linalg.eigh((A + A.T) / 2)
+        V = V[:, ::-1][:, :k]
+    else:
+        v0 = np.random.default_rng(0).random(n)  # deterministic start
+        w, V = spla.eigsh(A, k=k, which="LA", v0=v0)
+        V = V[:, np.argsort(w)[::-1]]
+    Y = inv[:, None] * V[:, 1:3] if k >= 3 else np.column_stack([V[:, -1], np.zeros(n)])
+    Y = Y * np.where(np.sign(Y[np.argmax(np.abs(Y), axis=0), range(Y.shape[1])]) < 0, -1, 1)
+    ax = _axes(ax, figsize=(5.5, 5.0))
+    known = labels >= 0 if labels.dtype.kind in "iu" else np.ones(n, bool)
+    if not np.all(known):
+        ax.scatter(Y[~known, 0], Y[~known, 1], s=6, c="lightgrey")
+    sc = ax.scatter(Y[known, 0], Y[known, 1], s=8, c=np.unique(labels[known],
+                    return_inverse=True)[1], cmap="tab10" if np.unique(labels).size <= 10
+                    else "tab20")
+    ax.set_xlabel("spectral coordinate 1")
+    ax.set_ylabel("spectral coordinate 2")
+    ax.set_title(f"spectral embedding, {np.unique(labels[known]).size} clusters")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    del sc
+    return ax

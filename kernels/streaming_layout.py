@@ -1,0 +1,215 @@
+"""Chunk layout of OPIMC's streaming kernels (docs/algorithms.md §5): the named tuples every
+streaming kernel takes, the start modes of :func:`fastmv.kernels.streaming.stream_chunk_iterate`,
+and the two kernels that build a chunk's compact layout (:func:`stream_layout`,
+:func:`stream_gather_view`). See :mod:`fastmv.kernels.streaming` for the layout itself.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from ._partition import SERIAL_BELOW, n_parts, part_range
+
+__all__ = [
+    "DenseRows",
+    "SparseRows",
+    "Statistics",
+    "Nearest",
+    "START_FROM_LABELS",
+    "START_FROM_CENTERS",
+    "REPLACE_PREVIOUS",
+    "stream_layout",
+    "stream_gather_view",
+]
+
+# How stream_chunk_iterate starts a chunk.
+START_FROM_LABELS = 0   # the given labels (first chunk); the chunk is added to the statistics
+START_FROM_CENTERS = 1  # labels from the current centres; the chunk is added
+REPLACE_PREVIOUS = 2    # labels from the centres; the labels given (the previous pass's, still
+#                         held by the statistics) are replaced by the new ones
+
+
+class DenseRows(NamedTuple):
+    """The dense views of a chunk, compacted (present rows only), views in internal order."""
+
+    values: np.ndarray       #: (Σ s_v d_v,) float32/64: row-major (s_v, d_v) blocks, view by view
+    value_start: np.ndarray  #: (n_dense + 1,) int64: where each view's block starts in values
+    rows: np.ndarray         #: (Σ s_v,) int64: the chunk row each stored row came from
+    row_start: np.ndarray    #: (n_dense + 1,) int64: where each view's rows start in rows
+    position: np.ndarray     #: (s, n_dense) int64: index in rows of (chunk row, view), -1 missing
+
+
+class SparseRows(NamedTuple):
+    """The sparse views of a chunk: one CSR matrix of ``s`` rows, global column indices."""
+
+    data: np.ndarray     #: (nnz,) float32/64
+    indices: np.ndarray  #: (nnz,) int64: rows of U / columns of R
+    indptr: np.ndarray   #: (s + 1,) int64
+
+
+class Statistics(NamedTuple):
+    """What persists between chunks (all float64, updated in place)."""
+
+    sums: np.ndarray     #: R (c, D): per-cluster sums of present rows
+    counts: np.ndarray   #: T (m, c): per-cluster counts of present rows
+    centers: np.ndarray  #: U (D, c): stacked per-view centres
+
+
+class Nearest(NamedTuple):
+    """Output of an assignment (float64 distances without the ``‖x‖²`` constant)."""
+
+    labels: np.ndarray   #: (s,) int64: nearest centre
+    best: np.ndarray     #: (s,) float64: D[i, labels[i]]
+    second: np.ndarray   #: (s,) float64: second smallest D[i, k] (inf when c == 1)
+
+
+@njit(cache=True)
+def stream_layout(P, dense_dims):
+    """Index arrays of the compact chunk layout from the chunk's presence mask.
+
+    Parameters
+    ----------
+    P : ndarray of shape (s, m), bool
+        Presence of each chunk row in each view (internal order: dense views first).
+    dense_dims : ndarray of shape (n_dense,), int64
+        ``d_v`` of the dense views.
+
+    Returns
+    -------
+    rows : ndarray of shape (Σ s_v,), int64
+        Rows present in each dense view, view after view (:attr:`DenseRows.rows`).
+    row_start : ndarray of shape (n_dense + 1,), int64
+        Offsets into ``rows``.
+    value_start : ndarray of shape (n_dense + 1,), int64
+        Offsets of the compact blocks in the value buffer (``s_v d_v`` each).
+    position : ndarray of shape (s, n_dense), int64
+        Position of (row, dense view) in ``rows``, ``-1`` when missing.
+    W : ndarray of shape (s, m), float64
+        ``P`` as 0.0 / 1.0 weights.
+    orphan : int
+        First row present in no view, or -1.
+
+    Notes
+    -----
+    O(s m) time.
+    """
+    s, m = P.shape
+    nd = dense_dims.shape[0]
+    row_start = np.zeros(nd + 1, np.int64)
+    value_start = np.zeros(nd + 1, np.int64)
+    for v in range(nd):
+        cnt = 0
+        for i in range(s):
+            if P[i, v]:
+                cnt += 1
+        row_start[v + 1] = row_start[v] + cnt
+        value_start[v + 1] = value_start[v] + cnt * dense_dims[v]
+    rows = np.empty(row_start[nd], np.int64)
+    position = np.empty((s, nd), np.int64)
+    for i in range(s):
+        for v in range(nd):
+            position[i, v] = -1
+    for v in range(nd):
+        q = row_start[v]
+        for i in range(s):
+            if P[i, v]:
+                rows[q] = i
+                position[i, v] = q
+                q += 1
+    W = np.zeros((s, m))
+    orphan = -1
+    for i in range(s):
+        seen = False
+        for v in range(m):
+            if P[i, v]:
+                W[i, v] = 1.0
+                seen = True
+        if not seen and orphan < 0:
+            orphan = i
+    return rows, row_start, value_start, position, W, orphan
+
+
+@njit(cache=True)
+def _gather_row(X, i, normalize, out, o):
+    """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);
+    return its status (0 finite, 1 all NaN, 2 other non-finite)."""
+    d = X.shape[1]
+    big = 0.0                             # scale first: ‖x‖ = big ‖x / big‖ never overflows
+    n_nan = 0                             # nor underflows, whatever the scale of the data
+    n_inf = 0
+    for j in range(d):
+        x = np.float64(X[i, j])
+        if np.isnan(x):
+            n_nan += 1
+        elif np.isinf(x):
+            n_inf += 1
+        else:
+            big = max(big, abs(x))
+    if n_nan == d:
+        return 1
+    if n_nan > 0 or n_inf > 0:
+        return 2
+    scale = 1.0
+    if normalize and big > 0.0:
+        ssq = 0.0
+        for j in range(d):
+            x = np.float64(X[i, j]) / big
+            ssq += x * x
+        scale = 1.0 / np.sqrt(ssq)
+        for j in range(d):
+            out[o + j] = (np.float64(X[i, j]) / big) * scale
+        return 0
+    for j in range(d):
+        out[o + j] = X[i, j]
+    return 0
+
+
+@njit(cache=True)
+def stream_gather_view(X, rows, normalize, out, status):
+    """Copy the present rows of one dense view of a chunk into its compact block, each
+    optionally scaled to unit ℓ2 norm, and classify them by their non-finite values.
+
+    Parameters
+    ----------
+    X : ndarray of shape (s, d), float32 or float64, C-contiguous
+        The chunk of one dense view.
+    rows : ndarray of shape (s_v,), int64
+        Rows of ``X`` present in the view.
+    normalize : bool
+        Scale each kept row to unit ℓ2 norm (zero rows stay zero). Scale-safe: the norm is
+        taken of the row divided by its largest magnitude, so 1e-300 or 1e300 rows give the
+        same unit rows as their unscaled copies.
+    out : ndarray of shape (s_v d,), dtype of ``X``
+        Written: ``out[r d:(r + 1) d] = X[rows[r]] / ‖X[rows[r]]‖``.
+    status : ndarray of shape (s_v,), int8
+        Written: 0 the row is finite; 1 every value is NaN (a missing row: drop it); 2
+        anything else non-finite (some NaN, or an infinity): invalid input.
+
+    Notes
+    -----
+    O(s_v d) time, two reads of each kept row (norms accumulated in float64). Parallel over
+    blocks of rows when the view is large enough to pay for the thread launch; small views
+    (the common case for small chunks) never enter a parallel function, whose call alone costs
+    more than their copy.
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    if n * d < SERIAL_BELOW:
+        for r in range(n):
+            status[r] = _gather_row(X, rows[r], normalize, out, r * d)
+        return
+    _gather_view_parallel(X, rows, normalize, out, status)
+
+
+@njit(parallel=True, cache=True)
+def _gather_view_parallel(X, rows, normalize, out, status):
+    """:func:`stream_gather_view` over a fixed partition of the rows."""
+    n = rows.shape[0]
+    d = X.shape[1]
+    nb = n_parts(n, 1)
+    for b in prange(nb):
+        lo, hi = part_range(n, nb, b)
+        for r in range(lo, hi):
+            status[r] = _gather_row(X, rows[r], normalize, out, r * d)

@@ -1,0 +1,388 @@
+"""The common battery: one set of checks run over every public function.
+
+Every public function declares its parameters (``func.parameter_constraints``); from those
+declarations the battery generates invalid values for every parameter and checks the error
+names it. It also checks, for every solver, that inputs are never modified, read-only inputs
+work, ``random_state`` makes runs identical, ``n_jobs`` does not change the labels, callbacks
+can stop a solve, the result contract holds, results save and load, faults leave the thread
+settings as they were, overlapping calls from several Python threads give the sequential
+answers, and repeated calls do not grow the process's memory.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import threading
+import warnings
+from numbers import Integral, Real
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import threadpoolctl
+
+import fastmv
+from fastmv import metrics
+from fastmv._validation import Interval, Options, _satisfies
+from fastmv.exceptions import ConvergenceWarning, DegenerateSolutionWarning
+
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning",
+                                        "ignore::fastmv.exceptions.DegenerateSolutionWarning")
+
+
+# ------------------------------------------------------------------------------- data
+def _planted(n=30, dims=(6, 5), c=3, seed=0, nonnegative=False):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), n // c)
+    views = []
+    for d in dims:
+        centers = rng.normal(0.0, 4.0, (c, d))
+        X = centers[y] + rng.normal(0.0, 1.0, (y.size, d))
+        views.append(np.abs(X) if nonnegative else X)
+    return views, y
+
+
+def _pairs(y, p, seed=0):
+    must, cannot = fastmv.simulate.pairwise_constraints(y, p, random_state=seed)
+    return must, cannot
+
+
+def _setup_mvmc():
+    views, y = _planted()
+    must, cannot = _pairs(y, 60)
+    return (views, 3, must, cannot), {"max_iter": 3}, y
+
+
+def _setup_mvfl():
+    views, y = _planted()
+    labels = np.full(y.size, -1)
+    labels[::5] = y[::5]
+    return (views, 3), {"labels": labels, "max_iter": 3}, y
+
+
+def _setup_emvc():
+    views, y = _planted()
+    P = [fastmv.transition_matrix(X) for X in views]
+    return (P, 0.01, 0.01), {"n_clusters": 3, "max_iter": 3}, y
+
+
+def _setup_cmvnmf():
+    views, y = _planted(nonnegative=True)
+    pairs = np.column_stack([np.arange(0, 30, 3), np.arange(0, 30, 3)])
+    cannot = np.column_stack([np.arange(0, 10), np.arange(10, 20)])
+    return (views, 3, {(0, 1): pairs}, {(0, 1): cannot}), {"max_iter": 3}, y
+
+
+def _setup_opimc():
+    views, y = _planted()
+    mask = np.ones((y.size, len(views)), dtype=bool)
+    mask[::4, 0] = False
+    return (views, 3), {"mask": mask, "chunk_size": 10}, y
+
+
+def _setup_kmeans():
+    views, y = _planted()
+    return (views[0], 3), {}, y
+
+
+def _setup_spectral():
+    views, y = _planted()
+    P = fastmv.transition_matrix(views[0])
+    return (P + P.T, 3), {}, y
+
+
+def _setup_markov():
+    views, y = _planted()
+    return (fastmv.transition_matrix(views[0]), 3), {}, y
+
+
+def _setup_transition():
+    views, y = _planted()
+    return (views[0],), {}, y
+
+
+SOLVERS = {
+    "mvmc": _setup_mvmc,
+    "mvfl": _setup_mvfl,
+    "emvc": _setup_emvc,
+    "cmvnmf": _setup_cmvnmf,
+    "opimc": _setup_opimc,
+}
+BLOCKS = {
+    "kmeans": _setup_kmeans,
+    "spectral_clustering": _setup_spectral,
+    "markov_spectral_clustering": _setup_markov,
+    "transition_matrix": _setup_transition,
+}
+SETUPS = {**SOLVERS, **BLOCKS}
+
+
+def _metric_setup():
+    y = np.array([0, 0, 1, 1, 2, 2])
+    return (y, np.array([1, 1, 0, 0, 2, 2])), {}, y
+
+
+METRICS = ["contingency_matrix", "accuracy", "nmi", "ari", "precision", "recall", "f_score",
+           "purity", "entropy", "evaluate"]
+
+
+def _function(name):
+    if name in METRICS:
+        return getattr(metrics, name)
+    return getattr(fastmv, name)
+
+
+def _setup(name):
+    return _metric_setup() if name in METRICS else SETUPS[name]()
+
+
+def _call(name, args, kwargs):
+    return _function(name)(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------- declarations
+ALL = list(SETUPS) + METRICS
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_declaration_covers_the_whole_signature(name):
+    func = _function(name)
+    declared = getattr(func, "parameter_constraints", None)
+    assert declared is not None, f"{name} does not declare its parameters"
+    assert set(declared) == set(inspect.signature(func).parameters)
+
+
+_NOT_A_VALUE = object()
+
+
+def _invalid_values(constraints):
+    """Values that satisfy none of ``constraints`` (one per kind of mistake)."""
+    candidates = ["not-a-valid-value", -1, 0, 2.5, -0.5, True, np.nan, np.inf, [], 42,
+                  None, {"a": 1}, lambda *a: None]
+    for c in constraints:
+        if isinstance(c, Interval):
+            if c.low is not None:
+                candidates += [c.low - 1, c.low - 0.5]
+            if c.high is not None:
+                candidates += [c.high + 1, c.high + 0.5]
+    out = []
+    for v in candidates:
+        if not any(_satisfies(c, v) for c in constraints):
+            out.append(v)
+    # one of each type is enough; keep the list short but varied
+    seen, unique = set(), []
+    for v in out:
+        key = (type(v).__name__, v if isinstance(v, (str, int, float)) and v == v else id(v))
+        if key not in seen:
+            seen.add(key)
+            unique.append(v)
+    return unique[:4]
+
+
+def _battery_cases():
+    cases = []
+    for name in ALL:
+        try:
+            func = _function(name)
+        except AttributeError:
+            continue
+        declared = getattr(func, "parameter_constraints", {}) or {}
+        for param, constraints in declared.items():
+            if "data" in constraints:
+                continue
+            for i, value in enumerate(_invalid_values(constraints)):
+                cases.append(pytest.param(name, param, value, id=f"{name}-{param}-{i}"))
+    return cases
+
+
+@pytest.mark.parametrize("name,param,value", _battery_cases())
+def test_invalid_value_raises_naming_the_parameter(name, param, value):
+    args, kwargs, _ = _setup(name)
+    func = _function(name)
+    sig = inspect.signature(func)
+    bound = sig.bind_partial(*args, **kwargs)
+    bound.arguments[param] = value
+    with pytest.raises((TypeError, ValueError)) as err:
+        func(*bound.args, **bound.kwargs)
+    assert param in str(err.value), str(err.value)
+
+
+def test_battery_is_large():
+    assert len(_battery_cases()) >= 200
+
+
+# ------------------------------------------------------------------- solver behaviour
+def _labels(result):
+    labels = result.labels if hasattr(result, "labels") else result
+    if isinstance(labels, list):
+        return np.concatenate(labels)
+    return np.asarray(labels)
+
+
+def _arrays_in(obj):
+    if isinstance(obj, np.ndarray):
+        yield obj
+    elif sp.issparse(obj):
+        yield obj.data
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _arrays_in(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _arrays_in(o)
+
+
+@pytest.mark.parametrize("name", list(SETUPS))
+def test_inputs_are_never_modified_and_read_only_inputs_work(name):
+    args, kwargs, _ = _setup(name)
+    saved = copy.deepcopy((args, kwargs))
+    for a in _arrays_in((args, kwargs)):
+        a.flags.writeable = False
+    _call(name, args, kwargs)
+    for a, b in zip(_arrays_in((args, kwargs)), _arrays_in(saved)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", [n for n in SETUPS if n != "transition_matrix"])
+def test_same_random_state_gives_identical_results(name):
+    args, kwargs, _ = _setup(name)
+    a = _call(name, args, {**kwargs, "random_state": 3})
+    b = _call(name, args, {**kwargs, "random_state": 3})
+    np.testing.assert_array_equal(_labels(a), _labels(b))
+
+
+@pytest.mark.parametrize("name", [n for n in SETUPS if n != "transition_matrix"])
+def test_thread_count_does_not_change_the_labels(name):
+    if "n_jobs" not in inspect.signature(_function(name)).parameters:
+        pytest.skip("no n_jobs")
+    args, kwargs, _ = _setup(name)
+    a = _call(name, args, {**kwargs, "random_state": 0, "n_jobs": 1})
+    b = _call(name, args, {**kwargs, "random_state": 0, "n_jobs": 2})
+    np.testing.assert_array_equal(_labels(a), _labels(b))
+
+
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_result_contract_and_save_load(name, tmp_path):
+    args, kwargs, y = _setup(name)
+    res = _call(name, args, {**kwargs, "random_state": 0})
+    assert isinstance(res, fastmv.Result)
+    assert isinstance(res.n_iter, int) and not isinstance(res.n_iter, bool)
+    assert isinstance(res.converged, bool)
+    assert res.objective.ndim == 1 and res.objective.dtype == np.float64
+    assert res.objective.shape == (res.n_iter,)
+    assert np.all(np.isfinite(res.objective))
+    assert _labels(res).dtype.kind == "i"
+    assert type(res).__name__ in dir(fastmv), "result classes are public"
+    res.save(tmp_path / "r.npz")
+    back = fastmv.Result.load(tmp_path / "r.npz")
+    assert type(back) is type(res)
+    np.testing.assert_array_equal(_labels(back), _labels(res))
+    np.testing.assert_array_equal(back.objective, res.objective)
+
+
+@pytest.mark.parametrize("how", ["return_true", "stop_iteration"])
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_callback_stops_the_solve(name, how):
+    args, kwargs, _ = _setup(name)
+    calls = []
+
+    def callback(info):
+        calls.append(info.iteration)
+        assert info.solver and np.isfinite(info.objective)
+        if how == "return_true":
+            return True
+        raise StopIteration
+
+    kwargs = {**kwargs, "random_state": 0, "callback": callback, "tol": 0.0}
+    if "max_iter" in inspect.signature(_function(name)).parameters:
+        kwargs["max_iter"] = 5
+    res = _call(name, args, kwargs)
+    assert calls == [1] and res.n_iter == 1 and res.converged is False
+
+
+def _thread_settings():
+    blas = sorted((d["internal_api"], d["num_threads"]) for d in threadpoolctl.threadpool_info()
+                  if d["user_api"] == "blas")
+    return numba.get_num_threads(), blas
+
+
+@pytest.mark.parametrize("fault", [RuntimeError, KeyboardInterrupt])
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_faults_reach_the_caller_and_restore_thread_settings(name, fault):
+    args, kwargs, _ = _setup(name)
+    before = _thread_settings()
+
+    def callback(info):
+        raise fault("raised by the callback")
+
+    kwargs = {**kwargs, "random_state": 0, "callback": callback, "n_jobs": 1}
+    if name == "opimc":
+        kwargs["max_iter"] = 2
+    with pytest.raises(fault, match="raised by the callback"):
+        _call(name, args, kwargs)
+    assert _thread_settings() == before
+
+
+@pytest.mark.slow
+def test_overlapping_calls_of_every_pair_of_solvers_match_sequential_calls():
+    names = list(SOLVERS)
+    expected = {}
+    for name in names:
+        args, kwargs, _ = _setup(name)
+        expected[name] = _labels(_call(name, args, {**kwargs, "random_state": 0}))
+    before = _thread_settings()
+    for i, first in enumerate(names):
+        for second in names[i:]:
+            got, errors = {}, []
+            barrier = threading.Barrier(2)
+
+            def run(name, key):
+                try:
+                    args, kwargs, _ = _setup(name)
+                    barrier.wait(30)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        warnings.simplefilter("ignore", DegenerateSolutionWarning)
+                        got[key] = _labels(_call(name, args, {**kwargs, "random_state": 0}))
+                except BaseException as exc:  # reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=run, args=(first, 0)),
+                       threading.Thread(target=run, args=(second, 1))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            assert not errors, errors
+            np.testing.assert_array_equal(got[0], expected[first])
+            np.testing.assert_array_equal(got[1], expected[second])
+    assert _thread_settings() == before
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(np, "ndarray") or not __import__("os").path.exists(
+    "/proc/self/statm"), reason="needs /proc")
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_repeated_calls_do_not_grow_memory(name):
+    args, kwargs, _ = _setup(name)
+    for _ in range(20):  # warm-up: compilation, caches, allocator pools
+        _call(name, args, {**kwargs, "random_state": 0})
+    start = _rss_bytes()
+    for _ in range(200):
+        _call(name, args, {**kwargs, "random_state": 0})
+    grown = (_rss_bytes() - start) / 2**20
+    assert grown < 8.0, f"{name}: resident memory grew {grown:.1f} MiB over 200 calls"
+
+
+def test_invalid_declaration_kinds_exist():
+    # the vocabulary the battery relies on
+    assert Interval(Integral, 0, None, closed="left").is_satisfied_by(0)
+    assert not Interval(Real, 0, None, closed="neither").is_satisfied_by(0.0)
+    assert Options({"a", None}).is_satisfied_by(None)
+    assert _invalid_values([Interval(Integral, 1, None, closed="left")])

@@ -1,0 +1,131 @@
+"""scikit-learn style estimators (fastmv.estimators)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import fastmv
+from fastmv import estimators, metrics
+from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
+
+SOLVERS = {MVMC: fastmv.mvmc, MVFL: fastmv.mvfl, EMVC: fastmv.emvc, CMVNMF: fastmv.cmvnmf,
+           OPIMC: fastmv.opimc}
+# small max_iter on purpose: the tests compare labels, not converged answers
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
+DATA_AND_SIDE = {"X_list", "P_list", "must_link", "cannot_link", "labels", "mask"}
+
+
+def _blobs(n=40, c=2, dims=(3, 4), seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % c
+    views = [np.abs(rng.random((c, d))[y] * 4 + 0.2 * rng.standard_normal((n, d)))
+             for d in dims]
+    return views, y
+
+
+@pytest.mark.parametrize("cls", list(SOLVERS), ids=lambda c: c.__name__)
+def test_init_parameters_are_the_solvers_hyper_parameters(cls):
+    func = SOLVERS[cls]
+    solver = {n: p for n, p in inspect.signature(func).parameters.items()
+              if n not in DATA_AND_SIDE}
+    init = {n: p for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self"}
+    fix = ("; paste this __init__ (and add annotations) into fastmv/estimators.py:\n"
+           + estimators._init_source(func))
+    assert set(init) == set(solver), (
+        f"{cls.__name__}.__init__ is out of step with fastmv.{func.__name__}: missing "
+        f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}{fix}")
+    for name, p in solver.items():
+        if p.default is not inspect.Parameter.empty:
+            assert init[name].default == p.default, f"default of {name}{fix}"
+    assert all(p.kind is not p.VAR_KEYWORD for p in init.values())
+
+
+@pytest.mark.parametrize("cls", list(SOLVERS), ids=lambda c: c.__name__)
+def test_get_set_params_repr_and_clone(cls):
+    from sklearn.base import clone
+
+    est = cls(max_iter=7, random_state=3)
+    params = est.get_params()
+    assert params["max_iter"] == 7 and params["random_state"] == 3
+    assert "max_iter=7" in repr(est) and repr(est).startswith(cls.__name__ + "(")
+    twin = clone(est)
+    assert twin is not est and twin.get_params() == params
+    assert est.set_params(tol=1e-3) is est and est.tol == 1e-3
+    with pytest.raises(ValueError, match="invalid parameter 'nope'"):
+        est.set_params(nope=1)
+    assert repr(cls()) == f"{cls.__name__}()"
+    # the class docstring documents every __init__ parameter
+    for name in cls._get_param_names():
+        assert f"\n{name}" in cls.__doc__ or f", {name}" in cls.__doc__, name
+
+
+def test_estimators_give_the_function_labels():
+    views, y = _blobs()
+    ml, cl = fastmv.simulate.pairwise_constraints(y, 60, random_state=0)
+    r = fastmv.mvmc(views, 2, ml, cl, k=3, max_iter=5, random_state=0)
+    est = MVMC(n_clusters=2, k=3, max_iter=5, random_state=0).fit(views, must_link=ml,
+                                                                 cannot_link=cl)
+    np.testing.assert_array_equal(est.labels_, r.labels)
+    assert len(est.M_) == 2 and est.n_iter_ == r.n_iter
+
+    lab = fastmv.simulate.partial_labels(y, 0.2, random_state=0)
+    r = fastmv.mvfl(views, 2, labels=lab, max_iter=5, random_state=0)
+    est = MVFL(n_clusters=2, max_iter=5, random_state=0)
+    np.testing.assert_array_equal(est.fit_predict(views, labels=lab), r.labels)
+    np.testing.assert_array_equal(est.view_weights_, r.view_weights)
+
+    from fastmv._registry import transition_matrices
+    P = transition_matrices(views)
+    r = fastmv.emvc(P, 0.01, 0.01, n_clusters=2, max_iter=10, random_state=0)
+    est = EMVC(n_clusters=2, max_iter=10, random_state=0)
+    np.testing.assert_array_equal(est.fit(P).labels_, r.labels)
+    np.testing.assert_array_equal(est.fit(views, transition=True).labels_, r.labels)
+    np.testing.assert_allclose(est.P_hat_, r.P_hat)
+
+    ml = {(0, 1): np.array([[0, 0], [1, 1]])}
+    r = fastmv.cmvnmf(views, 2, ml, None, max_iter=10, random_state=0)
+    labels = CMVNMF(n_clusters=2, max_iter=10, random_state=0).fit_predict(views, must_link=ml)
+    for a, b in zip(labels, r.labels):
+        np.testing.assert_array_equal(a, b)
+
+    mask = fastmv.simulate.incomplete_mask(40, 2, 0.2, random_state=0)
+    r = fastmv.opimc(views, 2, mask=mask, chunk_size=10, random_state=0)
+    est = OPIMC(n_clusters=2, chunk_size=10, random_state=0).fit(views, mask=mask)
+    np.testing.assert_array_equal(est.labels_, r.labels)
+    assert len(est.U_) == 2
+
+
+def test_views_side_by_side_with_view_sizes():
+    views, y = _blobs()
+    X = np.hstack(views)
+    a = OPIMC(n_clusters=2, random_state=0).fit_predict(views)
+    b = OPIMC(n_clusters=2, random_state=0).fit_predict(X, view_sizes=[3, 4])
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="view_sizes"):
+        OPIMC(n_clusters=2).fit(X, view_sizes=[3, 3])
+    with pytest.raises(TypeError, match="list of views"):
+        OPIMC(n_clusters=2).fit(X)
+
+
+def test_grid_search_over_lam1_lam2_with_an_nmi_scorer():
+    from sklearn.model_selection import GridSearchCV
+
+    views, y = _blobs(n=30, dims=(3, 3), seed=1)
+    X = np.hstack(views)
+    n = y.size
+    # transductive: fit on every sample (EMVC sees no labels), score NMI on the held-out labels
+    def nmi_scorer(est, X_, y_):
+        return metrics.nmi(y_, est.labels_)
+
+    search = GridSearchCV(EMVC(n_clusters=2, max_iter=15, random_state=0),
+                          {"lam1": [0.001, 0.01], "lam2": [0.01, 0.1]}, scoring=nmi_scorer,
+                          cv=[(np.arange(n), np.arange(n))], refit=True)
+    search.fit(X, y, view_sizes=[3, 3], transition=True)
+    assert set(search.best_params_) == {"lam1", "lam2"}
+    assert len(search.cv_results_["mean_test_score"]) == 4
+    assert 0.0 <= search.best_score_ <= 1.0
+    assert search.best_estimator_.labels_.shape == (n,)
+
+
+def test_estimators_module_lists_every_solver():
+    assert set(estimators.ESTIMATORS) == {"mvmc", "mvfl", "emvc", "cmvnmf", "opimc"}

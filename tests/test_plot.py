@@ -1,0 +1,106 @@
+"""fastmv.plot: pictures render to non-empty files with the Agg backend."""
+import builtins
+import importlib
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from fastmv import plot  # noqa: E402
+
+# small max_iter on purpose: the pictures need a history, not a converged answer
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
+
+
+def _save(ax, path):
+    ax.figure.savefig(path, dpi=60)
+    plt.close(ax.figure)
+    assert path.stat().st_size > 2000  # a real picture, not an empty canvas
+    return path
+
+
+def _blobs(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = np.eye(3)[y] * 4 + 0.3 * rng.standard_normal((n, 3))
+    return X, y
+
+
+def test_convergence(tmp_path):
+    res = SimpleNamespace(objective=np.geomspace(1e4, 1.0, 12), converged=False)
+    ax = plot.convergence(res)
+    assert ax.get_yscale() == "log" and len(ax.figure.axes) == 2  # objective + its change
+    _save(ax, tmp_path / "conv.png")
+    one = plot.convergence(SimpleNamespace(objective=np.array([2.0])))
+    assert len(one.figure.axes) == 1
+    plt.close(one.figure)
+
+
+def test_convergence_on_a_real_result(tmp_path):
+    import fastmv
+    X, y = _blobs()
+    res = fastmv.cmvnmf([np.abs(X), np.abs(X[:, ::-1])], 3, None, None, max_iter=10,
+                        random_state=0)
+    fig, ax = plt.subplots()
+    assert plot.convergence(res, ax=ax) is ax
+    _save(ax, tmp_path / "cmvnmf.png")
+
+
+def test_view_and_feature_weights(tmp_path):
+    res = SimpleNamespace(view_weights=np.array([[1.0, 0.2, 0.5], [0.1, 0.9, 0.4]]),
+                          feature_weights=np.abs(np.sin(np.arange(9.0))),
+                          view_ptr=np.array([0, 4, 9]))
+    _save(plot.view_weights(res, view_names=["a", "b"]), tmp_path / "vw.png")
+    _save(plot.feature_weights(res), tmp_path / "fw.png")
+
+
+def test_contingency_orders_clusters_by_matching(tmp_path):
+    y = np.repeat([0, 1, 2], 5)
+    ax = plot.contingency(y, (y + 1) % 3)
+    table = ax.images[0].get_array()
+    np.testing.assert_array_equal(np.diag(table), [5, 5, 5])
+    assert "accuracy 1.000" in ax.get_title()
+    _save(ax, tmp_path / "ct.png")
+    # more clusters than classes: unmatched clusters come last
+    ax = plot.contingency(y, np.arange(15) % 4)
+    assert ax.images[0].get_array().shape == (3, 4)
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("kind", ["data", "similarity", "views"])
+def test_embedding(kind, tmp_path):
+    X, y = _blobs()
+    arg = {"data": X, "views": [X, X[:, ::-1]],
+           "similarity": np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))}[kind]
+    ax = plot.embedding(arg, y)
+    offsets = ax.collections[0].get_offsets()
+    assert offsets.shape == (60, 2) and np.all(np.isfinite(offsets))
+    # well-separated blobs stay apart in the embedding
+    centres = np.array([offsets[y == k].mean(0) for k in range(3)])
+    spread = max(offsets[y == k].std(0).max() for k in range(3))
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=-1)[np.triu_indices(3, 1)]
+    assert gaps.min() > 2 * spread
+    _save(ax, tmp_path / f"emb_{kind}.png")
+    with pytest.raises(ValueError, match="labels"):
+        plot.embedding(X, y[:-1])
+
+
+def test_clear_import_error_without_matplotlib(monkeypatch):
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    for mod in [m for m in sys.modules if m.startswith("matplotlib")]:
+        monkeypatch.delitem(sys.modules, mod)
+    fresh = importlib.reload(plot)  # importing fastmv.plot itself needs no matplotlib
+    with pytest.raises(ImportError, match=r"fastmv\[plot\]"):
+        fresh.convergence(SimpleNamespace(objective=np.ones(3)))
