@@ -1,12 +1,12 @@
 """Sweep of MVMC's ``C1`` / ``C2`` over the shared datasets (the evidence behind the defaults
 in docs/mvmc.md). Not part of the test-suite.
 
-    python tools/sweep_mvmc.py run --out sweep.jsonl [--data BBCSport.mat ...]
+    python -m tools.sweep_mvmc run --out sweep.jsonl [--data BBCSport.mat ...]
         [--C1 1 10 100 1000] [--C2 1] [--seeds 5] [--pairs-per-sample 5]
         appends one JSON line per (dataset, C1, C2, seed) and per baseline seed.
-    python tools/sweep_mvmc.py table --out sweep.jsonl
+    python -m tools.sweep_mvmc table --out sweep.jsonl
         prints the Markdown table (ACC / NMI mean ± std over the seeds).
-    python tools/sweep_mvmc.py ninit --out ninit.jsonl [--data ...] [--n-init 1 3 10]
+    python -m tools.sweep_mvmc ninit --out ninit.jsonl [--data ...] [--n-init 1 3 10]
         the spread of the final spectral step's labels over k-means seeds per ``n_init``.
 
 Constraints: ``fastmv.simulate.pairwise_constraints(y, 5 n, random_state=seed)``.
