@@ -1,4 +1,4 @@
-"""Kernels for MVMC (ALGORITHMS.md §1): the masked residual over the observed pairs Ω and
+"""Kernels for MVMC (docs/algorithms.md §1): the masked residual over the observed pairs Ω and
 the clipping correction of the low-rank similarity ``S = clip(Ā, 0, 1)``.
 
 The large dense products around them (``Z @ M``, ``Zᵀ @ (R Z)``, the tiles ``F_I W F_Jᵀ``
@@ -55,9 +55,8 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     first computes the residuals of the entries with ``j > i`` (and writes each one to its
     mirror too, a slot no other row writes), the second accumulates ``(R Z)_i`` and the loss.
     The loops are level-1 and bound by gathering rows of ``B`` and ``Z``, so a row's entries
-    are taken four at a time (one load of ``A_i`` or ``(R Z)_i`` serves four neighbours):
-    together with the single residual per pair about 1.6× faster than one entry at a time
-    with both orders. Every row owns its output row and its partial loss, and the partial
+    are taken four at a time (one load of ``A_i`` or ``(R Z)_i`` serves four neighbours), and
+    each pair's residual is computed once (docs/mvmc.md has the measurement). Every row owns its output row and its partial loss, and the partial
     losses are summed in row order, so the result does not depend on the number of threads
     at all. Residuals are accumulated in float64 also for float32 input; the dot products
     may be reassociated (SIMD), which changes them only by rounding.

@@ -1,15 +1,18 @@
-"""Tests of fastmv.mvmc and kernels/masked.py (ALGORITHMS.md §1)."""
+"""Tests of fastmv.mvmc and kernels/masked.py (docs/algorithms.md §1)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import fastmv
-from fastmv import _mvmc
+from fastmv import _lowrank, _mvmc_problem
+from fastmv.exceptions import DegenerateSolutionWarning
 from fastmv.kernels.masked import clip_correction, dense_to_csr, masked_residual_product
 from fastmv.simulate import pairwise_constraints
 from tests import naive_mvmc as naive
 from tests.conftest import shared_dataset
 
+# most tests run a fixed number of iterations (tol=0) on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
 
 # ---------------------------------------------------------------------------------------
 # helpers
@@ -36,8 +39,8 @@ def _sym_pattern(n, nnz_pairs, rng):
     vals = rng.integers(0, 2, P.shape[0]).astype(np.float64)
     if P.shape[0] == 0:
         return np.zeros(n + 1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
-    _, indptr, indices, values, mirror = _mvmc._pair_csr(P[:, 0], P[:, 1], vals)
-    if indptr.size < n + 1:  # _pair_csr keeps only the samples that occur: use all n rows
+    _, indptr, indices, values, mirror = _mvmc_problem.pair_csr(P[:, 0], P[:, 1], vals)
+    if indptr.size < n + 1:  # pair_csr keeps only the samples that occur: use all n rows
         active = np.unique(P)
         full = np.zeros(n + 1, np.int64)
         counts = np.zeros(n, np.int64)
@@ -157,8 +160,8 @@ def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
         M_list.append(B @ B.T - 4 * np.eye(kv))  # indefinite, like an extrapolated point
     S = naive.similarity_dense(Z_list, M_list)
     Abar = sum(Z @ M @ Z.T for Z, M in zip(Z_list, M_list)) / m
-    F, w = _mvmc._lowrank_factors(Z_list, M_list)
-    core = _mvmc._ClippedLowRank(F, w, tile=tile)
+    F, w = _lowrank._lowrank_factors(Z_list, M_list)
+    core = _lowrank._ClippedLowRank(F, w, tile=tile)
     X = rng.normal(size=(n, 3))
     NX, ss, nnz, tiles = core.correction_pass(X, collect=True)
     N = core.assemble(tiles)
@@ -172,15 +175,15 @@ def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
     assert ss2 == pytest.approx(ss, rel=1e-13) and nnz2 == nnz
     for Z, Tv in zip(Z_list, T):
         np.testing.assert_allclose(Tv, Z.T @ (S - Abar) @ Z, atol=1e-12)
-    op = _mvmc.ClippedLowRankOperator(F, w, tile=tile)
+    op = _lowrank.ClippedLowRankOperator(F, w, tile=tile)
     np.testing.assert_allclose(op @ X, S @ X, atol=1e-10)
     np.testing.assert_allclose(op @ X[:, 0], S @ X[:, 0], atol=1e-10)
     np.testing.assert_allclose(op.T @ X, S @ X, atol=1e-10)
     np.testing.assert_allclose(op.toarray(), S, atol=1e-12)
     np.testing.assert_array_equal(op.toarray(), op.toarray().T)
     # without the CSR cache every product recomputes the correction tile by tile
-    monkeypatch.setattr(_mvmc, "_N_CACHE_MAX_NNZ", 0)
-    op2 = _mvmc.ClippedLowRankOperator(F, w, tile=tile)
+    monkeypatch.setattr(_lowrank, "_N_CACHE_MAX_NNZ", 0)
+    op2 = _lowrank.ClippedLowRankOperator(F, w, tile=tile)
     assert not op2.prefers_block_products  # not known before the first product
     for _ in range(2):
         np.testing.assert_allclose(op2 @ X, S @ X, atol=1e-10)
@@ -194,15 +197,15 @@ def test_spectral_step_by_blocks_when_the_correction_is_not_cached(monkeypatch):
     views, y = _planted(n=150, c=3)
     ml, cl = pairwise_constraints(y, 600, random_state=0)
     res = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, random_state=0)
-    monkeypatch.setattr(_mvmc, "_N_CACHE_MAX_NNZ", 0)
+    monkeypatch.setattr(_lowrank, "_N_CACHE_MAX_NNZ", 0)
     columns = []
-    original = _mvmc.ClippedLowRankOperator._matmat
+    original = _lowrank.ClippedLowRankOperator._matmat
 
     def counted(self, X):
         columns.append(np.asarray(X).reshape(X.shape[0], -1).shape[1])
         return original(self, X)
 
-    monkeypatch.setattr(_mvmc.ClippedLowRankOperator, "_matmat", counted)
+    monkeypatch.setattr(_lowrank.ClippedLowRankOperator, "_matmat", counted)
     res2 = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, random_state=0)
     assert columns[0] == 1 and set(columns[1:]) == {5} and len(columns) <= 15
     # the same partition (the random draws of the two eigensolvers differ, so k-means may
@@ -212,7 +215,7 @@ def test_spectral_step_by_blocks_when_the_correction_is_not_cached(monkeypatch):
 
 
 def test_zero_rank_similarity_is_zero():
-    op = _mvmc.ClippedLowRankOperator(np.zeros((5, 0)), np.zeros(0))
+    op = _lowrank.ClippedLowRankOperator(np.zeros((5, 0)), np.zeros(0))
     np.testing.assert_array_equal(op @ np.ones(5), np.zeros(5))
     np.testing.assert_array_equal(op.toarray(), np.zeros((5, 5)))
 
@@ -228,7 +231,7 @@ def test_left_singular_vectors_span_the_top_subspace(shape, k, sparse):
     V0 = np.linalg.qr(rng.normal(size=(d, s.size)))[0]
     X = (U0 * s) @ V0.T
     Xin = sp.csr_matrix(X) if sparse else X
-    U = _mvmc._left_singular_vectors(Xin, k, np.random.default_rng(1), "X")
+    U = _mvmc_problem._left_singular_vectors(Xin, k, np.random.default_rng(1), "X")
     assert U.shape == (n, k)
     np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-10)
     np.testing.assert_allclose(U @ U.T, U0[:, :k] @ U0[:, :k].T, atol=1e-6)
@@ -239,7 +242,7 @@ def test_left_singular_vectors_span_the_top_subspace(shape, k, sparse):
 def test_left_singular_vectors_randomized_route(sparse, monkeypatch):
     # min(n, d) large against k: the randomized range finder, not the Gram matrix, is used
     rng = np.random.default_rng(2)
-    n, d, k = 1500, 1200, 6
+    n, d, k = 800, 600, 6
     s = np.concatenate([np.geomspace(50, 20, k), np.geomspace(1, 0.01, 60)])
     U0 = np.linalg.qr(rng.normal(size=(n, s.size)))[0]
     V0 = np.zeros((d, s.size))
@@ -254,7 +257,7 @@ def test_left_singular_vectors_randomized_route(sparse, monkeypatch):
         raise AssertionError("the Gram route was taken")
 
     monkeypatch.setattr(np.linalg, "eigh", no_gram)
-    U = _mvmc._left_singular_vectors(X, k, np.random.default_rng(1), "X")
+    U = _mvmc_problem._left_singular_vectors(X, k, np.random.default_rng(1), "X")
     assert U.shape == (n, k)
     np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-10)
     np.testing.assert_allclose(U @ U.T, U0[:, :k] @ U0[:, :k].T, atol=1e-6)
@@ -264,7 +267,7 @@ def test_left_singular_vectors_drop_null_directions():
     X = np.zeros((20, 10))
     X[:, 0] = 1.0
     X[:, 1] = np.arange(20)
-    U = _mvmc._left_singular_vectors(X, 8, np.random.default_rng(0), "X")
+    U = _mvmc_problem._left_singular_vectors(X, 8, np.random.default_rng(0), "X")
     assert U.shape[1] == 2
     with pytest.raises(ValueError, match="X_list\\[1\\].*rank 0"):
         fastmv.mvmc([np.ones((6, 3)), np.zeros((6, 3))], 2, [[0, 1]], [[2, 3]])
@@ -293,11 +296,11 @@ def test_plain_objective_is_monotone_and_iterates_psd():
     ml, cl = pairwise_constraints(y, 400, random_state=2)
     mins = []
 
-    def cb(it, state):
-        for M in state["M"]:
+    def cb(info):
+        for M in info.state["M"]:
             lam = np.linalg.eigvalsh(M)
             mins.append(lam.min() / max(1.0, lam.max()))
-        assert np.isfinite(state["objective"])
+        assert np.isfinite(info.state["objective"]) and info.objective == info.state["objective"]
 
     res = fastmv.mvmc(views, 3, ml, cl, C1=5.0, C2=1.0, k=10, max_iter=40, tol=0.0,
                       accelerated=False, callback=cb, random_state=0)
@@ -320,8 +323,8 @@ def test_accelerated_plain_and_paper_step_reach_the_same_optimum():
                      "paper-accelerated": dict(accelerated=True, step="paper")}.items():
         psd_min = []
         res = fastmv.mvmc(views, 2, ml, cl, C1=10.0, C2=1.0, k=4, max_iter=5000, tol=1e-13,
-                          random_state=0, callback=lambda it, s: psd_min.append(
-                              min(np.linalg.eigvalsh(M).min() for M in s["M"])), **kw)
+                          random_state=0, callback=lambda info: psd_min.append(
+                              min(np.linalg.eigvalsh(M).min() for M in info.state["M"])), **kw)
         assert res.converged, name
         assert min(psd_min) > -1e-9
         values[name] = _true_objective(res, ml, cl, 10.0, 1.0)
@@ -353,7 +356,7 @@ def test_one_sided_constraints_sparse_views_and_result_api():
     sparse_res = fastmv.mvmc([sp.csr_matrix(X) for X in views], 3, ml, None, k=5,
                              max_iter=20, random_state=4)
     np.testing.assert_allclose(dense_res.objective, sparse_res.objective, rtol=1e-8)
-    with pytest.warns(RuntimeWarning, match="identically zero"):
+    with pytest.warns(DegenerateSolutionWarning, match="identically zero.*C1"):
         res = fastmv.mvmc(views, 3, None, cl, k=5, max_iter=20, random_state=4)
     # cannot-links alone are fitted best by S = 0: all M_v vanish
     assert all(np.abs(M).max() < 1e-12 for M in res.M)
@@ -362,7 +365,7 @@ def test_one_sided_constraints_sparse_views_and_result_api():
     assert res.labels.dtype == np.int64 and res.labels.shape == (60,)
     assert [Z.shape for Z in res.Z] == [(60, 5), (60, 5)]
     assert [M.shape for M in res.M] == [(5, 5), (5, 5)]
-    op = res.S_operator
+    op = res.similarity()
     assert op.shape == (60, 60)
     np.testing.assert_allclose(op @ np.eye(60), res.similarity(dense=True), atol=1e-12)
     assert "MVMCResult" in repr(res)
@@ -402,14 +405,16 @@ def test_repeated_and_reversed_pairs_are_the_same_constraint():
     (dict(cannot_link=[[-1, 2]]), ValueError, "cannot_link\\[0\\].*out of range"),
     (dict(must_link=[[0, 1], [3, 3]]), ValueError, "must_link\\[1\\].*itself"),
     (dict(must_link=[[4, 9]], cannot_link=[[1, 2], [9, 4]]), ValueError,
-     "pair \\(4, 9\\).*must_link\\[0\\].*cannot_link\\[1\\]"),
+     "pair \\(4, 9\\).*must_link.*cannot_link"),
     (dict(must_link=None, cannot_link=np.zeros((0, 2), int)), ValueError, "both empty"),
     (dict(must_link=[[0, 1, 2]]), ValueError, "must_link.*shape"),
     (dict(must_link=[[0.5, 1]]), TypeError, "must_link"),
     (dict(C1=0.0), ValueError, "C1"),
     (dict(C2=-1.0), ValueError, "C2"),
     (dict(k=0), ValueError, "k"),
-    (dict(max_iter=0), ValueError, "max_iter"),
+    (dict(max_iter=-1), ValueError, "max_iter"),
+    (dict(n_init=0), ValueError, "n_init"),
+    (dict(progress="yes"), TypeError, "progress"),
     (dict(inner_iter=0), ValueError, "inner_iter"),
     (dict(tol=-1.0), ValueError, "tol"),
     (dict(n_clusters=61), ValueError, "n_clusters"),
@@ -440,18 +445,94 @@ def test_view_validation_errors():
         fastmv.mvmc(X, 2, [[0, 1]], [])
 
 
+def test_sparse_view_with_out_of_range_index_is_rejected():
+    X = sp.csr_matrix(np.eye(6))
+    X.indices[2] = 9  # past the width: would read out of bounds in a kernel
+    with pytest.raises(ValueError, match="X_list\\[1\\]"):
+        fastmv.mvmc([np.ones((6, 3)), X], 2, [[0, 1]], [[2, 3]])
+
+
 # ---------------------------------------------------------------------------------------
-# command line hook
+# the driver contract, scale invariance, degenerate answers
 # ---------------------------------------------------------------------------------------
 
-def test_cli_hook_runs_and_rejects_unknown_parameters():
-    views, y = _planted(n=60, c=3, seed=4)
-    y_true, y_pred, setting = _mvmc._cli(views, y, {"n_constraints": 300, "k": 5,
-                                                     "max_iter": 20}, 0)
-    assert fastmv.metrics.accuracy(y_true, y_pred) > 0.9
-    assert "300 pairs" in setting and "k=5" in setting
-    with pytest.raises(TypeError, match="bogus"):
-        _mvmc._cli(views, y, {"bogus": 1}, 0)
+@pytest.mark.parametrize("how", ["return", "raise"])
+def test_callback_stop(how):
+    views, y = _planted(n=45, c=3, seed=1)
+    ml, cl = pairwise_constraints(y, 150, random_state=0)
+    seen = []
+
+    def cb(info):
+        seen.append((info.iteration, info.objective, info.solver))
+        if info.iteration == 3:
+            if how == "raise":
+                raise StopIteration
+            return True
+
+    res = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=50, tol=0.0, callback=cb,
+                      random_state=0)
+    assert res.n_iter == 3 and not res.converged
+    assert [s[0] for s in seen] == [1, 2, 3] and seen[0][2] == "mvmc"
+    np.testing.assert_array_equal(res.objective, [s[1] for s in seen])
+
+
+def test_result_contract():
+    views, y = _planted(n=45, c=3, seed=1)
+    ml, cl = pairwise_constraints(y, 150, random_state=0)
+    res = fastmv.mvmc(views, 3, ml, cl, k=5, random_state=0)
+    assert isinstance(res, fastmv._result.Result)
+    assert res.objective.dtype == np.float64 and res.objective.ndim == 1
+    assert len(res.objective) == res.n_iter and isinstance(res.n_iter, int)
+    assert isinstance(res.converged, bool) and res.converged
+    assert not hasattr(res, "S_operator")
+    with pytest.warns(fastmv.exceptions.ConvergenceWarning, match="max_iter=2"):
+        short = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=2, random_state=0)
+    assert short.n_iter == 2 and len(short.objective) == 2 and not short.converged
+    zero = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=0, random_state=0)
+    assert zero.n_iter == 0 and zero.objective.shape == (0,)
+    assert np.unique(zero.labels).size == 3  # the (projected) start already clusters
+
+
+@pytest.mark.parametrize("normalize", ["l2", None])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_scale_invariance(normalize, sparse):
+    views, y = _planted(n=60, c=3, seed=6)
+    ml, cl = pairwise_constraints(y, 250, random_state=2)
+    runs = {}
+    for c in (1.0, 1e300, 1e-300, 1e-310):
+        scaled = [sp.csr_matrix(X) * c if sparse else X * c for X in views]
+        runs[c] = fastmv.mvmc(scaled, 3, ml, cl, k=6, max_iter=10, tol=0.0,
+                              normalize=normalize, random_state=0)
+    ref = runs[1.0]
+    for c, res in runs.items():
+        np.testing.assert_array_equal(res.labels, ref.labels, err_msg=str(c))
+        np.testing.assert_allclose(res.objective, ref.objective, rtol=1e-7, err_msg=str(c))
+        assert all(np.isfinite(M).all() for M in res.M)
+
+
+def test_collapsed_similarity_warns():
+    # many classes, few must-links and a small C1: the trace penalty wins and S = 0
+    views, y = _planted(n=200, c=20, d=30, noise=0.5, seed=3)
+    ml, cl = pairwise_constraints(y, 2 * y.size, random_state=0)
+    with pytest.warns(DegenerateSolutionWarning, match="identically zero.*C1=1"):
+        res = fastmv.mvmc(views, 20, ml, cl, C1=1.0, k=10, max_iter=20, random_state=0)
+    assert not res.labels.any()
+
+
+def test_too_few_clusters_warns(monkeypatch):
+    views, y = _planted(n=60, c=3, seed=2)
+    ml, cl = pairwise_constraints(y, 200, random_state=0)
+    monkeypatch.setattr(fastmv._mvmc, "spectral_clustering",
+                        lambda S, c, **kw: np.zeros(S.shape[0], dtype=np.int64))
+    with pytest.warns(DegenerateSolutionWarning, match="only 1 of n_clusters=3.*C1"):
+        fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=3, random_state=0)
+
+
+def test_non_finite_objective_raises():
+    views, y = _planted(n=45, c=3, seed=1)
+    ml, cl = pairwise_constraints(y, 150, random_state=0)
+    with pytest.raises(fastmv.exceptions.DegenerateSolutionError, match="C1"):
+        fastmv.mvmc(views, 3, ml, cl, C1=1e308, C2=1e308, k=5, max_iter=3, random_state=0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -475,7 +556,7 @@ def test_bbcsport_quality_with_5000_constraints():
 def test_threaded_tasks_give_the_same_result_as_one_thread(monkeypatch):
     # small tiles: several row blocks of the pass over S run as concurrent tasks, and the two
     # views' M-steps too; contributions are reduced in a fixed order
-    monkeypatch.setattr(_mvmc, "_TILE", 16)
+    monkeypatch.setattr(_lowrank, "_TILE", 16)
     views, y = _planted(n=90, c=3, seed=4)
     ml, cl = pairwise_constraints(y, 400, random_state=1)
     runs = [fastmv.mvmc(views, 3, ml, cl, k=7, max_iter=8, tol=0.0, random_state=0, n_jobs=j)
@@ -491,6 +572,7 @@ def test_task_map_runs_in_order_on_pool_threads_with_one_numba_thread():
     import threading
 
     import numba
+
     from fastmv._threads import task_map
 
     fastmv.kmeans(np.random.default_rng(0).normal(size=(50, 2)), 2, random_state=0)  # init layer
@@ -503,17 +585,3 @@ def test_task_map_runs_in_order_on_pool_threads_with_one_numba_thread():
         assert all(o[1] != main and o[2] == 1 for o in out)
     with task_map(1) as map1:
         assert map1 is map
-
-
-def test_without_threadpoolctl_the_tasks_run_in_turn(monkeypatch):
-    import sys
-
-    from fastmv._threads import task_map
-
-    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # makes the import fail
-    with task_map(2) as map_:
-        assert map_ is map
-    views, y = _planted(n=60, c=3, seed=2)
-    ml, cl = pairwise_constraints(y, 200, random_state=0)
-    res = fastmv.mvmc(views, 3, ml, cl, k=6, max_iter=5, random_state=0, n_jobs=2)
-    assert fastmv.metrics.accuracy(y, res.labels) == 1.0

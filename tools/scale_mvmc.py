@@ -1,42 +1,44 @@
-"""Scale and speed runs of fastmv.mvmc for the issue-4 report (not part of the test-suite).
+"""Scale and speed runs of fastmv.mvmc (not part of the test-suite). Run from the repository
+root as a module, so that this checkout's ``fastmv`` and ``benchmarks`` are imported:
 
-    python tools/scale_mvmc.py scale --n 50000 --k 50 --max-iter 10
+    python -m tools.scale_mvmc scale --n 50000 --k 50 --max-iter 10
         synthetic n × (2 views × 200 dims), 10 clusters, |Ω| = 20 n: time per outer iteration,
         time of the final spectral step (products with S only) and how many products it
         took, peak traced memory (NumPy allocations, tracemalloc) and peak RSS, NMI.
-    python tools/scale_mvmc.py speed --n 5000 --iters 3 [--n-jobs 1]
-        fastmv.mvmc against the dense NumPy implementation (tests/naive_mvmc.py::mvmc_dense)
+    python -m tools.scale_mvmc speed --n 5000 --iters 3 [--n-jobs 1] [--repeat 3]
+        fastmv.mvmc against the dense NumPy implementation (benchmarks/_ref_mvmc.py)
         on the same bases, same iterations: whole-call and per-iteration ratios.
-    python tools/scale_mvmc.py paper --data BBCSport.mat
+    python -m tools.scale_mvmc paper --data BBCSport.mat
         time to reach the optimum: fastmv defaults against the paper's algorithm (plain
         projected gradient, step 1/(2(C1 k² + C2))) run for as long.
-    python tools/scale_mvmc.py quality --data BBCSport.mat --draws 5 [--baseline]
+    python -m tools.scale_mvmc quality --data BBCSport.mat --draws 5 [--baseline]
         NMI / accuracy over constraint draws (5000 pairs), optionally with the
         concatenated-k-means baseline.
+
+Datasets are read from ``$FASTMV_SHARED_DATASETS`` (default ``../shared/datasets``).
 """
 import argparse
 import os
 import resource
-import sys
 import time
 import tracemalloc
 
 import numpy as np
 
+import fastmv
+from benchmarks._ref_mvmc import synthetic_views
+from benchmarks.bench_mvmc import _speedups
+from fastmv import metrics, simulate
+from fastmv._preprocessing import normalize_rows
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-import fastmv  # noqa: E402
-from fastmv import _mvmc, metrics, simulate  # noqa: E402
-from benchmarks._ref_mvmc import synthetic_views  # noqa: E402
-from benchmarks.bench_mvmc import _speedups  # noqa: E402
-
-DATA = os.path.join(os.path.dirname(ROOT), "shared", "datasets")
+DATA = os.environ.get("FASTMV_SHARED_DATASETS",
+                      os.path.join(os.path.dirname(ROOT), "shared", "datasets"))
 
 
-def _count_products():
+def _count_products(operator_class):
     counter = {"calls": 0, "columns": 0}
-    original = _mvmc.ClippedLowRankOperator._matmat
+    original = operator_class._matmat
 
     def counted(self, X):
         X = np.asarray(X)
@@ -44,7 +46,7 @@ def _count_products():
         counter["columns"] += 1 if X.ndim == 1 else X.shape[1]
         return original(self, X)
 
-    _mvmc.ClippedLowRankOperator._matmat = counted
+    operator_class._matmat = counted
     return counter
 
 
@@ -53,15 +55,16 @@ def cmd_scale(args):
     ml, cl = simulate.pairwise_constraints(y, 20 * args.n, random_state=0)
     v, yy = synthetic_views(300)
     m2, c2 = simulate.pairwise_constraints(yy, 2000, random_state=0)
-    fastmv.mvmc(v, 10, m2, c2, max_iter=2, random_state=0)  # compile / load kernels
+    small = fastmv.mvmc(v, 10, m2, c2, max_iter=2, random_state=0)  # compile / load kernels
     data_bytes = sum(X.nbytes for X in views) + ml.nbytes + cl.nbytes
-    counter = _count_products()
+    counter = _count_products(type(small.similarity()))
     stamps = []
-    info = []
+    history = []
 
-    def cb(it, state):
+    def cb(info):
+        it, state = info.iteration, info.state
         stamps.append(time.perf_counter())
-        info.append((state["objective"], state["rank"], state["clip_nnz"]))
+        history.append((state["objective"], state["rank"], state["clip_nnz"]))
         print(f"  iteration {it}: {stamps[-1] - t0:8.1f} s  objective {state['objective']:.8g}  "
               f"rank {state['rank']}  clipped {state['clip_nnz'] / args.n ** 2:.1%}", flush=True)
 
@@ -142,7 +145,7 @@ def cmd_quality(args):
         import scipy.sparse as sp
         blocks = []
         for X in views:
-            X = _mvmc._normalize_view(X, "l2")
+            X = normalize_rows(X, "l2")
             blocks.append(X if sp.issparse(X) else sp.csr_matrix(X))
         Xc = sp.hstack(blocks).tocsr()
         scores = []
