@@ -99,11 +99,33 @@ def _blas_limit(n_threads):
 @contextlib.contextmanager
 def thread_limit(n_jobs, *, single_threaded_blas=True):
     """Run the body with Numba limited to ``effective_n_jobs(n_jobs)`` threads and BLAS to
-    one thread (see the module docstring).
+    one thread (see the module docstring); both are restored afterwards.
 
-    ``single_threaded_blas=False`` is for solvers whose BLAS calls do not alternate with
-    parallel kernels (OPIMC: 7-24 % slower with one BLAS thread on Handwritten): BLAS is then
-    limited to the same ``n`` threads when ``n_jobs`` is given, and left alone otherwise.
+    Parameters
+    ----------
+    n_jobs : int or None
+        Threads for the Numba kernels: ``None`` keeps the current setting, a negative value
+        counts back from ``NUMBA_NUM_THREADS`` (``-1``: all).
+    single_threaded_blas : bool, default True
+        ``False`` is for solvers whose BLAS calls do not alternate with parallel kernels
+        (OPIMC): BLAS is then limited to the same number of threads when ``n_jobs`` is given,
+        and left alone otherwise.
+
+    Yields
+    ------
+    int
+        The number of Numba threads in force inside the body.
+
+    Examples
+    --------
+    >>> import numba
+    >>> from fastmv import thread_limit
+    >>> before = numba.get_num_threads()
+    >>> with thread_limit(1) as n:
+    ...     n, numba.get_num_threads()
+    (1, 1)
+    >>> numba.get_num_threads() == before
+    True
     """
     n = effective_n_jobs(n_jobs)
     previous = numba.get_num_threads()

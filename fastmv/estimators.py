@@ -370,8 +370,9 @@ class MVMC(_MultiViewClusterer):
     def __init__(self, n_clusters: int = 2, *, C1: float = 100.0, C2: float = 1.0, k: int = 100,
                  max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-06,
                  accelerated: bool = True, normalize: Any = 'l2', step: str = 'tight',
-                 random_state: Any = None, verbose: bool | int = False,
-                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
+                 n_init: int = 10, random_state: Any = None, verbose: bool | int = False,
+                 progress: bool = False, callback: Callable | None = None,
+                 n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.C1 = C1
         self.C2 = C2
@@ -382,8 +383,10 @@ class MVMC(_MultiViewClusterer):
         self.accelerated = accelerated
         self.normalize = normalize
         self.step = step
+        self.n_init = n_init
         self.random_state = random_state
         self.verbose = verbose
+        self.progress = progress
         self.callback = callback
         self.n_jobs = n_jobs
 
