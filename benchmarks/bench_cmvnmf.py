@@ -3,12 +3,10 @@
 Settings: Handwritten (fou, pix, zer) and Reuters-1200 (English, French, German; CSR), both
 unmapped (95% of each view kept, rows permuted) with inter-view constraints at 5% of the cross
 pairs, and synthetic 3 views × n = 20000 with 200 000 pairs per view pair. The speed ratio is
-measured inside one ``track_*`` call against ``tests.naive_cmvnmf.cmvnmf_reference`` (the same
+measured inside one ``track_*`` call against ``benchmarks/_ref_cmvnmf.py's cmvnmf_reference`` (the same
 updates in NumPy + scipy.sparse, same initial factors, same number of sweeps, objective
 evaluated every sweep by both), so machine noise affects both alike.
 """
-import sys
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,14 +15,10 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, shared_dataset
-
-_ROOT = str(Path(__file__).resolve().parents[1])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+from ._ref_cmvnmf import cmvnmf_reference
 
 
 def _reference():
-    from tests.naive_cmvnmf import cmvnmf_reference
     return cmvnmf_reference
 
 

@@ -3,14 +3,12 @@
 Settings: WebKB (rows of each view unit norm, median-σ transition matrices, n = 1051,
 lam1 = lam2 = 0.01) and synthetic planted block transition matrices (``synthetic`` below,
 n = 2000 and 4000, two views). Speed is reported as ratios measured inside one ``track_*``
-call against ``tests.naive_emvc.emvc_reference`` (a straightforward NumPy EMVC: full SVD every
+call against ``benchmarks/_ref_emvc.py's emvc_reference`` (a straightforward NumPy EMVC: full SVD every
 iteration, vectorised E step), both for 50 iterations with ``tol = 0``, so machine noise
 affects both alike. ``SVTCrossover`` measures the rank at which the growing partial SVD stops
 paying against one LAPACK ``gesdd``.
 """
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -19,17 +17,13 @@ from fastmv._preprocessing import normalize_rows
 from fastmv._svt import svt
 
 from ._common import best_of, shared_dataset
-
-_ROOT = str(Path(__file__).resolve().parents[1])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+from ._ref_emvc import emvc_reference
 
 LAM = 0.01
 ITERS = 50
 
 
 def _reference():
-    from tests.naive_emvc import emvc_reference
     return emvc_reference
 
 

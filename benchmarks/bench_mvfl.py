@@ -1,6 +1,6 @@
 """asv suite for fastmv.mvfl (issue 5).
 
-Speed ratios are measured inside one ``track_*`` call against ``tests/naive_mvfl.py``'s
+Speed ratios are measured inside one ``track_*`` call against ``benchmarks/_ref_mvfl.py``'s
 ``mvfl_reference``: the same algorithm (same start, same iterations) in plain NumPy, solving
 the ``d × d`` systems ``(X̃ᵀX̃ + λ1 P_k + λ2 Q) w_k = X̃ᵀ f̃_k`` directly with
 ``numpy.linalg.solve`` and the pair term with a dense ``n × n`` ``I_p``. fastmv factorises the
@@ -9,8 +9,6 @@ Numba kernel (d > n), and updates ``F`` with fused kernels. The full-size 3Sourc
 (all three views, d = 10259, whose NumPy ``d × d`` solves take minutes) is a one-off script:
 ``tools/scale_mvfl.py``.
 """
-import os
-import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,15 +17,10 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, shared_dataset
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+from ._ref_mvfl import mvfl_reference
 
 
 def _reference():
-    from tests.naive_mvfl import mvfl_reference
-
     return mvfl_reference
 
 

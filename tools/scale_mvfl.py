@@ -1,13 +1,13 @@
 """One-off measurements for the MVFL report (issue 5): quality on Handwritten and 3Sources
 over several draws, and speed/memory against the plain NumPy transcription
-(``tests/naive_mvfl.mvfl_reference``, which solves the ``d × d`` systems with
+(``benchmarks/_ref_mvfl.py``'s ``mvfl_reference``, which solves the ``d × d`` systems with
 ``numpy.linalg.solve``) in the same run.
 
 Usage (from the repository root)::
 
-    python tools/scale_mvfl.py quality [n_draws]
-    python tools/scale_mvfl.py speed
-    python tools/scale_mvfl.py memory            # peak RSS of each side, in subprocesses
+    python -m tools.scale_mvfl quality [n_draws]
+    python -m tools.scale_mvfl speed
+    python -m tools.scale_mvfl memory            # peak RSS of each side, in subprocesses
 
 Datasets are read from ``../shared/datasets`` (override with FASTMV_SHARED_DATASETS).
 """
@@ -23,16 +23,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import fastmv
+from benchmarks._common import best_of
+from benchmarks._ref_mvfl import mvfl_reference
+from fastmv import metrics, simulate
+from fastmv._preprocessing import normalize_rows
+from fastmv._shared_data import shared_datasets_dir
 
-import fastmv  # noqa: E402
-from benchmarks._common import best_of  # noqa: E402
-from fastmv import metrics, simulate  # noqa: E402
-from fastmv._preprocessing import normalize_rows  # noqa: E402
-from tests.naive_mvfl import mvfl_reference  # noqa: E402
-
-DATA = Path(os.environ.get("FASTMV_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+DATA = shared_datasets_dir() or Path("../shared/datasets")
 
 
 def _normalize_views(views, scheme):
@@ -205,7 +203,8 @@ def _memory_child(which):
 
 def memory():
     for which in ("fastmv", "numpy"):
-        subprocess.run([sys.executable, __file__, "_memory_child", which], check=True)
+        subprocess.run([sys.executable, "-m", "tools.scale_mvfl", "_memory_child", which],
+                       check=True)
 
 
 if __name__ == "__main__":
