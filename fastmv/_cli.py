@@ -12,6 +12,9 @@
 
 Every error is one line on stderr (``fastmv: error: ...``) naming the option or file, with exit
 status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead.
+
+It is one module, longer than most, because it is the whole command line (parsers, tables,
+errors); what each solver needs lives in :mod:`fastmv._registry`.
 """
 from __future__ import annotations
 

@@ -17,6 +17,9 @@ users call. A spec says:
 
 Saved labels are always in the input's sample order: OPIMC's shuffled stream is mapped
 back, and CMVNMF saves one array per view in that view's row order.
+
+It is one module, longer than most, because it is the one explicit registry of the five
+solvers for the command line: one section per solver, each small.
 """
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ Every check raises ``TypeError`` (wrong kind of object) or ``ValueError`` (right
 value) with a message that names the offending argument, and never modifies its input: the
 returned arrays are new objects whenever a conversion was needed, and callers that write
 into an array they received must copy it first (``copy=True``).
+
+It is one module, longer than most, because it is the one validator: the imperative checks
+of data arguments and the declared-parameter vocabulary must agree, so they live together.
 """
 from __future__ import annotations
 

@@ -20,6 +20,9 @@ parameter descriptions from the solver's docstring, so both stay in step.
 
 For model selection tools that index samples (``GridSearchCV``), the views may also be given
 as one 2-D array with the views side by side and ``view_sizes`` (their widths) in ``fit``.
+
+It is one module, longer than most, because the five estimators share one base class and
+one documentation generator; each estimator is a short class.
 """
 from __future__ import annotations
 

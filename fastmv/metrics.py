@@ -38,6 +38,9 @@ Conventions (n = number of samples, ``a_i`` = class sizes, ``b_j`` = cluster siz
 
 Validation: both arguments must be 1-D, non-empty, of equal length, without NaN
 (``ValueError`` naming ``y_true`` / ``y_pred``).
+
+It is one module, longer than most, because every measure is a short function of the same
+contingency table; most of its length is the measures' documentation and examples.
 """
 from __future__ import annotations
 

@@ -16,6 +16,9 @@ Pair sampling never forms the n(n-1)/2 candidate pairs: pairs are numbered, a un
 set of distinct numbers is drawn (Floyd's algorithm inside ``Generator.choice`` when the set is
 small relative to the range, otherwise rejection or complement sampling; memory O(p) or
 O(range) ≤ O(50 p)), and numbers are decoded to index pairs arithmetically.
+
+It is one module, longer than most, because it is the one place where side information is
+simulated, with one function per kind; most of its length is their documentation.
 """
 from __future__ import annotations
 

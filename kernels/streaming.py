@@ -30,6 +30,9 @@ Parallel kernels split their work into a fixed set of parts (``kernels._partitio
 thread count), so results do not depend on the number of threads; below ``SERIAL_BELOW``
 elementary operations they run serially because a parallel launch would cost more than the
 work.
+
+It is one module, longer than most, because its kernels form one per-chunk loop that shares
+the chunk layout; the layout and the statistics kernels are already in their own modules.
 """
 from __future__ import annotations
 
