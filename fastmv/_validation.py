@@ -275,6 +275,16 @@ def check_views(X_list, name: str = "X_list", *, accept_sparse: bool = True, sam
     return out
 
 
+def _integer_array(arr, name, what):
+    """``arr`` as int64; floats are accepted when they hold whole numbers."""
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise TypeError(f"{name} must hold {what}")
+    elif arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
+    return arr.astype(np.int64)
+
+
 def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_self: bool | None = None):
     """Validate a ``(p, 2)`` array of sample-index pairs; returns an int64 array.
 
@@ -298,12 +308,7 @@ def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_sel
         return np.zeros((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise ValueError(f"{name} must have shape (p, 2), got {arr.shape}")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise TypeError(f"{name} must hold integer sample indices")
-    elif arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integer sample indices, got dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
+    arr = _integer_array(arr, name, "integer sample indices")
     for col, bound in ((0, n_a), (1, n_b)):
         bad = np.flatnonzero((arr[:, col] < 0) | (arr[:, col] >= bound))
         if bad.size:
@@ -323,12 +328,7 @@ def check_partial_labels(labels, n: int, n_clusters: int, name: str = "labels"):
     arr = np.asarray(labels)
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise TypeError(f"{name} must hold integer class ids (-1 for unknown)")
-    elif arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integer class ids, got dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
+    arr = _integer_array(arr, name, "integer class ids (-1 for unknown)")
     bad = np.flatnonzero((arr < -1) | (arr >= n_clusters))
     if bad.size:
         raise ValueError(f"{name}[{bad[0]}] = {arr[bad[0]]} is outside [0, {n_clusters}) "

@@ -238,6 +238,26 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     return labels, sq_dist, sums, counts
 
 
+@njit(cache=True, nogil=True)
+def _seed_distances_row(x_sq, y_sq, inner, closest, dist_col, partial_row):
+    """Squared distances of one sample to the candidates (clipped at 0 and at its current
+    closest distance, as D² sampling needs), added into its part's potentials."""
+    for q in range(y_sq.shape[0]):
+        v = min(closest, max(0.0, x_sq + y_sq[q] - 2.0 * inner[q]))
+        dist_col[q] = v
+        partial_row[q] += v
+
+
+@njit(cache=True, nogil=True)
+def _sum_parts(partial):
+    """Column sums of the per-part partials, added in part order."""
+    total = np.zeros(partial.shape[1])
+    for p in range(partial.shape[0]):
+        for q in range(partial.shape[1]):
+            total[q] += partial[p, q]
+    return total
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     """k-means++ candidates: each sample's squared distance to its nearest center if the
@@ -283,17 +303,9 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
             np.dot(X[start:stop], YT, inner)
             for r in range(stop - start):
                 i = start + r
-                for q in range(t):
-                    v = x_sq_norms[i] + y_sq[q] - 2.0 * inner[r, q]
-                    v = max(0.0, v)
-                    v = min(closest[i], v)
-                    dist[q, i] = v
-                    partial[p, q] += v
-    potential = np.zeros(t)
-    for p in range(n_parts):
-        for q in range(t):
-            potential[q] += partial[p, q]
-    return dist, potential
+                _seed_distances_row(x_sq_norms[i], y_sq, inner[r], closest[i], dist[:, i],
+                                    partial[p])
+    return dist, _sum_parts(partial)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -330,14 +342,5 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
         inner = np.empty(t)
         for i in range(bounds[p], bounds[p + 1]):
             _csr_row_times(data, indices, indptr[i], indptr[i + 1], YT, inner)
-            for q in range(t):
-                v = x_sq_norms[i] + y_sq[q] - 2.0 * inner[q]
-                v = max(0.0, v)
-                v = min(closest[i], v)
-                dist[q, i] = v
-                partial[p, q] += v
-    potential = np.zeros(t)
-    for p in range(n_parts):
-        for q in range(t):
-            potential[q] += partial[p, q]
-    return dist, potential
+            _seed_distances_row(x_sq_norms[i], y_sq, inner, closest[i], dist[:, i], partial[p])
+    return dist, _sum_parts(partial)
