@@ -115,7 +115,7 @@ def _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normali
         raise ValueError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
                          f"{n} (all samples), got {labels.size}")
     start = init if isinstance(init, str) else None
-    return _Prepared(source, spec, _ChunkBuilder(spec, bool(normalize), chunk_size), n,
+    return _Prepared(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
                      int(n_clusters), start, labels, centers, check_random_state(random_state))
 
 
@@ -283,13 +283,13 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "X_list": ["views", "iterable"], "n_clusters": [_POSITIVE_INT],
     "mask": ["array-like", None], "alpha": [_NONNEGATIVE], "chunk_size": [_POSITIVE_INT],
     "max_iter": [_POSITIVE_INT], "tol": [_NONNEGATIVE], "max_inner_iter": [_POSITIVE_INT],
-    "inner_tol": [_NONNEGATIVE], "normalize": ["boolean"],
+    "inner_tol": [_NONNEGATIVE], "normalize": [Options({"l2"}), None],
     "init": [Options({"random", "k-means++"}), "array-like"], "n_init": [_POSITIVE_INT],
     "random_state": ["random_state"], "verbose": ["verbose"], "progress": ["boolean"],
     "callback": [callable, None], "n_jobs": ["n_jobs"],
 })
 def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=1, tol=1e-6,
-          max_inner_iter=30, inner_tol=1e-6, normalize=True, init="random", n_init=3,
+          max_inner_iter=30, inner_tol=1e-6, normalize="l2", init="random", n_init=3,
           random_state=None, verbose=False, progress=False, callback=None,
           n_jobs=None) -> OPIMCResult:
     """One-pass incomplete multi-view clustering (OPIMC), streamed chunk by chunk.
@@ -346,9 +346,10 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
         Inner iterations per chunk at most.
     inner_tol : float >= 0, default 1e-6
         Relative change of the chunk's loss that ends its inner loop.
-    normalize : bool, default True
-        Scale each present row of each view to unit ℓ2 norm (scale-safe: rows of any finite
-        magnitude, 1e-300 or 1e300, give the same unit rows).
+    normalize : {"l2", None}, default "l2"
+        ``"l2"``: scale each present row of each view to unit ℓ2 norm (scale-safe: rows of any
+        finite magnitude, 1e-300 or 1e300, give the same unit rows), as the other solvers'
+        ``normalize="l2"`` does. ``None``: use the rows as given.
     init : 'random', 'k-means++', int array, or list of arrays, default 'random'
         Start of the first chunk: ``'random'`` (the paper's: a random balanced partition);
         ``'k-means++'`` (seeds drawn from the first chunk by D² sampling in the assignment
