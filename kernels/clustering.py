@@ -106,6 +106,13 @@ def _nearest_in_block(inner, c_sq, best, arg):
             arg[r] = k if closer else arg[r]
 
 
+@njit(cache=True, nogil=True)
+def _lloyd_buffers(n, c, d, n_parts):
+    """Part bounds, outputs and per-part accumulators of one Lloyd step."""
+    return (part_bounds(n, n_parts), np.empty(n, dtype=np.int64), np.empty(n),
+            np.zeros((n_parts, c, d)), np.zeros((n_parts, c), dtype=np.int64))
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def lloyd_step(X, centers, x_sq_norms, n_parts):
     """One Lloyd step on dense data: nearest centers, their distances and the per-cluster sums.
@@ -141,11 +148,7 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     C2 = -2.0 * centers
     c_sq = _sq_norms(centers)
     n_parts = max(1, min(n_parts, n))
-    bounds = part_bounds(n, n_parts)
-    labels = np.empty(n, dtype=np.int64)
-    sq_dist = np.empty(n)
-    partial = np.zeros((n_parts, c, d))
-    partial_counts = np.zeros((n_parts, c), dtype=np.int64)
+    bounds, labels, sq_dist, partial, partial_counts = _lloyd_buffers(n, c, d, n_parts)
     for p in prange(n_parts):
         buf = np.empty(c * CHUNK_ROWS)
         best = np.empty(CHUNK_ROWS)
@@ -212,11 +215,7 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     CT = np.ascontiguousarray(centers.T)
     c_sq = _sq_norms(centers)
     n_parts = max(1, min(n_parts, n))
-    bounds = part_bounds(n, n_parts)
-    labels = np.empty(n, dtype=np.int64)
-    sq_dist = np.empty(n)
-    partial = np.zeros((n_parts, c, d))
-    partial_counts = np.zeros((n_parts, c), dtype=np.int64)
+    bounds, labels, sq_dist, partial, partial_counts = _lloyd_buffers(n, c, d, n_parts)
     for p in prange(n_parts):
         inner = np.empty(c)
         for i in range(bounds[p], bounds[p + 1]):

@@ -39,8 +39,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import streaming_layout
 from ._partition import SERIAL_BELOW, n_parts, part_range
-from .streaming_layout import (
+from .streaming_layout import (  # noqa: F401  (re-exported: see __all__)
     REPLACE_PREVIOUS,
     START_FROM_CENTERS,
     START_FROM_LABELS,
@@ -62,16 +63,8 @@ from .streaming_stats import (
     stream_update_centers,
 )
 
-__all__ = [
-    "DenseRows",
-    "SparseRows",
-    "Statistics",
-    "Nearest",
-    "START_FROM_LABELS",
-    "START_FROM_CENTERS",
-    "REPLACE_PREVIOUS",
-    "stream_layout",
-    "stream_gather_view",
+# the layout names are re-exported, so callers import one module
+__all__ = streaming_layout.__all__ + [
     "stream_cross",
     "stream_assign",
     "stream_row_sqnorms",
