@@ -30,12 +30,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import (
+    Interval,
+    Options,
     check_array,
     check_int,
     check_labels,
     check_random_state,
     check_scalar,
     check_views,
+    declare_params,
 )
 
 __all__ = [
@@ -134,6 +137,10 @@ def _codes_of(y, name):
 # pairwise constraints
 # ---------------------------------------------------------------------------------------
 
+@declare_params({
+    "y": ["array-like"], "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
+    "ratio": [Interval(numbers.Real, 0, 1, closed="both"), None], "random_state": ["random_state"],
+})
 def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None):
     """Must-link and cannot-link pairs drawn uniformly from all sample pairs.
 
@@ -182,6 +189,11 @@ def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None
     return _split(i, j, y[i] == y[j])
 
 
+@declare_params({
+    "labels_per_view": ["views"], "ratio": [Interval(numbers.Real, 0, 1, closed="both"), None],
+    "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
+    "view_pairs": ["array-like", None], "budget": [Options(_BUDGETS)], "random_state": ["random_state"],
+})
 def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, view_pairs=None,
                            budget="pairs", random_state=None):
     """Must-link and cannot-link pairs between the rows of different (unmapped) views.
@@ -296,6 +308,10 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
 # partial labels
 # ---------------------------------------------------------------------------------------
 
+@declare_params({
+    "y": ["array-like"], "ratio": [Interval(numbers.Real, 0, 1, closed="both")],
+    "stratify": ["boolean"], "random_state": ["random_state"],
+})
 def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
     """Reveal the labels of a random fraction of the samples.
 
@@ -359,6 +375,11 @@ def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
 # incomplete views
 # ---------------------------------------------------------------------------------------
 
+@declare_params({
+    "n": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_views": [Interval(numbers.Integral, 1, None, closed="left")],
+    "missing_ratio": [Interval(numbers.Real, 0, 1, closed="both")], "random_state": ["random_state"],
+})
 def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
     """Presence mask for incomplete multi-view data: every sample keeps at least one view.
 
@@ -435,6 +456,10 @@ def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
 # unmapped views
 # ---------------------------------------------------------------------------------------
 
+@declare_params({
+    "X_list": ["views"], "y": ["array-like"],
+    "keep": [Interval(numbers.Real, 0, 1, closed="right")], "random_state": ["random_state"],
+})
 def unmapped(X_list, y, keep=0.95, *, random_state=None):
     """Turn mapped multi-view data into unmapped views (the CMVNMF protocol).
 
@@ -563,6 +588,10 @@ def _samples(X, rows, rng):
     return out
 
 
+@declare_params({
+    "X": ["array-like", "views"], "kind": [Options(_KINDS)],
+    "level": [Interval(numbers.Real, None, None)], "random_state": ["random_state"],
+})
 def corrupt(X, kind, level, *, random_state=None):
     """Damage data the way EMVC's robustness experiments do.
 

@@ -123,6 +123,21 @@ def _metric_setup():
     return (y, np.array([1, 1, 0, 0, 2, 2])), {}, y
 
 
+def _simulate_setups():
+    views, y = _planted()
+    return {
+        "pairwise_constraints": ((y, 10), {}),
+        "inter_view_constraints": (([y, y[:20]],), {"ratio": 0.1}),
+        "partial_labels": ((y, 0.2), {}),
+        "incomplete_mask": ((30, 2, 0.3), {}),
+        "unmapped": ((views, y), {}),
+        "corrupt": ((views[0], "samples", 0.2), {}),
+    }
+
+
+SIMULATE = list(_simulate_setups())
+DATASETS = ["load_handwritten", "load_mat"]
+
 METRICS = ["contingency_matrix", "accuracy", "nmi", "ari", "precision", "recall", "f_score",
            "purity", "entropy", "evaluate"]
 
@@ -130,11 +145,38 @@ METRICS = ["contingency_matrix", "accuracy", "nmi", "ari", "precision", "recall"
 def _function(name):
     if name in METRICS:
         return getattr(metrics, name)
+    if name in SIMULATE:
+        return getattr(fastmv.simulate, name)
+    if name in DATASETS:
+        return getattr(fastmv.datasets, name)
     return getattr(fastmv, name)
 
 
+def _mat_file():
+    import os
+    import tempfile
+
+    import scipy.io
+
+    path = os.path.join(tempfile.mkdtemp(), "tiny.mat")
+    views, y = _planted()
+    cell = np.empty((1, 2), dtype=object)
+    cell[0, 0], cell[0, 1] = views[0], views[1]
+    scipy.io.savemat(path, {"X": cell, "y": y[:, None]})
+    return path
+
+
 def _setup(name):
-    return _metric_setup() if name in METRICS else SETUPS[name]()
+    if name in METRICS:
+        return _metric_setup()
+    if name in SIMULATE:
+        args, kwargs = _simulate_setups()[name]
+        return args, kwargs, None
+    if name == "load_handwritten":
+        return (), {"views": ["fou"]}, None
+    if name == "load_mat":
+        return (_mat_file(),), {}, None
+    return SETUPS[name]()
 
 
 def _call(name, args, kwargs):
@@ -142,7 +184,7 @@ def _call(name, args, kwargs):
 
 
 # ---------------------------------------------------------------------- declarations
-ALL = list(SETUPS) + METRICS
+ALL = list(SETUPS) + METRICS + SIMULATE + DATASETS
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -255,7 +255,7 @@ def test_incomplete_mask_caps_impossible_ratio_with_warning():
 
 
 def test_incomplete_mask_validation():
-    with pytest.raises(ValueError, match="n must be"):
+    with pytest.raises(ValueError, match="'n' parameter"):
         simulate.incomplete_mask(0, 2, 0.1)
     with pytest.raises(ValueError, match="n_views"):
         simulate.incomplete_mask(10, 0, 0.1)

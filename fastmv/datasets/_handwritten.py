@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_dtype
+from .._validation import check_dtype, declare_params
 
 __all__ = ["HANDWRITTEN_VIEWS", "load_handwritten"]
 
@@ -62,6 +62,10 @@ def _select_views(views):
     return names
 
 
+@declare_params({
+    "views": [str, numbers.Integral, "array-like", None],
+    "dtype": ["data"],
+})
 def load_handwritten(views=None, *, dtype=np.float64):
     """Load the embedded UCI Multiple Features ("Handwritten") data set.
 

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from .._validation import check_dtype
+from .._validation import check_dtype, declare_params
 
 __all__ = ["load_mat"]
 
@@ -23,6 +23,12 @@ _SEPARATE_RE = re.compile(r"[xX]_?(\d+)")
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
+@declare_params({
+    "path": [str, os.PathLike],
+    "views": [numbers.Integral, "array-like", None],
+    "dtype": ["data"],
+    "require_labels": ["boolean"],
+})
 def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = None,
              dtype=None, require_labels: bool = False) -> tuple[list, np.ndarray | None]:
     """Read a multi-view dataset from a MATLAB ``.mat`` file.
