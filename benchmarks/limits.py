@@ -17,27 +17,19 @@ from __future__ import annotations
 import json
 import os
 import platform
-import time
 
 import numba
 import numpy as np
 from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
+from benchmarks._common import best_of
+
 
 @njit(parallel=True, cache=True)
 def _triad(a, b, c, s):
     for i in prange(a.shape[0]):
         a[i] = b[i] + s * c[i]
-
-
-def _best(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def memory_bandwidth(n_bytes=512 * 2**20, repeat=7, threads=None):
@@ -48,7 +40,7 @@ def memory_bandwidth(n_bytes=512 * 2**20, repeat=7, threads=None):
     numba.set_num_threads(threads or previous)
     try:
         _triad(a, b, c, 2.0)
-        seconds = _best(lambda: _triad(a, b, c, 2.0), repeat)
+        seconds = best_of(lambda: _triad(a, b, c, 2.0), repeat)
     finally:
         numba.set_num_threads(previous)
     return 3 * 8 * n / seconds / 1e9
@@ -58,7 +50,7 @@ def copy_bandwidth(n_bytes=512 * 2**20, repeat=7):
     """``np.copyto`` bandwidth in GB/s (read + write)."""
     n = n_bytes // 8
     a, b = np.empty(n), np.ones(n)
-    seconds = _best(lambda: np.copyto(a, b), repeat)
+    seconds = best_of(lambda: np.copyto(a, b), repeat)
     return 2 * 8 * n / seconds / 1e9
 
 
@@ -69,7 +61,7 @@ def gemm_rate(n=2048, dtype=np.float64, repeat=5, threads=None):
     B = rng.standard_normal((n, n)).astype(dtype)
     with threadpool_limits(limits=threads, user_api="blas"):
         A @ B
-        seconds = _best(lambda: A @ B, repeat)
+        seconds = best_of(lambda: A @ B, repeat)
     return 2 * n**3 / seconds / 1e9
 
 

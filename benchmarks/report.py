@@ -21,10 +21,11 @@ import pkgutil
 import platform
 import re
 import sys
-import time
 import traceback
 
 import numpy as np
+
+from benchmarks._common import best_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -57,15 +58,6 @@ def _param_sets(klass, quick):
     return combos[:1] if quick else combos
 
 
-def _best(fn, repeat=3):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def run(quick=False, match=None):
     """Rows ``(benchmark, metric, value, unit)``."""
     rows = []
@@ -83,7 +75,7 @@ def run(quick=False, match=None):
                 fn = getattr(bench, method)
                 try:
                     if method.startswith("time_"):
-                        value, unit = _best(lambda: fn(*combo)), "s"
+                        value, unit = best_of(lambda: fn(*combo)), "s"
                     else:
                         value = fn(*combo)
                         unit = getattr(getattr(klass, method), "unit", "")

@@ -14,7 +14,10 @@ from tests.naive_clustering import (  # noqa: F401
     keep_nearest_neighbors,
     lloyd,
     lloyd_step,
+    lloyd_step_csr,
     nearest_center,
+    seeding_distances,
+    seeding_distances_csr,
     strict_upper_triangle,
     transition_matrix,
 )
@@ -64,4 +67,10 @@ from tests.naive_opimc import (  # noqa: F401
     stream_scatter_csr,
     stream_scatter_dense,
     stream_update_centers,
+)
+from tests.naive_partition import (  # noqa: F401
+    n_parts,
+    part_bounds,
+    part_range,
+    start_thread_pool,
 )
