@@ -1,4 +1,4 @@
-"""asv suite for fastmv.mvfl (issue 5).
+"""asv suite for fastmv.mvfl.
 
 Speed ratios are measured inside one ``track_*`` call against ``benchmarks/_ref_mvfl.py``'s
 ``mvfl_reference``: the same algorithm (same start, same iterations) in plain NumPy, solving
@@ -18,6 +18,7 @@ from fastmv import metrics, simulate
 
 from ._common import best_of, shared_dataset
 from ._ref_mvfl import mvfl_reference
+from ._ref_mvmc import synthetic_views
 
 
 def _reference():
@@ -91,9 +92,14 @@ class MVFLHandwritten:
     def peakmem_mvfl(self, prior):
         self.run()
 
+    def _default_labels(self):
+        return fastmv.mvfl(self.views, 10, normalize=None, random_state=0, **self.kw).labels
+
     def track_accuracy(self, prior):
-        return metrics.accuracy(self.y, fastmv.mvfl(self.views, 10, normalize=None,
-                                                    random_state=0, **self.kw).labels)
+        return metrics.accuracy(self.y, self._default_labels())
+
+    def track_nmi(self, prior):
+        return metrics.nmi(self.y, self._default_labels())
 
     def track_speedup_vs_numpy(self, prior):
         ref = _reference()
@@ -101,6 +107,7 @@ class MVFLHandwritten:
         return t_ref / best_of(self.run, 3)
 
     track_accuracy.unit = "accuracy"
+    track_nmi.unit = "NMI"
     track_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
 
 
@@ -153,3 +160,33 @@ class MVFL3Sources:
     track_accuracy.unit = "accuracy"
     track_nmi.unit = "NMI"
     track_speedup_vs_numpy_bbc_view.unit = "x (NumPy time / fastmv time)"
+
+
+class MVFLSynthetic:
+    """Synthetic n = 4000 × (2 views × 200 dims), 10 planted clusters, 10% labels
+    (λ3 = 100), 20 iterations from the default start: time, peak memory and NMI."""
+
+    timeout = 600
+    n = 4000
+
+    def setup(self):
+        self.views, self.y = synthetic_views(self.n)
+        self.labels = simulate.partial_labels(self.y, 0.1, random_state=0)
+        v, y = synthetic_views(300)
+        fastmv.mvfl(v, 10, labels=simulate.partial_labels(y, 0.1, random_state=0),
+                    max_iter=2, random_state=0)  # compile / load the kernels
+
+    def run(self):
+        return fastmv.mvfl(self.views, 10, labels=self.labels, lam3=100.0, max_iter=20,
+                           tol=0.0, random_state=0)
+
+    def time_mvfl(self):
+        self.run()
+
+    def peakmem_mvfl(self):
+        self.run()
+
+    def track_nmi(self):
+        return metrics.nmi(self.y, self.run().labels)
+
+    track_nmi.unit = "NMI"

@@ -101,10 +101,11 @@ class MVMCBBCSport:
 
 class MVMCSynthetic:
     """Synthetic n × (2 views × 200 dims), 10 clusters, k = 100, |Ω| = 20 n; three outer
-    iterations (time per call, peak memory), fastmv only."""
+    iterations (time per call, peak memory), fastmv only. (n = 20000 was dropped from the
+    quick suite for time; ``python -m benchmarks.scaling`` covers larger n.)"""
 
     timeout = 1800
-    params = [[5000, 20000]]
+    params = [[5000]]
     param_names = ["n"]
 
     def setup(self, n):
@@ -131,24 +132,26 @@ class MVMCSynthetic:
 
 
 class MVMCSyntheticSpeedup:
-    """The issue's target: speed-up over the dense NumPy implementation at n = 5000
-    (k = 100, |Ω| = 20 n), five outer iterations of 10 inner steps (the per-iteration ratio
-    is the ratio of the medians of iterations 2-5), at the default thread count."""
+    """The speed-up over the dense NumPy implementation at n = 5000 (k = 100, |Ω| = 20 n),
+    five outer iterations of 10 inner steps (the per-iteration ratio is the ratio of the
+    medians of iterations 2-5), at the default thread count. Both ratios come from one
+    measurement in ``setup_cache`` (the dense reference is the expensive part)."""
 
     timeout = 1800
 
-    def setup(self):
-        self.views, self.y = synthetic_views(5000)
-        self.ml, self.cl = simulate.pairwise_constraints(self.y, 100000, random_state=0)
-        v, y = synthetic_views(300)
-        ml, cl = simulate.pairwise_constraints(y, 2000, random_state=0)
-        fastmv.mvmc(v, 10, ml, cl, max_iter=2, random_state=0)
+    def setup_cache(self):
+        views, y = synthetic_views(5000)
+        ml, cl = simulate.pairwise_constraints(y, 100000, random_state=0)
+        v, y3 = synthetic_views(300)
+        ml3, cl3 = simulate.pairwise_constraints(y3, 2000, random_state=0)
+        fastmv.mvmc(v, 10, ml3, cl3, max_iter=2, random_state=0)  # compile / load
+        return _speedups(views, y, ml, cl, 10, 5, k=100)
 
-    def track_speedup_vs_numpy(self):
-        return _speedups(self.views, self.y, self.ml, self.cl, 10, 5, k=100)[0]
+    def track_speedup_vs_numpy(self, ratios):
+        return ratios[0]
 
-    def track_iteration_speedup_vs_numpy(self):
-        return _speedups(self.views, self.y, self.ml, self.cl, 10, 5, k=100)[1]
+    def track_iteration_speedup_vs_numpy(self, ratios):
+        return ratios[1]
 
     track_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
     track_iteration_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
