@@ -347,9 +347,8 @@ def _case_opimc():
 CASES = [_case_lloyd_step, _case_kmeans, _case_spectral, _case_transition, _case_nmi,
          _case_mvmc, _case_mvfl, _case_emvc, _case_cmvnmf, _case_opimc]
 
-IMML_NOTE = ("imml's OPIMC runs in a separate environment (it pins other NumPy/scikit-learn "
-             "versions); its same-run ratios come from tools/compare_opimc_imml.py and are "
-             "quoted in docs/opimc.md, not measured by this script.")
+IMML_NOTE = ("imml's OPIMC is installed in a separate environment, so it is not measured here: "
+             "its same-run ratios come from tools/compare_opimc_imml.py (docs/opimc.md).")
 
 
 def compare(repeat=3, threads=1, match=None):
