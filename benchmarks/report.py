@@ -360,10 +360,10 @@ def compare(repeat=3, threads=1, match=None):
     previous = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
-        with threadpool_limits(threads):
-            for make in CASES:
-                if match and not re.search(match, make.__name__):
-                    continue
+        for make in CASES:
+            if match and not re.search(match, make.__name__):
+                continue
+            with threadpool_limits(threads):
                 try:
                     case = make()
                 except (NotImplementedError, ImportError) as exc:
@@ -372,6 +372,9 @@ def compare(repeat=3, threads=1, match=None):
                 reps = case.get("repeat", repeat)
                 sides = [k for k in ("fastmv", "ref", "peer") if k in case]
                 out = {k: case[k]() for k in sides}        # warm-up (compilation)
+            # limit again: threadpoolctl sees only the libraries loaded so far (Numba's BLAS,
+            # scikit-learn's OpenMP are loaded by the warm-up)
+            with threadpool_limits(threads):
                 best = dict.fromkeys(sides, np.inf)
                 for _ in range(reps):                     # alternated, best of reps
                     for k in sides:
