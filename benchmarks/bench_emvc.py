@@ -133,11 +133,11 @@ class EMVCWebKB(_EMVCSetting):
 
 class EMVCSynthetic1000(_EMVCSetting):
     """n = 1000, two views, 5 planted clusters: a 32-iteration solve (float64; float32 is
-    timed on WebKB and at n = 4000), its peak memory and NMI, and the seconds per iteration in the no-SVD and the full-SVD regimes.
-    The 32 iterations cover all SVT regimes (20 skipped by the bound, then partial, then full
+    timed on WebKB and at n = 4000), its peak memory and NMI, and the seconds per iteration
+    in the no-SVD and the full-SVD regimes. The 32 iterations cover all SVT regimes (20 skipped by the bound, then partial, then full
     Gram decompositions); the remaining full-decomposition iterations of a 50-iteration solve
-    cost ~4 s each here, so they are left to ``EMVCWebKB`` and ``python -m
-    benchmarks.scaling`` (n = 2000 took minutes per solve on the loaded machine)."""
+    cost ~4 s each here, so they are left to ``EMVCWebKB`` (n = 2000 took minutes per solve
+    on the loaded machine)."""
 
     n = 1000
     iters = 32
