@@ -108,15 +108,9 @@ class EMVCWebKB(_EMVCSetting):
 
     track_speedup_vs_numpy.unit = "x"
 
-    def track_speedup_float32_vs_float64(self):
-        t64 = best_of(lambda: self.solve(self.P), repeat=1)
-        t32 = best_of(lambda: self.solve(self.P32), repeat=1)
-        return t64 / t32
-
-    track_speedup_float32_vs_float64.unit = "x"
-
     def _default_labels(self):
-        return fastmv.emvc(self.P, LAM, LAM, n_clusters=2, random_state=0).labels
+        # 50 iterations as timed above, not to convergence: keeps the quick suite short
+        return self.solve(self.P, n_clusters=2).labels
 
     def track_accuracy(self):
         return fastmv.metrics.accuracy(self.y, self._default_labels())
