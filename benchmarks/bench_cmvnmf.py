@@ -82,12 +82,6 @@ class _RealData(_CMVNMFSetting):
     def time_full_kmeans_init(self):
         fastmv.cmvnmf(self.Xs, self.c, self.ml, self.cl, random_state=0, n_init=1)
 
-    def track_mean_accuracy(self):
-        r = fastmv.cmvnmf(self.Xs, self.c, self.ml, self.cl, random_state=0, n_init=1)
-        return float(np.mean([metrics.accuracy(y, lab) for y, lab in zip(self.ys, r.labels)]))
-
-    track_mean_accuracy.unit = "accuracy (mean over views)"
-
 
 class CMVNMFHandwritten(_RealData):
     """Handwritten fou, pix, zer (1900 rows per view kept), 5% inter-view constraints."""

@@ -95,9 +95,6 @@ class MVFLHandwritten:
     def _default_labels(self):
         return fastmv.mvfl(self.views, 10, normalize=None, random_state=0, **self.kw).labels
 
-    def track_accuracy(self, prior):
-        return metrics.accuracy(self.y, self._default_labels())
-
     def track_nmi(self, prior):
         return metrics.nmi(self.y, self._default_labels())
 
@@ -106,7 +103,6 @@ class MVFLHandwritten:
         t_ref = best_of(lambda: ref(self.X, self.vp, self.F0, max_iter=self.n_iter, **self.kw), 1)
         return t_ref / best_of(self.run, 3)
 
-    track_accuracy.unit = "accuracy"
     track_nmi.unit = "NMI"
     track_speedup_vs_numpy.unit = "x (NumPy time / fastmv time)"
 
@@ -139,10 +135,6 @@ class MVFL3Sources:
     def peakmem_mvfl(self):
         self.run()
 
-    def track_accuracy(self):
-        return metrics.accuracy(self.y, fastmv.mvfl(self.views, self.c, normalize=None,
-                                                    random_state=0, **self.kw).labels)
-
     def track_nmi(self):
         return metrics.nmi(self.y, fastmv.mvfl(self.views, self.c, normalize=None,
                                                random_state=0, **self.kw).labels)
@@ -157,7 +149,6 @@ class MVFL3Sources:
         t_ref = best_of(lambda: ref(Xd, vp, self.F0, max_iter=1, **self.kw), 1)
         return t_ref / best_of(lambda: self.run(1, view), 3)
 
-    track_accuracy.unit = "accuracy"
     track_nmi.unit = "NMI"
     track_speedup_vs_numpy_bbc_view.unit = "x (NumPy time / fastmv time)"
 
