@@ -408,7 +408,8 @@ def format_compare(rows, markdown):
                       ratio(tp, tf), quality))
     if markdown:
         lines = ["| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
-        lines += ["| " + " | ".join(r) + " |" for r in table[1:]]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |"
+                  for r in table[1:]]
         return "\n".join(lines)
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in table)
