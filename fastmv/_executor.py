@@ -22,6 +22,7 @@ Dask is imported only when the executor is Dask's (its module is checked by name
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import pickle
 import threading
@@ -99,7 +100,11 @@ class BlockMap:
             self._count("broadcast_bytes", payload_bytes(value))
         if self._client is None:
             return list(values)
-        return self._client.scatter(list(values), broadcast=broadcast, hash=False)
+        try:
+            return self._client.scatter(list(values), broadcast=broadcast, hash=False)
+        except Exception as exc:
+            raise RuntimeError(f"sending {len(values)} array(s) to the workers of the executor "
+                               f"failed: {type(exc).__name__}: {exc}") from exc
 
     def keep(self, value):
         """Send ``value`` to every worker now, once for the lifetime of this BlockMap: later
@@ -167,10 +172,13 @@ class BlockMap:
                 try:
                     result = future.result()
                 except Exception as exc:
+                    hint = (" (the task or data it needs was lost with a worker, and the "
+                            "executor could not recover it)"
+                            if isinstance(exc, concurrent.futures.CancelledError) else "")
                     raise RuntimeError(
                         f"a row-block task {fn.__name__}({_describe(item)}) failed on the "
                         f"executor {type(self.executor).__name__}: {type(exc).__name__}: "
-                        f"{exc}") from exc
+                        f"{exc}{hint}") from exc
                 submit()
                 self._count("result_bytes", payload_bytes(result))
                 yield result

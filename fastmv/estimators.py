@@ -375,7 +375,7 @@ class MVMC(_MultiViewClusterer):
                  accelerated: bool = True, normalize: Any = 'l2', step: str = 'tight',
                  n_init: int = 10, random_state: Any = None, verbose: bool | int = False,
                  progress: bool = False, callback: Callable | None = None,
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, executor: Any = None) -> None:
         self.n_clusters = n_clusters
         self.C1 = C1
         self.C2 = C2
@@ -392,6 +392,7 @@ class MVMC(_MultiViewClusterer):
         self.progress = progress
         self.callback = callback
         self.n_jobs = n_jobs
+        self.executor = executor
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
             view_sizes: Sequence[int] | None = None) -> MVMC:
