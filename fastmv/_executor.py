@@ -22,7 +22,6 @@ Dask is imported only when the executor is Dask's (its module is checked by name
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import contextlib
 import pickle
 import threading
@@ -174,7 +173,7 @@ class BlockMap:
                 except Exception as exc:
                     hint = (" (the task or data it needs was lost with a worker, and the "
                             "executor could not recover it)"
-                            if isinstance(exc, concurrent.futures.CancelledError) else "")
+                            if "Cancelled" in type(exc).__name__ else "")
                     raise RuntimeError(
                         f"a row-block task {fn.__name__}({_describe(item)}) failed on the "
                         f"executor {type(self.executor).__name__}: {type(exc).__name__}: "
