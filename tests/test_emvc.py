@@ -180,6 +180,28 @@ def test_svt_tiers_equal_full_svd(dt):
     assert info.method == "partial" and info.rank == 0
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+def test_svt_gram_subset_route_equals_full_svd(dt):
+    """A small rank hint sends the Gram route to syevr (eigenpairs above τ² only); a hint
+    that is wrong (rank much larger, or zero) still gives the exact result."""
+    rng = np.random.default_rng(4)
+    n = 96
+    s = np.concatenate([[1.0, 0.6, 0.5], 0.3 * 0.95 ** np.arange(n - 3)])
+    B = _matrix_with_spectrum(rng, s, n).astype(dt)
+    atol = 1e-12 if dt == np.float64 else 5e-6
+    for tau in [0.55, 0.2, 0.05, 2.0]:
+        Q_ref, nuc_ref, r_ref = naive.svt_full(B.astype(np.float64), tau)
+        for hint in (1, 40, None):
+            Q, info = svt(B, tau, method="full", rank_hint=hint)
+            assert info.rank == r_ref and Q.dtype == dt, (tau, hint)
+            np.testing.assert_allclose(Q, Q_ref, atol=atol, rtol=0)
+            assert info.nuclear_norm == pytest.approx(nuc_ref, rel=1e-6, abs=atol)
+            lo, up = info.sigma_bounds
+            assert not up < s[0] * (1 - 1e-6)  # never a wrong upper bound
+            if info.method == "gram" and info.rank == 0 and hint == 1:
+                assert np.isnan(lo) and up == tau
+
+
 def test_svt_skip_is_certified_for_nonnegative_input():
     rng = np.random.default_rng(5)
     B = rng.random((80, 80)) ** 4

@@ -154,7 +154,7 @@ def scale(args):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     floor = (3 * len(P) + 3) * n * n * np.dtype(dtype).itemsize / 2**30
     from fastmv import metrics
-    print(f"n={n} dtype={args.dtype}: {res.n_iter} iterations in {total:.1f} s, converged="
+    print(f"n={n} dtype={args.dtype}: {res.n_iter} iterations in {wall:.1f} s wall, {total:.1f} s CPU, converged="
           f"{res.converged}, final residual {res.residual[-1]:.2e}, "
           f"acc={metrics.accuracy(y, res.labels):.4f}")
     for m, (k, med, tot) in _summary(dt, methods).items():
