@@ -4,7 +4,13 @@ Run from the repository root:
     python -m tools.scale_emvc speed   --data webkb|N [--iters 50] [--dtype float64] [--ref]
     python -m tools.scale_emvc compare --data webkb|N [--repeat 2] [--n_jobs 1]
     python -m tools.scale_emvc grid                      # WebKB lam grid: acc / NMI
-    python -m tools.scale_emvc scale   --n 8000 [--iters 100] [--dtype float32]
+    python -m tools.scale_emvc scale   --n 8000 [--iters 100] [--dtype float32] [--n_jobs 2]
+    python -m tools.scale_emvc ideas   --data webkb|N
+
+``ideas`` checks, on the inputs of a solve's full decompositions, two shortcuts of the
+high-rank SVT: float32 (its Gram eigenvalue error ``eps32 σ₁²`` against ``τ²``) and reusing
+the previous decomposition's subspace (coupling of the previous eigenvectors under the new
+Gram matrix, and the angle to the new wanted subspace).
 
 ``speed`` prints seconds per iteration in each SVT regime and the total, and with ``--ref``
 the NumPy reference (full SVD every iteration) timed in the same process plus the largest
@@ -165,6 +171,41 @@ def scale(args):
           f"{floor:.2f} GiB")
 
 
+def ideas(args):
+    import fastmv._emvc as emvc_module
+    P, _ = _load(args.data, np.float64)
+    inner, saved = emvc_module.svt, []
+
+    def recording_svt(B, tau, **kw):
+        Q, info = inner(B, tau, **kw)
+        if info.method in ("gram", "full"):
+            saved.append((B.copy(), tau))
+        return Q, info
+
+    emvc_module.svt = recording_svt
+    try:
+        fastmv.emvc(P, args.lam, args.lam, random_state=0, n_jobs=1)
+    finally:
+        emvc_module.svt = inner
+    eps32 = float(np.finfo(np.float32).eps)
+    prev = None
+    for B, tau in saved:
+        w, Z = np.linalg.eigh(B @ B.T)
+        w, Z = w[::-1], Z[:, ::-1]
+        r = int(np.count_nonzero(w > tau * tau))
+        line = (f"tau {tau:.2e} rank {r}: tau^2 {tau * tau:.1e}, float32 Gram eigenvalue error "
+                f"eps32 s1^2 {eps32 * w[0]:.1e}")
+        if prev is not None:
+            H = prev.T @ (B @ (B.T @ prev))
+            k = min(2 * r, len(w))
+            coupling = np.linalg.norm(H[:k, k:], 2) if k < len(w) else 0.0
+            cos = np.linalg.svd(prev[:, :k].T @ Z[:, :r], compute_uv=False).min()
+            line += (f"; previous vectors (2r = {k}): coupling {coupling:.1e}, sin angle to "
+                     f"the wanted subspace {np.sqrt(max(0.0, 1 - cos * cos)):.2f}")
+        print(line, flush=True)
+        prev = Z
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -191,6 +232,10 @@ def main():
     c.add_argument("--lam", type=float, default=0.01)
     c.add_argument("--n_jobs", type=int, default=None)
     c.set_defaults(func=scale)
+    i = sub.add_parser("ideas")
+    i.add_argument("--data", default="webkb")
+    i.add_argument("--lam", type=float, default=0.01)
+    i.set_defaults(func=ideas)
     args = ap.parse_args()
     args.func(args)
 
