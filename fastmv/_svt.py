@@ -30,7 +30,9 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
    the singular values crowd around ``τ``, and such ranks need Krylov bases of half of ``n``).
 3. **Full decomposition.** Where ``τ ≥ 64 √eps σ₁``, the eigendecomposition of the smaller
    Gram matrix ``G = BBᵀ`` (one ``syrk``, one divide-and-conquer ``syevd``: about half the
-   time of ``gesdd``, see ``docs/emvc.md``): ``σᵢ = √λᵢ`` and ``SVT(B, τ) = U_r diag(1 − τ/σ) U_rᵀ B``. Squaring costs
+   time of ``gesdd``, see ``docs/emvc.md``; ``syevr`` for the eigenpairs above ``τ²`` only
+   when the previous rank is at most ``n/8``, about half again at small ranks):
+   ``σᵢ = √λᵢ`` and ``SVT(B, τ) = U_r diag(1 − τ/σ) U_rᵀ B``. Squaring costs
    accuracy only at the small end: ``λ`` has absolute error ``≈ eps σ₁²``, so ``σ`` near
    ``τ`` has relative error ``eps σ₁²/τ²`` and ``Q`` an error of about ``eps σ₁²/τ``
    (measured ``0.2 eps σ₁²/τ`` against ``gesdd`` on EMVC's inputs); with the ``64 √eps``
