@@ -92,7 +92,7 @@ def test_simplex_projection_fixed_points_and_in_place():
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("n", [1, 2, 33])
+@pytest.mark.parametrize("n", [1, 2, 33, 1030])  # 1030² entries: the parallel branch
 def test_error_kernels_match_twins(dt, n):
     rng = np.random.default_rng(n)
     P = _random_stochastic(rng, 1, n, dt)[0]
@@ -121,7 +121,7 @@ def test_error_kernels_match_twins(dt, n):
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("m,n,has_q", [(1, 1, False), (1, 1, True), (2, 17, True),
-                                       (3, 40, False)])
+                                       (3, 40, False), (2, 600, True)])  # last: parallel
 def test_consensus_update_matches_twin(dt, m, n, has_q):
     rng = np.random.default_rng(m * 100 + n)
     P = _random_stochastic(rng, m, n, dt)
