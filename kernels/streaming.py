@@ -226,7 +226,7 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
         _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_row_sqnorms(dense, sparse, view_ptr, s):
     """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
 
@@ -320,7 +320,7 @@ def stream_center_sqnorms(U, view_ptr):
     return usq
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
     :func:`stream_assign` (fused distances + argmin).
@@ -417,7 +417,7 @@ def _second_largest(delta):
     return k1, d1, d2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """One chunk of OPIMC (docs/algorithms.md §5): its starting labels, the inner loop, and

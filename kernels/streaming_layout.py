@@ -65,7 +65,7 @@ class Nearest(NamedTuple):
     second: np.ndarray   #: (s,) float64: second smallest D[i, k] (inf when c == 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_layout(P, dense_dims):
     """Index arrays of the compact chunk layout from the chunk's presence mask.
 
@@ -166,7 +166,7 @@ def _gather_row(X, i, normalize, out, o):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_gather_view(X, rows, normalize, out, status):
     """Copy the present rows of one dense view of a chunk into its compact block, each
     optionally scaled to unit ℓ2 norm, and classify them by their non-finite values.
