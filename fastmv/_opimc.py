@@ -31,7 +31,7 @@ from ._opimc_chunks import _ChunkBuilder, _kmeanspp, _read_chunks
 from ._opimc_sources import _ArraySource, _is_view, _looks_like_view, _Spec, _StreamSource
 from ._result import Result
 from ._solver import Step, iterate, progress_bar, state_view
-from ._threads import _concurrent_launches_safe, effective_n_jobs, thread_limit
+from ._threads import effective_n_jobs, thread_limit
 from ._validation import Interval, Options, check_n_clusters, check_random_state, declare_params
 
 __all__ = ["opimc", "OPIMCResult"]
@@ -415,10 +415,10 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
     prep = _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
                           random_state)
     total = None if prep.n is None else -(-prep.n // chunk_size) * max_iter
-    # two threads or more: one reads and builds the next chunk (with one Numba thread) while
-    # the others cluster the current one (the kernels and BLAS get the remaining threads)
+    # two threads or more: one reads and builds the next chunk while the others cluster the
+    # current one (its kernels are serial and release the GIL; BLAS gets the other threads)
     n_threads = effective_n_jobs(n_jobs)
-    read_ahead = n_threads >= 2 and _concurrent_launches_safe()
+    read_ahead = n_threads >= 2
     kernel_jobs = n_threads - 1 if read_ahead else n_jobs
     with thread_limit(kernel_jobs, single_threaded_blas=False), \
             progress_bar(total, progress, "opimc chunks") as bar:

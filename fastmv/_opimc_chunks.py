@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -286,11 +285,12 @@ def _next_chunk(items, builder):
 def _read_chunks(source, builder, read_ahead):
     """Yield an iterator of :func:`_next_chunk` results over one pass of ``source``.
 
-    With ``read_ahead``, chunk ``t + 1`` is read and built in a second thread (one Numba
-    thread, kernels that release the GIL) while the caller clusters chunk ``t``: the only
-    work of a pass that does not depend on the previous chunk's statistics, and on two cores
-    the one way to use the second core without parallel regions that wake a thread pool
-    several times per chunk. The chunks and their order are the same either way.
+    With ``read_ahead``, chunk ``t + 1`` is read and built in a second thread (serial kernels
+    that release the GIL) while the caller clusters chunk ``t``: the only work of a pass
+    that does not depend on the previous chunk's statistics, and on two cores the one way to
+    use the second core without parallel regions that wake a thread pool several times per
+    chunk (which, on a loaded machine, wait for a descheduled thread at every join). The
+    chunks and their order are the same either way.
     """
     items = iter(source.chunks())
     if not read_ahead:
@@ -298,7 +298,7 @@ def _read_chunks(source, builder, read_ahead):
         yield iter(lambda: _next_chunk(items, builder), _END)
         return
     builder.n_buffers = 2
-    with ThreadPoolExecutor(1, initializer=numba.set_num_threads, initargs=(1,)) as pool:
+    with ThreadPoolExecutor(1) as pool:
         def chunks():
             pending = pool.submit(_next_chunk, items, builder)
             while True:

@@ -26,10 +26,10 @@ kernel for CSR), followed by a fused distance + argmin. Inside a chunk the stati
 the labels incrementally (only rows whose label changed move), and re-assignments after the
 first are pruned exactly with Hamerly's bounds (:func:`stream_chunk_iterate`).
 
-Parallel kernels split their work into a fixed set of parts (``kernels._partition``: never by
-thread count), so results do not depend on the number of threads; below ``SERIAL_BELOW``
-elementary operations they run serially because a parallel launch would cost more than the
-work.
+The kernels are serial (one thread, results independent of the thread count): the O(s d c)
+work is BLAS, which gets the call's threads; the rest is O(s d) or O(s c) per chunk, which a
+parallel launch per kernel call (many per chunk) would not speed up. With two threads or more,
+``fastmv.opimc`` reads and builds the next chunk on a second thread instead.
 
 It is one module, longer than most, because its kernels form one per-chunk loop that shares
 the chunk layout; the layout and the statistics kernels are already in their own modules.
@@ -37,10 +37,9 @@ the chunk layout; the layout and the statistics kernels are already in their own
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import streaming_layout
-from ._partition import SERIAL_BELOW, n_parts, part_range
 from .streaming_layout import (  # noqa: F401  (re-exported: see __all__)
     REPLACE_PREVIOUS,
     START_FROM_CENTERS,
@@ -180,9 +179,9 @@ def _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out):
         _argmin2(acc, i, out)
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
-    """Fused distance + argmin for the given rows of a chunk (parallel over rows).
+    """Fused distance + argmin for the given rows of a chunk.
 
     ``D[i, k] = Σ_v W[i, v] (‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k})``; ``labels[i] = argmin_k D[i, k]``
     (lowest index on ties). The dense cross products come from ``G`` (see
@@ -209,21 +208,12 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     Notes
     -----
     O(r (m + n_dense) c + nnz(rows) c) time with ``G``, plus O(r Σ d_v c) without it; O(c)
-    scratch per thread; never forms ``D``. Rows are independent, so the result does not
-    depend on the thread count; small inputs run serially (a parallel launch would cost more).
+    scratch; never forms ``D``. Serial: with ``G`` it is O(c) per row after an O(d c) GEMM
+    row, and without ``G`` it serves the few rows whose bounds overlap; a parallel launch per
+    inner iteration would cost more than it saves on the chunk thread (the next chunk is read
+    on another), and a parallel variant several seconds of compilation.
     """
-    n = rows.shape[0]
-    c = usq.shape[1]
-    work = n * (W.shape[1] + 8) * c
-    if G.shape[0] == 0:
-        work += n * view_ptr[view_ptr.shape[0] - 1] * c
-    if work < SERIAL_BELOW:
-        _assign_range(0, n, dense, sparse, W, view_ptr, U, usq, G, rows, out)
-        return
-    nb = n_parts(n, 1)
-    for b in prange(nb):
-        lo, hi = part_range(n, nb, b)
-        _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out)
+    _assign_range(0, rows.shape[0], dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
 @njit(cache=True, nogil=True)

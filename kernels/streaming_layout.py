@@ -8,9 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
-
-from ._partition import SERIAL_BELOW, n_parts, part_range
+from numba import njit
 
 __all__ = [
     "DenseRows",
@@ -189,27 +187,10 @@ def stream_gather_view(X, rows, normalize, out, status):
 
     Notes
     -----
-    O(s_v d) time, two reads of each kept row (norms accumulated in float64). Parallel over
-    blocks of rows when the view is large enough to pay for the thread launch; small views
-    (the common case for small chunks) never enter a parallel function, whose call alone costs
-    more than their copy.
+    O(s_v d) time, two reads of each kept row (norms accumulated in float64); memory-bound.
+    Serial: ``fastmv.opimc`` runs it on the thread that reads the next chunk while the current
+    one is clustered.
     """
-    n = rows.shape[0]
     d = X.shape[1]
-    if n * d < SERIAL_BELOW:
-        for r in range(n):
-            status[r] = _gather_row(X, rows[r], normalize, out, r * d)
-        return
-    _gather_view_parallel(X, rows, normalize, out, status)
-
-
-@njit(parallel=True, cache=True)
-def _gather_view_parallel(X, rows, normalize, out, status):
-    """:func:`stream_gather_view` over a fixed partition of the rows."""
-    n = rows.shape[0]
-    d = X.shape[1]
-    nb = n_parts(n, 1)
-    for b in prange(nb):
-        lo, hi = part_range(n, nb, b)
-        for r in range(lo, hi):
-            status[r] = _gather_row(X, rows[r], normalize, out, r * d)
+    for r in range(rows.shape[0]):
+        status[r] = _gather_row(X, rows[r], normalize, out, r * d)
