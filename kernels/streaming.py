@@ -119,7 +119,7 @@ def stream_cross(dense, view_ptr, U):
     return G
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _argmin2(acc, i, out):
     """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""
     c = acc.shape[0]
@@ -137,46 +137,6 @@ def _argmin2(acc, i, out):
     out.labels[i] = k1
     out.best[i] = v1
     out.second[i] = v2
-
-
-@njit(cache=True)
-def _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out):
-    m = W.shape[1]
-    c = usq.shape[1]
-    acc = np.empty(c)
-    for r in range(lo, hi):
-        i = rows[r]
-        for k in range(c):
-            acc[k] = 0.0
-        for v in range(m):
-            w = W[i, v]
-            if w != 0.0:
-                for k in range(c):
-                    acc[k] += w * usq[v, k]
-        if dense is not None:
-            inline = G.shape[0] == 0
-            for v in range(dense.position.shape[1]):
-                q = dense.position[i, v]
-                if q < 0:
-                    continue
-                if not inline:
-                    for k in range(c):
-                        acc[k] -= 2.0 * G[q, k]
-                    continue
-                a = view_ptr[v]
-                d_v = view_ptr[v + 1] - a
-                o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
-                for j in range(d_v):
-                    x = 2.0 * dense.values[o + j]
-                    for k in range(c):
-                        acc[k] -= x * U[a + j, k]
-        if sparse is not None:
-            for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
-                j = sparse.indices[p]
-                x = 2.0 * sparse.data[p]
-                for k in range(c):
-                    acc[k] -= x * U[j, k]
-        _argmin2(acc, i, out)
 
 
 @njit(cache=True)
@@ -213,7 +173,42 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     inner iteration would cost more than it saves on the chunk thread (the next chunk is read
     on another), and a parallel variant several seconds of compilation.
     """
-    _assign_range(0, rows.shape[0], dense, sparse, W, view_ptr, U, usq, G, rows, out)
+    m = W.shape[1]
+    c = usq.shape[1]
+    acc = np.empty(c)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        for k in range(c):
+            acc[k] = 0.0
+        for v in range(m):
+            w = W[i, v]
+            if w != 0.0:
+                for k in range(c):
+                    acc[k] += w * usq[v, k]
+        if dense is not None:
+            inline = G.shape[0] == 0
+            for v in range(dense.position.shape[1]):
+                q = dense.position[i, v]
+                if q < 0:
+                    continue
+                if not inline:
+                    for k in range(c):
+                        acc[k] -= 2.0 * G[q, k]
+                    continue
+                a = view_ptr[v]
+                d_v = view_ptr[v + 1] - a
+                o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
+                for j in range(d_v):
+                    x = 2.0 * dense.values[o + j]
+                    for k in range(c):
+                        acc[k] -= x * U[a + j, k]
+        if sparse is not None:
+            for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
+                j = sparse.indices[p]
+                x = 2.0 * sparse.data[p]
+                for k in range(c):
+                    acc[k] -= x * U[j, k]
+        _argmin2(acc, i, out)
 
 
 @njit(cache=True, nogil=True)
@@ -347,7 +342,7 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     return out.best, out.second
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
     """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
     own centre, ``lb`` ≤ distance to any other, widened by the rounding error of D."""
@@ -362,7 +357,7 @@ def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
         lb[i] = np.sqrt(max(out.second[i] + xsq[i], 0.0)) - margin
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _usq_max(U, view_ptr):
     usq = stream_center_sqnorms(U, view_ptr)
     out = np.zeros(usq.shape[0])
@@ -372,7 +367,7 @@ def _usq_max(U, view_ptr):
     return usq, out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     """Move the rows whose label changed from ``old`` to ``new`` in the statistics;
     returns how many changed."""
@@ -385,13 +380,13 @@ def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     return n_changed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _copy(src, dst):
     for i in range(src.shape[0]):
         dst[i] = src[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _second_largest(delta):
     """(index of the largest, largest, second largest) of ``delta``."""
     k1 = 0

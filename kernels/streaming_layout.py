@@ -129,7 +129,7 @@ def stream_layout(P, dense_dims):
     return rows, row_start, value_start, position, W, orphan
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather_row(X, i, normalize, out, o):
     """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);
     return its status (0 finite, 1 all NaN, 2 other non-finite)."""
