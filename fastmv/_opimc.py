@@ -291,8 +291,9 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
           n_jobs=None) -> OPIMCResult:
     """One-pass incomplete multi-view clustering (OPIMC), streamed chunk by chunk.
 
-    Each chunk ``X_t`` of ``s`` rows is read once per pass (one chunk per view in memory at a
-    time). Samples are scaled to unit ℓ2 norm per view (``normalize``; missing rows count as
+    Each chunk ``X_t`` of ``s`` rows is read once per pass (at most two chunks per view in
+    memory at a time: with two threads or more the next chunk is read while the current one
+    is clustered). Samples are scaled to unit ℓ2 norm per view (``normalize``; missing rows count as
     zero with weight 0). With the global statistics ``R_v = Σ X_vᵀ V`` and ``T_v = Σ Vᵀ W_v V``
     (per-cluster sums and counts of the present rows streamed so far), each chunk repeats, until
     no label changes or the chunk's loss changes by at most ``inner_tol`` (relative), at most
@@ -371,7 +372,9 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
         losses after each chunk). Returning ``True`` or raising ``StopIteration`` stops
         after that pass with ``converged=False``.
     n_jobs : int, optional
-        Threads for the kernels (see :func:`fastmv.thread_limit`).
+        Threads (see :func:`fastmv.thread_limit`). With two or more, one thread reads,
+        validates and lays out the next chunk while the others cluster the current one (the
+        kernels are serial; BLAS gets ``n_jobs - 1`` threads); results do not depend on it.
 
     Returns
     -------
