@@ -804,9 +804,11 @@ class Boom(RuntimeError):
 
 @pytest.mark.parametrize("n_jobs", [1, 2])                 # 2: the next chunk read ahead
 @pytest.mark.parametrize("fault", ["raise", "width", "kwonly"])
-def test_faulty_chunk_source(fault, n_jobs):
+def test_faulty_chunk_source(fault, n_jobs, monkeypatch):
     """A stream that raises or yields a block of the wrong width midway: the exception reaches
     the caller with the chunk's index, and thread settings are restored."""
+    import fastmv._opimc
+    monkeypatch.setattr(fastmv._opimc, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
     rng = np.random.default_rng(32)
     X, Y = rng.normal(size=(100, 4)), rng.normal(size=(100, 3))
 
@@ -843,16 +845,20 @@ def test_n_init_keeps_the_best_first_chunk():
     assert kpp.labels.shape == (300,)
 
 
-def test_dask_views_equal_numpy_views():
+def test_dask_views_equal_numpy_views(monkeypatch):
     da = pytest.importorskip("dask.array")
     import dask
+
+    import fastmv._opimc
+    monkeypatch.setattr(fastmv._opimc, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
     views, y = planted(230, [5, 7], 3, seed=34, noise=1.0)
     mask = fastmv.simulate.incomplete_mask(230, 2, 0.3, random_state=5)
     ref = fastmv.opimc(views, 3, mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=0)
     dviews = [da.from_array(X, chunks=(70, 3)) for X in views]    # blocks unlike the chunks
     with dask.config.set(scheduler="threads"):
         for m in (mask, da.from_array(mask, chunks=(50, 2))):
-            r = fastmv.opimc(dviews, 3, mask=m, chunk_size=40, max_iter=2, tol=0.0,
-                             random_state=0)
-            np.testing.assert_array_equal(r.labels, ref.labels)
-            np.testing.assert_array_equal(r.objective, ref.objective)
+            for n_jobs in (1, 2):
+                r = fastmv.opimc(dviews, 3, mask=m, chunk_size=40, max_iter=2, tol=0.0,
+                                 random_state=0, n_jobs=n_jobs)
+                np.testing.assert_array_equal(r.labels, ref.labels)
+                np.testing.assert_array_equal(r.objective, ref.objective)
