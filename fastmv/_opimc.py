@@ -273,8 +273,8 @@ class _OPIMCProblem:
 # ---------------------------------------------------------------------------------------
 
 #: Chunks of at least this many values (rows × Σ d_v) are read ahead on a second thread when
-#: the call has two threads or more (Handwritten's 50 × 649 was slower that way: 0.058 s
-#: against 0.034 s on one thread; 2000 × 1000 faster, see docs/opimc.md).
+#: the call has two threads or more (Handwritten's 50 × 649 was slower that way; 2000 × 1000
+#: much faster, see docs/opimc.md).
 READ_AHEAD_MIN_VALUES = 2 ** 17
 
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
@@ -380,8 +380,8 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
         Threads (see :func:`fastmv.thread_limit`). With two or more and chunks of at least
         ``2**17`` values (``chunk_size × Σ d_v``), one thread reads, validates and lays out
         the next chunk while the others cluster the current one (the kernels are serial; BLAS
-        gets ``n_jobs - 1`` threads); smaller chunks run on one thread. Results do not
-        depend on it.
+        gets ``n_jobs - 1`` threads); smaller chunks are read by the clustering thread.
+        Results do not depend on it.
 
     Returns
     -------
@@ -427,11 +427,12 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
     total = None if prep.n is None else -(-prep.n // chunk_size) * max_iter
     # two threads or more: one reads and builds the next chunk while the others cluster the
     # current one (its kernels are serial and release the GIL; BLAS gets the other threads).
-    # Small chunks run on one thread: their GEMMs are too small for BLAS threads, and their
-    # building is mostly Python, which a second thread would contend for the GIL with.
+    # Small chunks are read in the clustering thread: building them is mostly Python, which a
+    # second thread would contend for the GIL with; BLAS is then left as the caller set it
+    # (limiting it costs a library scan of 1-30 ms, more than such a pass).
     n_threads = effective_n_jobs(n_jobs)
     read_ahead = n_threads >= 2 and chunk_size * prep.builder.D >= READ_AHEAD_MIN_VALUES
-    kernel_jobs = n_threads - 1 if read_ahead else 1
+    kernel_jobs = n_threads - 1 if read_ahead else n_jobs
     with thread_limit(kernel_jobs, single_threaded_blas=False), \
             progress_bar(total, progress, "opimc chunks") as bar:
         problem = _OPIMCProblem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
