@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from concurrent.futures import Executor
 from numbers import Integral, Real
 
 import numba
@@ -13,7 +14,7 @@ import numpy as np
 import scipy.linalg.cython_blas  # noqa: F401
 import scipy.sparse as sp
 
-from fastmv.kernels._partition import n_parts
+from fastmv.kernels._partition import n_parts, part_bounds
 from fastmv.kernels.clustering import (
     lloyd_step,
     lloyd_step_csr,
@@ -21,6 +22,7 @@ from fastmv.kernels.clustering import (
     seeding_distances_csr,
 )
 
+from ._executor import open_block_map
 from ._preprocessing import row_norms
 from ._result import Result
 from ._solver import Step, iterate
@@ -84,10 +86,31 @@ class KMeansResult(Result):
 _PART_ROWS = 256
 
 
+# Rows per executor task at least (a task runs several consecutive parts): a task costs a
+# scheduler round trip, which a Lloyd step on fewer rows would not pay for.
+_TASK_ROWS = 16384
+
+
 def _n_parts(n, n_clusters, d, size):
     """Parts for a Lloyd step: from the shapes only (never the thread count), with the
     per-part ``c × d`` accumulators together no larger than ``X`` itself (``size`` values)."""
     return int(n_parts(n, max(_PART_ROWS, -(-n * n_clusters * d // max(size, 1)))))
+
+
+def _lloyd_task(item, centers):
+    """One executor task of a Lloyd step: the kernel on every part of a group of consecutive
+    parts (each alone, so each part's sums are accumulated exactly as the kernel accumulates
+    them in-process), returning ``(labels, sq_dist, per-part sums, per-part counts)``."""
+    (X, x_sq), bounds = item
+    out = []
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        if sp.issparse(X):
+            Xp = X[s:e]
+            out.append(lloyd_step_csr(Xp.data, Xp.indices, Xp.indptr, centers, x_sq[s:e], 1))
+        else:
+            out.append(lloyd_step(X[s:e], centers, x_sq[s:e], 1))
+    return (np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out]),
+            np.stack([o[2] for o in out]), np.stack([o[3] for o in out]))
 
 
 class _Data:
@@ -124,6 +147,32 @@ class _Data:
         self.mean_variance = float(np.mean(col_var))
         self.n, self.d = n, d
         self.size = size
+        self.blocks = None
+
+    def distribute(self, blocks, n_clusters):
+        """Send the rows to ``blocks`` (a :class:`fastmv._executor.BlockMap`) once, in groups
+        of consecutive Lloyd parts of at least ``_TASK_ROWS`` rows, for :meth:`lloyd_step`."""
+        parts = max(1, min(_n_parts(self.n, n_clusters, self.d, self.size), self.n))
+        bounds = part_bounds(self.n, parts)
+        per_task = max(1, -(-_TASK_ROWS * parts // max(self.n, 1)))
+        groups = [bounds[g:g + per_task + 1] for g in range(0, parts, per_task)]
+        values = [(self.X[b[0]:b[-1]], self.x_sq[b[0]:b[-1]]) for b in groups]
+        handles = blocks.keep_each(values)
+        self.tasks = [(h, b - b[0]) for h, b in zip(handles, groups)]
+        self.blocks = blocks
+
+    def _lloyd_step_tasks(self, centers):
+        labels, sq_dist = [], []
+        sums = np.zeros(centers.shape)
+        counts = np.zeros(centers.shape[0], dtype=np.int64)
+        for lab, dist, part_sums, part_counts in self.blocks.map(_lloyd_task, self.tasks,
+                                                                 centers):
+            labels.append(lab)
+            sq_dist.append(dist)
+            for p in range(part_sums.shape[0]):  # in part order, as the kernel adds them
+                sums += part_sums[p]
+                counts += part_counts[p]
+        return np.concatenate(labels), np.concatenate(sq_dist), sums, counts
 
     def rows(self, idx):
         """Dense float64 copies of the rows ``idx``."""
@@ -132,6 +181,8 @@ class _Data:
         return self.X[np.asarray(idx)]
 
     def lloyd_step(self, centers):
+        if self.blocks is not None:
+            return self._lloyd_step_tasks(centers)
         n_parts = _n_parts(self.n, centers.shape[0], self.d, self.size)
         with serial_when_small(self.size * centers.shape[0]):
             if self.sparse:
@@ -246,9 +297,10 @@ def _caller_units(value, exponent, what):
     "init": [Options({"k-means++", "random"}), "array-like"],
     "random_state": ["random_state"],
     "n_jobs": ["n_jobs"],
+    "executor": [Executor, None],
 })
 def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++",
-           random_state=None, n_jobs=None) -> KMeansResult:
+           random_state=None, n_jobs=None, executor=None) -> KMeansResult:
     """Lloyd's k-means with greedy k-means++ seeding and several restarts.
 
     Parameters
@@ -273,6 +325,15 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
         Threads (``None``: ``NUMBA_NUM_THREADS``). Several restarts run concurrently, one
         per thread; a single restart runs its kernels in parallel. The result does not
         depend on the number of threads.
+    executor : concurrent.futures.Executor, optional
+        Runs the Lloyd steps as row-block tasks on this executor (e.g. ``client.get_executor()``
+        of a ``distributed.Client``, or a ``ProcessPoolExecutor``). Sent once per call: the
+        scaled, centred rows, one group of consecutive parts (at least 16384 rows) per task
+        (on Dask each group is scattered to one worker); once per Lloyd step: the centers
+        (``c × d`` floats); each task returns its rows' labels and distances and its parts'
+        ``c × d`` sums. The seeding, the center update and the choice among restarts stay in
+        the calling process. The per-part sums are added in the in-process order, so the
+        labels are identical to ``executor=None``.
 
     Returns
     -------
@@ -339,7 +400,9 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
             raise ValueError("init is too large in magnitude compared with X")
         return _lloyd(data, np.array(centers, dtype=np.float64), max_iter, tol_abs)
 
-    with thread_limit(n_jobs):
+    with thread_limit(n_jobs), open_block_map(executor) as blocks:
+        if blocks is not None:
+            data.distribute(blocks, n_clusters)
         # several restarts on several threads: each restart on one thread (no per-step
         # synchronisation); a single restart parallelises inside the kernels instead
         with task_map(min(numba.get_num_threads(), n_init)) as map_runs:

@@ -16,6 +16,8 @@ memory.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +25,7 @@ import scipy.sparse.linalg as spla
 
 from fastmv.kernels.masked import clip_correction, dense_to_csr
 
+from ._executor import map_blocks
 from ._threads import serial_when_small, task_map
 
 __all__ = ["ClippedLowRankOperator"]
@@ -57,6 +60,13 @@ class _ClippedLowRank:
         self.FW = np.ascontiguousarray(self.F * self.w)
         self.n = self.F.shape[0]
         self.tile = int(_TILE if tile is None else tile)
+
+    def __getstate__(self):
+        # FW is recomputed where it is unpickled (same bits): half the bytes on the wire
+        return {"F": self.F, "w": self.w, "tile": self.tile}
+
+    def __setstate__(self, state):
+        self.__init__(state["F"], state["w"], state["tile"])
 
     @property
     def rank(self):
@@ -99,6 +109,8 @@ class _ClippedLowRank:
 
         Row blocks are independent tasks for ``map_`` (see :meth:`projected_correction`);
         block ``I`` contributes to the rows ``I`` and below of ``N X``, added in block order.
+        On an executor (:class:`fastmv._executor.BlockMap`) every task builds its own CSR
+        tiles (at most ``max_nnz`` nonzeros per block; the total decides as in-process).
         """
         if max_nnz is None:
             max_nnz = _N_CACHE_MAX_NNZ
@@ -110,8 +122,8 @@ class _ClippedLowRank:
         if self.rank == 0:  # Ā = 0: S = 0, N = 0
             return out, 0.0, 0, pieces
         keep = [collect]  # cleared once N is known to be too large to keep (read by tasks)
-        for i0, part, ss_I, nnz_I, pieces_I in map_(
-                lambda i0: self._correction_row_block(i0, X, keep), range(0, n, self.tile)):
+        for i0, part, ss_I, nnz_I, pieces_I in map_blocks(
+                map_, _correction_task, range(0, n, self.tile), self, X, keep, max_nnz):
             if out is not None:
                 out[i0:] += part
             sumsq += ss_I
@@ -162,8 +174,10 @@ class _ClippedLowRank:
         O(n² K / 2) flops for dense tiles, O(nnz K) for sparse ones, plus O(n m k²).
 
         Row blocks are independent: ``map_`` may run them concurrently (an executor's ``map``;
-        the kernels release the GIL). Their contributions are added in row-block order, so the
-        result does not depend on how they were scheduled.
+        the kernels release the GIL), or a :class:`fastmv._executor.BlockMap` may send them to
+        an executor's workers (this object's factors and ``U`` are broadcast, each task carries
+        its row offset and returns ``m`` small matrices). Their contributions are added in
+        row-block order, so the result does not depend on how they were scheduled.
         """
         blocks = [slice(offsets[v], offsets[v + 1]) for v in range(len(offsets) - 1)]
         H = [np.zeros((b.stop - b.start, b.stop - b.start)) for b in blocks]
@@ -171,8 +185,8 @@ class _ClippedLowRank:
         total_nnz = 0
         if self.rank == 0:
             return H, 0.0, 0
-        for H_I, ss_I, nnz_I in map_(lambda i0: self._projected_row_block(i0, U, blocks),
-                                     range(0, self.n, self.tile)):
+        for H_I, ss_I, nnz_I in map_blocks(map_, _projected_task, range(0, self.n, self.tile),
+                                           self, U, blocks):
             for h, h_I in zip(H, H_I):
                 h += h_I
             sumsq += ss_I
@@ -273,7 +287,21 @@ class ClippedLowRankOperator(spla.LinearOperator):
         n = self._core.n
         self._N = None
         self._N_tried = False
+        self._blocks = None
         super().__init__(dtype=np.float64, shape=(n, n))
+
+    def _use_block_map(self, blocks):
+        """Run the passes over the tiles as tasks of ``blocks`` (a
+        :class:`fastmv._executor.BlockMap`): the factors are sent to the workers once, each
+        product's block of vectors once per product."""
+        self._blocks = blocks
+        blocks.keep(self._core)
+        return self
+
+    def _task_map(self):
+        if self._blocks is not None:
+            return contextlib.nullcontext(self._blocks)
+        return task_map(numba.get_num_threads())
 
     @classmethod
     def from_views(cls, Z_list, M_list, tile=None):
@@ -318,7 +346,7 @@ class ClippedLowRankOperator(spla.LinearOperator):
     def _ensure_cache(self, X=None):
         if self._N_tried:
             return None
-        with task_map(numba.get_num_threads()) as map_:
+        with self._task_map() as map_:
             out, _, _, pieces = self._core.correction_pass(X, collect=True, map_=map_)
         self._N_tried = True
         self._N = pieces
@@ -334,7 +362,7 @@ class ClippedLowRankOperator(spla.LinearOperator):
         elif self._N is not None:
             NX = self._core.tiles_product(self._N, X)
         else:  # a full pass over the tiles: its row blocks run as tasks (fastmv._threads)
-            with task_map(numba.get_num_threads()) as map_:
+            with self._task_map() as map_:
                 NX = self._core.correction_pass(X, map_=map_)[0]
         return self._core.lowrank_product(X) + NX
 
@@ -353,6 +381,21 @@ class ClippedLowRankOperator(spla.LinearOperator):
     def toarray(self):
         """``S`` as a dense ``n × n`` ndarray."""
         return self._core.dense()
+
+
+def _projected_task(i0, core, U, blocks):
+    """Task of :meth:`_ClippedLowRank.projected_correction` (top-level: picklable)."""
+    return core._projected_row_block(i0, U, blocks)
+
+
+def _correction_task(i0, core, X, keep, max_nnz):
+    """Task of :meth:`_ClippedLowRank.correction_pass` (top-level: picklable). On another
+    process ``keep`` is a copy that the caller never clears, so a block with more than
+    ``max_nnz`` nonzeros drops its tiles itself."""
+    out = core._correction_row_block(i0, X, keep)
+    if out[4] is not None and out[3] > max_nnz:
+        out = out[:4] + (None,)
+    return out
 
 
 def _lowrank_factors(Z_list, M_list):

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from concurrent.futures import Executor
 from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 
+from ._executor import open_block_map
 from ._lowrank import ClippedLowRankOperator
 from ._mvmc_problem import MVMCProblem, view_basis
 from ._preprocessing import canonical_pairs, check_pair_conflicts
@@ -113,7 +115,7 @@ def _prepare_mvmc(X_list, n_clusters, must_link, cannot_link, random_state):
     return _Prepared(views, n_clusters, pairs, check_random_state(random_state))
 
 
-def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2):
+def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
     """Labels from the completed similarity; warns when ``S`` carries no cluster structure."""
     n = S.shape[0]
     if S.rank == 0:
@@ -124,7 +126,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2):
             "must-link pairs", DegenerateSolutionWarning, stacklevel=4)
         return np.zeros(n, dtype=np.int64)
     labels = np.asarray(spectral_clustering(S, n_clusters, n_init=n_init, random_state=rng,
-                                            n_jobs=n_jobs), dtype=np.int64)
+                                            n_jobs=n_jobs, executor=executor), dtype=np.int64)
     found = np.unique(labels).size
     if found < n_clusters:
         warnings.warn(
@@ -147,12 +149,12 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2):
     "normalize": [Options({"l2"}), None], "step": [Options({"tight", "paper"})],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
-    "n_jobs": ["n_jobs"],
+    "n_jobs": ["n_jobs"], "executor": [Executor, None],
 })
 def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
          max_iter=100, inner_iter=10, tol=1e-6, accelerated=True, normalize="l2",
          step="tight", n_init=10, random_state=None, verbose=False, progress=False,
-         callback=None, n_jobs=None):
+         callback=None, n_jobs=None, executor=None):
     """Multi-view matrix completion with must-link / cannot-link constraints (MVMC).
 
     Completes the pairwise similarity ``S`` from a few observed entries (``1`` on
@@ -219,6 +221,19 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
         Threads (default: Numba's setting). The row blocks of each pass over ``S`` and the
         views' M-steps run as tasks on ``n_jobs`` Python threads, each with one BLAS and one
         Numba thread; the result is the same for every thread count.
+    executor : concurrent.futures.Executor, optional
+        Runs the row blocks of every pass over ``S`` (the solver's, and the spectral step's
+        products with ``S``) and the final k-means' Lloyd steps as tasks on this executor,
+        e.g. ``client.get_executor()`` of a ``distributed.Client``, or a
+        ``ProcessPoolExecutor``. Sent once per call: the stacked bases ``U`` (n × K floats);
+        once per outer iteration: the factors of ``Ā`` (n × R floats and R weights); once per
+        spectral product: the block of vectors; per task: a row offset. Each task returns
+        ``m`` matrices ``k_v × k_v`` (solver passes) or its rows of ``N X`` (products). The
+        views' M-steps, the factorisations and the eigensolver stay in the calling process.
+        Results are reduced in a fixed order, so the labels are identical to
+        ``executor=None`` (the in-process thread path). A Dask executor gets the broadcast
+        data scattered to every worker; other executors get plain references (a process pool
+        pickles them with each task). See docs/dask.md.
 
     Returns
     -------
@@ -269,12 +284,13 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
     with thread_limit(n_jobs) as n_threads:
         Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)
              for v, X in enumerate(data.views)]
-        with task_map(n_threads) as map_:
-            problem = MVMCProblem(Z, data.pairs, float(C1), float(C2), inner_iter,
-                                  bool(accelerated), step, map_)
-            trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,
-                            callback=callback, verbose=verbose, progress=progress)
-        labels = _cluster(problem.similarity(), data.n_clusters, n_init, data.rng, n_jobs,
-                          C1, C2)
+        with open_block_map(executor) as blocks:
+            with task_map(n_threads) as map_:
+                problem = MVMCProblem(Z, data.pairs, float(C1), float(C2), inner_iter,
+                                      bool(accelerated), step, map_, blocks)
+                trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,
+                                callback=callback, verbose=verbose, progress=progress)
+            labels = _cluster(problem.similarity(), data.n_clusters, n_init, data.rng,
+                              n_jobs, C1, C2, executor)
     return MVMCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
                       converged=trace.converged, M=problem.M, Z=Z)

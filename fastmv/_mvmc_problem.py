@@ -257,9 +257,14 @@ class MVMCProblem:
     map_ : callable
         ``map`` or a task map (:func:`fastmv._threads.task_map`): the row blocks of the pass
         over ``S`` and the views' M-steps are independent tasks, reduced in a fixed order.
+    blocks : fastmv._executor.BlockMap, optional
+        Runs the row blocks of the passes over ``S`` on an executor instead (the stacked
+        bases ``U`` are sent once, the factors of ``Ā`` once per outer iteration); the views'
+        M-steps stay on ``map_``.
     """
 
-    def __init__(self, Z_list, pairs, C1, C2, inner_iter, accelerated, step, map_=map):
+    def __init__(self, Z_list, pairs, C1, C2, inner_iter, accelerated, step, map_=map,
+                 blocks=None):
         self.Z = Z_list
         self.m = len(Z_list)
         self.C1, self.C2 = C1, C2
@@ -269,6 +274,9 @@ class MVMCProblem:
         ks = [Z.shape[1] for Z in Z_list]
         self.offsets = np.concatenate([[0], np.cumsum(ks)]).astype(np.int64)
         self.U = np.hstack(Z_list)
+        self.blocks = blocks
+        if blocks is not None:
+            blocks.keep(self.U)
         self.G = self.U.T @ self.U  # Gram blocks Z_vᵀ Z_w
         active, *pattern = pair_csr(*pairs)
         self.views = [ViewProblem(np.ascontiguousarray(Z[active]), pattern, C1, C2)
@@ -302,7 +310,8 @@ class MVMCProblem:
         F = np.hstack([ZV for _, _, ZV in facs])
         w = np.concatenate([lam / m for lam, _, _ in facs])
         core = _ClippedLowRank(F, w)
-        TN, s_sumsq, clip_nnz = core.projected_correction(self.U, offsets, self.map_)
+        TN, s_sumsq, clip_nnz = core.projected_correction(self.U, offsets,
+                                                           self.blocks or self.map_)
         Yt = [(V * lam) @ V.T for lam, V, _ in facs]
         for v, view in enumerate(self.views):
             sv = slice(offsets[v], offsets[v + 1])
@@ -352,4 +361,5 @@ class MVMCProblem:
 
     def similarity(self):
         """``S`` at the current ``M`` as a :class:`~fastmv._lowrank.ClippedLowRankOperator`."""
-        return ClippedLowRankOperator.from_views(self.Z, self.M)
+        op = ClippedLowRankOperator.from_views(self.Z, self.M)
+        return op if self.blocks is None else op._use_block_map(self.blocks)

@@ -27,11 +27,11 @@ from fastmv.kernels.streaming import (
 )
 
 from ._dask import DaskChunkStream, is_dask_collection
-from ._opimc_chunks import _ChunkBuilder, _kmeanspp
+from ._opimc_chunks import _ChunkBuilder, _kmeanspp, _read_chunks
 from ._opimc_sources import _ArraySource, _is_view, _looks_like_view, _Spec, _StreamSource
 from ._result import Result
 from ._solver import Step, iterate, progress_bar, state_view
-from ._threads import thread_limit
+from ._threads import effective_n_jobs, thread_limit
 from ._validation import Interval, Options, check_n_clusters, check_random_state, declare_params
 
 __all__ = ["opimc", "OPIMCResult"]
@@ -163,8 +163,9 @@ def _with_chunk(exc: Exception, t: int, start: int | None) -> Exception:
 class _OPIMCProblem:
     """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
 
-    def __init__(self, prep: _Prepared, *, alpha, max_inner_iter, inner_tol, n_init, bar):
-        self.prep, self.bar = prep, bar
+    def __init__(self, prep: _Prepared, *, alpha, max_inner_iter, inner_tol, n_init, bar,
+                 read_ahead=False):
+        self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
         self.alpha, self.max_inner_iter, self.inner_tol = alpha, max_inner_iter, inner_tol
         self.n_init = n_init
         b, c = prep.builder, prep.n_clusters
@@ -215,8 +216,7 @@ class _OPIMCProblem:
         self.stats = best[2]
         return best[0], best[1]
 
-    def _chunk(self, t, start, blocks, mblock):
-        ch = self.prep.builder.build(start, blocks, mblock)
+    def _chunk(self, t, start, ch):
         if self.passes == 0 and t == 0:
             return ch.s, self._first_chunk(ch)
         lab = np.empty(ch.s, np.int64)
@@ -230,26 +230,23 @@ class _OPIMCProblem:
 
     def step(self) -> Step:
         losses, iters, parts = [], [], []
-        loss, t, start = 0.0, -1, None
-        chunks = iter(self.prep.source.chunks())
-        while True:
-            try:
-                t, start = t + 1, None
-                item = next(chunks, None)
-                if item is None:
-                    break
-                start = item[0]
-                s, (lab, (loss, n_inner, _)) = self._chunk(t, *item)
-            except Exception as exc:
-                raise _with_chunk(exc, t, start) from exc
-            del item
-            if self.labels is not None:
-                self.labels[start:start + s] = lab
-            else:
-                parts.append(lab)
-            losses.append(loss)
-            iters.append(n_inner)
-            self.bar.update(1)
+        loss = 0.0
+        with _read_chunks(self.prep.source, self.prep.builder, self.read_ahead) as chunks:
+            for t, (start, ch, error) in enumerate(chunks):
+                try:
+                    if error is not None:
+                        raise error
+                    s, (lab, (loss, n_inner, _)) = self._chunk(t, start, ch)
+                except Exception as exc:
+                    raise _with_chunk(exc, t, start) from exc
+                del ch
+                if self.labels is not None:
+                    self.labels[start:start + s] = lab
+                else:
+                    parts.append(lab)
+                losses.append(loss)
+                iters.append(n_inner)
+                self.bar.update(1)
         self._end_pass(parts, len(losses))
         self.chunk_loss.append(losses)
         self.chunk_iter.append(iters)
@@ -275,6 +272,11 @@ class _OPIMCProblem:
 # the public function
 # ---------------------------------------------------------------------------------------
 
+#: Chunks of at least this many values (rows × Σ d_v) are read ahead on a second thread when
+#: the call has two threads or more (Handwritten's 50 × 649 was slower that way; 2000 × 1000
+#: much faster, see docs/opimc.md).
+READ_AHEAD_MIN_VALUES = 2 ** 17
+
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
@@ -294,8 +296,9 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
           n_jobs=None) -> OPIMCResult:
     """One-pass incomplete multi-view clustering (OPIMC), streamed chunk by chunk.
 
-    Each chunk ``X_t`` of ``s`` rows is read once per pass (one chunk per view in memory at a
-    time). Samples are scaled to unit ℓ2 norm per view (``normalize``; missing rows count as
+    Each chunk ``X_t`` of ``s`` rows is read once per pass (at most two chunks per view in
+    memory at a time: with two threads or more the next chunk is read while the current one
+    is clustered). Samples are scaled to unit ℓ2 norm per view (``normalize``; missing rows count as
     zero with weight 0). With the global statistics ``R_v = Σ X_vᵀ V`` and ``T_v = Σ Vᵀ W_v V``
     (per-cluster sums and counts of the present rows streamed so far), each chunk repeats, until
     no label changes or the chunk's loss changes by at most ``inner_tol`` (relative), at most
@@ -374,7 +377,11 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
         losses after each chunk). Returning ``True`` or raising ``StopIteration`` stops
         after that pass with ``converged=False``.
     n_jobs : int, optional
-        Threads for the kernels (see :func:`fastmv.thread_limit`).
+        Threads (see :func:`fastmv.thread_limit`). With two or more and chunks of at least
+        ``2**17`` values (``chunk_size × Σ d_v``), one thread reads, validates and lays out
+        the next chunk while the others cluster the current one (the kernels are serial; BLAS
+        gets ``n_jobs - 1`` threads); smaller chunks are read by the clustering thread.
+        Results do not depend on it.
 
     Returns
     -------
@@ -418,10 +425,19 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
     prep = _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
                           random_state)
     total = None if prep.n is None else -(-prep.n // chunk_size) * max_iter
-    with thread_limit(n_jobs, single_threaded_blas=False), \
+    # two threads or more: one reads and builds the next chunk while the others cluster the
+    # current one (its kernels are serial and release the GIL; BLAS gets the other threads).
+    # Small chunks are read in the clustering thread: building them is mostly Python, which a
+    # second thread would contend for the GIL with; BLAS is then left as the caller set it
+    # (limiting it costs a library scan of 1-30 ms, more than such a pass).
+    n_threads = effective_n_jobs(n_jobs)
+    read_ahead = n_threads >= 2 and chunk_size * prep.builder.D >= READ_AHEAD_MIN_VALUES
+    kernel_jobs = n_threads - 1 if read_ahead else n_jobs
+    with thread_limit(kernel_jobs, single_threaded_blas=False), \
             progress_bar(total, progress, "opimc chunks") as bar:
         problem = _OPIMCProblem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
-                                inner_tol=float(inner_tol), n_init=int(n_init), bar=bar)
+                                inner_tol=float(inner_tol), n_init=int(n_init), bar=bar,
+                                read_ahead=read_ahead)
         trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
                         callback=callback, verbose=verbose, warn=max_iter > 1)
     return OPIMCResult(labels=problem.labels, objective=trace.objective, n_iter=trace.n_iter,

@@ -3,11 +3,15 @@
 :class:`_ChunkBuilder` validates each block (shape, finite values, CSR structure and index
 range, presence mask), drops missing rows, scales rows to unit norm (scale-safe), and lays
 the chunk out as ``fastmv.kernels.streaming.DenseRows`` / ``SparseRows``; :func:`_kmeanspp`
-seeds centres on the first chunk in the assignment metric (docs/algorithms.md §5).
+seeds centres on the first chunk in the assignment metric (docs/algorithms.md §5);
+:func:`_read_chunks` reads and builds the chunks, the next one in a second thread while the
+current one is clustered when the call has two threads or more.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -59,6 +63,7 @@ class _ChunkBuilder:
 
     def __init__(self, spec: _Spec, normalize: bool, chunk_size: int):
         self.spec = spec
+        self.n_buffers = 1                # 2 while the next chunk is built during this one
         self.normalize = normalize
         self.dtype = spec.dtype
         m = spec.m
@@ -72,12 +77,17 @@ class _ChunkBuilder:
         self.D = int(self.view_ptr[-1])
         self.Dd = int(self.view_ptr[self.n_dense])
         self.dense_dims = np.asarray(dims[:self.n_dense], np.int64)
-        self._buf = np.empty(0, self.dtype)
+        self._bufs = [np.empty(0, self.dtype), np.empty(0, self.dtype)]
+        self._builds = 0
 
     def _xbuf(self, size):
-        if self._buf.size < size:
-            self._buf = np.empty(size, self.dtype)
-        return self._buf[:size]
+        # value buffers reused chunk after chunk; with read-ahead the chunk being clustered
+        # keeps its buffer while the next one is built into the other
+        slot = self._builds % self.n_buffers
+        self._builds += 1
+        if self._bufs[slot].size < size:
+            self._bufs[slot] = np.empty(size, self.dtype)
+        return self._bufs[slot][:size]
 
     def _dense_array(self, B, s, start, v):
         A = B.toarray() if sp.issparse(B) else np.asarray(B)
@@ -252,3 +262,50 @@ def _kmeanspp(ch, builder, c, fill, rng):
         if k + 1 < c:
             i = int(rng.choice(s, p=best / total)) if total > 0 else int(rng.integers(s))
     return U
+
+
+_END = object()
+
+
+def _next_chunk(items, builder):
+    """Read and build the next chunk: ``(start, chunk, None)``, ``(start, None, error)`` when
+    reading or building it failed (``start`` None if not known), or ``_END``."""
+    start = None
+    try:
+        item = next(items, None)
+        if item is None:
+            return _END
+        start = item[0]
+        return start, builder.build(*item), None
+    except Exception as exc:  # handed to the caller, which names the chunk
+        return start, None, exc
+
+
+@contextlib.contextmanager
+def _read_chunks(source, builder, read_ahead):
+    """Yield an iterator of :func:`_next_chunk` results over one pass of ``source``.
+
+    With ``read_ahead``, chunk ``t + 1`` is read and built in a second thread (serial kernels
+    that release the GIL) while the caller clusters chunk ``t``: the only work of a pass
+    that does not depend on the previous chunk's statistics, and on two cores the one way to
+    use the second core without parallel regions that wake a thread pool several times per
+    chunk (which, on a loaded machine, wait for a descheduled thread at every join). The
+    chunks and their order are the same either way.
+    """
+    items = iter(source.chunks())
+    if not read_ahead:
+        builder.n_buffers = 1
+        yield iter(lambda: _next_chunk(items, builder), _END)
+        return
+    builder.n_buffers = 2
+    with ThreadPoolExecutor(1) as pool:
+        def chunks():
+            pending = pool.submit(_next_chunk, items, builder)
+            while True:
+                got = pending.result()
+                if got is _END:
+                    return
+                if got[2] is None:
+                    pending = pool.submit(_next_chunk, items, builder)
+                yield got
+        yield chunks()

@@ -8,6 +8,7 @@ dense array.
 """
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from numbers import Integral
 
 import numpy as np
@@ -219,8 +220,10 @@ def spectral_embedding(S, n_components, *, random_state=None):
     "n_init": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
     "n_jobs": ["n_jobs"],
+    "executor": [Executor, None],
 })
-def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
+def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None,
+                        executor=None):
     """Ng–Jordan–Weiss spectral clustering of a symmetric nonnegative similarity.
 
     Parameters
@@ -235,6 +238,10 @@ def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=N
         Seeds the eigensolver and k-means.
     n_jobs : int or None
         Threads for the k-means kernels.
+    executor : concurrent.futures.Executor, optional
+        Runs the k-means' Lloyd steps as row-block tasks on this executor (as
+        :func:`fastmv.kmeans`; same labels). The products with ``S`` are the operator's:
+        MVMC's similarity runs its passes on the executor :func:`fastmv.mvmc` was given.
 
     Returns
     -------
@@ -259,7 +266,8 @@ def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=N
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
     V = spectral_embedding(S, n_clusters, random_state=rng)
-    return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels
+    return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs,
+                  executor=executor).labels
 
 
 def stationary_distribution(P, *, tol=1e-12, max_iter=10000):

@@ -26,6 +26,7 @@ one documentation generator; each estimator is a short class.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import itertools
@@ -49,6 +50,8 @@ __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC"]
 _DATA_ARGS = {"X_list", "P_list"}
 _SIDE_ARGS = {"must_link", "cannot_link", "labels", "mask"}
 _RESULT_BASE = {"labels", "objective", "n_iter", "converged"}
+# Parameters a clone shares with its original instead of copying (see __sklearn_clone__).
+_SHARED_BY_REFERENCE = frozenset({"executor"})
 
 
 class BaseEstimator:
@@ -144,6 +147,36 @@ class BaseEstimator:
         for name, sub in nested.items():
             valid[name].set_params(**sub)
         return self
+
+    def __sklearn_clone__(self) -> BaseEstimator:
+        """An unfitted copy with the same parameters (what ``sklearn.base.clone`` calls).
+
+        Parameter values are deep-copied, as scikit-learn does, except ``executor``: pools
+        and a dask client's executor hold locks and queues that cannot be copied, and a
+        clone is meant to run on the same workers.
+
+        Returns
+        -------
+        BaseEstimator
+            A new estimator of the same class, not fitted.
+
+        Examples
+        --------
+        >>> from concurrent.futures import ThreadPoolExecutor
+        >>> from fastmv.estimators import MVMC
+        >>> with ThreadPoolExecutor(1) as pool:
+        ...     est = MVMC(n_clusters=3, executor=pool)
+        ...     est.__sklearn_clone__().executor is pool
+        True
+        """
+        params = self.get_params(deep=False)
+        for name, value in params.items():
+            if name in _SHARED_BY_REFERENCE:
+                continue
+            clone = getattr(value, "__sklearn_clone__", None)
+            params[name] = clone() if callable(clone) and not isinstance(value, type) \
+                else copy.deepcopy(value)
+        return type(self)(**params)
 
     def __sklearn_tags__(self):
         # Only scikit-learn (>= 1.6) calls this, so importing it here adds no runtime
@@ -375,7 +408,7 @@ class MVMC(_MultiViewClusterer):
                  accelerated: bool = True, normalize: Any = 'l2', step: str = 'tight',
                  n_init: int = 10, random_state: Any = None, verbose: bool | int = False,
                  progress: bool = False, callback: Callable | None = None,
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, executor: Any = None) -> None:
         self.n_clusters = n_clusters
         self.C1 = C1
         self.C2 = C2
@@ -392,6 +425,7 @@ class MVMC(_MultiViewClusterer):
         self.progress = progress
         self.callback = callback
         self.n_jobs = n_jobs
+        self.executor = executor
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
             view_sizes: Sequence[int] | None = None) -> MVMC:

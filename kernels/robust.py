@@ -1,14 +1,18 @@
 """Kernels of EMVC, error-robust multi-view clustering (``docs/algorithms.md §3``).
 
-Each kernel is one pass over its ``n × n`` operands, parallel over 64 blocks of rows; column
-reductions go to per-block partial sums that are added at the end in a fixed order, so
-results do not depend on the number of threads. Views are stacked as ``(m, n, n)`` arrays. All
-arithmetic is float64 whatever the storage precision (float32 or float64).
+Each kernel is one pass over its ``n × n`` operands over the fixed row partition of
+``kernels/_partition.py`` (``n_parts(n, 1)`` parts, at most 64): column reductions go to
+per-part partial sums that are added at the end in part order, so results do not depend on
+the number of threads; below ``SERIAL_BELOW`` entries the same parts run on one thread (a
+parallel launch would cost more than the pass), with the same result. Views are stacked as
+``(m, n, n)`` arrays. All arithmetic is float64 whatever the storage precision (float32 or
+float64).
 """
 import numpy as np
 from numba import njit, prange
 
-from .simplex import _chunk, _n_chunks, _simplex_threshold
+from ._partition import SERIAL_BELOW, n_parts, part_bounds
+from .simplex import _simplex_threshold
 
 
 @njit(parallel=True, cache=True)
@@ -31,20 +35,32 @@ def error_norms(E):
     One pass, O(n d) time, O(64 d) extra memory (per-block column sums).
     """
     n, d = E.shape
-    n_chunks = _n_chunks(n)
+    nb = n_parts(n, 1)
+    bounds = part_bounds(n, nb)
     row = np.zeros(n, dtype=np.float64)
-    col_part = np.zeros((n_chunks, d), dtype=np.float64)
-    for t in prange(n_chunks):
-        lo, hi = _chunk(n, n_chunks, t)
-        for r in range(lo, hi):
-            s = 0.0
-            for i in range(d):
-                e = np.float64(E[r, i])
-                s += e * e
-                col_part[t, i] += e * e
-            row[r] = np.sqrt(s)
+    col_part = np.zeros((nb, d), dtype=np.float64)
+    if n * d < SERIAL_BELOW:
+        for t in range(nb):
+            _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
+    else:
+        for t in prange(nb):
+            _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
     col = np.sqrt(col_part.sum(axis=0))
     return row, col
+
+
+@njit(cache=True)
+def _error_norms_part(E, lo, hi, row, col_acc):
+    """:func:`error_norms` on rows ``[lo, hi)``: row norms into ``row``, squared column sums
+    added to ``col_acc``."""
+    d = E.shape[1]
+    for r in range(lo, hi):
+        s = 0.0
+        for i in range(d):
+            e = np.float64(E[r, i])
+            s += e * e
+            col_acc[i] += e * e
+        row[r] = np.sqrt(s)
 
 
 @njit(parallel=True, cache=True)
@@ -95,31 +111,49 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
     b = np.empty(d, dtype=np.float64)
     for i in range(d):
         b[i] = (lam1 * inv_mu) / (2.0 * max(col_norms[i], eps))
-    n_chunks = _n_chunks(n)
+    a = np.empty(n, dtype=np.float64)
+    for r in range(n):
+        a[r] = 1.0 + (lam2 * inv_mu) / (2.0 * max(row_norms[r], eps))
+    nb = n_parts(n, 1)
+    bounds = part_bounds(n, nb)
     row = np.zeros(n, dtype=np.float64)
-    col_part = np.zeros((n_chunks, d), dtype=np.float64)
-    res_part = np.zeros(n_chunks, dtype=np.float64)
-    for t in prange(n_chunks):
-        lo, hi = _chunk(n, n_chunks, t)
-        res = 0.0
-        for r in range(lo, hi):
-            a = 1.0 + (lam2 * inv_mu) / (2.0 * max(row_norms[r], eps))
-            s = 0.0
-            for i in range(d):
-                diff = np.float64(P[r, i]) - np.float64(P_hat[r, i])
-                y = np.float64(Y[r, i])
-                e = (diff - y * inv_mu) / (a + b[i])
-                E[r, i] = e
-                rr = diff - e
-                Y[r, i] = y - mu * rr
-                s += e * e
-                col_part[t, i] += e * e
-                if abs(rr) > res:
-                    res = abs(rr)
-            row[r] = np.sqrt(s)
-        res_part[t] = res
+    col_part = np.zeros((nb, d), dtype=np.float64)
+    res_part = np.zeros(nb, dtype=np.float64)
+    if n * d < SERIAL_BELOW:
+        for t in range(nb):
+            res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
+                                             bounds[t + 1], row, col_part[t])
+    else:
+        for t in prange(nb):
+            res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
+                                             bounds[t + 1], row, col_part[t])
     col = np.sqrt(col_part.sum(axis=0))
     return row, col, res_part.max()
+
+
+@njit(cache=True)
+def _error_update_part(P, P_hat, Y, E, a, b, mu, lo, hi, row, col_acc):
+    """:func:`reweighted_error_update` on rows ``[lo, hi)`` with the row and column
+    denominators ``a``, ``b`` (``E[r, i] = T[r, i] / (a[r] + b[i])``); returns the part's
+    ``max |P − P̂ − E|``."""
+    d = E.shape[1]
+    inv_mu = 1.0 / mu
+    res = 0.0
+    for r in range(lo, hi):
+        s = 0.0
+        for i in range(d):
+            diff = np.float64(P[r, i]) - np.float64(P_hat[r, i])
+            y = np.float64(Y[r, i])
+            e = (diff - y * inv_mu) / (a[r] + b[i])
+            E[r, i] = e
+            rr = diff - e
+            Y[r, i] = y - mu * rr
+            s += e * e
+            col_acc[i] += e * e
+            if abs(rr) > res:
+                res = abs(rr)
+        row[r] = np.sqrt(s)
+    return res
 
 
 @njit(parallel=True, cache=True)
@@ -167,59 +201,73 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
     One read of ``3m + 2`` arrays and one write of two, O(m n²) time (Condat's projection
     per row), parallel over blocks of rows; O(64 n) extra memory.
     """
-    m, n, d = P.shape
+    n, d = P.shape[1], P.shape[2]
+    nb = n_parts(n, 1)
+    bounds = part_bounds(n, nb)
+    col_part = np.zeros((nb, d), dtype=np.float64)
+    stats = np.zeros((nb, 3), dtype=np.float64)  # per part: ‖·‖_F², max row abs sum, min
+    if n * d * (P.shape[0] + 1) < SERIAL_BELOW:
+        for t in range(nb):
+            _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, bounds[t], bounds[t + 1],
+                            col_part[t], stats[t])
+    else:
+        for t in prange(nb):
+            _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, bounds[t], bounds[t + 1],
+                            col_part[t], stats[t])
+    fro_part, rowabs_part, min_part = stats[:, 0], stats[:, 1], stats[:, 2]
+    return fro_part.sum(), rowabs_part.max(), col_part.sum(axis=0).max(), min_part.min()
+
+
+@njit(cache=True)
+def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats):
+    """:func:`consensus_update` on rows ``[lo, hi)``: absolute column sums of ``B`` added
+    to ``col_acc``; ``stats`` receives the part's ``‖B‖_F²``, largest row abs sum and
+    smallest entry (``inf`` for an empty part)."""
+    m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)
-    n_chunks = _n_chunks(n)
-    col_part = np.zeros((n_chunks, d), dtype=np.float64)
-    fro_part = np.zeros(n_chunks, dtype=np.float64)
-    rowabs_part = np.zeros(n_chunks, dtype=np.float64)
-    min_part = np.full(n_chunks, np.inf)
-    for t in prange(n_chunks):
-        lo, hi = _chunk(n, n_chunks, t)
-        a = np.empty(d, dtype=np.float64)
-        v = np.empty(d, dtype=np.float64)
-        w = np.empty(d, dtype=np.float64)
-        fro = 0.0
-        rmax = 0.0
-        mn = np.inf
-        for r in range(lo, hi):
-            for i in range(d):
-                s = 0.0
-                for k in range(m):
-                    s += np.float64(P[k, r, i]) - np.float64(E[k, r, i]) \
-                        - np.float64(Y[k, r, i]) * inv_mu
-                if has_q:
-                    q = np.float64(Q[r, i])
-                    s += q - zc * (np.float64(Zb[r, i]) - q)
-                else:
-                    s -= zc * np.float64(Zb[r, i])
-                a[i] = s * scale
-            theta = _simplex_threshold(a, v, w)
-            rs = 0.0
-            for i in range(d):
-                x = a[i] - theta
-                if x < 0.0:
-                    x = 0.0
-                P_hat[r, i] = x
-                zb = np.float64(Zb[r, i])
-                if has_q:
-                    zb -= np.float64(Q[r, i])
-                bb = x + zc * zb
-                Zb[r, i] = bb
-                bb = np.float64(Zb[r, i])  # as stored (float32 rounding)
-                fro += bb * bb
-                ab = abs(bb)
-                rs += ab
-                col_part[t, i] += ab
-                if bb < mn:
-                    mn = bb
-            if rs > rmax:
-                rmax = rs
-        fro_part[t] = fro
-        rowabs_part[t] = rmax
-        min_part[t] = mn
-    return fro_part.sum(), rowabs_part.max(), col_part.sum(axis=0).max(), min_part.min()
+    a = np.empty(d, dtype=np.float64)
+    v = np.empty(d, dtype=np.float64)
+    w = np.empty(d, dtype=np.float64)
+    fro = 0.0
+    rmax = 0.0
+    mn = np.inf
+    for r in range(lo, hi):
+        for i in range(d):
+            s = 0.0
+            for k in range(m):
+                s += np.float64(P[k, r, i]) - np.float64(E[k, r, i]) \
+                    - np.float64(Y[k, r, i]) * inv_mu
+            if has_q:
+                q = np.float64(Q[r, i])
+                s += q - zc * (np.float64(Zb[r, i]) - q)
+            else:
+                s -= zc * np.float64(Zb[r, i])
+            a[i] = s * scale
+        theta = _simplex_threshold(a, v, w)
+        rs = 0.0
+        for i in range(d):
+            x = a[i] - theta
+            if x < 0.0:
+                x = 0.0
+            P_hat[r, i] = x
+            zb = np.float64(Zb[r, i])
+            if has_q:
+                zb -= np.float64(Q[r, i])
+            bb = x + zc * zb
+            Zb[r, i] = bb
+            bb = np.float64(Zb[r, i])  # as stored (float32 rounding)
+            fro += bb * bb
+            ab = abs(bb)
+            rs += ab
+            col_acc[i] += ab
+            if bb < mn:
+                mn = bb
+        if rs > rmax:
+            rmax = rs
+    stats[0] = fro
+    stats[1] = rmax
+    stats[2] = mn
 
 
 @njit(parallel=True, cache=True)
@@ -240,15 +288,25 @@ def max_abs_diff(A, B):
     One read of both arrays, parallel over blocks of rows.
     """
     n, d = A.shape
-    n_chunks = _n_chunks(n)
-    part = np.zeros(n_chunks, dtype=np.float64)
-    for t in prange(n_chunks):
-        lo, hi = _chunk(n, n_chunks, t)
-        mx = 0.0
-        for r in range(lo, hi):
-            for i in range(d):
-                x = abs(np.float64(A[r, i]) - np.float64(B[r, i]))
-                if x > mx:
-                    mx = x
-        part[t] = mx
+    nb = n_parts(n, 1)
+    bounds = part_bounds(n, nb)
+    part = np.zeros(nb, dtype=np.float64)
+    if n * d < SERIAL_BELOW:
+        for t in range(nb):
+            part[t] = _max_abs_diff_part(A, B, bounds[t], bounds[t + 1])
+    else:
+        for t in prange(nb):
+            part[t] = _max_abs_diff_part(A, B, bounds[t], bounds[t + 1])
     return part.max()
+
+
+@njit(cache=True)
+def _max_abs_diff_part(A, B, lo, hi):
+    """:func:`max_abs_diff` on rows ``[lo, hi)`` (0.0 when empty)."""
+    mx = 0.0
+    for r in range(lo, hi):
+        for i in range(A.shape[1]):
+            x = abs(np.float64(A[r, i]) - np.float64(B[r, i]))
+            if x > mx:
+                mx = x
+    return mx

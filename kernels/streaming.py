@@ -26,10 +26,10 @@ kernel for CSR), followed by a fused distance + argmin. Inside a chunk the stati
 the labels incrementally (only rows whose label changed move), and re-assignments after the
 first are pruned exactly with Hamerly's bounds (:func:`stream_chunk_iterate`).
 
-Parallel kernels split their work into a fixed set of parts (``kernels._partition``: never by
-thread count), so results do not depend on the number of threads; below ``SERIAL_BELOW``
-elementary operations they run serially because a parallel launch would cost more than the
-work.
+The kernels are serial (one thread, results independent of the thread count): the O(s d c)
+work is BLAS, which gets the call's threads; the rest is O(s d) or O(s c) per chunk, which a
+parallel launch per kernel call (many per chunk) would not speed up. With two threads or more,
+``fastmv.opimc`` reads and builds the next chunk on a second thread instead.
 
 It is one module, longer than most, because its kernels form one per-chunk loop that shares
 the chunk layout; the layout and the statistics kernels are already in their own modules.
@@ -37,10 +37,9 @@ the chunk layout; the layout and the statistics kernels are already in their own
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import streaming_layout
-from ._partition import SERIAL_BELOW, n_parts, part_range
 from .streaming_layout import (  # noqa: F401  (re-exported: see __all__)
     REPLACE_PREVIOUS,
     START_FROM_CENTERS,
@@ -120,7 +119,7 @@ def stream_cross(dense, view_ptr, U):
     return G
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _argmin2(acc, i, out):
     """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""
     c = acc.shape[0]
@@ -141,11 +140,43 @@ def _argmin2(acc, i, out):
 
 
 @njit(cache=True)
-def _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out):
+def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
+    """Fused distance + argmin for the given rows of a chunk.
+
+    ``D[i, k] = Σ_v W[i, v] (‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k})``; ``labels[i] = argmin_k D[i, k]``
+    (lowest index on ties). The dense cross products come from ``G`` (see
+    :func:`stream_cross`) or, when ``G`` has no rows, are computed here row by row (cheaper
+    when only a few rows are re-assigned); the CSR rows' products with ``U`` are fused.
+
+    Parameters
+    ----------
+    dense : DenseRows or None
+    sparse : SparseRows or None
+    W : ndarray of shape (s, m), float64
+        Presence weights.
+    view_ptr : ndarray of shape (m + 1,), int64
+    U : ndarray of shape (D, c), float64
+    usq : ndarray of shape (m, c), float64
+        ``‖u_{v,k}‖²`` (see :func:`stream_center_sqnorms`).
+    G : ndarray of shape (Σ s_v, c) or (0, c), float64
+        Dense cross products stacked by view, or empty (computed inline).
+    rows : ndarray of shape (r,), int64
+        Chunk rows to assign.
+    out : Nearest
+        Written at ``rows`` only.
+
+    Notes
+    -----
+    O(r (m + n_dense) c + nnz(rows) c) time with ``G``, plus O(r Σ d_v c) without it; O(c)
+    scratch; never forms ``D``. Serial: with ``G`` it is O(c) per row after an O(d c) GEMM
+    row, and without ``G`` it serves the few rows whose bounds overlap; a parallel launch per
+    inner iteration would cost more than it saves on the chunk thread (the next chunk is read
+    on another), and a parallel variant several seconds of compilation.
+    """
     m = W.shape[1]
     c = usq.shape[1]
     acc = np.empty(c)
-    for r in range(lo, hi):
+    for r in range(rows.shape[0]):
         i = rows[r]
         for k in range(c):
             acc[k] = 0.0
@@ -180,53 +211,7 @@ def _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out):
         _argmin2(acc, i, out)
 
 
-@njit(parallel=True, cache=True)
-def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
-    """Fused distance + argmin for the given rows of a chunk (parallel over rows).
-
-    ``D[i, k] = Σ_v W[i, v] (‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k})``; ``labels[i] = argmin_k D[i, k]``
-    (lowest index on ties). The dense cross products come from ``G`` (see
-    :func:`stream_cross`) or, when ``G`` has no rows, are computed here row by row (cheaper
-    when only a few rows are re-assigned); the CSR rows' products with ``U`` are fused.
-
-    Parameters
-    ----------
-    dense : DenseRows or None
-    sparse : SparseRows or None
-    W : ndarray of shape (s, m), float64
-        Presence weights.
-    view_ptr : ndarray of shape (m + 1,), int64
-    U : ndarray of shape (D, c), float64
-    usq : ndarray of shape (m, c), float64
-        ``‖u_{v,k}‖²`` (see :func:`stream_center_sqnorms`).
-    G : ndarray of shape (Σ s_v, c) or (0, c), float64
-        Dense cross products stacked by view, or empty (computed inline).
-    rows : ndarray of shape (r,), int64
-        Chunk rows to assign.
-    out : Nearest
-        Written at ``rows`` only.
-
-    Notes
-    -----
-    O(r (m + n_dense) c + nnz(rows) c) time with ``G``, plus O(r Σ d_v c) without it; O(c)
-    scratch per thread; never forms ``D``. Rows are independent, so the result does not
-    depend on the thread count; small inputs run serially (a parallel launch would cost more).
-    """
-    n = rows.shape[0]
-    c = usq.shape[1]
-    work = n * (W.shape[1] + 8) * c
-    if G.shape[0] == 0:
-        work += n * view_ptr[view_ptr.shape[0] - 1] * c
-    if work < SERIAL_BELOW:
-        _assign_range(0, n, dense, sparse, W, view_ptr, U, usq, G, rows, out)
-        return
-    nb = n_parts(n, 1)
-    for b in prange(nb):
-        lo, hi = part_range(n, nb, b)
-        _assign_range(lo, hi, dense, sparse, W, view_ptr, U, usq, G, rows, out)
-
-
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_row_sqnorms(dense, sparse, view_ptr, s):
     """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
 
@@ -320,7 +305,7 @@ def stream_center_sqnorms(U, view_ptr):
     return usq
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
     :func:`stream_assign` (fused distances + argmin).
@@ -357,7 +342,7 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     return out.best, out.second
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
     """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
     own centre, ``lb`` ≤ distance to any other, widened by the rounding error of D."""
@@ -372,7 +357,7 @@ def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
         lb[i] = np.sqrt(max(out.second[i] + xsq[i], 0.0)) - margin
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _usq_max(U, view_ptr):
     usq = stream_center_sqnorms(U, view_ptr)
     out = np.zeros(usq.shape[0])
@@ -382,7 +367,7 @@ def _usq_max(U, view_ptr):
     return usq, out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     """Move the rows whose label changed from ``old`` to ``new`` in the statistics;
     returns how many changed."""
@@ -395,13 +380,13 @@ def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     return n_changed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _copy(src, dst):
     for i in range(src.shape[0]):
         dst[i] = src[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _second_largest(delta):
     """(index of the largest, largest, second largest) of ``delta``."""
     k1 = 0
@@ -417,7 +402,7 @@ def _second_largest(delta):
     return k1, d1, d2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """One chunk of OPIMC (docs/algorithms.md §5): its starting labels, the inner loop, and

@@ -8,9 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
-
-from ._partition import SERIAL_BELOW, n_parts, part_range
+from numba import njit
 
 __all__ = [
     "DenseRows",
@@ -65,7 +63,7 @@ class Nearest(NamedTuple):
     second: np.ndarray   #: (s,) float64: second smallest D[i, k] (inf when c == 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_layout(P, dense_dims):
     """Index arrays of the compact chunk layout from the chunk's presence mask.
 
@@ -131,7 +129,7 @@ def stream_layout(P, dense_dims):
     return rows, row_start, value_start, position, W, orphan
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather_row(X, i, normalize, out, o):
     """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);
     return its status (0 finite, 1 all NaN, 2 other non-finite)."""
@@ -166,7 +164,7 @@ def _gather_row(X, i, normalize, out, o):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_gather_view(X, rows, normalize, out, status):
     """Copy the present rows of one dense view of a chunk into its compact block, each
     optionally scaled to unit ℓ2 norm, and classify them by their non-finite values.
@@ -189,27 +187,10 @@ def stream_gather_view(X, rows, normalize, out, status):
 
     Notes
     -----
-    O(s_v d) time, two reads of each kept row (norms accumulated in float64). Parallel over
-    blocks of rows when the view is large enough to pay for the thread launch; small views
-    (the common case for small chunks) never enter a parallel function, whose call alone costs
-    more than their copy.
+    O(s_v d) time, two reads of each kept row (norms accumulated in float64); memory-bound.
+    Serial: ``fastmv.opimc`` runs it on the thread that reads the next chunk while the current
+    one is clustered.
     """
-    n = rows.shape[0]
     d = X.shape[1]
-    if n * d < SERIAL_BELOW:
-        for r in range(n):
-            status[r] = _gather_row(X, rows[r], normalize, out, r * d)
-        return
-    _gather_view_parallel(X, rows, normalize, out, status)
-
-
-@njit(parallel=True, cache=True)
-def _gather_view_parallel(X, rows, normalize, out, status):
-    """:func:`stream_gather_view` over a fixed partition of the rows."""
-    n = rows.shape[0]
-    d = X.shape[1]
-    nb = n_parts(n, 1)
-    for b in prange(nb):
-        lo, hi = part_range(n, nb, b)
-        for r in range(lo, hi):
-            status[r] = _gather_row(X, rows[r], normalize, out, r * d)
+    for r in range(rows.shape[0]):
+        status[r] = _gather_row(X, rows[r], normalize, out, r * d)

@@ -9,17 +9,15 @@ of ``T_v``), ``U`` ``(D, c)`` float64 the stacked centres. ``dense`` is a
 :class:`fastmv.kernels.streaming.SparseRows` (see that module for the chunk layout).
 
 Because ``V`` is one-hot, ``X_tᵀ V_t`` is a scatter-add of rows into cluster rows of ``R``
-(O(s d), not O(s d c)) and ``Vᵀ W V`` a count. Parallel kernels split their work into a fixed
-set of blocks (never by thread count) in which each entry of ``R`` is written by one task in
-row order, so results do not depend on the number of threads; below ``SERIAL_BELOW`` they run
-serially (``kernels._partition``).
+(O(s d), not O(s d c)) and ``Vᵀ W V`` a count. The kernels are serial: O(s d) memory-bound
+work that a parallel launch per call (several per chunk) would not speed up on the few cores
+OPIMC's chunk thread gets (the next chunk is read on another), and serial compiles in a
+fraction of the time; each entry of ``R`` is updated in row order.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
-
-from ._partition import SERIAL_BELOW
+from numba import njit
 
 __all__ = [
     "stream_scatter_dense",
@@ -32,66 +30,31 @@ __all__ = [
     "stream_loss",
 ]
 
-_FEATURE_BLOCK = 512  # features per parallel task in the dense scatter / move kernels
-
-
 @njit(cache=True)
-def _dense_tasks(view_ptr, n_dense):
-    """(view, first feature) of every block of ``_FEATURE_BLOCK`` features of the dense views."""
-    n_task = 0
-    for v in range(n_dense):
-        d_v = view_ptr[v + 1] - view_ptr[v]
-        n_task += (d_v + _FEATURE_BLOCK - 1) // _FEATURE_BLOCK
-    tv = np.empty(n_task, np.int64)
-    tj = np.empty(n_task, np.int64)
-    t = 0
-    for v in range(n_dense):
-        d_v = view_ptr[v + 1] - view_ptr[v]
-        for j0 in range(0, d_v, _FEATURE_BLOCK):
-            tv[t] = v
-            tj[t] = j0
-            t += 1
-    return tv, tj
-
-
-@njit(cache=True)
-def _scatter_task(v, j0, dense, view_ptr, old, new, R, sign):
-    """One block of features of one dense view: rows with ``old != new`` (all rows when
-    ``old`` is empty) move from ``old`` to ``new`` (``sign`` scales the added rows)."""
-    a = view_ptr[v]
-    d_v = view_ptr[v + 1] - a
-    j1 = min(j0 + _FEATURE_BLOCK, d_v)
+def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
+    """Rows with ``old != new`` (all rows when ``old`` is empty) move from ``old`` to ``new``
+    (``sign`` scales the added rows); each entry of ``R`` is updated in row order.
+    ``stream_scatter_dense`` and ``stream_move_dense`` share this one loop."""
     has_old = old.shape[0] > 0
-    r0 = dense.row_start[v]
-    for r in range(dense.row_start[v + 1] - r0):
-        i = dense.rows[r0 + r]
-        kn = new[i]
-        row = dense.value_start[v] + r * d_v
-        if has_old:
-            ko = old[i]
-            if ko == kn:
-                continue
-            for j in range(j0, j1):
-                x = dense.values[row + j]
-                R[ko, a + j] -= x
-                R[kn, a + j] += x
-        else:
-            for j in range(j0, j1):
-                R[kn, a + j] += sign * dense.values[row + j]
-
-
-@njit(parallel=True, cache=True)
-def _scatter_dense_tasks(dense, view_ptr, old, new, R, sign, work):
-    """Run :func:`_scatter_task` over every feature block; serially when ``work`` is small.
-    ``stream_scatter_dense`` and ``stream_move_dense`` share this one parallel loop."""
-    n_dense = dense.row_start.shape[0] - 1
-    tv, tj = _dense_tasks(view_ptr, n_dense)
-    if work < SERIAL_BELOW:
-        for t in range(tv.shape[0]):
-            _scatter_task(tv[t], tj[t], dense, view_ptr, old, new, R, sign)
-        return
-    for t in prange(tv.shape[0]):
-        _scatter_task(tv[t], tj[t], dense, view_ptr, old, new, R, sign)
+    for v in range(dense.row_start.shape[0] - 1):
+        a = view_ptr[v]
+        d_v = view_ptr[v + 1] - a
+        r0 = dense.row_start[v]
+        for r in range(dense.row_start[v + 1] - r0):
+            i = dense.rows[r0 + r]
+            kn = new[i]
+            row = dense.value_start[v] + r * d_v
+            if has_old:
+                ko = old[i]
+                if ko == kn:
+                    continue
+                for j in range(d_v):
+                    x = dense.values[row + j]
+                    R[ko, a + j] -= x
+                    R[kn, a + j] += x
+            else:
+                for j in range(d_v):
+                    R[kn, a + j] += sign * dense.values[row + j]
 
 
 @njit(cache=True)
@@ -114,13 +77,12 @@ def stream_scatter_dense(dense, view_ptr, labels, R, sign):
 
     Notes
     -----
-    O(Σ s_v d_v) time (not O(s d c): ``V`` is one-hot); parallel over blocks of features, so
-    no two threads write the same entry and the result does not depend on the thread count.
+    O(Σ s_v d_v) time (not O(s d c): ``V`` is one-hot): reads the chunk once and writes
+    ``c × D`` entries, memory-bound; serial (each entry is updated in row order).
     """
     if dense.values.shape[0] == 0:
         return
-    _scatter_dense_tasks(dense, view_ptr, np.empty(0, np.int64), labels, R, sign,
-                         dense.values.shape[0])
+    _scatter_dense_rows(dense, view_ptr, np.empty(0, np.int64), labels, R, sign)
 
 
 @njit(cache=True)
@@ -142,59 +104,24 @@ def stream_move_dense(dense, view_ptr, old, new, R):
 
     Notes
     -----
-    O(Σ s_v + n_changed d) time; parallel over blocks of features (deterministic).
+    O(Σ s_v + n_changed d) time; serial (each entry is updated in row order).
     """
     if dense.values.shape[0] == 0:
         return
-    n_changed = 0
-    for i in range(old.shape[0]):
-        if old[i] != new[i]:
-            n_changed += 1
-    if n_changed == 0:
-        return
-    n_dense = dense.row_start.shape[0] - 1
-    work = n_changed * (view_ptr[n_dense] - view_ptr[0]) + dense.row_start[n_dense]
-    _scatter_dense_tasks(dense, view_ptr, old, new, R, 1.0, work)
+    _scatter_dense_rows(dense, view_ptr, old, new, R, 1.0)
 
 
 @njit(cache=True)
-def _group_by_label(labels, c, skip_equal_to):
-    """Counting sort of the rows by label; rows with ``labels == skip_equal_to`` (elementwise,
-    when given) are left out. Returns (order, starts)."""
-    s = labels.shape[0]
-    starts = np.zeros(c + 1, np.int64)
-    for i in range(s):
-        if skip_equal_to.shape[0] == 0 or labels[i] != skip_equal_to[i]:
-            starts[labels[i] + 1] += 1
-    for k in range(c):
-        starts[k + 1] += starts[k]
-    fill = starts[:c].copy()
-    order = np.empty(starts[c], np.int64)
-    for i in range(s):
-        if skip_equal_to.shape[0] == 0 or labels[i] != skip_equal_to[i]:
-            order[fill[labels[i]]] = i
-            fill[labels[i]] += 1
-    return order, starts
-
-
-@njit(cache=True)
-def _csr_cluster(k, order, starts, sparse, R, sign):
-    for q in range(starts[k], starts[k + 1]):
-        i = order[q]
+def _csr_rows(sparse, labels, skip_equal_to, R, sign):
+    """Add ``sign`` × each CSR row to its cluster's row of ``R`` in row order; rows with
+    ``labels == skip_equal_to`` (elementwise, when given) are left out."""
+    skip = skip_equal_to.shape[0] > 0
+    for i in range(labels.shape[0]):
+        k = labels[i]
+        if skip and k == skip_equal_to[i]:
+            continue
         for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
             R[k, sparse.indices[p]] += sign * sparse.data[p]
-
-
-@njit(parallel=True, cache=True)
-def _csr_by_cluster(order, starts, sparse, R, sign):
-    """Add ``sign`` × the rows grouped by cluster; one task per cluster (deterministic)."""
-    c = R.shape[0]
-    if sparse.data.shape[0] < SERIAL_BELOW:
-        for k in range(c):
-            _csr_cluster(k, order, starts, sparse, R, sign)
-        return
-    for k in prange(c):
-        _csr_cluster(k, order, starts, sparse, R, sign)
 
 
 @njit(cache=True)
@@ -214,14 +141,11 @@ def stream_scatter_csr(sparse, labels, R, sign):
 
     Notes
     -----
-    O(nnz + s + c) time; rows are grouped by cluster (counting sort) and the clusters are
-    processed in parallel, each by one thread in row order (deterministic whatever the
-    thread count).
+    O(nnz + s) time; serial (each entry is updated in row order).
     """
     if sparse.data.shape[0] == 0:
         return
-    order, starts = _group_by_label(labels, R.shape[0], np.empty(0, np.int64))
-    _csr_by_cluster(order, starts, sparse, R, sign)
+    _csr_rows(sparse, labels, np.empty(0, np.int64), R, sign)
 
 
 @njit(cache=True)
@@ -237,18 +161,13 @@ def stream_move_csr(sparse, old, new, R):
 
     Notes
     -----
-    O(s + c + nnz of the changed rows); parallel over clusters (each cluster's row of ``R``
-    is written by one thread, in row order: deterministic).
+    O(s + nnz of the changed rows); serial: first every removal, then every addition, each
+    in row order.
     """
     if sparse.data.shape[0] == 0:
         return
-    c = R.shape[0]
-    order_out, starts_out = _group_by_label(old, c, new)
-    if order_out.shape[0] == 0:
-        return
-    order_in, starts_in = _group_by_label(new, c, old)
-    _csr_by_cluster(order_out, starts_out, sparse, R, -1.0)
-    _csr_by_cluster(order_in, starts_in, sparse, R, 1.0)
+    _csr_rows(sparse, old, new, R, -1.0)
+    _csr_rows(sparse, new, old, R, 1.0)
 
 
 @njit(cache=True)

@@ -1,16 +1,20 @@
 """Dask input and executors against a real ``distributed.LocalCluster`` (two worker
 processes), a Zarr store on disk, a worker killed mid-run, and a process without Dask."""
+import multiprocessing
 import os
 import subprocess
 import sys
 import threading
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import fastmv
+from fastmv import _kmeans, _lowrank
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -138,8 +142,106 @@ def test_the_package_works_without_dask():
         "r = fastmv.opimc([X, X[:, :3]], 3, chunk_size=50, random_state=0)\n"
         "k = fastmv.kmeans(X, 3, random_state=0)\n"
         "assert r.labels.shape == (200,) and k.labels.shape == (200,)\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "with ThreadPoolExecutor(2) as pool:\n"
+        "    k2 = fastmv.kmeans(X, 3, random_state=0, executor=pool)\n"
+        "    y = np.repeat([0, 1], 100)\n"
+        "    V = [np.eye(2)[y] * 3 + X[:, :2], np.eye(2)[y] * 3 + X[:, 3:]]\n"
+        "    ml, cl = [[0, 1], [100, 101]], [[0, 100]]\n"
+        "    m1 = fastmv.mvmc(V, 2, ml, cl, k=2, max_iter=3, random_state=0)\n"
+        "    m2 = fastmv.mvmc(V, 2, ml, cl, k=2, max_iter=3, random_state=0, executor=pool)\n"
+        "assert (k2.labels == k.labels).all() and (m1.labels == m2.labels).all()\n"
         "assert 'dask' not in [m.split('.')[0] for m in sys.modules if sys.modules[m]]\n"
         "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr
+
+
+# ------------------------------------------------------------- row-block tasks on executors
+def _mvmc_data(n=600, c=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, c, n)
+    views = [rng.normal(0, 1.5, (c, d))[y] + rng.normal(0, 1, (n, d)) for d in (12, 8)]
+    ml, cl = fastmv.simulate.pairwise_constraints(y, 4 * n, random_state=seed)
+    return views, ml, cl
+
+
+_MVMC = dict(k=8, max_iter=5, tol=0.0, n_init=2, random_state=0)
+
+
+@pytest.fixture()
+def small_blocks(monkeypatch):
+    """Several tasks per pass and per Lloyd step (the tile travels with the factors; the
+    group size and the cache limit are read by the caller)."""
+    monkeypatch.setattr(_lowrank, "_TILE", 64)
+    monkeypatch.setattr(_kmeans, "_TASK_ROWS", 300)
+
+
+def _assert_same_mvmc(res, ref):
+    np.testing.assert_array_equal(res.labels, ref.labels)
+    np.testing.assert_allclose(res.objective, ref.objective, rtol=1e-12)
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_mvmc_and_kmeans_on_a_cluster_executor_match_the_thread_path(client, monkeypatch):
+    views, ml, cl = _mvmc_data()
+    executor = client.get_executor()
+    for max_nnz in (2 ** 24, 0):  # N cached after the first product / a pass per product
+        monkeypatch.setattr(_lowrank, "_N_CACHE_MAX_NNZ", max_nnz)
+        ref = fastmv.mvmc(views, 3, ml, cl, **_MVMC)
+        _assert_same_mvmc(fastmv.mvmc(views, 3, ml, cl, executor=executor, **_MVMC), ref)
+    X = np.hstack(views)
+    for data in (X, sp.csr_matrix(np.where(X > 1.0, X, 0.0))):
+        ref = fastmv.kmeans(data, 3, n_init=2, random_state=0)
+        res = fastmv.kmeans(data, 3, n_init=2, random_state=0, executor=executor)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        np.testing.assert_array_equal(res.centers, ref.centers)
+        assert res.inertia == pytest.approx(ref.inertia, rel=1e-12)
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_thread_and_process_pools_match_the_thread_path():
+    views, ml, cl = _mvmc_data(n=300)
+    ref = fastmv.mvmc(views, 3, ml, cl, **_MVMC)
+    kref = fastmv.kmeans(views[0], 3, n_init=2, random_state=0)
+    # spawn: the parent runs OpenMP threads, which a forked child would inherit broken
+    processes = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+    with ThreadPoolExecutor(2) as threads, processes:
+        for pool in (threads, processes):
+            _assert_same_mvmc(fastmv.mvmc(views, 3, ml, cl, executor=pool, **_MVMC), ref)
+            res = fastmv.kmeans(views[0], 3, n_init=2, random_state=0, executor=pool)
+            np.testing.assert_array_equal(res.labels, kref.labels)
+
+
+def test_mvmc_with_a_worker_killed_mid_run_is_retried_or_reported(client, monkeypatch):
+    monkeypatch.setattr(_lowrank, "_TILE", 48)  # many short tasks: the kill lands in a pass
+    views, ml, cl = _mvmc_data(n=1500)
+    kwargs = {**_MVMC, "max_iter": 25}
+    ref = fastmv.mvmc(views, 3, ml, cl, **kwargs)
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    started = threading.Event()
+
+    def callback(info):
+        started.set()
+
+    def kill():
+        started.wait(60)
+        try:
+            client.run(os._exit, 1, workers=[victim])
+        except Exception:  # the worker dies while answering: expected
+            pass
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    try:
+        res = fastmv.mvmc(views, 3, ml, cl, executor=client.get_executor(), callback=callback,
+                          **kwargs)
+    except RuntimeError as exc:  # a clear error naming what failed
+        assert "executor" in str(exc), str(exc)
+    else:  # Dask re-ran the lost tasks on the other worker: the answer is the right one
+        _assert_same_mvmc(res, ref)
+    finally:
+        started.set()
+        killer.join()
+    client.wait_for_workers(2, timeout=60)

@@ -92,7 +92,7 @@ def test_simplex_projection_fixed_points_and_in_place():
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("n", [1, 2, 33])
+@pytest.mark.parametrize("n", [1, 2, 33, 1030])  # 1030² entries: the parallel branch
 def test_error_kernels_match_twins(dt, n):
     rng = np.random.default_rng(n)
     P = _random_stochastic(rng, 1, n, dt)[0]
@@ -121,7 +121,7 @@ def test_error_kernels_match_twins(dt, n):
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("m,n,has_q", [(1, 1, False), (1, 1, True), (2, 17, True),
-                                       (3, 40, False)])
+                                       (3, 40, False), (2, 600, True)])  # last: parallel
 def test_consensus_update_matches_twin(dt, m, n, has_q):
     rng = np.random.default_rng(m * 100 + n)
     P = _random_stochastic(rng, m, n, dt)
@@ -178,6 +178,28 @@ def test_svt_tiers_equal_full_svd(dt):
     assert info.method == "skip-bound" and info.rank == 0
     _, info = svt(B, 5.5)
     assert info.method == "partial" and info.rank == 0
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_svt_gram_subset_route_equals_full_svd(dt):
+    """A small rank hint sends the Gram route to syevr (eigenpairs above τ² only); a hint
+    that is wrong (rank much larger, or zero) still gives the exact result."""
+    rng = np.random.default_rng(4)
+    n = 96
+    s = np.concatenate([[1.0, 0.6, 0.5], 0.3 * 0.95 ** np.arange(n - 3)])
+    B = _matrix_with_spectrum(rng, s, n).astype(dt)
+    atol = 1e-12 if dt == np.float64 else 5e-6
+    for tau in [0.55, 0.2, 0.05, 2.0]:
+        Q_ref, nuc_ref, r_ref = naive.svt_full(B.astype(np.float64), tau)
+        for hint in (1, 40, None):
+            Q, info = svt(B, tau, method="full", rank_hint=hint)
+            assert info.rank == r_ref and Q.dtype == dt, (tau, hint)
+            np.testing.assert_allclose(Q, Q_ref, atol=atol, rtol=0)
+            assert info.nuclear_norm == pytest.approx(nuc_ref, rel=1e-6, abs=atol)
+            lo, up = info.sigma_bounds
+            assert not up < s[0] * (1 - 1e-6)  # never a wrong upper bound
+            if info.method == "gram" and info.rank == 0 and hint == 1:
+                assert np.isnan(lo) and up == tau
 
 
 def test_svt_skip_is_certified_for_nonnegative_input():

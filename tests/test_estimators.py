@@ -59,6 +59,22 @@ def test_get_set_params_repr_and_clone(cls):
         assert f"\n{name}" in cls.__doc__ or f", {name}" in cls.__doc__, name
 
 
+def test_clone_shares_the_executor_and_copies_the_rest():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sklearn.base import clone
+
+    init = np.ones((4, 2))
+    with ThreadPoolExecutor(1) as pool:  # holds a lock and a queue: deepcopy would fail
+        est = MVMC(n_clusters=2, executor=pool, max_iter=3)
+        twin = clone(est)
+        assert twin.executor is pool and twin.max_iter == 3
+    est = MVFL(init=init)
+    twin = clone(est)
+    assert twin.init is not init and np.array_equal(twin.init, init)
+    assert not hasattr(twin, "labels_")
+
+
 def test_estimators_give_the_function_labels():
     views, y = _blobs()
     ml, cl = fastmv.simulate.pairwise_constraints(y, 60, random_state=0)

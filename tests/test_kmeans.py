@@ -205,3 +205,35 @@ def test_inertia_within_one_percent_of_sklearn_on_handwritten():
         ours = fastmv.kmeans(X, 10, n_init=10, random_state=seed).inertia
         theirs = sklearn_cluster.KMeans(10, n_init=10, random_state=seed).fit(X).inertia_
         assert ours <= theirs * 1.01
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_executor_gives_identical_results(sparse, rng, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fastmv import _kmeans
+
+    # small groups: several tasks, each of several parts, reduced in part order
+    monkeypatch.setattr(_kmeans, "_TASK_ROWS", 300)
+    X, _ = _blobs(rng, n_per=750, spread=4.0)
+    X = sp.csr_matrix(np.where(np.abs(X) > 1.0, X, 0.0)) if sparse else X
+    ref = fastmv.kmeans(X, 4, random_state=7, n_init=3)
+    with ThreadPoolExecutor(2) as pool:
+        res = fastmv.kmeans(X, 4, random_state=7, n_init=3, executor=pool)
+    np.testing.assert_array_equal(res.labels, ref.labels)
+    np.testing.assert_array_equal(res.objective, ref.objective)
+    np.testing.assert_array_equal(res.centers, ref.centers)
+
+
+def test_a_failing_executor_task_names_the_task(rng):
+    from concurrent.futures import Executor, Future
+
+    class Failing(Executor):
+        def submit(self, fn, *args, **kwargs):
+            future = Future()
+            future.set_exception(MemoryError("worker out of memory"))
+            return future
+
+    X, _ = _blobs(rng)
+    with pytest.raises(RuntimeError, match="row-block task _lloyd_task.*worker out of memory"):
+        fastmv.kmeans(X, 4, random_state=0, executor=Failing())

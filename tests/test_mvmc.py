@@ -585,3 +585,23 @@ def test_task_map_runs_in_order_on_pool_threads_with_one_numba_thread():
         assert all(o[1] != main and o[2] == 1 for o in out)
     with task_map(1) as map1:
         assert map1 is map
+
+
+def test_executor_gives_identical_results(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    # several row blocks per pass, a correction too large to cache (every spectral product is
+    # a pass on the executor), and one that is cached
+    monkeypatch.setattr(_lowrank, "_TILE", 32)
+    views, y = _planted(n=150, c=3)
+    ml, cl = pairwise_constraints(y, 600, random_state=0)
+    kwargs = dict(k=8, max_iter=6, tol=0.0, random_state=0, n_init=2)
+    for max_nnz in (2 ** 24, 0):
+        monkeypatch.setattr(_lowrank, "_N_CACHE_MAX_NNZ", max_nnz)
+        ref = fastmv.mvmc(views, 3, ml, cl, **kwargs)
+        with ThreadPoolExecutor(2) as pool:
+            res = fastmv.mvmc(views, 3, ml, cl, executor=pool, **kwargs)
+        np.testing.assert_array_equal(res.labels, ref.labels)
+        np.testing.assert_array_equal(res.objective, ref.objective)
+        for a, b in zip(res.M, ref.M):
+            np.testing.assert_array_equal(a, b)

@@ -120,9 +120,9 @@ def test_layout_matches_twin(s, m, nd):
     assert got[5] == want[5] == 0
 
 
-def test_gather_view_parallel_path():
+def test_gather_view_large():
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(9000, 120))                 # above the serial threshold
+    X = rng.normal(size=(9000, 120))
     rows = np.arange(0, 9000, 1, dtype=np.int64)
     a, b = np.empty(X.size), np.empty(X.size)
     sa, sb = np.empty(9000, np.int8), np.empty(9000, np.int8)
@@ -171,7 +171,7 @@ def test_assign_kernels_match_twins(dtype, s, dd, sd, c):
     close(K.stream_center_shift(U, U2), N.stream_center_shift(U, U2))
 
 
-def test_assign_parallel_path_and_ties():
+def test_assign_large_and_ties():
     rng = np.random.default_rng(3)
     b, ch = make_chunk(rng, 12000, [80, 40], [60], np.float64)
     U = rng.normal(size=(b.D, 9))
@@ -263,7 +263,7 @@ def test_update_centers_and_loss_match_twins(alpha, with_fill):
     if not with_fill:
         np.testing.assert_array_equal(Ua[:, 2], U0[:, 2])       # empty cluster keeps centre
     close(K.stream_loss(Ua, R, T, view_ptr, alpha), N.stream_loss(Ua, R, T, view_ptr, alpha))
-    # large D: parallel path
+    # large D
     view_ptr = np.array([0, 20000, 30000], np.int64)
     R = rng.normal(size=(c, 30000))
     T = rng.integers(1, 4, size=(2, c)).astype(np.float64)
@@ -802,10 +802,13 @@ class Boom(RuntimeError):
     pass
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])                 # 2: the next chunk read ahead
 @pytest.mark.parametrize("fault", ["raise", "width", "kwonly"])
-def test_faulty_chunk_source(fault):
+def test_faulty_chunk_source(fault, n_jobs, monkeypatch):
     """A stream that raises or yields a block of the wrong width midway: the exception reaches
     the caller with the chunk's index, and thread settings are restored."""
+    import fastmv._opimc
+    monkeypatch.setattr(fastmv._opimc, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
     rng = np.random.default_rng(32)
     X, Y = rng.normal(size=(100, 4)), rng.normal(size=(100, 3))
 
@@ -827,7 +830,7 @@ def test_faulty_chunk_source(fault):
     expected = {"raise": (Boom, "chunk 2.*disk gone"), "width": (ValueError, "chunk 2.*view 1"),
                 "kwonly": (KwOnly, "code 7")}[fault]
     with pytest.raises(expected[0], match=expected[1]) as info:
-        fastmv.opimc(stream(), 2, chunk_size=25, n_jobs=1, random_state=0)
+        fastmv.opimc(stream(), 2, chunk_size=25, n_jobs=n_jobs, random_state=0)
     if fault == "kwonly":
         assert any("chunk 2" in note for note in info.value.__notes__)
     assert _thread_settings() == before
@@ -842,16 +845,20 @@ def test_n_init_keeps_the_best_first_chunk():
     assert kpp.labels.shape == (300,)
 
 
-def test_dask_views_equal_numpy_views():
+def test_dask_views_equal_numpy_views(monkeypatch):
     da = pytest.importorskip("dask.array")
     import dask
+
+    import fastmv._opimc
+    monkeypatch.setattr(fastmv._opimc, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
     views, y = planted(230, [5, 7], 3, seed=34, noise=1.0)
     mask = fastmv.simulate.incomplete_mask(230, 2, 0.3, random_state=5)
     ref = fastmv.opimc(views, 3, mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=0)
     dviews = [da.from_array(X, chunks=(70, 3)) for X in views]    # blocks unlike the chunks
     with dask.config.set(scheduler="threads"):
         for m in (mask, da.from_array(mask, chunks=(50, 2))):
-            r = fastmv.opimc(dviews, 3, mask=m, chunk_size=40, max_iter=2, tol=0.0,
-                             random_state=0)
-            np.testing.assert_array_equal(r.labels, ref.labels)
-            np.testing.assert_array_equal(r.objective, ref.objective)
+            for n_jobs in (1, 2):
+                r = fastmv.opimc(dviews, 3, mask=m, chunk_size=40, max_iter=2, tol=0.0,
+                                 random_state=0, n_jobs=n_jobs)
+                np.testing.assert_array_equal(r.labels, ref.labels)
+                np.testing.assert_array_equal(r.objective, ref.objective)

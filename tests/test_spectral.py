@@ -222,3 +222,16 @@ def test_fix_signs():
     np.testing.assert_array_equal(out, [[-0.1, 3.0, 0.0], [2.0, -1.0, 0.0]])
     assert V[0, 1] == -3.0  # input untouched
     np.testing.assert_array_equal(fix_signs(-V), out)
+
+
+def test_spectral_clustering_executor_gives_identical_labels():
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(3), 40)
+    S = (y[:, None] == y[None, :]) * 0.9 + 0.05 * rng.random((120, 120))
+    S = (S + S.T) / 2
+    ref = fastmv.spectral_clustering(S, 3, random_state=0)
+    with ThreadPoolExecutor(2) as pool:
+        res = fastmv.spectral_clustering(S, 3, random_state=0, executor=pool)
+    np.testing.assert_array_equal(res, ref)

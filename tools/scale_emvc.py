@@ -4,7 +4,13 @@ Run from the repository root:
     python -m tools.scale_emvc speed   --data webkb|N [--iters 50] [--dtype float64] [--ref]
     python -m tools.scale_emvc compare --data webkb|N [--repeat 2] [--n_jobs 1]
     python -m tools.scale_emvc grid                      # WebKB lam grid: acc / NMI
-    python -m tools.scale_emvc scale   --n 8000 [--iters 100] [--dtype float32]
+    python -m tools.scale_emvc scale   --n 8000 [--iters 100] [--dtype float32] [--n_jobs 2]
+    python -m tools.scale_emvc ideas   --data webkb|N
+
+``ideas`` checks, on the inputs of a solve's full decompositions, two shortcuts of the
+high-rank SVT: float32 (its Gram eigenvalue error ``eps32 σ₁²`` against ``τ²``) and reusing
+the previous decomposition's subspace (coupling of the previous eigenvectors under the new
+Gram matrix, and the angle to the new wanted subspace).
 
 ``speed`` prints seconds per iteration in each SVT regime and the total, and with ``--ref``
 the NumPy reference (full SVD every iteration) timed in the same process plus the largest
@@ -29,18 +35,25 @@ def _load(data, dtype):
     return [p.astype(dtype) for p in P], y
 
 
-def _timed_solve(P, lam, iters, dtype, tol=0.0, n_clusters=None):
-    stamps, methods, ranks = [time.perf_counter()], [], []
+def _timed_solve(P, lam, iters, dtype, tol=0.0, n_clusters=None, n_jobs=None, cpu=False,
+                 echo=False):
+    """One solve; per-iteration wall (or, with ``cpu``, process CPU) seconds; ``echo``
+    prints one line per iteration as it ends (long runs)."""
+    clock = time.process_time if cpu else time.perf_counter
+    stamps, methods, ranks = [clock()], [], []
 
     def cb(info):
-        stamps.append(time.perf_counter())
+        stamps.append(clock())
         methods.append(info.state["svt_method"])
         ranks.append(info.state["rank"])
+        if echo:
+            print(f"    it {len(methods)} {methods[-1]} rank {ranks[-1]} "
+                  f"{stamps[-1] - stamps[-2]:.1f} s, residual {info.residual:.2e}", flush=True)
 
-    t0 = time.perf_counter()
+    t0 = clock()
     res = fastmv.emvc(P, lam, lam, max_iter=iters, tol=tol, dtype=dtype, random_state=0,
-                      callback=cb, n_clusters=n_clusters)
-    total = time.perf_counter() - t0
+                      callback=cb, n_clusters=n_clusters, n_jobs=n_jobs)
+    total = clock() - t0
     dt = np.diff(stamps)
     return res, total, dt, methods, ranks
 
@@ -139,19 +152,58 @@ def scale(args):
     print(f"synthetic n={n} built in {time.perf_counter() - t0:.1f} s; "
           f"rss so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB",
           flush=True)
+    w0 = time.perf_counter()
     res, total, dt, methods, ranks = _timed_solve(P, args.lam, args.iters, dtype,
-                                                  tol=args.tol, n_clusters=5)
+                                                  tol=args.tol, n_clusters=5,
+                                                  n_jobs=args.n_jobs, cpu=True, echo=True)
+    wall = time.perf_counter() - w0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     floor = (3 * len(P) + 3) * n * n * np.dtype(dtype).itemsize / 2**30
     from fastmv import metrics
-    print(f"n={n} dtype={args.dtype}: {res.n_iter} iterations in {total:.1f} s, converged="
+    print(f"n={n} dtype={args.dtype}: {res.n_iter} iterations in {wall:.1f} s wall, {total:.1f} s CPU, converged="
           f"{res.converged}, final residual {res.residual[-1]:.2e}, "
           f"acc={metrics.accuracy(y, res.labels):.4f}")
     for m, (k, med, tot) in _summary(dt, methods).items():
-        print(f"  {m:10s} {k:3d} iterations, median {med:.3f} s/it, sum {tot:.1f} s")
+        print(f"  {m:10s} {k:3d} iterations, median {med:.3f} s/it, sum {tot:.1f} s (CPU)")
     print("  ranks:", " ".join(f"{m[0]}{r}" for m, r in zip(methods, ranks)))
+    print("  CPU s per iteration:", " ".join(f"{x:.1f}" for x in dt))
     print(f"peak RSS {peak:.2f} GiB (inputs {len(P)} x n^2 included); (3m+3) n^2 state = "
           f"{floor:.2f} GiB")
+
+
+def ideas(args):
+    import fastmv._emvc as emvc_module
+    P, _ = _load(args.data, np.float64)
+    inner, saved = emvc_module.svt, []
+
+    def recording_svt(B, tau, **kw):
+        Q, info = inner(B, tau, **kw)
+        if info.method in ("gram", "full"):
+            saved.append((B.copy(), tau))
+        return Q, info
+
+    emvc_module.svt = recording_svt
+    try:
+        fastmv.emvc(P, args.lam, args.lam, random_state=0, n_jobs=1)
+    finally:
+        emvc_module.svt = inner
+    eps32 = float(np.finfo(np.float32).eps)
+    prev = None
+    for B, tau in saved:
+        w, Z = np.linalg.eigh(B @ B.T)
+        w, Z = w[::-1], Z[:, ::-1]
+        r = int(np.count_nonzero(w > tau * tau))
+        line = (f"tau {tau:.2e} rank {r}: tau^2 {tau * tau:.1e}, float32 Gram eigenvalue error "
+                f"eps32 s1^2 {eps32 * w[0]:.1e}")
+        if prev is not None:
+            H = prev.T @ (B @ (B.T @ prev))
+            k = min(2 * r, len(w))
+            coupling = np.linalg.norm(H[:k, k:], 2) if k < len(w) else 0.0
+            cos = np.linalg.svd(prev[:, :k].T @ Z[:, :r], compute_uv=False).min()
+            line += (f"; previous vectors (2r = {k}): coupling {coupling:.1e}, sin angle to "
+                     f"the wanted subspace {np.sqrt(max(0.0, 1 - cos * cos)):.2f}")
+        print(line, flush=True)
+        prev = Z
 
 
 def main():
@@ -178,7 +230,12 @@ def main():
     c.add_argument("--tol", type=float, default=1e-6)
     c.add_argument("--dtype", default="float32")
     c.add_argument("--lam", type=float, default=0.01)
+    c.add_argument("--n_jobs", type=int, default=None)
     c.set_defaults(func=scale)
+    i = sub.add_parser("ideas")
+    i.add_argument("--data", default="webkb")
+    i.add_argument("--lam", type=float, default=0.01)
+    i.set_defaults(func=ideas)
     args = ap.parse_args()
     args.func(args)
 

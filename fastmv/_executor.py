@@ -1,0 +1,235 @@
+"""Row-block tasks on any :class:`concurrent.futures.Executor`, results back in a fixed order.
+
+The work that fastmv already splits into independent row-block tasks with an ordered
+reduction (MVMC's passes over ``S`` and its products with ``S``, k-means' Lloyd steps) can run
+on an executor the caller provides: a ``ThreadPoolExecutor``, a ``ProcessPoolExecutor``, or
+the one a ``distributed.Client`` hands out (``client.get_executor()``). :class:`BlockMap` is
+the one place that talks to it:
+
+- task functions are top-level (picklable) and are called as ``fn(item, *args)``; results
+  come back in the order of the items, so a caller that reduces them in that order gets the
+  same floating-point result as the in-process thread path, whatever the scheduling;
+- broadcast data (bases, factors, centers) is sent once per :meth:`BlockMap.map` call, or
+  once per BlockMap for data given to :meth:`BlockMap.keep`: for a Dask executor it is
+  scattered to the workers and the tasks carry only its key; for any other executor a
+  task carries a plain reference (free for threads, pickled with each task for processes);
+- at most ``window`` tasks are in flight per map, so the results waiting for their turn stay
+  bounded; a task that fails (or a worker that dies after Dask gave up retrying) raises
+  :class:`RuntimeError` naming the task, with the original error as its cause.
+
+Dask is imported only when the executor is Dask's (its module is checked by name).
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import pickle
+import threading
+
+import numba
+
+__all__ = ["BlockMap", "open_block_map", "map_blocks", "is_dask_executor"]
+
+# Tasks submitted ahead of the one whose result is awaited (per map call): enough to keep a
+# few workers busy, few enough that the results waiting for their turn stay small.
+_WINDOW = 16
+# Arguments that pickle to fewer bytes than this travel inline with every task; larger ones
+# are sent once per map call (scattered on Dask), which costs a round trip of its own.
+_INLINE_MAX_BYTES = 1 << 16
+
+
+def is_dask_executor(executor) -> bool:
+    """Whether ``executor`` is a ``distributed`` client executor (without importing Dask)."""
+    return (type(executor).__module__.split(".")[0] == "distributed"
+            and hasattr(executor, "_client"))
+
+
+def payload_bytes(obj) -> int:
+    """Bytes ``obj`` takes when pickled (protocol 5; array buffers are counted, not copied)."""
+    buffers = []
+    head = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    return len(head) + sum(b.raw().nbytes for b in buffers)
+
+
+def _run_task(fn, item, *args):
+    """Run one task with one Numba thread (thread-local), as the thread path runs its tasks:
+    the task's share of the work is the parallelism, and the kernels' fixed partitions keep
+    the result the same for any thread count."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return fn(item, *args)
+    finally:
+        numba.set_num_threads(previous)
+
+
+class BlockMap:
+    """Maps row-block tasks over an executor in a fixed order (see the module docstring).
+
+    Parameters
+    ----------
+    executor : concurrent.futures.Executor
+        Any executor; a ``distributed`` ``ClientExecutor`` gets broadcast data scattered.
+    window : int, optional
+        Tasks in flight per :meth:`map` call (default 16).
+
+    Attributes
+    ----------
+    stats : dict
+        Counters of what was shipped: ``tasks``, ``broadcast_bytes`` (data sent once per map
+        or per BlockMap, counted once however many workers receive it), ``task_bytes``
+        (what travels with the tasks themselves) and ``result_bytes`` (pickled sizes).
+    """
+
+    def __init__(self, executor, window=None):
+        self.executor = executor
+        self.window = int(_WINDOW if window is None else window)
+        self._client = executor._client if is_dask_executor(executor) else None
+        self._kept = {}  # id(value) -> (value, handle): the value is held so its id stays
+        self._lock = threading.Lock()
+        self.stats = {"tasks": 0, "broadcast_bytes": 0, "task_bytes": 0, "result_bytes": 0}
+
+    def _count(self, key, nbytes):
+        with self._lock:
+            self.stats[key] += nbytes
+
+    def _send(self, values, broadcast):
+        """Handles for ``values``: Dask futures (scattered now) or the values themselves."""
+        for value in values:
+            self._count("broadcast_bytes", payload_bytes(value))
+        if self._client is None:
+            return list(values)
+        try:
+            return self._client.scatter(list(values), broadcast=broadcast, hash=False)
+        except Exception as exc:
+            raise RuntimeError(f"sending {len(values)} array(s) to the workers of the executor "
+                               f"failed: {type(exc).__name__}: {exc}") from exc
+
+    def keep(self, value):
+        """Send ``value`` to every worker now, once for the lifetime of this BlockMap: later
+        :meth:`map` calls given the same object refer to it instead of sending it again."""
+        self.keep_each([value], broadcast=True)
+
+    def keep_each(self, values, broadcast=False):
+        """Send several values once for the lifetime of this BlockMap and return their
+        handles, for use inside task items (e.g. one row block of the data per task). Without
+        ``broadcast`` each value goes to one worker (Dask spreads them), and a task reading it
+        is scheduled there."""
+        handles = self._send(values, broadcast)
+        with self._lock:
+            for value, handle in zip(values, handles):
+                self._kept[id(value)] = (value, handle)
+        return handles
+
+    def _handles(self, args):
+        """Per-call handles of ``args``: kept ones, small ones inline, the rest sent now."""
+        handles, sent = [], []
+        for arg in args:
+            with self._lock:
+                kept = self._kept.get(id(arg))
+            if kept is not None and kept[0] is arg:
+                handles.append(kept[1])
+            elif payload_bytes(arg) < _INLINE_MAX_BYTES:
+                handles.append(arg)
+            else:
+                handle = self._send([arg], broadcast=True)[0]
+                sent.append(handle)
+                handles.append(handle)
+        return handles, sent
+
+    def map(self, fn, items, *args):
+        """``fn(item, *args)`` for every item, as tasks on the executor; yields the results in
+        the order of ``items``.
+
+        ``fn`` must be a top-level function. ``args`` are the same for every task and are sent
+        once for this call (or not at all when given to :meth:`keep` before); items travel
+        with their task and may hold handles from :meth:`keep_each`.
+        """
+        handles, sent = self._handles(args)
+        # what travels with every task: small arguments inline, keys of the scattered ones
+        # (other executors get references to the large ones: pickled per task only by a
+        # process pool)
+        inline = sum(_item_bytes(h) if _is_future(h) or payload_bytes(h) < _INLINE_MAX_BYTES
+                     else 0 for h in handles)
+        pending = collections.deque()
+        items = iter(items)
+
+        def submit():
+            for item in items:
+                self._count("tasks", 1)
+                self._count("task_bytes", inline + _item_bytes(item))
+                pending.append((item, self.executor.submit(_run_task, fn, item, *handles)))
+                return True
+            return False
+
+        try:
+            for _ in range(self.window):
+                if not submit():
+                    break
+            while pending:
+                item, future = pending.popleft()
+                try:
+                    result = future.result()
+                except Exception as exc:
+                    hint = (" (the task or data it needs was lost with a worker, and the "
+                            "executor could not recover it)"
+                            if "Cancelled" in type(exc).__name__ else "")
+                    raise RuntimeError(
+                        f"a row-block task {fn.__name__}({_describe(item)}) failed on the "
+                        f"executor {type(self.executor).__name__}: {type(exc).__name__}: "
+                        f"{exc}{hint}") from exc
+                submit()
+                self._count("result_bytes", payload_bytes(result))
+                yield result
+        finally:
+            for _, future in pending:
+                future.cancel()
+            del sent  # per-call data: dropping the futures releases it on the cluster
+
+    def close(self):
+        """Release everything sent with :meth:`keep` / :meth:`keep_each`."""
+        with self._lock:
+            self._kept.clear()
+
+
+def _is_future(obj) -> bool:
+    return type(obj).__module__.split(".")[0] == "distributed"
+
+
+def _item_bytes(item) -> int:
+    """Pickled size of a task item; Dask futures inside it count as their key only."""
+    if isinstance(item, tuple):
+        return sum(_item_bytes(x) for x in item)
+    if _is_future(item):
+        return len(str(item.key))
+    return payload_bytes(item)
+
+
+def _describe(item) -> str:
+    if isinstance(item, tuple):
+        return ", ".join(_describe(x) for x in item if not hasattr(x, "shape")
+                         and not _is_future(x))
+    return repr(item)
+
+
+@contextlib.contextmanager
+def open_block_map(executor):
+    """A :class:`BlockMap` over ``executor`` for the body (None when ``executor`` is None);
+    what it kept is released on exit."""
+    if executor is None:
+        yield None
+        return
+    blocks = BlockMap(executor)
+    try:
+        yield blocks
+    finally:
+        blocks.close()
+
+
+def map_blocks(map_, fn, items, *args):
+    """``fn(item, *args)`` over ``items`` in order, with ``map_`` a :class:`BlockMap` or a
+    plain ``map``-like callable (the in-process thread path, which shares ``args`` by
+    reference)."""
+    if isinstance(map_, BlockMap):
+        return map_.map(fn, items, *args)
+    return map_(lambda item: fn(item, *args), items)

@@ -1,0 +1,159 @@
+"""MVMC on a two-worker ``distributed.LocalCluster`` executor against the in-process thread
+path (not part of the test-suite). Run from the repository root as a module:
+
+    python -m tools.scale_dask_mvmc --n 100000 --k 50 --max-iter 2
+
+Synthetic data as ``tools.scale_mvmc`` (2 views × 200 dims, 10 clusters, |Ω| = 20 n). Both
+paths run the same call (``tol=0``, ``max_iter`` outer iterations, then the spectral step)
+and print, as they go: seconds per outer iteration, what the executor path shipped per
+iteration (pickled sizes counted by :class:`fastmv._executor.BlockMap`: data broadcast once
+per iteration — counted once, each worker receives a copy —, what travels with the tasks,
+and the results coming back), and the CPU time of the client and of the workers. At the end:
+whether the labels and objectives are identical, and the spectral step's time.
+
+The executor path runs first (``--order thread-first`` reverses it); ``--workers`` sets the
+cluster size, one thread per worker; the thread path uses as many threads (``n_jobs``).
+"""
+import argparse
+import resource
+import time
+import warnings
+
+import numpy as np
+
+import fastmv
+from benchmarks._ref_mvmc import synthetic_views
+from fastmv import _executor, _mvmc, simulate
+
+
+def _cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(views, ml, cl, args, executor=None):
+    """One MVMC call; per-iteration seconds and, on an executor, per-iteration shipped bytes."""
+    maps = []
+    original = _executor.BlockMap.__init__
+
+    def register(self, *a, **kw):
+        original(self, *a, **kw)
+        maps.append(self)
+
+    _executor.BlockMap.__init__ = register
+    problem_class = _mvmc.MVMCProblem
+
+    class Timed(problem_class):  # the first iteration starts after the SVDs and the set-up
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            ready.append(time.perf_counter())
+            shipped.append(shipped_now())  # the bases U, sent once per call
+
+    _mvmc.MVMCProblem = Timed
+    ready = []
+    stamps, shipped = [], []
+    label = "executor" if executor is not None else "threads "
+
+    def shipped_now():
+        s = maps[0].stats if maps else {}
+        return np.array([s.get(key, 0) for key in
+                         ("broadcast_bytes", "task_bytes", "result_bytes", "tasks")])
+
+    def callback(info):
+        stamps.append(time.perf_counter())
+        shipped.append(shipped_now())
+        dt = stamps[-1] - (stamps[-2] if len(stamps) > 1 else ready[0])
+        msg = f"  [{label}] iteration {info.iteration}: {dt:8.1f} s"
+        if maps:
+            d = shipped[-1] - shipped[-2]
+            msg += (f"  shipped: broadcast {d[0] / 2**20:.1f} MiB, with tasks "
+                    f"{d[1] / 2**20:.2f} MiB, results {d[2] / 2**20:.1f} MiB, {d[3]} tasks")
+        print(msg, flush=True)
+
+    cpu0 = _cpu_seconds()
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = fastmv.mvmc(views, 10, ml, cl, k=args.k, max_iter=args.max_iter, tol=0.0,
+                              random_state=0, callback=callback, n_jobs=args.workers,
+                              executor=executor)
+    finally:
+        _executor.BlockMap.__init__ = original
+        _mvmc.MVMCProblem = problem_class
+    total = time.perf_counter() - t0
+    spectral = t0 + total - stamps[-1]
+    if maps:
+        print(f"  [{label}] sent once per call (bases U): {shipped[0][0] / 2**20:.1f} MiB",
+              flush=True)
+    print(f"  [{label}] total {total:.1f} s (SVDs and set-up {ready[0] - t0:.1f} s), spectral "
+          f"step {spectral:.1f} s, client CPU "
+          f"{_cpu_seconds() - cpu0:.1f} s", flush=True)
+    if maps:
+        s = maps[0].stats
+        print(f"  [{label}] whole call shipped: broadcast {s['broadcast_bytes'] / 2**20:.1f} MiB, "
+              f"with tasks {s['task_bytes'] / 2**20:.2f} MiB, results "
+              f"{s['result_bytes'] / 2**20:.1f} MiB, {s['tasks']} tasks (k-means: "
+              f"{sum(m.stats['tasks'] for m in maps[1:])} tasks)", flush=True)
+    return res, np.diff(ready[:1] + stamps)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--k", type=int, default=50)
+    parser.add_argument("--max-iter", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--order", choices=["executor-first", "thread-first"],
+                        default="executor-first")
+    parser.add_argument("--skip-spectral", action="store_true",
+                        help="stop after the outer iterations (labels all 0): compares the "
+                             "objectives and M only, for a loaded machine")
+    args = parser.parse_args(argv)
+    if args.skip_spectral:
+        _mvmc._cluster = lambda S, *a: np.zeros(S.shape[0], dtype=np.int64)
+    import distributed  # noqa: PLC0415 (optional dependency of the tool only)
+
+    views, y = synthetic_views(args.n)
+    ml, cl = simulate.pairwise_constraints(y, 20 * args.n, random_state=0)
+    v, yy = synthetic_views(300)
+    m2, c2 = simulate.pairwise_constraints(yy, 2000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fastmv.mvmc(v, 10, m2, c2, max_iter=2, random_state=0)  # load the compiled kernels
+    print(f"n = {args.n}, k = {args.k}, 2 views × 200 dims, |Ω| = {20 * args.n} pairs, "
+          f"{args.max_iter} outer iterations; {args.workers} workers × 1 thread against "
+          f"n_jobs = {args.workers}", flush=True)
+    cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                                       processes=True, dashboard_address=None, silence_logs=40)
+    client = distributed.Client(cluster)
+    try:
+        executor = client.get_executor()
+        with warnings.catch_warnings():  # load the kernels on the workers too
+            warnings.simplefilter("ignore")
+            fastmv.mvmc(v, 10, m2, c2, max_iter=2, random_state=0, executor=executor)
+        worker_cpu0 = sum(client.run(_cpu_seconds).values())
+        runs = {}
+        order = ["executor", "threads"] if args.order == "executor-first" else [
+            "threads", "executor"]
+        for name in order:
+            runs[name] = _run(views, ml, cl, args, executor if name == "executor" else None)
+            if name == "executor":
+                print(f"  [executor] worker CPU {sum(client.run(_cpu_seconds).values()) - worker_cpu0:.1f} s",
+                      flush=True)
+        (a, ta), (b, tb) = runs["executor"], runs["threads"]
+        same_M = all(np.array_equal(p, q) for p, q in zip(a.M, b.M))
+        print(f"M identical: {same_M}; labels identical: {np.array_equal(a.labels, b.labels)}"
+              f"{' (spectral step skipped)' if args.skip_spectral else ''}; objectives identical: "
+              f"{np.array_equal(a.objective, b.objective)} (max relative difference "
+              f"{np.max(np.abs(a.objective / b.objective - 1)):.1e})")
+        print(f"seconds per outer iteration (the pass over S and the M-steps): executor "
+              f"{np.round(ta, 1).tolist()}, threads {np.round(tb, 1).tolist()}")
+        print(f"NMI {fastmv.metrics.nmi(y, a.labels):.4f}")
+    finally:
+        client.close()
+        cluster.close()
+
+
+if __name__ == "__main__":
+    main()
