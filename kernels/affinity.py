@@ -31,6 +31,9 @@ def gram_to_sq_distances(G, sq_norms):
     O(n²) time (3 flops per pair), parallel over rows; reads the upper triangle and writes
     both (about 1.5 · n² · itemsize bytes). Row ``i`` writes column ``i`` below the diagonal
     from its own upper-triangle entries, so no two rows write the same element.
+
+    Cost: moves ``1.5 n² b`` bytes (``b`` the itemsize: the upper triangle read, both triangles
+    written) and does ``1.5 n²`` flops; memory-bound.
     """
     n = G.shape[0]
     for i in prange(n):
@@ -60,6 +63,9 @@ def strict_upper_triangle(A):
     -----
     Moves n² · itemsize bytes (half read, half written), no flops. Avoids
     ``np.triu_indices``, whose two index arrays take 8× the memory of the result.
+
+    Cost: moves ``n² b`` bytes (``n²/2`` entries read, ``n²/2`` written), no flops;
+    memory-bound.
     """
     n = A.shape[0]
     out = np.empty(n * (n - 1) // 2, dtype=A.dtype)
@@ -94,6 +100,10 @@ def gaussian_transition_rows(D2, inv_two_sigma_sq):
     The exponent is shifted by the row's smallest distance
     before ``exp`` (a factor that cancels in the normalisation) so that no row underflows
     to all zeros when ``σ`` is small; a row with no finite entry gets 1 on its own column.
+
+    Cost: moves ``2 n m b`` bytes (``b`` the itemsize; the row's second and third passes hit
+    the cache) and does ``n m`` exponentials plus ``~5 n m`` flops; bound by ``exp``, not by
+    memory.
     """
     n, m = D2.shape
     for i in prange(n):
@@ -138,6 +148,9 @@ def keep_nearest_neighbors(D2, n_neighbors):
     -----
     Ties at the threshold are broken by column index. O(n² log n) worst case (a partial sort
     per row), parallel over rows.
+
+    Cost: reads ``n² b`` bytes and writes ``n²`` bytes (the boolean mask); ``O(n² log n)``
+    comparisons at worst (a partial sort per row).
     """
     n = D2.shape[0]
     keep = np.zeros((n, n), dtype=np.bool_)

@@ -70,6 +70,9 @@ def nearest_center(inner, x_sq_norms, c_sq_norms):
     -----
     3 n c flops; reads ``inner`` once (n c · itemsize bytes); parallel over samples (each
     sample's answer is computed by one thread, so the result does not depend on threads).
+
+    Cost: reads ``(n c + 2 n + c) b`` bytes (``b`` the itemsize) and writes ``16 n``; ``3 n c``
+    flops; memory-bound.
     """
     n, c = inner.shape
     labels = np.empty(n, dtype=np.int64)
@@ -142,6 +145,10 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     2 n d c flops, all in BLAS GEMMs ``(−2C) X_blockᵀ`` of ``c × d × CHUNK_ROWS``; reads ``X``
     once from memory (8 n d bytes; the block is read again for the sums while in cache) and
     writes 16 n bytes. Memory O(n_parts · c · d) for the per-part sums; parallel over parts.
+
+    Cost: reads ``8 (n d + n)`` bytes (``X`` once, its squared norms) and writes ``16 n``;
+    ``2 n d c`` flops in GEMMs plus ``n d`` for the sums and ``3 n c`` for the argmin:
+    GEMM-bound for ``c`` beyond a few.
     """
     n, d = X.shape
     c = centers.shape[0]
@@ -209,6 +216,10 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     O(nnz · c) flops: each stored entry updates the ``c`` inner products of its row from the
     contiguous row of ``Cᵀ`` for its column. Reads the CSR arrays once; memory
     O(n_parts · c · d), parallel over parts.
+
+    Cost: reads ``12 nnz + 16 n`` bytes (the CSR arrays, norms) and writes ``16 n``;
+    ``2 nnz c + nnz + 3 n c`` flops; the rows of ``Cᵀ`` it gathers stay in cache while
+    ``8 d c`` bytes fit there.
     """
     n = indptr.shape[0] - 1
     c, d = centers.shape
@@ -285,6 +296,9 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     -----
     O(n d t) flops in BLAS GEMMs of ``CHUNK_ROWS × d × t``; reads ``X`` once, writes
     8 n t bytes; parallel over parts.
+
+    Cost: reads ``8 (n d + 2 n)`` bytes and writes ``8 n t``; ``2 n d t`` flops in GEMMs plus
+    ``~4 n t``.
     """
     n = X.shape[0]
     t = candidates.shape[0]
@@ -328,6 +342,8 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
     Notes
     -----
     O(nnz · t) flops, reads the CSR arrays once, writes 8 n t bytes; parallel over parts.
+
+    Cost: reads ``12 nnz + 16 n`` bytes and writes ``8 n t``; ``2 nnz t + 4 n t`` flops.
     """
     n = indptr.shape[0] - 1
     t = candidates.shape[0]

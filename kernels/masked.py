@@ -60,6 +60,11 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     losses are summed in row order, so the result does not depend on the number of threads
     at all. Residuals are accumulated in float64 also for float32 input; the dot products
     may be reassociated (SIMD), which changes them only by rounding.
+
+    Cost: compulsory traffic ``32 nnz + n (2 r + 2 k) b`` bytes (``b`` the itemsize: the
+    pattern, values, mirrors and residuals; ``A``, ``B``, ``Z``, ``RZ`` once), but it gathers a
+    row of ``B`` and of ``Z`` per stored entry, ``nnz (r/2 + k) b`` bytes from cache or memory;
+    ``nnz (r + 2 k)`` flops. Bound by the gathers' latency.
     """
     n, k = Z.shape
     r = A.shape[1]
@@ -158,6 +163,9 @@ def clip_correction(A):
     -----
     One pass over the tile, O(p q) time, parallel over rows (per-row partial sums added in
     row order: independent of the thread count). The tile must be finite.
+
+    Cost: moves ``2 p q b`` bytes (``b`` the itemsize; read and written in place) and does
+    ``~3 p q`` flops; tiles are sized to stay in cache.
     """
     p, q = A.shape
     row_ss = np.zeros(p, dtype=np.float64)
@@ -201,6 +209,8 @@ def dense_to_csr(A, indptr):
     -----
     O(p q) time, one pass, parallel over rows (each row writes its own slice), so building
     the sparse clipping correction costs no more than the scan that counted it.
+
+    Cost: reads ``p q b`` bytes (``b`` the itemsize) and writes ``nnz (4 + b)``; no flops.
     """
     p, q = A.shape
     nnz = indptr[p]

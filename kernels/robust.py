@@ -33,6 +33,8 @@ def error_norms(E):
     Notes
     -----
     One pass, O(n d) time, O(64 d) extra memory (per-block column sums).
+
+    Cost: reads ``n d b`` bytes (``b`` the itemsize) once; ``2 n d`` flops; memory-bound.
     """
     n, d = E.shape
     nb = n_parts(n, 1)
@@ -105,6 +107,9 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
     -----
     O(n d) time, one read of ``P, P̂, Y`` and one write of ``E, Y`` (the old ``E`` is not
     read: its norms carry all the step needs). O(64 d) extra memory (per-block column sums).
+
+    Cost: moves ``5 n d b`` bytes (``b`` the itemsize: ``P``, ``P̂``, ``Y`` read, ``E``, ``Y``
+    written) and does ``~12 n d`` flops; memory-bound.
     """
     n, d = E.shape
     inv_mu = 1.0 / mu
@@ -200,6 +205,10 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
     -----
     One read of ``3m + 2`` arrays and one write of two, O(m n²) time (Condat's projection
     per row), parallel over blocks of rows; O(64 n) extra memory.
+
+    Cost: moves ``(3 m + 4) n² b`` bytes (``b`` the itemsize: ``3 m + 2`` arrays read, two
+    written) and does ``~(3 m + 8) n²`` flops plus one simplex projection per row (expected
+    ``~6 n²`` compare-and-branch operations, which bound it).
     """
     n, d = P.shape[1], P.shape[2]
     nb = n_parts(n, 1)
@@ -286,6 +295,8 @@ def max_abs_diff(A, B):
     Notes
     -----
     One read of both arrays, parallel over blocks of rows.
+
+    Cost: reads ``2 n d b`` bytes (``b`` the itemsize); ``2 n d`` flops; memory-bound.
     """
     n, d = A.shape
     nb = n_parts(n, 1)

@@ -96,6 +96,9 @@ def stream_cross(dense, view_ptr, U):
     Notes
     -----
     One GEMM per dense view: O(Σ s_v d_v c) time, O(Σ s_v c + d_v c) memory.
+
+    Cost: reads ``8 (Σ s_v d_v + D c)`` bytes and writes ``8 Σ s_v c``; ``2 Σ s_v d_v c`` flops
+    in GEMMs.
     """
     n_dense = dense.row_start.shape[0] - 1
     c = U.shape[1]
@@ -172,6 +175,10 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     row, and without ``G`` it serves the few rows whose bounds overlap; a parallel launch per
     inner iteration would cost more than it saves on the chunk thread (the next chunk is read
     on another), and a parallel variant several seconds of compilation.
+
+    Cost: with ``G``: reads ``8 r (n_dense c + m)`` bytes, ``~3 r (m + n_dense) c`` flops;
+    without it ``2 r Σ d_v c`` more flops over ``8 r Σ d_v`` bytes of rows; CSR rows
+    ``12 nnz(rows)`` bytes and ``2 nnz(rows) c`` flops.
     """
     m = W.shape[1]
     c = usq.shape[1]
@@ -230,6 +237,8 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
     Notes
     -----
     O(Σ s_v d_v + nnz) time.
+
+    Cost: reads ``8 Σ s_v d_v + 12 nnz`` bytes; ``2 (Σ s_v d_v + nnz)`` flops.
     """
     xsq = np.zeros(s)
     if dense is not None:
@@ -266,6 +275,8 @@ def stream_center_shift(U_old, U):
     -----
     O(D c) time. In every view-masked metric the move is at most ``delta[k]``, so it bounds
     the change of any sample's distance to centre ``k`` (triangle inequality).
+
+    Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
     """
     c = U.shape[1]
     acc = np.zeros(c)
@@ -294,6 +305,8 @@ def stream_center_sqnorms(U, view_ptr):
     Notes
     -----
     O(D c) time.
+
+    Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
     """
     m = view_ptr.shape[0] - 1
     c = U.shape[1]
@@ -330,6 +343,9 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     Notes
     -----
     O(Σ s_v d_v c + nnz c + s m c) time, O(s c) memory.
+
+    Cost: reads ``8 (Σ s_v d_v + D c + s m) + 12 nnz`` bytes;
+    ``2 Σ s_v d_v c + 2 nnz c + ~3 s m c`` flops (GEMM-bound for dense views).
     """
     s = W.shape[0]
     c = U.shape[1]
@@ -469,6 +485,11 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     Per iteration O(Σ s_v d_v c + nnz c) at worst (one GEMM per dense view), O(s + D c +
     n_active (Σ d_v) c) when few rows are near a boundary, plus O(n_changed d) for the
     statistics; memory O(s c + D c) beyond the chunk.
+
+    Cost: per inner iteration at most that of :func:`stream_chunk_assign`
+    (``8 (Σ s_v d_v + D c)`` bytes, ``2 Σ s_v d_v c + 2 nnz c`` flops) plus ``16 n_changed d``
+    bytes and ``2 n_changed d`` flops for the statistics; much less when the bounds leave most
+    rows out.
     """
     R, T, U = stats.sums, stats.counts, stats.centers
     s = labels.shape[0]
