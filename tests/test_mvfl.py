@@ -1,6 +1,8 @@
 """Tests of fastmv.mvfl and its kernels (docs/algorithms.md §2)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -705,6 +707,13 @@ def test_3sources_labels_beat_concatenated_kmeans():
     km = fastmv.kmeans(sp.hstack(views, format="csr"), c, random_state=0).labels
     assert metrics.accuracy(y, r.labels) > metrics.accuracy(y, km) + 0.05
     assert metrics.nmi(y, r.labels) > metrics.nmi(y, km) + 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning with the defaults
+        r = fastmv.mvfl(views, c, labels=lab, random_state=0)
+    assert r.converged and r.n_iter < 100
+    assert np.all(np.diff(r.objective) <= 0)
+    assert metrics.accuracy(y, r.labels) > metrics.accuracy(y, km)
+    assert metrics.nmi(y, r.labels) > metrics.nmi(y, km)
 
 
 # ------------------------------------------------------------------------------------------
