@@ -63,6 +63,11 @@ _KMEANS_N_INIT = 10
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
 # and the F landscape scales with λ, so the anchor does too (evidence: docs/mvfl.md).
 _ANCHOR_PER_LAMBDA = 10.0
+# eps=None: the norm guard. With the monotone step, 1e-3 (on the normalised data) lets the
+# vanishing rows of W settle in a few reweightings instead of decaying geometrically
+# (docs/mvfl.md); the paper's step keeps its tiny perturbation.
+_EPS_MONOTONE = 1e-3
+_EPS_PAPER = 1e-8
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -253,6 +258,8 @@ def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
     if anchor is None:
         anchor = _ANCHOR_PER_LAMBDA * max(lam1, lam2)
+    if eps is None:
+        eps = _EPS_PAPER if f_step == "paper" else _EPS_MONOTONE
     if not isinstance(init, str):
         init = check_array(init, "init", accept_sparse=False, dtype=np.float64,
                            nonnegative=True, copy=True)
@@ -414,12 +421,12 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
     "normalize": [Options({"auto", "zscore", "l2", "minmax"}), None],
     "solver": [Options({"auto", "direct", "woodbury"})],
-    "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE], "n_jobs": ["n_jobs"],
+    "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE, None], "n_jobs": ["n_jobs"],
 })
 def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, lam1=1e-3,
          lam2=1e-3, lam3=None, rho=1.0, anchor=None, max_iter=100, tol=1e-6, init="k-means++",
          n_init=1, random_state=None, verbose=False, progress=False, callback=None, normalize="auto",
-         solver="auto", f_step="monotone", eps=1e-8, n_jobs=None) -> MVFLResult:
+         solver="auto", f_step="monotone", eps=None, n_jobs=None) -> MVFLResult:
     """Multi-view clustering with joint view/feature selection and partial labels or pairs.
 
     Minimises (docs/algorithms.md §2; Yin et al. 2019, eqs. 8–11)::
@@ -496,8 +503,11 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
         ``"monotone"``: joint step (``W`` eliminated at the IRLS weights, projected gradient
         on ``F`` with backtracking, then ``W`` follows); the objective never increases.
         ``"paper"``: the paper's multiplicative update (eqs. 14, 16–18), not monotone.
-    eps : float, default 1e-8
-        Guard of the reweighting: norms are used as ``sqrt(‖·‖² + eps²)``.
+    eps : float or None, default None
+        Guard of the reweighting: norms are used as ``sqrt(‖·‖² + eps²)`` (on the normalised
+        data). ``None``: 1e-3 with ``f_step="monotone"`` (norms below it act as a ridge, so the
+        rows of ``W`` that vanish stop slowing the iteration; see ``docs/mvfl.md``), 1e-8 with
+        ``f_step="paper"`` (the paper's small perturbation).
     n_jobs : int or None
         Threads of the Numba kernels.
 
