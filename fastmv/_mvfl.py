@@ -23,6 +23,7 @@ from fastmv.kernels.feature_selection import irls_diagonal, weight_norms
 from ._mvfl_fstep import (
     N_INNER,
     FTerm,
+    ReducedTerm,
     empty_csr,
     monotone_f_step,
     pair_csr,
@@ -59,6 +60,14 @@ _LAM3_LABELS = 100.0
 _LAM3_PAIRS = 0.01
 # k-means restarts behind each initial F (init="k-means++").
 _KMEANS_N_INIT = 10
+# anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
+# and the F landscape scales with λ, so the anchor does too (evidence: docs/mvfl.md).
+_ANCHOR_PER_LAMBDA = 10.0
+# eps=None: the norm guard. With the monotone step, 1e-3 (on the normalised data) lets the
+# vanishing rows of W settle in a few reweightings instead of decaying geometrically
+# (docs/mvfl.md); the paper's step keeps its tiny perturbation.
+_EPS_MONOTONE = 1e-3
+_EPS_PAPER = 1e-8
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -72,7 +81,7 @@ class MVFLResult(Result):
         the argmax of ``XW + 1bᵀ`` instead).
     objective : ndarray, shape (n_iter,)
         Objective after each iteration of the returned run (``f_step="monotone"``:
-        ε-smoothed norms plus the orthogonality penalty, never increasing;
+        ε-smoothed norms plus the orthogonality penalty and the anchor, never increasing;
         ``f_step="paper"``: eq. 8 or 9 with exact norms).
     n_iter : int
         Iterations of the returned run.
@@ -206,6 +215,7 @@ class _Data(NamedTuple):
     lam2: float
     lam3: float
     rho: float
+    anchor: float
     eps: float
     init: object
     n_init: int
@@ -234,7 +244,8 @@ def _prepare_prior(n, c, labels, must_link, cannot_link):
 
 
 def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3, rho,
-                  eps, init, n_init, random_state, normalize, solver, f_step) -> _Data:
+                  anchor, eps, init, n_init, random_state, normalize, solver,
+                  f_step) -> _Data:
     """Validate the data and the parameters the declarations cannot check alone."""
     views = check_views(X_list, "X_list", accept_sparse=True)
     n = views[0].shape[0]
@@ -245,6 +256,10 @@ def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
     if lam3 is None:
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
+    if anchor is None:
+        anchor = _ANCHOR_PER_LAMBDA * max(lam1, lam2)
+    if eps is None:
+        eps = _EPS_PAPER if f_step == "paper" else _EPS_MONOTONE
     if not isinstance(init, str):
         init = check_array(init, "init", accept_sparse=False, dtype=np.float64,
                            nonnegative=True, copy=True)
@@ -255,8 +270,8 @@ def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2
                              "F would stay 0; give a nonnegative init with a positive entry "
                              "in every row, or init='k-means++'")
     return _Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),
-                 float(eps), init, int(n_init), check_random_state(random_state), normalize,
-                 solver, f_step)
+                 float(anchor), float(eps), init, int(n_init), check_random_state(random_state),
+                 normalize, solver, f_step)
 
 
 def _normalized_data(data: _Data):
@@ -308,7 +323,8 @@ class _MVFLProblem:
         self.X, self.wstep, self.view_ptr = X, wstep, view_ptr
         self.F = F0
         self.W = self.b = self.Z = None
-        self.term = FTerm(data.n, data.c, data.lam3, data.rho, data.prior)
+        self.term = FTerm(data.n, data.c, data.lam3, data.rho, data.prior, data.anchor,
+                          F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
         self.empty = empty_csr(data.n)
 
@@ -319,14 +335,17 @@ class _MVFLProblem:
         else:
             groups, rnorm = weight_norms(self.W, vp, d.eps)
         D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
-        self.W, self.b = self.wstep.solve(self.F, D, d.lam1 == 0.0)
-        self.Z = np.asarray(self.X @ self.W) + self.b
+        factors = self.wstep.factor(D, d.lam1 == 0.0)
         if d.f_step == "paper":
+            self.W, self.b = self.wstep.weights(factors, self.F)
+            self.Z = np.asarray(self.X @ self.W) + self.b
             self.F = paper_f_step(self.F, self.Z, d.lam3, d.prior, self.empty)
             J = paper_objective(self.Z, self.F, self.W, vp, d.lam1, d.lam2, d.lam3, d.prior)
         else:
-            self.F, self.alpha = monotone_f_step(self.F, self.Z, self.term, self.alpha,
-                                                 N_INNER)
+            reduced = ReducedTerm(self.term, lambda Fc: self.wstep.apply_m(factors, Fc))
+            self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, N_INNER)
+            self.W, self.b = self.wstep.weights(factors, self.F)
+            self.Z = np.asarray(self.X @ self.W) + self.b
             g, r = weight_norms(self.W, vp, d.eps)
             J = (self.term.value(self.F, self.Z)[0] + d.lam1 * float(g.sum())
                  + d.lam2 * float(r.sum()))
@@ -395,29 +414,32 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
     "labels": ["array-like", None], "must_link": ["pairs", None],
     "cannot_link": ["pairs", None], "lam1": [_NONNEGATIVE], "lam2": [_NONNEGATIVE],
-    "lam3": [_NONNEGATIVE, None], "rho": [_POSITIVE],
+    "lam3": [_NONNEGATIVE, None], "rho": [_POSITIVE], "anchor": [_NONNEGATIVE, None],
     "max_iter": [Interval(Integral, 0, None, closed="left")], "tol": [_NONNEGATIVE],
     "init": [Options({"k-means++", "random"}), "array-like"],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
     "normalize": [Options({"auto", "zscore", "l2", "minmax"}), None],
     "solver": [Options({"auto", "direct", "woodbury"})],
-    "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE], "n_jobs": ["n_jobs"],
+    "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE, None], "n_jobs": ["n_jobs"],
 })
 def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, lam1=1e-3,
-         lam2=1e-3, lam3=None, rho=1.0, max_iter=100, tol=1e-6, init="k-means++", n_init=1,
-         random_state=None, verbose=False, progress=False, callback=None, normalize="auto",
-         solver="auto", f_step="monotone", eps=1e-8, n_jobs=None) -> MVFLResult:
+         lam2=1e-3, lam3=None, rho=1.0, anchor=None, max_iter=100, tol=1e-6, init="k-means++",
+         n_init=1, random_state=None, verbose=False, progress=False, callback=None, normalize="auto",
+         solver="auto", f_step="monotone", eps=None, n_jobs=None) -> MVFLResult:
     """Multi-view clustering with joint view/feature selection and partial labels or pairs.
 
     Minimises (docs/algorithms.md §2; Yin et al. 2019, eqs. 8–11)::
 
         ‖X W + 1bᵀ − F‖² + λ1 Σ_k Σ_v ‖w_k^v‖ + λ2 Σ_i ‖w^i‖ + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖²
+            + μ ‖F − F₀‖²
 
     over ``W``, ``b`` and ``F ≥ 0``, with ``φ(F) = ‖I_l ⊙ F_l‖²`` for partial labels (``I_l``
     is 0 at a labelled sample's class, 1 elsewhere) or ``φ(F) = Σ_ij I_p[i,j] (FFᵀ)[i,j]``
     for pairs (``I_p`` symmetric, -1 for a must-link, +1 for a cannot-link). The last term is
-    the paper's orthogonality relaxation ``FᵀF = I`` as a penalty (``f_step="monotone"``).
+    the paper's orthogonality relaxation ``FᵀF = I`` as a penalty and the last one anchors
+    ``F`` to its start ``F₀`` (``f_step="monotone"``; without the anchor the minimiser
+    concentrates each column of ``F`` on a few samples, docs/mvfl.md).
     Without a prior this is the paper's MultiFL. ``X`` concatenates the normalised views.
 
     Parameters
@@ -443,6 +465,11 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
         term couples rows; values from 0.1 merge clusters). See ``docs/mvfl.md``.
     rho : float, default 1.0
         Weight of the orthogonality penalty ``(ρ/4) ‖FᵀF − I‖²`` (``f_step="monotone"``).
+    anchor : float or None, default None
+        Weight ``μ >= 0`` of ``‖F − F₀‖²``, the pull toward the starting indicator
+        (``f_step="monotone"``). ``None``: ``10 · max(lam1, lam2)`` (0.01 with the default
+        weights). ``0`` gives the unanchored objective, whose minimiser is degenerate on text
+        data (see ``docs/mvfl.md``).
     max_iter : int, default 100
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
@@ -473,10 +500,14 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
     solver : {"auto", "direct", "woodbury"}, default "auto"
         ``W`` step: ``d × d`` Cholesky systems, ``n × n`` Woodbury systems, or the smaller.
     f_step : {"monotone", "paper"}, default "monotone"
-        ``"monotone"``: projected gradient with backtracking, the objective never increases.
+        ``"monotone"``: joint step (``W`` eliminated at the IRLS weights, projected gradient
+        on ``F`` with backtracking, then ``W`` follows); the objective never increases.
         ``"paper"``: the paper's multiplicative update (eqs. 14, 16–18), not monotone.
-    eps : float, default 1e-8
-        Guard of the reweighting: norms are used as ``sqrt(‖·‖² + eps²)``.
+    eps : float or None, default None
+        Guard of the reweighting: norms are used as ``sqrt(‖·‖² + eps²)`` (on the normalised
+        data). ``None``: 1e-3 with ``f_step="monotone"`` (norms below it act as a ridge, so the
+        rows of ``W`` that vanish stop slowing the iteration; see ``docs/mvfl.md``), 1e-8 with
+        ``f_step="paper"`` (the paper's small perturbation).
     n_jobs : int or None
         Threads of the Numba kernels.
 
@@ -509,7 +540,7 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
     (True, True)
     """
     data = _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3,
-                         rho, eps, init, n_init, random_state, normalize, solver, f_step)
+                         rho, anchor, eps, init, n_init, random_state, normalize, solver, f_step)
     with thread_limit(n_jobs):
         return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
                       progress=progress, n_jobs=n_jobs)

@@ -2,11 +2,18 @@
 
 Two steps are offered:
 
-- ``"monotone"`` (default): projected gradient on ``F >= 0`` with backtracking on
-  ``h(F) = ‖Z − F‖² + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖²``. The orthogonality of the paper's relaxation
-  (``FᵀF = I``) enters as a quadratic penalty, which keeps every cluster column alive (without
-  it ``F = 1bᵀ``, ``W = 0`` has objective 0). Every accepted step lowers ``h``, so with the IRLS
-  ``W`` step the recorded objective (ε-smoothed norms plus the penalty) never increases.
+- ``"monotone"`` (default): a joint ``F, W`` step. At the IRLS weights of the current ``W``,
+  ``W`` is eliminated (:class:`ReducedTerm`: ``Σ_k f̃_kᵀ M_k f̃_k`` replaces the fit) and
+  ``F >= 0`` takes scaled projected-gradient steps with backtracking on
+  ``q(F) = Σ_k f̃_kᵀ M_k f̃_k + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖² + μ ‖F − F₀‖²``; then ``W, b``
+  follow ``F``. The orthogonality of the paper's relaxation (``FᵀF = I``) enters as a
+  quadratic penalty, which keeps every cluster column alive (without it ``F = 1bᵀ``,
+  ``W = 0`` has objective 0). ``q`` at the old ``F`` is at most the objective (the weights
+  majorise the norms and ``W`` is optimal for them), every accepted step lowers ``q``, and
+  ``q`` majorises the objective at the new pair: the recorded objective (ε-smoothed norms,
+  penalty, anchor) never increases. Alternating ``W`` then ``F`` instead (``F`` against a
+  fixed ``Z = XW + 1bᵀ``) crawls: when ``d > n`` the fit is ~exact and ``F`` moves by
+  ~``λ`` per iteration (docs/mvfl.md).
 - ``"paper"``: the multiplicative update of the paper (eq. 14 for pairs or no prior; eqs.
   16–18 for labels), which descends the Lagrangian with the multiplier frozen at the current
   ``F``, not the objective; its recorded objective (exact norms, no penalty) can rise.
@@ -23,8 +30,8 @@ from fastmv.kernels.feature_selection import (
     weight_norms,
 )
 
-__all__ = ["FTerm", "monotone_f_step", "paper_f_step", "paper_objective", "pair_csr",
-           "empty_csr"]
+__all__ = ["FTerm", "ReducedTerm", "monotone_f_step", "paper_f_step", "paper_objective",
+           "pair_csr", "empty_csr"]
 
 # Backtracking halvings before a projected-gradient step is given up (the iterate is kept).
 _MAX_HALVINGS = 60
@@ -90,14 +97,16 @@ def paper_f_step(F, Z, lam3, prior, empty):
 class FTerm:
     """The part of the objective that depends on ``F`` (``Z`` fixed), with its gradient.
 
-    ``h(F) = ‖Z − F‖² + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖²``: the orthogonality of eq. 10 enters as
-    a quadratic penalty, which keeps every cluster column alive (without it ``F = 1bᵀ``,
-    ``W = 0`` has objective 0).
+    ``h(F) = ‖Z − F‖² + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖² + μ ‖F − F₀‖²``: the orthogonality of
+    eq. 10 enters as a quadratic penalty, which keeps every cluster column alive (without it
+    ``F = 1bᵀ``, ``W = 0`` has objective 0); ``μ = anchor`` pulls ``F`` toward the start
+    ``F₀`` (docs/mvfl.md: without it the minimiser concentrates ``F`` on a few samples).
     """
 
-    def __init__(self, n, c, lam3, rho, prior):
+    def __init__(self, n, c, lam3, rho, prior, anchor=0.0, F0=None):
         self.lam3 = lam3
         self.rho = rho
+        self.anchor, self.F0 = anchor, F0
         self.kind = prior["kind"]
         self.eye = np.eye(c)
         # Diagonal scaling of the gradient step by the curvature of the prior term: with a
@@ -116,12 +125,25 @@ class FTerm:
             self.scale = 1.0 / (1.0 + lam3 * degree)[:, None]
 
     def value(self, F, Z, grad=False):
+        """``(h(F), ∇h(F) or None)`` at fixed ``Z``."""
         R = F - Z
-        E = F.T @ F - self.eye
-        val = float(np.vdot(R, R)) + 0.25 * self.rho * float(np.vdot(E, E))
-        G = None
+        val, G = self.extra(F, grad)
+        val += float(np.vdot(R, R))
         if grad:
-            G = 2.0 * R + self.rho * (F @ E)
+            G += 2.0 * R
+        return val, G
+
+    def extra(self, F, grad=False):
+        """The prior, the orthogonality penalty and the anchor:
+        ``λ3 φ(F) + (ρ/4) ‖FᵀF − I‖² + μ ‖F − F₀‖²``."""
+        E = F.T @ F - self.eye
+        val = 0.25 * self.rho * float(np.vdot(E, E))
+        G = self.rho * (F @ E) if grad else None
+        if self.anchor:
+            A = F - self.F0
+            val += self.anchor * float(np.vdot(A, A))
+            if grad:
+                G += 2.0 * self.anchor * A
         if self.kind == "labels" and self.rows.size and self.lam3:
             Fl = F[self.rows] * self.mask
             val += self.lam3 * float(np.vdot(Fl, Fl))
@@ -132,6 +154,29 @@ class FTerm:
             val += self.lam3 * float(np.vdot(F, IpF))
             if grad:
                 G += 2.0 * self.lam3 * IpF
+        return val, G
+
+
+class ReducedTerm:
+    """The ``F`` objective of the joint step, ``W`` eliminated at fixed IRLS weights.
+
+    ``q(F) = Σ_k f̃_kᵀ M_k f̃_k + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖² + μ ‖F − F₀‖²`` where ``f̃_k`` is the centred
+    column and ``M_k f̃_k`` (``apply_m``) the residual of the reweighted ridge fit, so that
+    ``Σ_k f̃_kᵀ M_k f̃_k = min_{W,b} ‖XW + 1bᵀ − F‖² + Σ_k w_kᵀ diag(D_k) w_k``. Descending
+    ``q`` moves ``F`` and the ``W`` that follows it together.
+    """
+
+    def __init__(self, term, apply_m):
+        self.term, self.apply_m, self.scale = term, apply_m, term.scale
+
+    def value(self, F, Z=None, grad=False):
+        """``(q(F), ∇q(F) or None)``; ``Z`` is unused (kept for :func:`monotone_f_step`)."""
+        Fc = F - F.mean(axis=0)
+        MF = self.apply_m(Fc)
+        val, G = self.term.extra(F, grad)
+        val += float(np.vdot(Fc, MF))
+        if grad:
+            G += 2.0 * (MF - MF.mean(axis=0))
         return val, G
 
 

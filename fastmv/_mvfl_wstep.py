@@ -13,8 +13,10 @@ data, ``f̃_k`` the centred column of ``F`` and ``D_k = λ1 P_k + λ2 Q`` the IR
   double centring ``J K J`` then equals ``X̃ D_k⁻¹ X̃ᵀ`` and ``X̃ᵀα = Xᵀα`` because ``1ᵀα = 0``,
   so ``X − 1μᵀ`` is never formed.
 
-The step minimises a majoriser of the ε-smoothed objective at fixed ``F`` (``sqrt`` is
-concave), so it never increases that objective.
+The reweighted objective majorises the ε-smoothed one (``sqrt`` is concave). With its
+factors fixed, :meth:`WStep.apply_m` gives the fit with ``W`` eliminated,
+``min_{W,b} ‖XW + 1bᵀ − F‖² + Σ_k w_kᵀ D_k w_k = Σ_k f̃_kᵀ M_k f̃_k``, which the joint ``F``
+step descends before :meth:`WStep.weights` recovers ``W, b``.
 """
 from __future__ import annotations
 
@@ -87,41 +89,69 @@ class WStep:
         ``shared``: all rows of ``D`` are equal (``λ1 = 0``), so one factorisation serves
         every column.
         """
-        X = self.X
+        return self.weights(self.factor(D, shared), F)
+
+    def factor(self, D, shared):
+        """Cholesky factors of the ``c`` systems for diagonals ``D`` (one when ``shared``).
+
+        Returns a list of ``(factor, D_k⁻¹ or None)`` per column (length 1 when shared).
+        """
+        rows = D[:1] if shared else D
+        out = []
+        if self.route == "direct":
+            _check_finite(self.G)
+            for dk in rows:
+                A = self.G.copy()
+                A[np.diag_indices_from(A)] += dk
+                out.append((sla.cho_factor(A, lower=False, overwrite_a=True,
+                                           check_finite=False), None))
+            return out
+        Dinv = 1.0 / rows
+        Ks = (sparse_weighted_gram(*self.csr, *self.csr_t, Dinv) if self.sparse else None)
+        for k, dinv in enumerate(Dinv):
+            K = self._kernel(dinv, None if Ks is None else Ks[k])
+            out.append((sla.cho_factor(K, lower=False, overwrite_a=True, check_finite=False),
+                        dinv))
+        return out
+
+    def _columns(self, factors, c):
+        return [factors[0 if len(factors) == 1 else k] for k in range(c)]
+
+    def weights(self, factors, F):
+        """``W, b`` minimising the reweighted ridge objective at ``F`` (factors of
+        :meth:`factor`)."""
         c = F.shape[1]
         fbar = F.mean(axis=0)
         Fc = F - fbar
         W = np.empty((self.d, c))
         if self.route == "direct":
-            R = np.asarray(X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
-            if shared:
-                W[:] = self._direct(D[0], R)
-            else:
-                for k in range(c):
-                    W[:, k] = self._direct(D[k], R[:, k])
+            R = np.asarray(self.X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
+            for k, (cf, _) in enumerate(self._columns(factors, c)):
+                W[:, k] = sla.cho_solve(cf, R[:, k], check_finite=False)
         else:
-            Dinv = 1.0 / (D[:1] if shared else D)
-            if self.sparse:
-                Ks = sparse_weighted_gram(*self.csr, *self.csr_t, Dinv)
-            else:
-                Ks = None
-            if shared:
-                W[:] = self._woodbury(Dinv[0], Fc, None if Ks is None else Ks[0])
-            else:
-                for k in range(c):
-                    W[:, k] = self._woodbury(Dinv[k], Fc[:, k], None if Ks is None else Ks[k])
-        b = fbar - self.mu @ W
-        return W, b
+            A = self.apply_m(factors, Fc)
+            Xt = self.X if self.sparse else self.Xc
+            for k, (_, dinv) in enumerate(self._columns(factors, c)):
+                W[:, k] = np.asarray(Xt.T @ A[:, k]) * dinv  # 1ᵀα = 0: X̃ᵀα = Xᵀα
+        return W, fbar - self.mu @ W
 
-    def _direct(self, dk, rhs):
-        _check_finite(self.G)
-        A = self.G.copy()
-        A[np.diag_indices_from(A)] += dk
-        cf = sla.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
-        return sla.cho_solve(cf, rhs, overwrite_b=False, check_finite=False)
+    def apply_m(self, factors, Fc):
+        """``M_k f̃_k`` per column for centred ``Fc``, ``M_k = I − X̃(X̃ᵀX̃ + D_k)⁻¹X̃ᵀ
+        = (I + X̃ D_k⁻¹ X̃ᵀ)⁻¹``: ``min_W`` of the reweighted ridge objective at ``F`` is
+        ``Σ_k f̃_kᵀ M_k f̃_k`` (the W-eliminated fit of the joint ``F`` step)."""
+        c = Fc.shape[1]
+        out = np.empty_like(Fc)
+        if self.route == "direct":
+            R = np.asarray(self.X.T @ Fc)
+            for k, (cf, _) in enumerate(self._columns(factors, c)):
+                R[:, k] = sla.cho_solve(cf, R[:, k], check_finite=False)
+            return Fc - (np.asarray(self.X @ R) - self.mu @ R)  # f̃ − X̃ (X̃ᵀX̃ + D)⁻¹ X̃ᵀ f̃
+        for k, (cf, _) in enumerate(self._columns(factors, c)):
+            out[:, k] = sla.cho_solve(cf, Fc[:, k], check_finite=False)
+        return out
 
-    def _woodbury(self, dinv, fc, K=None):
-        X = self.X
+    def _kernel(self, dinv, K=None):
+        """``I + X̃ D⁻¹ X̃ᵀ`` (``K``: the uncentred sparse ``X D⁻¹ Xᵀ``, centred in place)."""
         if K is None:
             Y = self.Xc * np.sqrt(dinv)
             K = Y @ Y.T  # X̃ D⁻¹ X̃ᵀ through BLAS syrk
@@ -133,7 +163,5 @@ class WStep:
             K += r.mean()
         K[np.diag_indices_from(K)] += 1.0
         _check_finite(K)
-        cf = sla.cho_factor(K, lower=False, overwrite_a=True, check_finite=False)
-        alpha = sla.cho_solve(cf, fc, check_finite=False)
-        w = np.asarray((X if self.sparse else self.Xc).T @ alpha)  # 1ᵀα = 0: X̃ᵀα = Xᵀα
-        return w * (dinv if w.ndim == 1 else dinv[:, None])
+        return K
+

@@ -1,13 +1,19 @@
 """Sweep of MVFL's data-dependent options over the shared datasets (evidence for the defaults).
 
 Every run: 10% partial labels (``fastmv.simulate.partial_labels(y, 0.1, random_state=s)``),
-seed ``s`` also seeds the solver; ACC and NMI against the classes; the concatenated k-means
-baseline (all views side by side, ``fastmv.kmeans``, same seed) is computed once per seed.
-One JSON object per line on stdout, so partial sweeps can be merged and summarised::
+or with ``--prior pairs`` every pair among those labelled samples (must-link where the
+classes agree, as the paper turns labels into pairs); seed ``s`` also seeds the solver; ACC
+and NMI against the classes, ``n_iter``, ``converged`` and the CPU seconds of the solve. The
+concatenated k-means baseline (all views side by side, ``fastmv.kmeans``, same seed) is
+computed once per seed. One JSON object per line on stdout, so partial sweeps can be merged
+and summarised::
 
     python tools/sweep_mvfl.py run --normalize zscore l2 --lam3 100 --seeds 0 1 2 3 4 > a.jsonl
     python tools/sweep_mvfl.py kmeans --seeds 0 1 2 3 4 > km.jsonl
     python tools/sweep_mvfl.py table a.jsonl km.jsonl
+
+Run sweeps with one thread per process (``NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1``) and
+``nice``.
 
 Datasets are read from ``$FASTMV_SHARED_DATASETS`` (default ``../shared/datasets``).
 """
@@ -49,32 +55,49 @@ def _value(text):
         return text
 
 
+def prior_kwargs(y, kind, seed):
+    """``labels=`` (10% partial labels) or ``must_link=, cannot_link=`` (all pairs among them)."""
+    lab = simulate.partial_labels(y, 0.1, random_state=seed)
+    if kind == "labels":
+        return {"labels": lab}
+    idx = np.flatnonzero(lab >= 0)
+    i, j = np.triu_indices(idx.size, 1)
+    a, b = idx[i], idx[j]
+    same = lab[a] == lab[b]
+    return {"must_link": np.column_stack([a[same], b[same]]),
+            "cannot_link": np.column_stack([a[~same], b[~same]])}
+
+
 def run(args):
     for name in args.datasets:
         views, y = load(name)
         c = int(np.unique(y).size)
         for norm in args.normalize:
             for lam3 in args.lam3:
-                for s in args.seeds:
-                    kw = {"normalize": _value(norm), "max_iter": args.max_iter,
-                          "random_state": s, "f_step": args.f_step}
-                    if lam3 != "default":
-                        kw["lam3"] = _value(lam3)
-                    if args.n_init != 1:
-                        kw["n_init"] = args.n_init
-                    lab = simulate.partial_labels(y, 0.1, random_state=s)
-                    t = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        r = fastmv.mvfl(views, c, labels=lab, **kw)
-                    sec = time.perf_counter() - t
-                    row = {"dataset": name, "normalize": norm, "lam3": lam3, "seed": s,
-                           "f_step": args.f_step, "n_init": args.n_init,
-                           "max_iter": args.max_iter, "acc": metrics.accuracy(y, r.labels),
-                           "nmi": metrics.nmi(y, r.labels), "n_iter": int(r.n_iter),
-                           "converged": bool(r.converged), "seconds": sec,
-                           "largest_cluster": int(np.bincount(r.labels).max())}
-                    print(json.dumps(row), flush=True)
+                for anchor in args.anchor:
+                    for s in args.seeds:
+                        kw = {"normalize": _value(norm), "max_iter": args.max_iter,
+                              "random_state": s, "f_step": args.f_step}
+                        if lam3 != "default":
+                            kw["lam3"] = _value(lam3)
+                        if anchor != "default":
+                            kw["anchor"] = _value(anchor)
+                        if args.n_init != 1:
+                            kw["n_init"] = args.n_init
+                        t = time.process_time()
+                        with warnings.catch_warnings(record=True) as caught:
+                            warnings.simplefilter("always")
+                            r = fastmv.mvfl(views, c, **prior_kwargs(y, args.prior, s), **kw)
+                        sec = time.process_time() - t
+                        row = {"dataset": name, "normalize": norm, "lam3": lam3,
+                               "anchor": anchor, "prior": args.prior, "seed": s,
+                               "f_step": args.f_step, "n_init": args.n_init,
+                               "max_iter": args.max_iter, "acc": metrics.accuracy(y, r.labels),
+                               "nmi": metrics.nmi(y, r.labels), "n_iter": int(r.n_iter),
+                               "converged": bool(r.converged), "cpu_seconds": sec,
+                               "warnings": sorted({type(w.message).__name__ for w in caught}),
+                               "largest_cluster": int(np.bincount(r.labels).max())}
+                        print(json.dumps(row), flush=True)
 
 
 def kmeans_baseline(args):
@@ -85,27 +108,37 @@ def kmeans_baseline(args):
              else np.hstack(views))
         for s in args.seeds:
             km = fastmv.kmeans(X, c, random_state=s).labels
-            print(json.dumps({"dataset": name, "normalize": "kmeans", "lam3": "-", "seed": s,
+            print(json.dumps({"dataset": name, "normalize": "kmeans", "lam3": "-",
+                              "prior": "-", "seed": s,
                               "acc": metrics.accuracy(y, km), "nmi": metrics.nmi(y, km)}),
                   flush=True)
 
 
+def _key(r):
+    return (r["dataset"], r.get("prior", "labels"), r["normalize"], str(r["lam3"]),
+            str(r.get("anchor", "default")), r.get("n_init", 1), r.get("f_step", "-"))
+
+
 def table(args):
+    """Markdown table: ACC/NMI mean ± std (population std over seeds), converged runs,
+    mean iterations and CPU seconds per solve."""
     rows = [json.loads(line) for f in args.files for line in open(f) if line.strip()]
-    keys = sorted({(r["dataset"], r["normalize"], str(r["lam3"]), r.get("f_step", "-"),
-                    r.get("n_init", 1)) for r in rows})
-    print("| dataset | setting | ACC | NMI | converged | seeds |")
-    print("|---|---|---|---|---|---|")
-    for key in keys:
-        sel = [r for r in rows if (r["dataset"], r["normalize"], str(r["lam3"]),
-                                   r.get("f_step", "-"), r.get("n_init", 1)) == key]
+    print("| dataset | setting | ACC | NMI | converged | n_iter | CPU s | seeds |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in sorted({_key(r) for r in rows}):
+        sel = [r for r in rows if _key(r) == key]
         acc = np.array([r["acc"] for r in sel])
         nmi = np.array([r["nmi"] for r in sel])
-        conv = sum(r.get("converged", True) for r in sel)
-        setting = (f"normalize={key[1]}, lam3={key[2]}, f_step={key[3]}, n_init={key[4]}"
-                   if key[1] != "kmeans" else "concatenated k-means")
+        if key[2] == "kmeans":
+            setting, conv, it, sec = "concatenated k-means", "-", "-", "-"
+        else:
+            setting = (f"{key[1]}, normalize={key[2]}, lam3={key[3]}, anchor={key[4]}, "
+                       f"n_init={key[5]}" + ("" if key[6] == "monotone" else f", {key[6]}"))
+            conv = f"{sum(r['converged'] for r in sel)}/{len(sel)}"
+            it = f"{np.mean([r['n_iter'] for r in sel]):.0f}"
+            sec = f"{np.mean([r.get('cpu_seconds', r.get('seconds', np.nan)) for r in sel]):.1f}"
         print(f"| {key[0]} | {setting} | {acc.mean():.3f} ± {acc.std():.3f} | "
-              f"{nmi.mean():.3f} ± {nmi.std():.3f} | {conv}/{len(sel)} | {len(sel)} |")
+              f"{nmi.mean():.3f} ± {nmi.std():.3f} | {conv} | {it} | {sec} | {len(sel)} |")
 
 
 def main(argv=None):
@@ -120,6 +153,8 @@ def main(argv=None):
         q.add_argument("--max-iter", type=int, default=100)
         q.add_argument("--n-init", type=int, default=1)
         q.add_argument("--f-step", default="monotone")
+        q.add_argument("--anchor", nargs="+", default=["default"])
+        q.add_argument("--prior", choices=["labels", "pairs"], default="labels")
     q = sub.add_parser("table")
     q.add_argument("files", nargs="+")
     args = p.parse_args(argv)
