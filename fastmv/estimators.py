@@ -457,16 +457,18 @@ Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
 class MVFL(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = 0.001, lam2: float = 0.001,
-                 lam3: Any = None, rho: float = 1.0, max_iter: int = 100, tol: float = 1e-06,
-                 init: Any = 'k-means++', n_init: int = 1, random_state: Any = None,
-                 verbose: bool | int = False, progress: bool = False,
-                 callback: Callable | None = None, normalize: Any = 'auto', solver: str = 'auto',
-                 f_step: str = 'monotone', eps: float = 1e-08, n_jobs: int | None = None) -> None:
+                 lam3: Any = None, rho: float = 1.0, anchor: float | None = None,
+                 max_iter: int = 100, tol: float = 1e-06, init: Any = 'k-means++',
+                 n_init: int = 1, random_state: Any = None, verbose: bool | int = False,
+                 progress: bool = False, callback: Callable | None = None,
+                 normalize: Any = 'auto', solver: str = 'auto', f_step: str = 'monotone',
+                 eps: float | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.lam1 = lam1
         self.lam2 = lam2
         self.lam3 = lam3
         self.rho = rho
+        self.anchor = anchor
         self.max_iter = max_iter
         self.tol = tol
         self.init = init
