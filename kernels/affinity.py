@@ -1,15 +1,20 @@
 """Kernels for dense affinity / transition matrices built from a Gram matrix.
 
 The Gram matrix ``X Xᵀ`` itself is one BLAS call in the caller; these kernels turn it, in
-place and in parallel over rows, into squared distances and then into a row-stochastic
-Gaussian transition matrix, so the ``n × n`` output is the only ``n × n`` array alive
-(docs/algorithms.md §6). All of them are memory-bound: the bytes they move are stated below.
+place, into squared distances and then into a row-stochastic Gaussian transition matrix, so
+the ``n × n`` output is the only ``n × n`` array alive (docs/algorithms.md §6). All of them
+are memory-bound: the bytes they move are stated below.
+
+The three kernels every transition matrix needs are serial: each runs once per view, in
+milliseconds below n ≈ 2000 (n = 8000: a fraction of a second, against minutes for the
+solver that uses the matrix), while a ``parallel=True`` kernel costs about a second more to
+compile on a solver's first call.
 """
 import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def gram_to_sq_distances(G, sq_norms):
     """Overwrite a Gram matrix with squared Euclidean distances, in place.
 
@@ -28,15 +33,15 @@ def gram_to_sq_distances(G, sq_norms):
 
     Notes
     -----
-    O(n²) time (3 flops per pair), parallel over rows; reads the upper triangle and writes
-    both (about 1.5 · n² · itemsize bytes). Row ``i`` writes column ``i`` below the diagonal
-    from its own upper-triangle entries, so no two rows write the same element.
+    O(n²) time (3 flops per pair), serial; reads the upper triangle and writes both (about
+    1.5 · n² · itemsize bytes). Row ``i`` writes column ``i`` below the diagonal from its own
+    upper-triangle entries.
 
     Cost: moves ``1.5 n² b`` bytes (``b`` the itemsize: the upper triangle read, both triangles
     written) and does ``1.5 n²`` flops; memory-bound.
     """
     n = G.shape[0]
-    for i in prange(n):
+    for i in range(n):
         G[i, i] = 0.0
         for j in range(i + 1, n):
             d = sq_norms[i] + sq_norms[j] - 2.0 * G[i, j]
@@ -47,7 +52,7 @@ def gram_to_sq_distances(G, sq_norms):
     return G
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def strict_upper_triangle(A):
     """The entries ``A[i, j]`` with ``j > i``, row by row, as a flat array.
 
@@ -61,7 +66,7 @@ def strict_upper_triangle(A):
 
     Notes
     -----
-    Moves n² · itemsize bytes (half read, half written), no flops. Avoids
+    Moves n² · itemsize bytes (half read, half written), no flops; serial. Avoids
     ``np.triu_indices``, whose two index arrays take 8× the memory of the result.
 
     Cost: moves ``n² b`` bytes (``n²/2`` entries read, ``n²/2`` written), no flops;
@@ -69,14 +74,14 @@ def strict_upper_triangle(A):
     """
     n = A.shape[0]
     out = np.empty(n * (n - 1) // 2, dtype=A.dtype)
-    for i in prange(n):
+    for i in range(n):
         start = i * n - (i * (i + 1)) // 2
         for j in range(i + 1, n):
             out[start + j - i - 1] = A[i, j]
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def gaussian_transition_rows(D2, inv_two_sigma_sq):
     """Overwrite squared distances with a row-stochastic Gaussian transition matrix.
 
@@ -96,7 +101,7 @@ def gaussian_transition_rows(D2, inv_two_sigma_sq):
     Notes
     -----
     O(n m): one ``exp`` and about 4 flops per entry, three passes over each row (in cache
-    for rows up to ~10⁵ entries: 2 · n m · itemsize bytes from memory); parallel over rows.
+    for rows up to ~10⁵ entries: 2 · n m · itemsize bytes from memory); serial.
     The exponent is shifted by the row's smallest distance
     before ``exp`` (a factor that cancels in the normalisation) so that no row underflows
     to all zeros when ``σ`` is small; a row with no finite entry gets 1 on its own column.
@@ -106,7 +111,7 @@ def gaussian_transition_rows(D2, inv_two_sigma_sq):
     memory.
     """
     n, m = D2.shape
-    for i in prange(n):
+    for i in range(n):
         dmin = np.inf
         for j in range(m):
             if D2[i, j] < dmin:

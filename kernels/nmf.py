@@ -271,20 +271,26 @@ def constraint_penalty(V_all, must, cannot):
     partial = np.zeros(n_m + n_c, dtype=np.float64)
     for b in prange(n_m + n_c):
         s = 0.0
+        # one sum per pair, then the pairs in order: the pairs' short sums are independent
+        # (the CPU overlaps them) instead of one long chain of dependent additions
         if b < n_m:
             for p in range(b * _PAIR_CHUNK, min(p_m, (b + 1) * _PAIR_CHUNK)):
                 i = must[p, 0]
                 j = must[p, 1]
+                q = 0.0
                 for k in range(c):
                     t = np.float64(V_all[i, k]) - np.float64(V_all[j, k])
-                    s += t * t
+                    q += t * t
+                s += q
         else:
             bb = b - n_m
             for p in range(bb * _PAIR_CHUNK, min(p_c, (bb + 1) * _PAIR_CHUNK)):
                 i = cannot[p, 0]
                 j = cannot[p, 1]
+                q = 0.0
                 for k in range(c):
-                    s += 2.0 * np.float64(V_all[i, k]) * np.float64(V_all[j, k])
+                    q += np.float64(V_all[i, k]) * np.float64(V_all[j, k])
+                s += 2.0 * q
         partial[b] = s
     total = 0.0
     for b in range(n_m + n_c):
