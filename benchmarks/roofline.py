@@ -21,6 +21,7 @@ import numba
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from benchmarks._common import best_of
 from benchmarks.limits import _triad
 
 F8 = 8  # bytes per float64 / int64
@@ -29,12 +30,7 @@ F8 = 8  # bytes per float64 / int64
 def best_cpu(fn, repeat):
     """Best process CPU seconds of ``repeat`` calls: on one thread this leaves out the time
     the process waits for a core on a shared machine (not the memory traffic of others)."""
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
+    return best_of(fn, repeat, clock=time.process_time)
 
 
 def limits(repeat):

@@ -99,6 +99,23 @@ def test_prefetch_keeps_a_bounded_number_of_blocks_in_flight():
     assert peak[0] <= len(views)
 
 
+def _start_killer(client, go, delay=0.0):
+    """A started thread that kills the first worker ``delay`` seconds after ``go`` is set."""
+    victim = sorted(client.scheduler_info()["workers"])[0]
+
+    def kill():
+        go.wait(60)
+        time.sleep(delay)
+        try:
+            client.run(os._exit, 1, workers=[victim])
+        except Exception:  # the worker dies while answering: expected
+            pass
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    return killer
+
+
 def _slow_block(block):
     time.sleep(0.15)
     return block
@@ -109,17 +126,9 @@ def test_a_worker_killed_mid_run_is_retried_or_reported(client):
     ref = fastmv.opimc(views, 4, mask=mask, chunk_size=100, random_state=0)
     dviews = [da.from_array(X, chunks=(100, X.shape[1])).map_blocks(_slow_block)
               for X in views]
-    victim = sorted(client.scheduler_info()["workers"])[0]
-
-    def kill():
-        time.sleep(1.0)
-        try:
-            client.run(os._exit, 1, workers=[victim])
-        except Exception:  # the worker dies while answering: expected
-            pass
-
-    killer = threading.Thread(target=kill)
-    killer.start()
+    go = threading.Event()
+    killer = _start_killer(client, go, delay=1.0)
+    go.set()
     try:
         res = fastmv.opimc(dviews, 4, mask=mask, chunk_size=100, random_state=0)
     except Exception as exc:  # a clear error naming what failed
@@ -219,21 +228,12 @@ def test_mvmc_with_a_worker_killed_mid_run_is_retried_or_reported(client, monkey
     views, ml, cl = _mvmc_data(n=1500)
     kwargs = {**_MVMC, "max_iter": 25}
     ref = fastmv.mvmc(views, 3, ml, cl, **kwargs)
-    victim = sorted(client.scheduler_info()["workers"])[0]
     started = threading.Event()
 
     def callback(info):
         started.set()
 
-    def kill():
-        started.wait(60)
-        try:
-            client.run(os._exit, 1, workers=[victim])
-        except Exception:  # the worker dies while answering: expected
-            pass
-
-    killer = threading.Thread(target=kill)
-    killer.start()
+    killer = _start_killer(client, started)
     try:
         res = fastmv.mvmc(views, 3, ml, cl, executor=client.get_executor(), callback=callback,
                           **kwargs)
