@@ -52,6 +52,18 @@ def _check_finite(A):
             "views")
 
 
+def _cho_solve(cf, b):
+    """``sla.cho_solve(cf, b)`` through LAPACK ``potrs`` directly (the routine ``cho_solve``
+    calls, so the same bits): the joint F step solves ``c`` small systems per trial point,
+    and ``cho_solve``'s argument checks cost more than the solve at these sizes."""
+    factor, lower = cf
+    potrs = sla.get_lapack_funcs("potrs", (factor, b))
+    x, info = potrs(factor, b, lower=lower)
+    if info != 0:
+        raise ValueError(f"mvfl: LAPACK potrs failed (info={info})")
+    return x
+
+
 class WStep:
     """Solves the reweighted ridge systems of the ``W, b`` step for a fixed ``X``.
 
@@ -127,7 +139,7 @@ class WStep:
         if self.route == "direct":
             R = np.asarray(self.X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
             for k, (cf, _) in enumerate(self._columns(factors, c)):
-                W[:, k] = sla.cho_solve(cf, R[:, k], check_finite=False)
+                W[:, k] = _cho_solve(cf, R[:, k])
         else:
             A = self.apply_m(factors, Fc)
             Xt = self.X if self.sparse else self.Xc
@@ -144,10 +156,10 @@ class WStep:
         if self.route == "direct":
             R = np.asarray(self.X.T @ Fc)
             for k, (cf, _) in enumerate(self._columns(factors, c)):
-                R[:, k] = sla.cho_solve(cf, R[:, k], check_finite=False)
+                R[:, k] = _cho_solve(cf, R[:, k])
             return Fc - (np.asarray(self.X @ R) - self.mu @ R)  # f̃ − X̃ (X̃ᵀX̃ + D)⁻¹ X̃ᵀ f̃
         for k, (cf, _) in enumerate(self._columns(factors, c)):
-            out[:, k] = sla.cho_solve(cf, Fc[:, k], check_finite=False)
+            out[:, k] = _cho_solve(cf, Fc[:, k])
         return out
 
     def _kernel(self, dinv, K=None):
