@@ -15,6 +15,27 @@ from ._partition import SERIAL_BELOW, n_parts, part_bounds
 from .simplex import _simplex_threshold
 
 
+@njit(cache=True)
+def _sum_parts(parts):
+    """Column sums of the per-part rows, in part order. A serial helper: the same reduction
+    written as an array expression inside a ``parallel=True`` kernel becomes a parfor of its
+    own and costs seconds of compilation."""
+    out = np.zeros(parts.shape[1], dtype=np.float64)
+    for t in range(parts.shape[0]):
+        for j in range(parts.shape[1]):
+            out[j] += parts[t, j]
+    return out
+
+
+@njit(cache=True)
+def _largest(values):
+    """``values.max()`` as a serial helper (see :func:`_sum_parts`)."""
+    best = values[0]
+    for v in values[1:]:
+        best = max(best, v)
+    return best
+
+
 @njit(parallel=True, cache=True)
 def error_norms(E):
     """Row and column Euclidean norms of one error matrix.
@@ -47,7 +68,7 @@ def error_norms(E):
     else:
         for t in prange(nb):
             _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
-    col = np.sqrt(col_part.sum(axis=0))
+    col = np.sqrt(_sum_parts(col_part))
     return row, col
 
 
@@ -132,8 +153,8 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
         for t in prange(nb):
             res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
                                              bounds[t + 1], row, col_part[t])
-    col = np.sqrt(col_part.sum(axis=0))
-    return row, col, res_part.max()
+    col = np.sqrt(_sum_parts(col_part))
+    return row, col, _largest(res_part)
 
 
 @njit(cache=True)
@@ -223,8 +244,12 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
         for t in prange(nb):
             _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, bounds[t], bounds[t + 1],
                             col_part[t], stats[t])
-    fro_part, rowabs_part, min_part = stats[:, 0], stats[:, 1], stats[:, 2]
-    return fro_part.sum(), rowabs_part.max(), col_part.sum(axis=0).max(), min_part.min()
+    fro, rowabs, lo = stats[0, 0], stats[0, 1], stats[0, 2]
+    for t in range(1, nb):
+        fro += stats[t, 0]
+        rowabs = max(rowabs, stats[t, 1])
+        lo = min(lo, stats[t, 2])
+    return fro, rowabs, _largest(_sum_parts(col_part)), lo
 
 
 @njit(cache=True)
@@ -308,7 +333,7 @@ def max_abs_diff(A, B):
     else:
         for t in prange(nb):
             part[t] = _max_abs_diff_part(A, B, bounds[t], bounds[t + 1])
-    return part.max()
+    return _largest(part)
 
 
 @njit(cache=True)
