@@ -28,6 +28,15 @@ def _sum_parts(parts):
 
 
 @njit(cache=True)
+def _sqrt_sum_parts(parts):
+    """``sqrt`` of :func:`_sum_parts` (a serial helper for the same reason)."""
+    out = _sum_parts(parts)
+    for j in range(out.shape[0]):
+        out[j] = np.sqrt(out[j])
+    return out
+
+
+@njit(cache=True)
 def _largest(values):
     """``values.max()`` as a serial helper (see :func:`_sum_parts`)."""
     best = values[0]
@@ -68,7 +77,7 @@ def error_norms(E):
     else:
         for t in prange(nb):
             _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
-    col = np.sqrt(_sum_parts(col_part))
+    col = _sqrt_sum_parts(col_part)
     return row, col
 
 
@@ -153,7 +162,7 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
         for t in prange(nb):
             res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
                                              bounds[t + 1], row, col_part[t])
-    col = np.sqrt(_sum_parts(col_part))
+    col = _sqrt_sum_parts(col_part)
     return row, col, _largest(res_part)
 
 
