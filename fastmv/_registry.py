@@ -256,15 +256,9 @@ def _mvmc_warmup(dtype=np.float64, sparse=False):
 
 # --------------------------------------------------------------------------------- MVFL
 def _pairs_from_labelled(y, ratio, seed):
-    """All pairs among a random ``ratio`` of the samples, must-link where classes agree (how
-    the MVFL paper turns labelled samples into pairs)."""
-    part = fastmv.simulate.partial_labels(y, ratio, random_state=seed)
-    idx = np.flatnonzero(part >= 0)
-    i, j = np.triu_indices(idx.size, 1)
-    a, b = idx[i], idx[j]
-    same = part[a] == part[b]
-    return (np.column_stack([a[same], b[same]]).astype(np.int64),
-            np.column_stack([a[~same], b[~same]]).astype(np.int64))
+    """All pairs among a random ``ratio`` of the samples (``simulate.pairs_from_labels``)."""
+    return fastmv.simulate.pairs_from_labels(
+        fastmv.simulate.partial_labels(y, ratio, random_state=seed))
 
 
 def _mvfl_demo(seed):

@@ -44,6 +44,7 @@ from ._validation import (
 __all__ = [
     "pairwise_constraints",
     "partial_labels",
+    "pairs_from_labels",
     "incomplete_mask",
     "unmapped",
     "inter_view_constraints",
@@ -369,6 +370,42 @@ def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
         idx = rng.choice(n, size=max(1, _round(ratio * n)), replace=False)
     out[idx] = codes[idx]
     return out
+
+
+@declare_params({"labels": ["array-like"]})
+def pairs_from_labels(labels):
+    """Every pair among the labelled samples of a partial labelling, as constraints.
+
+    How MVFL's paper turns labelled samples into pairwise constraints: a must-link where two
+    labelled samples share a class, a cannot-link where they differ.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n,)
+        Partial labels: ``-1`` (any negative value) for an unlabelled sample, the class
+        otherwise (as returned by :func:`partial_labels`).
+
+    Returns
+    -------
+    must_link, cannot_link : ndarray of shape (p, 2), int64
+        Pairs ``(i, j)`` with ``i < j``, in row-major order of ``(i, j)``.
+
+    Notes
+    -----
+    ``l (l − 1) / 2`` pairs for ``l`` labelled samples: O(l²) time and memory.
+
+    Examples
+    --------
+    >>> from fastmv import simulate
+    >>> ml, cl = simulate.pairs_from_labels([0, -1, 0, 1])
+    >>> ml.tolist(), cl.tolist()
+    ([[0, 2]], [[0, 3], [2, 3]])
+    """
+    labels = check_labels(labels, "labels")
+    idx = np.flatnonzero(labels >= 0)
+    i, j = np.triu_indices(idx.size, 1)
+    a, b = idx[i], idx[j]
+    return _split(a, b, labels[a] == labels[b])
 
 
 # ---------------------------------------------------------------------------------------

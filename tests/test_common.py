@@ -129,6 +129,7 @@ def _simulate_setups():
         "pairwise_constraints": ((y, 10), {}),
         "inter_view_constraints": (([y, y[:20]],), {"ratio": 0.1}),
         "partial_labels": ((y, 0.2), {}),
+        "pairs_from_labels": ((np.where(np.arange(y.size) % 3 == 0, y, -1),), {}),
         "incomplete_mask": ((30, 2, 0.3), {}),
         "unmapped": ((views, y), {}),
         "corrupt": ((views[0], "samples", 0.2), {}),

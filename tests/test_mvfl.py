@@ -61,14 +61,7 @@ def _views(rng, n, dims, sparse=False):
 
 
 def _pairs_from_labelled(y, ratio, rng):
-    """All pairs among a random ``ratio`` of the samples: must-link where the classes agree
-    (how the paper turns labelled samples into pairwise constraints)."""
-    part = simulate.partial_labels(y, ratio, random_state=rng)
-    idx = np.flatnonzero(part >= 0)
-    i, j = np.triu_indices(idx.size, 1)
-    a, b = idx[i], idx[j]
-    same = part[a] == part[b]
-    return np.column_stack([a[same], b[same]]), np.column_stack([a[~same], b[~same]])
+    return simulate.pairs_from_labels(simulate.partial_labels(y, ratio, random_state=rng))
 
 
 def _blobs(rng, n_per, c, dims, sep=4.0, noise=1.0):

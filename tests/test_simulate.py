@@ -486,3 +486,17 @@ def test_corrupt_validation():
         simulate.corrupt(np.ones(5), "gaussian", 10)
     with pytest.raises(ValueError, match="same number of samples"):
         simulate.corrupt([X, np.ones((4, 3))], "samples", 0.5)
+
+
+def test_pairs_from_labels_are_every_pair_among_the_labelled_samples():
+    rng = np.random.default_rng(0)
+    labels = np.where(rng.random(40) < 0.3, rng.integers(0, 3, 40), -1)
+    ml, cl = simulate.pairs_from_labels(labels)
+    lab = np.flatnonzero(labels >= 0)
+    assert len(ml) + len(cl) == lab.size * (lab.size - 1) // 2
+    for pairs, same in ((ml, True), (cl, False)):
+        assert pairs.dtype == np.int64 and np.all(pairs[:, 0] < pairs[:, 1])
+        assert np.all((labels[pairs[:, 0]] == labels[pairs[:, 1]]) == same)
+        assert np.all(labels[pairs] >= 0)
+    none = simulate.pairs_from_labels([-1, -1, 2])
+    assert none[0].shape == (0, 2) and none[1].shape == (0, 2)

@@ -51,15 +51,7 @@ def _concatenate(views):
 
 
 def _pairs_from_labelled(y, ratio, rng):
-    """All pairs among a random ``ratio`` of the samples, must-link where the classes agree
-    (the paper's way of turning labelled samples into pairwise constraints)."""
-    part = simulate.partial_labels(y, ratio, random_state=rng)
-    idx = np.flatnonzero(part >= 0)
-    i, j = np.triu_indices(idx.size, 1)
-    a, b = idx[i], idx[j]
-    same = part[a] == part[b]
-    return (np.column_stack([a[same], b[same]]).astype(np.int64),
-            np.column_stack([a[~same], b[~same]]).astype(np.int64))
+    return simulate.pairs_from_labels(simulate.partial_labels(y, ratio, random_state=rng))
 
 
 def handwritten():

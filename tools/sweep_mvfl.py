@@ -60,12 +60,8 @@ def prior_kwargs(y, kind, seed):
     lab = simulate.partial_labels(y, 0.1, random_state=seed)
     if kind == "labels":
         return {"labels": lab}
-    idx = np.flatnonzero(lab >= 0)
-    i, j = np.triu_indices(idx.size, 1)
-    a, b = idx[i], idx[j]
-    same = lab[a] == lab[b]
-    return {"must_link": np.column_stack([a[same], b[same]]),
-            "cannot_link": np.column_stack([a[~same], b[~same]])}
+    must_link, cannot_link = simulate.pairs_from_labels(lab)
+    return {"must_link": must_link, "cannot_link": cannot_link}
 
 
 def run(args):
