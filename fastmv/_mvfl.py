@@ -342,9 +342,9 @@ class _MVFLProblem:
             self.F = paper_f_step(self.F, self.Z, d.lam3, d.prior, self.empty)
             J = paper_objective(self.Z, self.F, self.W, vp, d.lam1, d.lam2, d.lam3, d.prior)
         else:
-            reduced = ReducedTerm(self.term, lambda Fc: self.wstep.apply_m(factors, Fc))
+            reduced = ReducedTerm(self.term, self.wstep, factors)
             self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, N_INNER)
-            self.W, self.b = self.wstep.weights(factors, self.F)
+            self.W, self.b = self.wstep.weights(factors, self.F, reduced.solved_at(self.F))
             self.Z = np.asarray(self.X @ self.W) + self.b
             g, r = weight_norms(self.W, vp, d.eps)
             J = (self.term.value(self.F, self.Z)[0] + d.lam1 * float(g.sum())

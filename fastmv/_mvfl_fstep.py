@@ -160,19 +160,42 @@ class FTerm:
 class ReducedTerm:
     """The ``F`` objective of the joint step, ``W`` eliminated at fixed IRLS weights.
 
-    ``q(F) = Σ_k f̃_kᵀ M_k f̃_k + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖² + μ ‖F − F₀‖²`` where ``f̃_k`` is the centred
-    column and ``M_k f̃_k`` (``apply_m``) the residual of the reweighted ridge fit, so that
-    ``Σ_k f̃_kᵀ M_k f̃_k = min_{W,b} ‖XW + 1bᵀ − F‖² + Σ_k w_kᵀ diag(D_k) w_k``. Descending
-    ``q`` moves ``F`` and the ``W`` that follows it together.
+    ``q(F) = Σ_k f̃_kᵀ M_k f̃_k + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖² + μ ‖F − F₀‖²`` where ``f̃_k`` is
+    the centred column and ``M_k f̃_k`` (:meth:`WStep.apply_m`) the residual of the reweighted
+    ridge fit, so that ``Σ_k f̃_kᵀ M_k f̃_k = min_{W,b} ‖XW + 1bᵀ − F‖² + Σ_k w_kᵀ diag(D_k) w_k``.
+    Descending ``q`` moves ``F`` and the ``W`` that follows it together.
+
+    The last evaluation is kept: the gradient at an accepted trial point, and the ``W`` that
+    follows the final ``F`` (:meth:`solved_at`), reuse its products and solves instead of
+    repeating them (the same arrays, so the same bits).
     """
 
-    def __init__(self, term, apply_m):
-        self.term, self.apply_m, self.scale = term, apply_m, term.scale
+    def __init__(self, term, wstep, factors):
+        self.term, self.wstep, self.factors = term, wstep, factors
+        self.scale = term.scale
+        self._last = None  # (copy of F, Fc, solved, M Fc)
+
+    def _fit(self, F):
+        last = self._last
+        if last is not None and last[0].shape == F.shape and np.array_equal(last[0], F):
+            return last[1:]
+        Fc = F - F.mean(axis=0)
+        solved = self.wstep.solved(self.factors, Fc)
+        MF = self.wstep.apply_m(self.factors, Fc, solved)
+        self._last = (F.copy(), Fc, solved, MF)
+        return Fc, solved, MF
+
+    def solved_at(self, F):
+        """:meth:`WStep.solved` of the centred ``F`` if it is the last point evaluated,
+        else ``None``."""
+        last = self._last
+        if last is not None and last[0].shape == F.shape and np.array_equal(last[0], F):
+            return last[2]
+        return None
 
     def value(self, F, Z=None, grad=False):
         """``(q(F), ∇q(F) or None)``; ``Z`` is unused (kept for :func:`monotone_f_step`)."""
-        Fc = F - F.mean(axis=0)
-        MF = self.apply_m(Fc)
+        Fc, _, MF = self._fit(F)
         val, G = self.term.extra(F, grad)
         val += float(np.vdot(Fc, MF))
         if grad:

@@ -129,38 +129,49 @@ class WStep:
     def _columns(self, factors, c):
         return [factors[0 if len(factors) == 1 else k] for k in range(c)]
 
-    def weights(self, factors, F):
+    def weights(self, factors, F, solved=None):
         """``W, b`` minimising the reweighted ridge objective at ``F`` (factors of
-        :meth:`factor`)."""
+        :meth:`factor`). ``solved``: :meth:`solved` of the centred ``F`` at these factors,
+        when the joint ``F`` step has it already (the same arrays, so the same bits)."""
         c = F.shape[1]
         fbar = F.mean(axis=0)
-        Fc = F - fbar
-        W = np.empty((self.d, c))
+        if solved is None:
+            solved = self.solved(factors, F - fbar)
+        if self.route == "direct":
+            W = solved  # (X̃ᵀX̃ + D_k)⁻¹ X̃ᵀ f̃_k
+        else:
+            W = np.empty((self.d, c))
+            Xt = self.X if self.sparse else self.Xc
+            for k, (_, dinv) in enumerate(self._columns(factors, c)):
+                W[:, k] = np.asarray(Xt.T @ solved[:, k]) * dinv  # 1ᵀα = 0: X̃ᵀα = Xᵀα
+        return W, fbar - self.mu @ W
+
+    def solved(self, factors, Fc):
+        """The solves behind :meth:`apply_m` for centred ``Fc``: ``(X̃ᵀX̃ + D_k)⁻¹ X̃ᵀ f̃_k``
+        per column on the direct route (the columns of ``W``), ``(I + X̃ D_k⁻¹ X̃ᵀ)⁻¹ f̃_k``
+        (``= M_k f̃_k``) on the Woodbury route."""
+        c = Fc.shape[1]
         if self.route == "direct":
             R = np.asarray(self.X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
             for k, (cf, _) in enumerate(self._columns(factors, c)):
-                W[:, k] = _cho_solve(cf, R[:, k])
-        else:
-            A = self.apply_m(factors, Fc)
-            Xt = self.X if self.sparse else self.Xc
-            for k, (_, dinv) in enumerate(self._columns(factors, c)):
-                W[:, k] = np.asarray(Xt.T @ A[:, k]) * dinv  # 1ᵀα = 0: X̃ᵀα = Xᵀα
-        return W, fbar - self.mu @ W
-
-    def apply_m(self, factors, Fc):
-        """``M_k f̃_k`` per column for centred ``Fc``, ``M_k = I − X̃(X̃ᵀX̃ + D_k)⁻¹X̃ᵀ
-        = (I + X̃ D_k⁻¹ X̃ᵀ)⁻¹``: ``min_W`` of the reweighted ridge objective at ``F`` is
-        ``Σ_k f̃_kᵀ M_k f̃_k`` (the W-eliminated fit of the joint ``F`` step)."""
-        c = Fc.shape[1]
-        out = np.empty_like(Fc)
-        if self.route == "direct":
-            R = np.asarray(self.X.T @ Fc)
-            for k, (cf, _) in enumerate(self._columns(factors, c)):
                 R[:, k] = _cho_solve(cf, R[:, k])
-            return Fc - (np.asarray(self.X @ R) - self.mu @ R)  # f̃ − X̃ (X̃ᵀX̃ + D)⁻¹ X̃ᵀ f̃
+            return R
+        out = np.empty_like(Fc)
         for k, (cf, _) in enumerate(self._columns(factors, c)):
             out[:, k] = _cho_solve(cf, Fc[:, k])
         return out
+
+    def apply_m(self, factors, Fc, solved=None):
+        """``M_k f̃_k`` per column for centred ``Fc``, ``M_k = I − X̃(X̃ᵀX̃ + D_k)⁻¹X̃ᵀ
+        = (I + X̃ D_k⁻¹ X̃ᵀ)⁻¹``: ``min_W`` of the reweighted ridge objective at ``F`` is
+        ``Σ_k f̃_kᵀ M_k f̃_k`` (the W-eliminated fit of the joint ``F`` step). ``solved``:
+        :meth:`solved` of ``Fc``, if already at hand."""
+        if solved is None:
+            solved = self.solved(factors, Fc)
+        if self.route == "direct":
+            R = solved
+            return Fc - (np.asarray(self.X @ R) - self.mu @ R)  # f̃ − X̃ (X̃ᵀX̃ + D)⁻¹ X̃ᵀ f̃
+        return solved
 
     def _kernel(self, dinv, K=None):
         """``I + X̃ D⁻¹ X̃ᵀ`` (``K``: the uncentred sparse ``X D⁻¹ Xᵀ``, centred in place)."""
