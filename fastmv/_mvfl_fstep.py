@@ -165,25 +165,26 @@ class ReducedTerm:
     ridge fit, so that ``Σ_k f̃_kᵀ M_k f̃_k = min_{W,b} ‖XW + 1bᵀ − F‖² + Σ_k w_kᵀ diag(D_k) w_k``.
     Descending ``q`` moves ``F`` and the ``W`` that follows it together.
 
-    The last evaluation is kept: the gradient at an accepted trial point, and the ``W`` that
-    follows the final ``F`` (:meth:`solved_at`), reuse its products and solves instead of
-    repeating them (the same arrays, so the same bits).
+    A value costs one product ``X̃ᵀ f̃`` and the solves (:meth:`WStep.fit`); the residual
+    ``M_k f̃_k`` is formed only for a gradient. The last evaluation is kept: the gradient at
+    an accepted trial point, and the ``W`` that follows the final ``F`` (:meth:`solved_at`),
+    reuse its product and solves instead of repeating them.
     """
 
     def __init__(self, term, wstep, factors):
         self.term, self.wstep, self.factors = term, wstep, factors
         self.scale = term.scale
-        self._last = None  # (copy of F, Fc, solved, M Fc)
+        self._last = None  # [copy of F, Fc, solved, fit value, M Fc or None]
 
-    def _fit(self, F):
+    def _fit(self, F, grad):
         last = self._last
-        if last is not None and last[0].shape == F.shape and np.array_equal(last[0], F):
-            return last[1:]
-        Fc = F - F.mean(axis=0)
-        solved = self.wstep.solved(self.factors, Fc)
-        MF = self.wstep.apply_m(self.factors, Fc, solved)
-        self._last = (F.copy(), Fc, solved, MF)
-        return Fc, solved, MF
+        if last is None or last[0].shape != F.shape or not np.array_equal(last[0], F):
+            Fc = F - F.mean(axis=0)
+            val, solved = self.wstep.fit(self.factors, Fc)
+            last = self._last = [F.copy(), Fc, solved, val, None]
+        if grad and last[4] is None:
+            last[4] = self.wstep.apply_m(self.factors, last[1], last[2])
+        return last[3], last[4]
 
     def solved_at(self, F):
         """:meth:`WStep.solved` of the centred ``F`` if it is the last point evaluated,
@@ -195,9 +196,9 @@ class ReducedTerm:
 
     def value(self, F, Z=None, grad=False):
         """``(q(F), ∇q(F) or None)``; ``Z`` is unused (kept for :func:`monotone_f_step`)."""
-        Fc, _, MF = self._fit(F)
+        fit, MF = self._fit(F, grad)
         val, G = self.term.extra(F, grad)
-        val += float(np.vdot(Fc, MF))
+        val += fit
         if grad:
             G += 2.0 * (MF - MF.mean(axis=0))
         return val, G
@@ -213,7 +214,7 @@ def monotone_f_step(F, Z, term, alpha, n_inner):
     Returns ``(F, α)``; ``α`` carries over to the next call.
     """
     h, G = term.value(F, Z, grad=True)
-    for _ in range(n_inner):
+    for it in range(n_inner):
         for _ in range(_MAX_HALVINGS):
             Fn = np.maximum(F - alpha * (term.scale * G), 0.0)
             D = Fn - F
@@ -230,6 +231,7 @@ def monotone_f_step(F, Z, term, alpha, n_inner):
         F, h = Fn, hn
         if done:
             break
-        _, G = term.value(F, Z, grad=True)
         alpha *= 2.0
+        if it + 1 < n_inner:  # no gradient after the last step: nothing would use it
+            _, G = term.value(F, Z, grad=True)
     return F, alpha

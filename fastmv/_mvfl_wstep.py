@@ -20,11 +20,13 @@ step descends before :meth:`WStep.weights` recovers ``W, b``.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from fastmv.kernels.feature_selection import sparse_weighted_gram
+from fastmv.kernels.feature_selection import cholesky_solve, sparse_weighted_gram
 
 __all__ = ["WStep", "choose_route"]
 
@@ -52,16 +54,25 @@ def _check_finite(A):
             "views")
 
 
-def _cho_solve(cf, b):
-    """``sla.cho_solve(cf, b)`` through LAPACK ``potrs`` directly (the routine ``cho_solve``
-    calls, so the same bits): the joint F step solves ``c`` small systems per trial point,
-    and ``cho_solve``'s argument checks cost more than the solve at these sizes."""
-    factor, lower = cf
-    potrs = sla.get_lapack_funcs("potrs", (factor, b))
-    x, info = potrs(factor, b, lower=lower)
-    if info != 0:
-        raise ValueError(f"mvfl: LAPACK potrs failed (info={info})")
-    return x
+def _cholesky_lower(A):
+    """Cholesky factor of the symmetric, C-ordered ``A`` in place: its lower triangle becomes
+    ``L`` with ``A = L Lᵀ`` (LAPACK ``potrf`` on the Fortran view ``Aᵀ``, upper; the strict
+    upper triangle keeps ``A``'s entries)."""
+    potrf = sla.get_lapack_funcs("potrf", (A,))
+    U, info = potrf(A.T, lower=False, overwrite_a=True, clean=False)
+    if info > 0:
+        raise np.linalg.LinAlgError(f"{info}-th leading minor not positive definite")
+    if info < 0:
+        raise ValueError(f"mvfl: LAPACK potrf failed (info={info})")
+    if not np.shares_memory(U, A):  # a LAPACK wrapper that copied: take its result
+        A[...] = U.T
+
+
+class Factors(NamedTuple):
+    """Factorised systems of one IRLS reweighting (:meth:`WStep.factor`)."""
+
+    L: np.ndarray  # (p, s, s): lower triangles hold the Cholesky factors
+    dinv: np.ndarray | None  # Woodbury route: (p, d) inverse diagonals
 
 
 class WStep:
@@ -106,28 +117,30 @@ class WStep:
     def factor(self, D, shared):
         """Cholesky factors of the ``c`` systems for diagonals ``D`` (one when ``shared``).
 
-        Returns a list of ``(factor, D_k⁻¹ or None)`` per column (length 1 when shared).
+        Returns :class:`Factors`: ``L`` of shape ``(p, s, s)`` (``p = 1`` when shared, else
+        ``c``; ``s = d`` on the direct route, ``n`` on the Woodbury one) whose lower triangles
+        are the factors, for :func:`~fastmv.kernels.feature_selection.cholesky_solve`, and
+        on the Woodbury route the ``D_k⁻¹`` (``p × d``).
         """
         rows = D[:1] if shared else D
-        out = []
         if self.route == "direct":
             _check_finite(self.G)
-            for dk in rows:
-                A = self.G.copy()
+            L = np.empty((len(rows), self.d, self.d))
+            for j, dk in enumerate(rows):
+                A = L[j]
+                A[...] = self.G
                 A[np.diag_indices_from(A)] += dk
-                out.append((sla.cho_factor(A, lower=False, overwrite_a=True,
-                                           check_finite=False), None))
-            return out
+                _cholesky_lower(A)
+            return Factors(L, None)
         Dinv = 1.0 / rows
-        Ks = (sparse_weighted_gram(*self.csr, *self.csr_t, Dinv) if self.sparse else None)
-        for k, dinv in enumerate(Dinv):
-            K = self._kernel(dinv, None if Ks is None else Ks[k])
-            out.append((sla.cho_factor(K, lower=False, overwrite_a=True, check_finite=False),
-                        dinv))
-        return out
-
-    def _columns(self, factors, c):
-        return [factors[0 if len(factors) == 1 else k] for k in range(c)]
+        if self.sparse:
+            L = sparse_weighted_gram(*self.csr, *self.csr_t, Dinv)  # uncentred X D⁻¹ Xᵀ
+        else:
+            L = np.empty((len(rows), self.n, self.n))
+        for j, dinv in enumerate(Dinv):
+            self._kernel(dinv, L[j], centre=self.sparse)
+            _cholesky_lower(L[j])
+        return Factors(L, Dinv)
 
     def weights(self, factors, F, solved=None):
         """``W, b`` minimising the reweighted ridge objective at ``F`` (factors of
@@ -142,7 +155,8 @@ class WStep:
         else:
             W = np.empty((self.d, c))
             Xt = self.X if self.sparse else self.Xc
-            for k, (_, dinv) in enumerate(self._columns(factors, c)):
+            for k in range(c):
+                dinv = factors.dinv[k if len(factors.dinv) > 1 else 0]
                 W[:, k] = np.asarray(Xt.T @ solved[:, k]) * dinv  # 1ᵀα = 0: X̃ᵀα = Xᵀα
         return W, fbar - self.mu @ W
 
@@ -150,16 +164,19 @@ class WStep:
         """The solves behind :meth:`apply_m` for centred ``Fc``: ``(X̃ᵀX̃ + D_k)⁻¹ X̃ᵀ f̃_k``
         per column on the direct route (the columns of ``W``), ``(I + X̃ D_k⁻¹ X̃ᵀ)⁻¹ f̃_k``
         (``= M_k f̃_k``) on the Woodbury route."""
-        c = Fc.shape[1]
+        return self.fit(factors, Fc)[1]
+
+    def fit(self, factors, Fc):
+        """``(Σ_k f̃_kᵀ M_k f̃_k, solved)`` for centred ``Fc``: the W-eliminated fit and
+        :meth:`solved`. On the direct route the fit is ``‖f̃‖² − (X̃ᵀf̃)ᵀ(X̃ᵀX̃ + D)⁻¹X̃ᵀf̃``,
+        so a trial point of the ``F`` step costs one ``n × d × c`` product, not two
+        (:meth:`apply_m`'s second one is only needed for a gradient)."""
         if self.route == "direct":
             R = np.asarray(self.X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
-            for k, (cf, _) in enumerate(self._columns(factors, c)):
-                R[:, k] = _cho_solve(cf, R[:, k])
-            return R
-        out = np.empty_like(Fc)
-        for k, (cf, _) in enumerate(self._columns(factors, c)):
-            out[:, k] = _cho_solve(cf, Fc[:, k])
-        return out
+            S = cholesky_solve(factors.L, R)
+            return float(np.vdot(Fc, Fc)) - float(np.vdot(R, S)), S
+        out = cholesky_solve(factors.L, Fc)
+        return float(np.vdot(Fc, out)), out
 
     def apply_m(self, factors, Fc, solved=None):
         """``M_k f̃_k`` per column for centred ``Fc``, ``M_k = I − X̃(X̃ᵀX̃ + D_k)⁻¹X̃ᵀ
@@ -173,11 +190,12 @@ class WStep:
             return Fc - (np.asarray(self.X @ R) - self.mu @ R)  # f̃ − X̃ (X̃ᵀX̃ + D)⁻¹ X̃ᵀ f̃
         return solved
 
-    def _kernel(self, dinv, K=None):
-        """``I + X̃ D⁻¹ X̃ᵀ`` (``K``: the uncentred sparse ``X D⁻¹ Xᵀ``, centred in place)."""
-        if K is None:
+    def _kernel(self, dinv, K, centre):
+        """``I + X̃ D⁻¹ X̃ᵀ`` into ``K`` (``centre``: ``K`` holds the uncentred sparse
+        ``X D⁻¹ Xᵀ``, centred in place)."""
+        if not centre:
             Y = self.Xc * np.sqrt(dinv)
-            K = Y @ Y.T  # X̃ D⁻¹ X̃ᵀ through BLAS syrk
+            np.matmul(Y, Y.T, out=K)  # X̃ D⁻¹ X̃ᵀ
         else:
             # sparse X: K = X D⁻¹ Xᵀ, double-centred J K J = X̃ D⁻¹ X̃ᵀ (K symmetric)
             r = K.mean(axis=1)
@@ -186,5 +204,3 @@ class WStep:
             K += r.mean()
         K[np.diag_indices_from(K)] += 1.0
         _check_finite(K)
-        return K
-

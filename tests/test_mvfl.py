@@ -109,6 +109,30 @@ def test_irls_diagonal_skips_unused_norms():
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("p,d,c", [(1, 1, 1), (3, 7, 3), (1, 9, 4), (2, 0, 2), (1, 4, 0),
+                                   (5, 40, 5)])
+def test_cholesky_solve(dtype, p, d, c):
+    """The ``c`` solves against ``numpy.linalg.solve``; one shared factor (``p = 1``), empty
+    systems and no columns; the strict upper triangle is never read."""
+    rng = np.random.default_rng(3)
+    L = np.empty((p, d, d), dtype=dtype)
+    for j in range(p):
+        B = rng.normal(size=(d, d))
+        A = B @ B.T + d * np.eye(d)
+        L[j] = np.linalg.cholesky(A).astype(dtype)
+        L[j][np.triu_indices(d, 1)] = np.nan  # garbage that must not be read
+    R = rng.normal(size=(d, c)).astype(dtype)
+    L_in, R_in = L.copy(), R.copy()
+    S = K.cholesky_solve(L, R)
+    assert S.shape == (d, c) and S.dtype == dtype
+    np.testing.assert_allclose(S, N.cholesky_solve(L, R),
+                               **(dict(rtol=1e-3, atol=1e-4) if dtype == np.float32
+                                  else _tol(dtype)))
+    np.testing.assert_array_equal(R, R_in)
+    np.testing.assert_array_equal(L, L_in)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("n,d,c,density", [(1, 3, 1, 1.0), (9, 30, 2, 0.2), (25, 60, 4, 0.1),
                                            (6, 5, 3, 0.0)])
 def test_sparse_weighted_gram(dtype, n, d, c, density):
