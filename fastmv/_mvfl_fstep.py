@@ -211,10 +211,14 @@ def monotone_f_step(F, Z, term, alpha, n_inner):
     accepted when ``h(F⁺) <= h(F) + ⟨∇h, F⁺ − F⟩ + ‖F⁺ − F‖²_{S⁻¹} / (2α)`` (which implies
     ``h(F⁺) <= h(F) − ‖F⁺ − F‖²_{S⁻¹} / (2α)``) and, against rounding, ``h(F⁺) <= h(F)``;
     otherwise ``α`` is halved, and a step still failing at a vanishing ``α`` is not taken.
-    Returns ``(F, α)``; ``α`` carries over to the next call.
+    After a step taken at its first trial ``α`` doubles; after one that needed halving it
+    stays (doubling after every step cost a rejected trial point, one ``X̃ᵀF`` product and
+    ``c`` solves, on about every other step; docs/mvfl.md). Returns ``(F, α)``; ``α``
+    carries over to the next call.
     """
     h, G = term.value(F, Z, grad=True)
     for it in range(n_inner):
+        first = True
         for _ in range(_MAX_HALVINGS):
             Fn = np.maximum(F - alpha * (term.scale * G), 0.0)
             D = Fn - F
@@ -225,13 +229,15 @@ def monotone_f_step(F, Z, term, alpha, n_inner):
             if hn <= h + float(np.vdot(G, D)) + 0.5 * dd / alpha and hn <= h:
                 break
             alpha *= 0.5
+            first = False
         else:
             return F, alpha
         done = h - hn <= _INNER_RTOL * abs(h)
         F, h = Fn, hn
         if done:
             break
-        alpha *= 2.0
+        if first:
+            alpha *= 2.0
         if it + 1 < n_inner:  # no gradient after the last step: nothing would use it
             _, G = term.value(F, Z, grad=True)
     return F, alpha
