@@ -5,7 +5,8 @@ data, ``f̃_k`` the centred column of ``F`` and ``D_k = λ1 P_k + λ2 Q`` the IR
 ``b = mean(F) − μᵀW``. Two exact routes:
 
 - ``"direct"`` (``d <= n``): ``G = X̃ᵀX̃`` is formed once and ``G + diag(D_k)`` is factorised by
-  Cholesky per column (once when ``λ1 = 0``: every column then shares the diagonal).
+  Cholesky per column (once when ``λ1 = 0``: every column then shares the diagonal); the
+  ``c`` solves of a right-hand side run in one call of the kernel ``cholesky_solve``.
   Conjugate gradients were slower here: the small ridge leaves the systems badly conditioned.
 - ``"woodbury"`` (``d > n``, text views): ``(D + X̃ᵀX̃)⁻¹X̃ᵀ = D⁻¹X̃ᵀ(I + X̃D⁻¹X̃ᵀ)⁻¹`` turns each
   column into an ``n × n`` system and no ``d × d`` matrix is formed. For CSR ``X`` the kernel

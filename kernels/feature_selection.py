@@ -151,10 +151,9 @@ def cholesky_solve(L, R):
 
     Notes
     -----
-    Time O(c d²), memory O(d) besides the output. Serial: the ``W`` step's joint ``F`` step
-    calls this once per trial point with ``d`` in the hundreds, where one call with one
-    thread beats ``c`` LAPACK ``potrs`` calls (about 3× on Handwritten, ``d = 339``,
-    ``c = 10``). The forward sums run as reassociable dot products (vectorised; the rounding
+    Time O(c d²), memory O(d) besides the output. Serial: MVFL's joint ``F`` step calls this
+    once per trial point with ``d`` in the hundreds, where one call on one thread beats ``c``
+    LAPACK ``potrs`` calls (about 3× on Handwritten, ``d = 339``, ``c = 10``). The forward sums run as reassociable dot products (vectorised; the rounding
     differs from ``potrs`` at the 1e-16 level, is deterministic and does not depend on the
     thread count).
 
