@@ -13,13 +13,12 @@
 Every error is one line on stderr (``fastmv: error: ...``) naming the option or file, with exit
 status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead.
 
-It is one module, longer than most, because it is the whole command line (parsers, tables,
-errors); what each solver needs lives in :mod:`fastmv._registry`.
+``run``'s options and side-information files are built in :mod:`fastmv._cli_options`; what
+each solver needs lives in :mod:`fastmv._registry`.
 """
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import re
@@ -32,22 +31,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import datasets, metrics, plot
-from ._registry import REGISTRY, _parse_bool, hyper_parameters
+from ._cli_options import (
+    CLIError,
+    _int,
+    _load_side,
+    _one_line,
+    _Parser,
+    _typed,
+    build_run_parser,
+)
+from ._registry import REGISTRY
 
 __all__ = ["main"]
 
 _DEMO_HEADER = ("solver", "setting", "ACC", "NMI", "ARI", "seconds")
-
-
-class CLIError(Exception):
-    """An error reported to the user as one line."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line (raised, printed by :func:`main`)."""
-
-    def error(self, message):
-        raise CLIError(f"{self.prog}: {message}")
 
 
 # --------------------------------------------------------------------------------- tables
@@ -214,189 +211,6 @@ def _demo_pictures(name, last, directory):
 
 
 # ------------------------------------------------------------------------------------- run
-def _param_docs(func):
-    """``{name: first sentence}`` from the numpydoc Parameters section of ``func``."""
-    doc = inspect.getdoc(func) or ""
-    m = re.search(r"Parameters\n-+\n(.*?)(\n\n[A-Z][a-z]+\n-+\n|\Z)", doc, re.DOTALL)
-    out = {}
-    if not m:
-        return out
-    lines = m.group(1).splitlines()
-    current = []
-    for line in lines:
-        if line and not line.startswith(" "):
-            current = [s.strip() for s in line.split(":", 1)[0].split(",")]
-            for name in current:
-                out[name] = ""
-        elif current:
-            for name in current:
-                out[name] = (out[name] + " " + line.strip()).strip()
-    return {k: re.split(r"(?<=\.)\s", v, maxsplit=1)[0].replace("%", "%%")
-            for k, v in out.items()}
-
-
-def _int(text):
-    """An int from text; ``2.5`` is refused rather than truncated."""
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError("expected an integer") from None
-
-
-def _float(text):
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError("expected a number") from None
-
-
-def _value_parser(name, default):
-    """A text -> value converter chosen from the parameter's default."""
-    if isinstance(default, bool):
-        return _parse_bool
-    if isinstance(default, int):
-        return _int
-    if isinstance(default, float):
-        return _float
-
-    def literal(text):
-        if text.lower() == "none":
-            return None
-        for kind in (int, float):
-            try:
-                return kind(text)
-            except ValueError:
-                pass
-        low = text.lower()
-        if low in ("true", "false"):
-            return low == "true"
-        return text
-    if isinstance(default, str):
-        return lambda text: None if text.lower() == "none" else text
-    return literal
-
-
-def _typed(name, convert):
-    """Wrap ``convert`` so argparse names the option in its one-line message."""
-    def parse(text):
-        try:
-            return convert(text)
-        except (TypeError, ValueError) as exc:
-            raise argparse.ArgumentTypeError(f"invalid value {text!r} ({exc})") from None
-    parse.__name__ = getattr(convert, "__name__", name)
-    return parse
-
-
-_SIDE_HELP = {
-    "must": "file (.npy or .txt) of must-link pairs, one pair of 0-based sample indices per row"
-            " (cmvnmf: 4 columns view_a, row_i, view_b, row_j)",
-    "cannot": "file (.npy or .txt) of cannot-link pairs, same layout as --must",
-    "labels": "file (.npy or .txt) of partial labels, one per sample, -1 where unknown",
-    "mask": "file (.npy or .txt) of an (n, views) 0/1 mask, 1 where a sample is present",
-}
-
-
-def build_run_parser(name: str) -> argparse.ArgumentParser:
-    """The parser of ``python -m fastmv run NAME``: common options, the side-information files
-    the solver takes, the simulation options, and the solver's own parameters (from its
-    signature and docstring).
-
-    Parameters
-    ----------
-    name : str
-        A solver of the registry (``mvmc``, ``mvfl``, ``emvc``, ``cmvnmf``, ``opimc``).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        Its errors raise ``CLIError`` (printed as one line by :func:`main`).
-
-    Examples
-    --------
-    >>> parser = build_run_parser("mvmc")
-    >>> parser.parse_args(["--data", "d.mat", "--C1", "10"]).param_C1
-    10.0
-    """
-    spec = REGISTRY[name]
-    func = spec.function
-    parser = _Parser(
-        prog=f"python -m fastmv run {name}", allow_abbrev=False,
-        description=f"{name}: {spec.description}. Reads a MATLAB .mat file (see "
-                    "fastmv.datasets.load_mat; labels optional), prints the metrics (when the "
-                    "file has labels) and the seconds, and saves the labels in the input's "
-                    "sample order.",
-    )
-    common = parser.add_argument_group("data and output")
-    common.add_argument("--data", required=True, help="path of the .mat file")
-    common.add_argument("--views", type=_typed("views", _int_list), default=None,
-                        help="comma-separated view indices to use (default: all)")
-    common.add_argument("--n_clusters", type=_typed("n_clusters", _int), default=None,
-                        help="number of clusters (default: the number of classes in the "
-                             "file's labels)")
-    common.add_argument("--seed", type=_typed("seed", _int), default=0, help="random seed")
-    ext = ".npz" if name == "cmvnmf" else ".npy"
-    common.add_argument("--out", default=None,
-                        help=f"where to save the labels (default: <data name>.{name}.labels"
-                             f"{ext} in the current directory)")
-    common.add_argument("--json", action="store_true",
-                        help="print one JSON object instead of the table")
-    common.add_argument("--plot", default=None, metavar="FILE.png",
-                        help="save a picture (convergence, and the contingency table when "
-                             "the file has labels)")
-    if spec.side:
-        side = parser.add_argument_group("side information (files)")
-        for s in spec.side:
-            side.add_argument(f"--{s}", default=None, metavar="FILE", help=_SIDE_HELP[s])
-    if spec.simulation:
-        sim = parser.add_argument_group(
-            "simulated side information (used when the file has labels and no side-information "
-            "file is given)" if spec.side else "input construction")
-        for opt in spec.simulation:
-            sim.add_argument(f"--{opt.name}", type=_typed(opt.name, opt.type),
-                             default=opt.default, help=opt.help)
-    docs = _param_docs(func)
-    group = parser.add_argument_group(f"{name} parameters (see help(fastmv.{name}))")
-    for p in hyper_parameters(func):
-        if p.name in ("n_clusters", "random_state", "callback"):
-            continue
-        default = spec.cli_defaults.get(p.name, p.default)
-        if default is inspect.Parameter.empty:
-            continue
-        if not isinstance(default, (bool, int, float, str, type(None))):
-            continue
-        group.add_argument(f"--{p.name}", dest=f"param_{p.name}", metavar=p.name.upper(),
-                           type=_typed(p.name, _value_parser(p.name, default)),
-                           default=argparse.SUPPRESS,
-                           help=(docs.get(p.name) or "") + f" (default: {default!r})")
-    return parser
-
-
-def _int_list(text):
-    return [int(v) for v in text.split(",")]
-
-
-def _load_side(path, option):
-    """A side-information array from ``.npy`` or text."""
-    if not os.path.isfile(path):
-        raise CLIError(f"--{option}: file not found: {path}")
-    try:
-        if path.endswith(".npy"):
-            arr = np.load(path, allow_pickle=False)
-        else:
-            arr = np.loadtxt(path, ndmin=2 if option in ("must", "cannot", "mask") else 1)
-    except (OSError, ValueError) as exc:
-        raise CLIError(f"--{option}: cannot read {path}: {_one_line(exc)}") from None
-    if option == "labels":
-        arr = np.asarray(arr).reshape(-1)
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise CLIError(f"--{option}: {path} must hold integers")
-        arr = arr.astype(np.int64)
-    if option == "mask":
-        return arr.astype(bool)
-    return arr
-
-
 def _cmd_run(name, argv):
     parser = build_run_parser(name)
     args = parser.parse_args(argv)
@@ -568,11 +382,6 @@ def build_parser() -> argparse.ArgumentParser:
                       help="subset of solvers (default: all)")
     sub.add_parser("list", help="list the solvers")
     return parser
-
-
-def _one_line(exc):
-    msg = " ".join(str(exc).split()) or type(exc).__name__
-    return msg
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,6 +34,8 @@ import scipy.sparse as sp
 
 import fastmv
 
+from ._estimator_docs import DATA_ARGS, SIDE_ARGS
+
 __all__ = [
     "REGISTRY",
     "Option",
@@ -44,9 +46,6 @@ __all__ = [
     "solver_function",
 ]
 
-# Arguments of the solver functions that are data or side information, not hyper-parameters.
-DATA_ARGS = {"X_list", "P_list"}
-SIDE_ARGS = {"must_link", "cannot_link", "labels", "mask"}
 # Arguments the command line sets itself (``--seed``) or cannot take from text.
 _NOT_FROM_TEXT = {"random_state", "callback"}
 

@@ -30,6 +30,7 @@ Numba layer, ``omp`` or ``tbb``; otherwise the tasks run in turn).
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -56,15 +57,20 @@ _blas_lock = threading.RLock()
 _blas_users = 0
 _blas_saved = None
 _controller = None
+_controller_modules = -1
 
 
 def _blas_controller(refresh):
-    """The BLAS libraries loaded now; looked up again by the first of overlapping calls,
-    since a library loaded after the last look-up (e.g. SciPy's OpenBLAS, which Numba's
-    ``np.dot`` calls) would otherwise run unlimited."""
-    global _controller
-    if _controller is None or refresh:
+    """The BLAS libraries loaded now. Scanning the loaded libraries costs about a millisecond
+    (up to 30 ms on a busy machine), more than a whole small OPIMC pass, so the scan is
+    repeated only by the first of overlapping calls and only when modules were imported since
+    the last one: a BLAS library loaded later (e.g. SciPy's OpenBLAS, which Numba's ``np.dot``
+    calls) comes with an import and would otherwise run unlimited."""
+    global _controller, _controller_modules
+    n_modules = len(sys.modules)
+    if _controller is None or (refresh and n_modules != _controller_modules):
         _controller = ThreadpoolController()
+        _controller_modules = n_modules
     return _controller
 
 

@@ -17,18 +17,26 @@ set of distinct numbers is drawn (Floyd's algorithm inside ``Generator.choice`` 
 small relative to the range, otherwise rejection or complement sampling; memory O(p) or
 O(range) ≤ O(50 p)), and numbers are decoded to index pairs arithmetically.
 
-It is one module, longer than most, because it is the one place where side information is
-simulated, with one function per kind; most of its length is their documentation.
+The pair numbering and sampling live in :mod:`fastmv._pair_codes`, the kinds of damage in
+:mod:`fastmv._corruption`; this module holds the public functions and their documentation.
 """
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._corruption import _KINDS, _entries, _gaussian, _samples
+from ._pair_codes import (
+    _MAX_PAIR_N,
+    _codes_of,
+    _decode_pairs,
+    _n_from,
+    _round,
+    _sample_codes,
+    _split,
+)
 from ._validation import (
     Interval,
     Options,
@@ -51,92 +59,9 @@ __all__ = [
     "corrupt",
 ]
 
-# Below this population size Generator.choice(replace=False) may permute the whole range.
-_SMALL_POPULATION = 1 << 22
 # readings of inter_view_constraints' ratio: a share of the candidate pairs or of the samples
 _BUDGETS = frozenset({"pairs", "samples"})
-# Largest n whose pair codes j (j - 1) / 2 + i decode exactly in int64.
-_MAX_PAIR_N = 1 << 31
 
-
-# ---------------------------------------------------------------------------------------
-# private helpers
-# ---------------------------------------------------------------------------------------
-
-def _round(x: float) -> int:
-    """Round half up (Python's round() is half-to-even)."""
-    return int(math.floor(x + 0.5))
-
-
-def _sample_codes(N: int, p: int, rng: np.random.Generator) -> np.ndarray:
-    """``p`` distinct integers drawn uniformly from ``range(N)``, sorted, int64.
-
-    Every p-subset is equally likely. Memory O(p) when p ≤ N/50 (Floyd's algorithm with a hash
-    set, inside ``Generator.choice``) and O(N) ≤ O(50 p) otherwise.
-    """
-    if p <= 0:
-        return np.zeros(0, dtype=np.int64)
-    if N <= _SMALL_POPULATION or p <= N // 50:
-        return np.sort(rng.choice(N, size=p, replace=False).astype(np.int64, copy=False))
-    if 2 * p > N:
-        # complement: draw the N - p codes to leave out (N ≤ 2p, so O(N) memory is O(p))
-        out = _sample_codes(N, N - p, rng)
-        keep = np.ones(N, dtype=bool)
-        keep[out] = False
-        return np.flatnonzero(keep).astype(np.int64, copy=False)
-    # N/50 < p ≤ N/2: draw with replacement until p distinct values are in hand, then keep a
-    # uniform p-subset of them. The procedure is symmetric in the values, hence uniform.
-    codes = np.zeros(0, dtype=np.int64)
-    while codes.size < p:
-        need = p - codes.size
-        codes = np.union1d(codes, rng.integers(0, N, size=need + need // 2 + 64, dtype=np.int64))
-    if codes.size > p:
-        codes = np.sort(codes[rng.choice(codes.size, size=p, replace=False)])
-    return codes
-
-
-def _decode_pairs(codes: np.ndarray):
-    """Code ``c = j(j-1)/2 + i`` (0 ≤ i < j) → ``(i, j)``, exact in int64 for j < 3e9."""
-    c = codes.astype(np.int64, copy=False)
-    j = np.floor((1.0 + np.sqrt(1.0 + 8.0 * c.astype(np.float64))) / 2.0).astype(np.int64)
-    j -= (j * (j - 1) // 2 > c)          # floating-point guard, both directions
-    j += ((j + 1) * j // 2 <= c)
-    i = c - j * (j - 1) // 2
-    return i, j
-
-
-def _n_from(N: int, n_constraints, ratio, what: str) -> int:
-    """Number of pairs to draw out of ``N`` from exactly one of n_constraints / ratio."""
-    if (n_constraints is None) == (ratio is None):
-        raise ValueError("give exactly one of n_constraints and ratio")
-    if ratio is not None:
-        ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0)
-        return _round(ratio * N)
-    p = check_int(n_constraints, "n_constraints", low=0)
-    if p > N:
-        raise ValueError(f"n_constraints={p} exceeds the number of distinct {what} ({N})")
-    return p
-
-
-def _split(i, j, same):
-    pairs = np.empty((i.shape[0], 2), dtype=np.int64)
-    pairs[:, 0] = i
-    pairs[:, 1] = j
-    return np.ascontiguousarray(pairs[same]), np.ascontiguousarray(pairs[~same])
-
-
-def _codes_of(y, name):
-    """Integer class ids 0..c-1 (rank among the sorted distinct values of y)."""
-    try:
-        uniq, codes = np.unique(y, return_inverse=True)
-    except TypeError as exc:
-        raise TypeError(f"{name} holds labels that cannot be compared: {exc}") from exc
-    return codes.reshape(-1).astype(np.int64, copy=False), uniq.shape[0]
-
-
-# ---------------------------------------------------------------------------------------
-# pairwise constraints
-# ---------------------------------------------------------------------------------------
 
 @declare_params({
     "y": ["array-like"], "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
@@ -305,10 +230,6 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
     return must, cannot
 
 
-# ---------------------------------------------------------------------------------------
-# partial labels
-# ---------------------------------------------------------------------------------------
-
 @declare_params({
     "y": ["array-like"], "ratio": [Interval(numbers.Real, 0, 1, closed="both")],
     "stratify": ["boolean"], "random_state": ["random_state"],
@@ -408,10 +329,6 @@ def pairs_from_labels(labels):
     return _split(a, b, labels[a] == labels[b])
 
 
-# ---------------------------------------------------------------------------------------
-# incomplete views
-# ---------------------------------------------------------------------------------------
-
 @declare_params({
     "n": [Interval(numbers.Integral, 1, None, closed="left")],
     "n_views": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -489,10 +406,6 @@ def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
     return ~missing
 
 
-# ---------------------------------------------------------------------------------------
-# unmapped views
-# ---------------------------------------------------------------------------------------
-
 @declare_params({
     "X_list": ["views"], "y": ["array-like"],
     "keep": [Interval(numbers.Real, 0, 1, closed="right")], "random_state": ["random_state"],
@@ -551,78 +464,6 @@ def unmapped(X_list, y, keep=0.95, *, random_state=None):
         out_labels.append(y[idx])
         out_index.append(idx)
     return out_views, out_labels, out_index
-
-
-# ---------------------------------------------------------------------------------------
-# corruption
-# ---------------------------------------------------------------------------------------
-
-_KINDS = ("gaussian", "entries", "samples")
-
-
-def _range(X):
-    if sp.issparse(X):
-        lo, hi = (float(X.data.min()), float(X.data.max())) if X.nnz else (0.0, 0.0)
-        if X.nnz < X.shape[0] * X.shape[1]:
-            lo, hi = min(lo, 0.0), max(hi, 0.0)
-        return lo, hi
-    return float(X.min()), float(X.max())
-
-
-def _gaussian(X, snr_db, rng):
-    n, d = X.shape
-    if sp.issparse(X):
-        power = float(np.dot(X.data, X.data)) / (n * d)
-        out = X.toarray()
-    else:
-        power = float(np.mean(np.square(X, dtype=np.float64)))
-        out = X.copy()
-    sigma = math.sqrt(power / 10.0 ** (snr_db / 10.0))
-    out += (sigma * rng.standard_normal((n, d))).astype(out.dtype, copy=False)
-    return out
-
-
-def _entries(X, level, rng):
-    n, d = X.shape
-    lo, hi = _range(X)
-    codes = _sample_codes(n * d, _round(level * n * d), rng)
-    values = rng.uniform(lo, hi, size=codes.shape[0])
-    if not sp.issparse(X):
-        out = X.copy()
-        out.reshape(-1)[codes] = values
-        return out
-    coo = X.tocoo()
-    old = coo.row.astype(np.int64) * d + coo.col
-    hit = np.zeros(old.shape[0], dtype=bool)
-    if codes.size:
-        pos = np.minimum(np.searchsorted(codes, old), codes.size - 1)
-        hit = codes[pos] == old
-    rows = np.concatenate([coo.row[~hit].astype(np.int64), codes // d])
-    cols = np.concatenate([coo.col[~hit].astype(np.int64), codes % d])
-    data = np.concatenate([coo.data[~hit], values.astype(X.dtype)])
-    out = sp.csr_matrix((data, (rows, cols)), shape=(n, d), dtype=X.dtype)
-    out.sort_indices()
-    return out
-
-
-def _samples(X, rows, rng):
-    n, d = X.shape
-    lo, hi = _range(X)
-    values = rng.uniform(lo, hi, size=(rows.shape[0], d)).astype(X.dtype, copy=False)
-    if not sp.issparse(X):
-        out = X.copy()
-        out[rows] = values
-        return out
-    keep = np.ones(n, dtype=X.dtype)
-    keep[rows] = 0
-    kept = sp.diags(keep).tocsr() @ X
-    kept.eliminate_zeros()
-    noise = sp.csr_matrix((values.reshape(-1),
-                           (np.repeat(rows, d), np.tile(np.arange(d), rows.shape[0]))),
-                          shape=(n, d), dtype=X.dtype)
-    out = (kept + noise).tocsr()
-    out.sort_indices()
-    return out
 
 
 @declare_params({

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fastmv
-from fastmv import estimators, metrics
+from fastmv import _estimator_docs, estimators, metrics
 from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
 
 SOLVERS = {MVMC: fastmv.mvmc, MVFL: fastmv.mvfl, EMVC: fastmv.emvc, CMVNMF: fastmv.cmvnmf,
@@ -30,7 +30,7 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
               if n not in DATA_AND_SIDE}
     init = {n: p for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self"}
     fix = ("; paste this __init__ (and add annotations) into fastmv/estimators.py:\n"
-           + estimators._init_source(func))
+           + _estimator_docs._init_source(func))
     assert set(init) == set(solver), (
         f"{cls.__name__}.__init__ is out of step with fastmv.{func.__name__}: missing "
         f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}{fix}")

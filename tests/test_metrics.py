@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastmv import metrics
+from fastmv import _contingency, metrics
 
 sk = pytest.importorskip("sklearn.metrics")
 
@@ -165,8 +165,8 @@ def test_accuracy_sparse_matching_path_equals_dense(monkeypatch):
     cases.append((np.zeros(50, int), np.arange(50)))
     dense = [metrics.accuracy(a, b) for a, b in cases]
     dense_eval = [metrics.evaluate(a, b) for a, b in cases]
-    monkeypatch.setattr(metrics, "_DENSE_MATCH_LIMIT", 0)
-    monkeypatch.setattr(metrics, "_DENSE_TABLE_LIMIT", 0)     # sparse (sorted) table too
+    monkeypatch.setattr(_contingency, "_DENSE_MATCH_LIMIT", 0)
+    monkeypatch.setattr(_contingency, "_DENSE_TABLE_LIMIT", 0)     # sparse (sorted) table too
     for (a, b), acc, ev in zip(cases, dense, dense_eval):
         assert metrics.accuracy(a, b) == pytest.approx(acc, abs=1e-12)
         assert metrics.evaluate(a, b) == pytest.approx(ev, abs=1e-12)

@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from fastmv import simulate
-from fastmv.simulate import _decode_pairs, _sample_codes
+from fastmv import _pair_codes, simulate
+from fastmv._pair_codes import _decode_pairs, _sample_codes
 
 
 def labels(n, k=4, seed=0):
@@ -49,7 +49,7 @@ def test_decode_pairs_enumerates_all_pairs_exactly_once():
 @pytest.fixture
 def small_population(monkeypatch):
     """Let modest ranges take the rejection / complement paths of _sample_codes."""
-    monkeypatch.setattr(simulate, "_SMALL_POPULATION", 0)
+    monkeypatch.setattr(_pair_codes, "_SMALL_POPULATION", 0)
 
 
 @pytest.mark.parametrize("N, p", [(10, 0), (10, 10), (10, 3), (200_000, 2_000),

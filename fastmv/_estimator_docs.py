@@ -1,0 +1,164 @@
+"""The estimators' documentation and ``__init__`` source, generated from the solver functions.
+
+Each estimator's class docstring takes its parameter descriptions from the solver's numpydoc
+docstring, and its ``__init__`` must list the solver's hyper-parameters with the solver's
+defaults: both are derived here, so the estimators and the functions cannot drift apart (the
+tests compare every ``__init__`` with :func:`_init_source`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import sys
+
+# Arguments of the solver functions that are data or side information, not hyper-parameters.
+DATA_ARGS = frozenset({"X_list", "P_list"})
+SIDE_ARGS = frozenset({"must_link", "cannot_link", "labels", "mask"})
+# Fields every result has; the others are the solver's own matrices.
+RESULT_BASE = {"labels", "objective", "n_iter", "converged"}
+
+
+def _parameter_entries(func):
+    """The numpydoc Parameters section of ``func`` as ``[(names, header, body lines)]``."""
+    doc = inspect.getdoc(func) or ""
+    m = re.search(r"^Parameters\n-+\n(.*?)(?=^\w[\w ]*\n-+\n|\Z)", doc, re.DOTALL | re.MULTILINE)
+    entries = []
+    if not m:
+        return entries
+    for line in m.group(1).rstrip().splitlines():
+        if line and not line[0].isspace():
+            names = [s.strip() for s in line.split(":", 1)[0].split(",")]
+            entries.append((names, line, []))
+        elif entries:
+            entries[-1][2].append(line)
+    return entries
+
+
+def _parameters_doc(cls, func):
+    """A Parameters section for ``cls.__init__`` from ``func``'s docstring."""
+    init = inspect.signature(cls.__init__).parameters
+    names = [n for n in init if n != "self"]
+    lines = ["Parameters", "----------"]
+    done = set()
+    solver_defaults = {p.name: p.default for p in inspect.signature(func).parameters.values()}
+    for entry_names, header, body in _parameter_entries(func):
+        own = [n for n in entry_names if n in names]
+        if not own:
+            continue
+        if len(own) < len(entry_names):
+            header = ", ".join(own) + " :" + header.split(":", 1)[1]
+        for n in own:
+            if solver_defaults.get(n) is inspect.Parameter.empty:
+                header += f" (estimator default {init[n].default!r})"
+        lines.append(header)
+        lines += body if body else ["    See the solver function."]
+        done.update(own)
+    for n in names:
+        if n not in done:
+            lines += [f"{n} : object, default {init[n].default!r}",
+                      f"    Passed to :func:`fastmv.{func.__name__}`."]
+    return "\n".join(lines)
+
+
+def _attributes_doc(result_fields, matrices_doc):
+    lines = ["Attributes", "----------",
+             "labels_ : ndarray of int64" + (" or list of ndarray" if "list" in matrices_doc
+                                             else ""),
+             "    Cluster labels of the samples seen by ``fit``.",
+             "result_ : result object",
+             "    Everything the solver returned.",
+             "objective_ : ndarray", "    Objective history.",
+             "n_iter_ : int or ndarray", "    Iterations run.",
+             "converged_ : bool", "    Whether the stopping test was met."]
+    for f in result_fields:
+        lines += [f"{f}_ : see ``result_.{f}``", f"    {matrices_doc}"]
+    return "\n".join(lines)
+
+
+def _result_fields(func):
+    """Fields of the solver's result class (``<NAME>Result`` beside the function), except
+    the base ones."""
+    result_cls = getattr(sys.modules[func.__module__], func.__name__.upper() + "Result", None)
+    if result_cls is None or not dataclasses.is_dataclass(result_cls):
+        return []
+    return [f.name for f in dataclasses.fields(result_cls) if f.name not in RESULT_BASE]
+
+
+def _document(cls, func, intro, examples, matrices_doc="Learned by the solver."):
+    cls._solver = staticmethod(func)
+    result_fields = _result_fields(func)
+    cls.__doc__ = "\n\n".join([
+        intro.strip(), _parameters_doc(cls, func), _attributes_doc(result_fields, matrices_doc),
+        "See Also\n--------\n" + f"fastmv.{func.__name__} : The solver function.",
+        "Examples\n--------\n" + inspect.cleandoc(examples)])
+    return cls
+
+
+_FIT_DOC = """Fit the model{extra}.
+
+        Parameters
+        ----------
+        Xs : list of array-like or scipy.sparse matrices
+            {xs}
+        y : None
+            Ignored (scikit-learn convention for clustering).
+{side}        view_sizes : sequence of int, optional
+            Give ``Xs`` as one 2-D array with the views side by side and their widths here
+            (for tools such as ``GridSearchCV`` that index samples).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import {cls}
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> {cls}({args}).fit(Xs{fit}).{attr}
+        {out}
+"""
+
+_SIDE_DOC = {
+    "must_link": "        must_link : array-like of int, shape (p, 2), optional\n"
+                 "            Sample pairs known to share a cluster.\n",
+    "cannot_link": "        cannot_link : array-like of int, shape (p, 2), optional\n"
+                   "            Sample pairs known to be in different clusters.\n",
+    "labels": "        labels : array-like of int, shape (n,), optional\n"
+              "            Partial labels, ``-1`` for unknown.\n",
+    "mask": "        mask : array-like of bool, shape (n, m), optional\n"
+            "            ``True`` where a sample is present in a view.\n",
+    "cmvnmf_pairs": "        must_link, cannot_link : dict or None\n"
+                    "            ``{(a, b): (p, 2) int array}`` inter-view pairs (see "
+                    ":func:`fastmv.cmvnmf`).\n",
+}
+
+
+def _fit_doc(cls, xs, side, example):
+    args, fit, attr, out = example
+    return _FIT_DOC.format(xs=xs, side="".join(_SIDE_DOC[s] for s in side), extra="",
+                           cls=cls, args=args, fit=fit, attr=attr, out=out)
+
+
+_REQUIRED_DEFAULTS = {"n_clusters": 2, "lam1": 0.01, "lam2": 0.01}
+
+
+def _init_source(func) -> str:
+    """Source of the explicit ``__init__`` an estimator of ``func`` needs: the solver's
+    hyper-parameters in signature order and kind, the solver's defaults (estimator defaults
+    for the required ones). Used by the test that keeps the estimators in step."""
+    params = [p for p in inspect.signature(func).parameters.values()
+              if p.name not in DATA_ARGS | SIDE_ARGS]
+    parts, star = ["self"], False
+    for p in params:
+        if p.kind is p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        default = p.default if p.default is not p.empty else _REQUIRED_DEFAULTS[p.name]
+        parts.append(f"{p.name}={default!r}")
+    lines = [f"    def __init__({', '.join(parts)}):"]
+    lines += [f"        self.{p.name} = {p.name}" for p in params]
+    return "\n".join(lines)
