@@ -36,6 +36,7 @@ from tests.naive_emvc import (  # noqa: F401
     rowwise_simplex_projection,
 )
 from tests.naive_mvfl import (  # noqa: F401
+    cholesky_solve,
     irls_diagonal,
     labelled_rows_update,
     multiplicative_f_update,
