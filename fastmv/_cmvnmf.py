@@ -341,13 +341,17 @@ class _Problem:
         U, _ = multiplicative_update(self.U[a], self._xt_times(a, Va), self.VtV[a],
                                      self.no_terms, 0.0, self.eps)
         self.U[a] = U
+        UtU = U.T @ U
         if self.rescale:
-            s = np.sqrt(np.einsum("ij,ij->j", U, U, dtype=np.float64))
+            # the column norms are the diagonal of UᵀU: one small product instead of two
+            s = np.sqrt(np.diag(UtU)).astype(self.dtype)
             s[s == 0] = 1.0
-            U /= s.astype(self.dtype)
-            Va *= s.astype(self.dtype)
-            self.VtV[a] = self.VtV[a] * np.outer(s, s).astype(self.dtype)
-        self.UtU[a] = U.T @ U
+            U /= s
+            Va *= s
+            ss = np.outer(s, s)
+            self.VtV[a] *= ss
+            UtU /= ss
+        self.UtU[a] = UtU
 
     def update_v(self, a):
         """``V_a`` multiplicative update with the constraint terms of every block touching a."""
