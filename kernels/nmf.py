@@ -9,9 +9,12 @@ those products, which NumPy / scipy.sparse would do in several passes with tempo
   multiplicative update of ``U_a`` or ``V_a`` in a single pass, parallel over rows, with the
   must-link / cannot-link products ``M V`` and ``C V`` of every constraint block touching a
   view and the degree terms (:class:`ConstraintTerms`: pattern-only CSR whose columns index
-  the stacked factor ``V_all`` of all views) fused in;
-- :func:`constraint_penalty`: the constraint part of the objective, a parallel sum over pairs
-  in a fixed number of chunks (so the result does not depend on the thread count);
+  the stacked factor ``V_all`` of all views) fused in; it also returns the pair penalty of
+  the rows it gathered (to the views updated before, at their final values), so a sweep
+  needs no second pass over the pairs for its objective;
+- :func:`constraint_penalty`: the constraint part of the objective at any state (initial
+  factors, intra-view pairs after a sweep), a parallel sum over pairs in a fixed number of
+  chunks (so the result does not depend on the thread count);
 - :func:`pattern_csr`: builds those CSR patterns from (row, column) lists in O(nnz + n)
   (two counting sorts; columns end up sorted within each row for locality of the gathers).
 
@@ -46,7 +49,7 @@ def pattern_csr(rows, cols, n_rows, n_cols):
     indptr : ndarray of int64, shape (n_rows + 1,)
     indices : ndarray, shape (nnz,), dtype of ``cols``
         Column indices, sorted within each row; repeated entries are kept (a repeated pair
-        counts repeatedly in :func:`constraint_products`).
+        counts repeatedly in :func:`multiplicative_update`).
 
     Notes
     -----

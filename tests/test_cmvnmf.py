@@ -153,6 +153,20 @@ def test_kernels_thread_count_independent(rng):
     with fastmv.thread_limit(2):
         two = K.constraint_penalty(V_all, must, cannot)
     assert one == two
+    # the update's penalty part: blocks of rows summed in order
+    n_a = 3000
+    m_ptr, m_idx = K.pattern_csr((must[:, 0] % n_a).astype(np.int64), must[:, 1], n_a, 5000)
+    c_ptr, c_idx = K.pattern_csr((cannot[:, 0] % n_a).astype(np.int64), cannot[:, 1],
+                                 n_a, 5000)
+    terms = K.ConstraintTerms(V_all, m_ptr, m_idx, c_ptr, c_idx, np.zeros(n_a), np.ones(n_a),
+                              np.ones(n_a), np.array([2000], dtype=np.int64))
+    args = (V_all[:n_a], rng.random((n_a, 6)), np.eye(6), terms, 0.5, 1e-10)
+    with fastmv.thread_limit(1):
+        F1, p1 = K.multiplicative_update(*args)
+    with fastmv.thread_limit(2):
+        F2, p2 = K.multiplicative_update(*args)
+    np.testing.assert_array_equal(F1, F2)
+    assert p1 == p2
 
 
 # --------------------------------------------------------------------------- problems
