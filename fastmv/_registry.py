@@ -426,12 +426,12 @@ def _cmvnmf_demo(seed):
     # 2% of the cross pairs (216 600 pairs) already tie the views (ACC 1.0, as 5% did) at
     # half the constrained setting's time
     ml, cl = fastmv.simulate.inter_view_constraints(ys, ratio=0.02, random_state=seed)
-    # Fewer starts than the default n_init=5, which cost 3.5-4 s of CMVNMF's share (seeds
-    # 0-4, docs/cmvnmf.md "The demo's settings"): without pairs one start with tol=1e-4
-    # converges (the default 1e-6 is not reached in 300 sweeps) and scores above the five
-    # starts on every seed (per-view NMF moves away from its k-means start; more sweeps and
-    # starts only lower the objective); with pairs three starts give ACC 1.0 on every seed,
-    # two do not.
+    # Fewer starts than the default n_init=5 (with it these two rows took 7.7 s of the demo
+    # on an idle machine; docs/cmvnmf.md "The demo's settings", seeds 0-4): without pairs
+    # one start with tol=1e-4 converges (1e-6 is not reached in 300 sweeps) and scores above
+    # five starts on every seed (per-view NMF moves away from its k-means start; more sweeps
+    # and starts only lower the objective); with pairs three starts give ACC 1.0 on every
+    # seed, two do not.
 
     def unconstrained():
         res = fastmv.cmvnmf(Xs, 10, {}, {}, n_init=1, tol=1e-4, random_state=seed)
