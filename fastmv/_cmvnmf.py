@@ -90,9 +90,24 @@ class CMVNMFResult(Result):
 class _Data(NamedTuple):
     views: list          # normalised and divided by 2**log2_scale, C-contiguous or CSR
     n_clusters: int
-    blocks: dict         # {(a, b): (must (p, 2), cannot (q, 2))}, a <= b
+    blocks: "_Constraints"  # the pairs, as patterns built once for every start
     beta: float
     log2_scale: int      # the views were divided by 2**log2_scale
+
+
+class _Constraints(NamedTuple):
+    """The pairs of every block as the kernels read them (built once per call)."""
+
+    blocks: dict         # {(a, b): (must (p, 2), cannot (q, 2))}, a <= b
+    must_pattern: list   # per view (indptr, indices): columns index the stacked V_all
+    cannot_pattern: list
+    deg_num: list        # per view: intra-view must-link degrees (numerator)
+    deg_den: list        # per view: all must-link degrees, intra-view ones twice
+    deg_pen: list        # per view: inter-view must-link degrees (penalty part)
+    must_global: np.ndarray    # (p, 2) all pairs as rows of V_all, for the objective
+    cannot_global: np.ndarray
+    must_intra: np.ndarray     # the intra-view pairs alone (the sweep's penalty part
+    cannot_intra: np.ndarray   # covers the inter-view ones)
 
 
 def _check_constraints(constraints, name, n_list):
@@ -146,7 +161,8 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     for (a, b), (ml, cl) in blocks.items():
         # an intra-view pair (i, j) is the pair (j, i)
         ml, cl = (np.sort(ml, axis=1), np.sort(cl, axis=1)) if a == b else (ml, cl)
-        check_pair_conflicts(ml, cl, f"must_link[({a}, {b})]", f"cannot_link[({a}, {b})]")
+        if _any_common_pair(ml, cl, n_list[b]):   # the full check only to name the pair
+            check_pair_conflicts(ml, cl, f"must_link[({a}, {b})]", f"cannot_link[({a}, {b})]")
     views = [normalize_rows(X, normalize) for X in views]
     # data far from 1 (possible with normalize=None) is divided by one power of two for all
     # views: exact, keeps the views' relative weights; ordinary data is left as it is
@@ -154,7 +170,22 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
         else math.frexp(top)[1]
     views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
-    return _Data(views, n_clusters, blocks, float(beta), log2_scale)
+    return _Data(views, n_clusters, _constraints(blocks, n_list, dtype), float(beta), log2_scale)
+
+
+def _any_common_pair(must, cannot, n_b):
+    """Whether a row of ``must`` is also a row of ``cannot`` (second column < ``n_b``).
+
+    A lookup table over the pair keys when it is small (O(p + q), a few ms for 500 000
+    pairs); ``np.intersect1d`` (hashing both sides) took a quarter of a 20-sweep solve.
+    """
+    if must.shape[0] == 0 or cannot.shape[0] == 0:
+        return False
+    key_m = must[:, 0] * np.int64(n_b) + must[:, 1]
+    key_c = cannot[:, 0] * np.int64(n_b) + cannot[:, 1]
+    span = int(key_m.max()) - int(key_m.min()) + 1
+    kind = "table" if span <= max(1 << 22, 16 * (key_m.size + key_c.size)) else "sort"
+    return bool(np.isin(key_c, key_m, kind=kind).any())
 
 
 def _scaled(X, log2_scale):
@@ -167,6 +198,65 @@ def _scaled(X, log2_scale):
 
 
 # --------------------------------------------------------------------------- the problem
+def _constraints(blocks, n_list, dtype):
+    """:class:`_Constraints` of ``blocks`` for views of ``n_list`` rows (factors of ``dtype``)."""
+    m = len(n_list)
+    off = np.concatenate([[0], np.cumsum(n_list)]).astype(np.int64)
+    rows_m = [[] for _ in range(m)]
+    cols_m = [[] for _ in range(m)]
+    rows_c = [[] for _ in range(m)]
+    cols_c = [[] for _ in range(m)]
+    deg_num = [np.zeros(n, dtype=dtype) for n in n_list]
+    deg_den = [np.zeros(n, dtype=dtype) for n in n_list]
+    deg_pen = [np.zeros(n, dtype=dtype) for n in n_list]
+    g_must, g_cannot, i_must, i_cannot = [], [], [], []
+    for (a, b), (must, cannot) in blocks.items():
+        i, j = must[:, 0], must[:, 1]
+        if a == b:
+            rows_m[a] += [i, j]
+            cols_m[a] += [off[a] + j, off[a] + i]
+            ds = (np.bincount(i, minlength=n_list[a])
+                  + np.bincount(j, minlength=n_list[a])).astype(dtype)
+            deg_num[a] += ds
+            deg_den[a] += 2 * ds
+        else:
+            rows_m[a].append(i)
+            cols_m[a].append(off[b] + j)
+            rows_m[b].append(j)
+            cols_m[b].append(off[a] + i)
+            for v, rows in ((a, i), (b, j)):
+                d = np.bincount(rows, minlength=n_list[v]).astype(dtype)
+                deg_den[v] += d
+                deg_pen[v] += d
+        g_must.append(np.column_stack([off[a] + i, off[b] + j]))
+        i, j = cannot[:, 0], cannot[:, 1]
+        rows_c[a].append(i)
+        cols_c[a].append(off[b] + j)
+        rows_c[b].append(j)
+        cols_c[b].append(off[a] + i)
+        g_cannot.append(np.column_stack([off[a] + i, off[b] + j]))
+        if a == b:
+            i_must.append(g_must[-1])
+            i_cannot.append(g_cannot[-1])
+    # int32 indices when they fit: the gathers are memory bound
+    N = int(off[-1])
+    idx = np.int32 if N < np.iinfo(np.int32).max else np.int64
+
+    def pattern(rows, cols, n):
+        r = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+        col = np.concatenate(cols).astype(idx) if cols else np.zeros(0, idx)
+        return pattern_csr(r, col, n, N)
+
+    def stacked(pairs):
+        return (np.ascontiguousarray(np.vstack(pairs), dtype=idx) if pairs
+                else np.zeros((0, 2), dtype=idx))
+
+    return _Constraints(blocks, [pattern(rows_m[a], cols_m[a], n_list[a]) for a in range(m)],
+                        [pattern(rows_c[a], cols_c[a], n_list[a]) for a in range(m)],
+                        deg_num, deg_den, deg_pen, stacked(g_must), stacked(g_cannot),
+                        stacked(i_must), stacked(i_cannot))
+
+
 class _Problem:
     """Data, constraint patterns and current factors of one CMVNMF run.
 
@@ -196,7 +286,8 @@ class _Problem:
         self.U = [np.array(U, dtype=self.dtype, order="C") for U in U_list]
         self.xx = [float(X.multiply(X).sum()) if sp.issparse(X)
                    else float(np.vdot(X, X)) for X in X_list]
-        self._build_constraints(blocks)
+        self._use_constraints(blocks if isinstance(blocks, _Constraints)
+                              else _constraints(blocks, self.n, self.dtype))
         self.VtV = [self.V(a).T @ self.V(a) for a in range(self.m)]
         self.UtU = [U.T @ U for U in self.U]
         self.XU = [self._x_times(a, self.U[a]) for a in range(self.m)]
@@ -208,65 +299,26 @@ class _Problem:
     def V(self, a):
         return self.V_all[self.offsets[a]:self.offsets[a + 1]]
 
-    def _build_constraints(self, blocks):
+    def _use_constraints(self, cons):
         m, off = self.m, self.offsets
-        rows_m = [[] for _ in range(m)]
-        cols_m = [[] for _ in range(m)]
-        rows_c = [[] for _ in range(m)]
-        cols_c = [[] for _ in range(m)]
-        self.deg_num = [np.zeros(n, dtype=self.dtype) for n in self.n]
-        self.deg_den = [np.zeros(n, dtype=self.dtype) for n in self.n]
-        g_must, g_cannot = [], []
-        for (a, b), (must, cannot) in blocks.items():
-            i, j = must[:, 0], must[:, 1]
-            if a == b:
-                rows_m[a] += [i, j]
-                cols_m[a] += [off[a] + j, off[a] + i]
-                ds = (np.bincount(i, minlength=self.n[a])
-                      + np.bincount(j, minlength=self.n[a])).astype(self.dtype)
-                self.deg_num[a] += ds
-                self.deg_den[a] += 2 * ds
-            else:
-                rows_m[a].append(i)
-                cols_m[a].append(off[b] + j)
-                rows_m[b].append(j)
-                cols_m[b].append(off[a] + i)
-                self.deg_den[a] += np.bincount(i, minlength=self.n[a]).astype(self.dtype)
-                self.deg_den[b] += np.bincount(j, minlength=self.n[b]).astype(self.dtype)
-            g_must.append(np.column_stack([off[a] + i, off[b] + j]))
-            i, j = cannot[:, 0], cannot[:, 1]
-            rows_c[a].append(i)
-            cols_c[a].append(off[b] + j)
-            rows_c[b].append(j)
-            cols_c[b].append(off[a] + i)
-            g_cannot.append(np.column_stack([off[a] + i, off[b] + j]))
-        # int32 indices when they fit: the gathers are memory bound
-        N = int(off[-1])
-        idx = np.int32 if N < np.iinfo(np.int32).max else np.int64
-        self.must_pattern = [self._pattern(rows_m[a], cols_m[a], self.n[a], N, idx)
-                             for a in range(m)]
-        self.cannot_pattern = [self._pattern(rows_c[a], cols_c[a], self.n[a], N, idx)
-                               for a in range(m)]
-        self.has_constraints = [self.must_pattern[a][1].size + self.cannot_pattern[a][1].size > 0
+        self.must_global, self.cannot_global = cons.must_global, cons.cannot_global
+        self.must_intra, self.cannot_intra = cons.must_intra, cons.cannot_intra
+        self.has_constraints = [cons.must_pattern[a][1].size + cons.cannot_pattern[a][1].size > 0
                                 for a in range(m)]
-        self.terms = [ConstraintTerms(self.V_all, *self.must_pattern[a], *self.cannot_pattern[a],
-                                      self.deg_num[a], self.deg_den[a]) for a in range(m)]
+        # split = the view's offset: the pairs to views updated before it in the sweep give
+        # their penalty part in its V update (multiplicative_update)
+        self.terms = [ConstraintTerms(self.V_all, *cons.must_pattern[a],
+                                      *cons.cannot_pattern[a], cons.deg_num[a],
+                                      cons.deg_den[a], cons.deg_pen[a],
+                                      np.array([off[a]], dtype=np.int64)) for a in range(m)]
+        idx = cons.must_global.dtype
         no_int = np.zeros(0, dtype=np.int64)
         no_float = np.zeros(0, dtype=self.dtype)
         self.no_terms = ConstraintTerms(np.zeros((0, self.c), dtype=self.dtype), no_int,
                                         np.zeros(0, dtype=idx), no_int, np.zeros(0, dtype=idx),
-                                        no_float, no_float)
-        empty = np.zeros((0, 2), dtype=idx)
-        self.must_global = np.ascontiguousarray(np.vstack(g_must), dtype=idx) \
-            if g_must else empty
-        self.cannot_global = np.ascontiguousarray(np.vstack(g_cannot), dtype=idx) \
-            if g_cannot else empty
-
-    @staticmethod
-    def _pattern(rows, cols, n, N, idx):
-        r = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
-        col = np.concatenate(cols).astype(idx) if cols else np.zeros(0, idx)
-        return pattern_csr(r, col, n, N)
+                                        no_float, no_float, no_float, no_int)
+        self.pen_parts = [0.0] * m
+        self.swept_penalty = None   # the penalty after the last full sweep, while current
 
     # --- products with X
     def _x_times(self, a, U):
@@ -284,27 +336,33 @@ class _Problem:
     # --- the two updates
     def update_u(self, a):
         """``U_a`` multiplicative update (then the optional column rescaling)."""
+        self.swept_penalty = None
         Va = self.V(a)
-        U = multiplicative_update(self.U[a], self._xt_times(a, Va), self.VtV[a],
-                                  self.no_terms, 0.0, self.eps)
+        U, _ = multiplicative_update(self.U[a], self._xt_times(a, Va), self.VtV[a],
+                                     self.no_terms, 0.0, self.eps)
         self.U[a] = U
+        UtU = U.T @ U
         if self.rescale:
-            s = np.sqrt(np.einsum("ij,ij->j", U, U, dtype=np.float64))
+            # the column norms are the diagonal of UᵀU: one small product instead of two
+            s = np.sqrt(np.diag(UtU)).astype(self.dtype)
             s[s == 0] = 1.0
-            U /= s.astype(self.dtype)
-            Va *= s.astype(self.dtype)
-            self.VtV[a] = self.VtV[a] * np.outer(s, s).astype(self.dtype)
-        self.UtU[a] = U.T @ U
+            U /= s
+            Va *= s
+            ss = np.outer(s, s)
+            self.VtV[a] *= ss
+            UtU /= ss
+        self.UtU[a] = UtU
 
     def update_v(self, a):
         """``V_a`` multiplicative update with the constraint terms of every block touching a."""
+        self.swept_penalty = None
         Va = self.V(a)
         XU = self._x_times(a, self.U[a])
         self.XU[a] = XU
         constrained = self.has_constraints[a] and self.beta != 0.0
-        Va[...] = multiplicative_update(Va, XU, self.UtU[a],
-                                        self.terms[a] if constrained else self.no_terms,
-                                        self.beta if constrained else 0.0, self.eps)
+        Va[...], self.pen_parts[a] = multiplicative_update(
+            Va, XU, self.UtU[a], self.terms[a] if constrained else self.no_terms,
+            self.beta if constrained else 0.0, self.eps)
         self.VtV[a] = Va.T @ Va
 
     def sweep(self):
@@ -312,6 +370,13 @@ class _Problem:
             for a in range(self.m):
                 self.update_u(a)
                 self.update_v(a)
+            if self.beta != 0.0:
+                # every view's V update gave the inter-view pairs to the views before it,
+                # at final values; only the intra-view pairs need a pass of their own
+                pen = math.fsum(self.pen_parts)
+                if self.must_intra.shape[0] or self.cannot_intra.shape[0]:
+                    pen += constraint_penalty(self.V_all, self.must_intra, self.cannot_intra)
+                self.swept_penalty = pen
 
     def step(self):
         """One sweep (the driver's step): the objective and a read-only view of the factors."""
@@ -322,15 +387,19 @@ class _Problem:
     def objective(self):
         """Objective from cached ``X_a U_a``, ``U_aᵀU_a``, ``V_aᵀV_a`` (no residual formed).
 
-        Exact when the caches are current, i.e. after :meth:`update_v` (or at init); the
-        tests use an independent dense evaluation after every single update.
+        Exact when the caches are current, i.e. after :meth:`update_v` (or at init); after a
+        :meth:`sweep` the pair penalty is the one the V updates gave (expanded, see
+        ``multiplicative_update``). The tests use an independent dense evaluation after every
+        single update.
         """
         fit = 0.0
         for a in range(self.m):
             fit += (self.xx[a] - 2.0 * float(np.vdot(self.V(a), self.XU[a]))
                     + float(np.sum(self.UtU[a] * self.VtV[a], dtype=np.float64)))
         pen = 0.0
-        if self.beta != 0.0 and (self.must_global.shape[0] or self.cannot_global.shape[0]):
+        if self.swept_penalty is not None:
+            pen = self.swept_penalty
+        elif self.beta != 0.0 and (self.must_global.shape[0] or self.cannot_global.shape[0]):
             pen = constraint_penalty(self.V_all, self.must_global, self.cannot_global)
         return max(fit, 0.0) + self.beta * pen
 

@@ -9,9 +9,12 @@ those products, which NumPy / scipy.sparse would do in several passes with tempo
   multiplicative update of ``U_a`` or ``V_a`` in a single pass, parallel over rows, with the
   must-link / cannot-link products ``M V`` and ``C V`` of every constraint block touching a
   view and the degree terms (:class:`ConstraintTerms`: pattern-only CSR whose columns index
-  the stacked factor ``V_all`` of all views) fused in;
-- :func:`constraint_penalty`: the constraint part of the objective, a parallel sum over pairs
-  in a fixed number of chunks (so the result does not depend on the thread count);
+  the stacked factor ``V_all`` of all views) fused in; it also returns the pair penalty of
+  the rows it gathered (to the views updated before, at their final values), so a sweep
+  needs no second pass over the pairs for its objective;
+- :func:`constraint_penalty`: the constraint part of the objective at any state (initial
+  factors, intra-view pairs after a sweep), a parallel sum over pairs in a fixed number of
+  chunks (so the result does not depend on the thread count);
 - :func:`pattern_csr`: builds those CSR patterns from (row, column) lists in O(nnz + n)
   (two counting sorts; columns end up sorted within each row for locality of the gathers).
 
@@ -46,7 +49,7 @@ def pattern_csr(rows, cols, n_rows, n_cols):
     indptr : ndarray of int64, shape (n_rows + 1,)
     indices : ndarray, shape (nnz,), dtype of ``cols``
         Column indices, sorted within each row; repeated entries are kept (a repeated pair
-        counts repeatedly in :func:`constraint_products`).
+        counts repeatedly in :func:`multiplicative_update`).
 
     Notes
     -----
@@ -145,6 +148,12 @@ class ConstraintTerms(NamedTuple):
         Cannot-link pattern.
     deg_num, deg_den : ndarrays, shape (n_a,)
         Degree terms of the numerator and the denominator (dtype of ``V_all``).
+    deg_pen : ndarray, shape (n_a,)
+        Weight of ``‖F_new[i]‖²`` in the penalty part the update returns (dtype of
+        ``V_all``); the solver passes the number of inter-view must-link pairs of row ``i``.
+    split : ndarray of int64, shape (1,) or (0,)
+        ``split[0]``: pattern columns below it (the views updated earlier in the sweep, whose
+        rows of ``V_all`` are final) enter the penalty part the update returns; empty: none.
     """
 
     V_all: np.ndarray
@@ -154,6 +163,8 @@ class ConstraintTerms(NamedTuple):
     cannot_indices: np.ndarray
     deg_num: np.ndarray
     deg_den: np.ndarray
+    deg_pen: np.ndarray
+    split: np.ndarray
 
 
 @njit(parallel=True, cache=True)
@@ -168,6 +179,14 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     ``gram = U_aᵀ U_a`` and the constraint terms of every block touching view ``a``
     (``M^{ab} V_b``, ``C^{ab} V_b``, ``D^{ab} V_a`` of docs/algorithms.md §4; intra-view
     pairs enter symmetrised, see ``fastmv._cmvnmf``).
+
+    It also returns the part of the pair penalty that the rows gathered for the update
+    already give: with ``M_<``, ``C_<`` the pattern entries whose column is below
+    ``terms.split[0]``,
+    ``Σ_i deg_pen[i] ‖F_new[i]‖² − 2 F_new[i]·(M_< V_all)[i] + 2 F_new[i]·(C_< V_all)[i]``.
+    Summed over the views of a Gauss–Seidel sweep (``split`` = the view's offset, ``deg_pen``
+    = its rows' numbers of inter-view must-links) this is the inter-view penalty after the sweep,
+    ``Σ_must ‖V_i − V_j‖² + 2 Σ_cannot V_i·V_j`` expanded, without a second pass over the pairs.
 
     Parameters
     ----------
@@ -190,26 +209,36 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     Returns
     -------
     F_new : ndarray, shape (n, c), dtype of ``F``
+    penalty : float
+        The penalty part above (float64 sums; ``0.0`` without patterns or with an empty
+        ``split``), not multiplied by ``beta``.
 
     Notes
     -----
     O(n c² + (nnz_m + nnz_c) c) time, parallel over blocks of rows, O(c) scratch per block;
-    every row is written by one thread only (thread-count independent). Moves the four
-    n × c arrays once plus the gathered rows of ``V_all``. One kernel for both factors and
-    with or without constraints: each ``parallel=True`` specialisation costs seconds to
-    compile on first use.
+    every row is written by one thread only and the blocks' penalty parts are added in
+    order (thread-count independent). Moves the four n × c arrays once plus the gathered
+    rows of ``V_all``. One kernel for both factors and with or without constraints: each
+    ``parallel=True`` specialisation costs seconds to compile on first use.
 
     Cost: moves ``3 n c b + c² b`` bytes (``b`` the itemsize: ``F`` and ``numer`` read, the
     result written) plus ``(nnz_m + nnz_c)(8 + c b)`` for the gathered rows of ``V_all``;
-    ``2 n c² + 2 (nnz_m + nnz_c) c + ~6 n c`` flops.
+    ``2 n c² + 2 (nnz_m + nnz_c) c + ~10 n c`` flops.
     """
     n, c = F.shape
     out = np.empty((n, c), dtype=F.dtype)
     constrained = terms.must_indptr.shape[0] > 0
+    with_penalty = terms.split.shape[0] > 0
+    split = terms.split[0] if with_penalty else 0
     n_blocks = (n + _ROW_BLOCK - 1) // _ROW_BLOCK
+    partial = np.zeros(n_blocks, dtype=np.float64)
     for b in prange(n_blocks):
         den = np.empty(c, dtype=F.dtype)
         num = np.empty(c, dtype=F.dtype)
+        # sums over the columns below split, for the penalty part
+        m_low = np.empty(c, dtype=F.dtype)
+        c_low = np.empty(c, dtype=F.dtype)
+        pen = 0.0
         for i in range(b * _ROW_BLOCK, min(n, (b + 1) * _ROW_BLOCK)):
             for k in range(c):
                 s = 0.0
@@ -218,6 +247,9 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
                 den[k] = s
                 num[k] = numer[i, k]
             if constrained:
+                for k in range(c):
+                    m_low[k] = 0.0
+                    c_low[k] = 0.0
                 dn = terms.deg_num[i]
                 dd = terms.deg_den[i]
                 for k in range(c):
@@ -225,15 +257,37 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
                     den[k] += beta * dd * F[i, k]
                 for p in range(terms.must_indptr[i], terms.must_indptr[i + 1]):
                     j = terms.must_indices[p]
-                    for k in range(c):
-                        num[k] += beta * terms.V_all[j, k]
+                    if j < split:
+                        for k in range(c):
+                            m_low[k] += terms.V_all[j, k]
+                    else:
+                        for k in range(c):
+                            num[k] += beta * terms.V_all[j, k]
                 for p in range(terms.cannot_indptr[i], terms.cannot_indptr[i + 1]):
                     j = terms.cannot_indices[p]
-                    for k in range(c):
-                        den[k] += beta * terms.V_all[j, k]
-            for k in range(c):
-                out[i, k] = F[i, k] * ((num[k] + eps) / (den[k] + eps))
-    return out
+                    if j < split:
+                        for k in range(c):
+                            c_low[k] += terms.V_all[j, k]
+                    else:
+                        for k in range(c):
+                            den[k] += beta * terms.V_all[j, k]
+                q = 0.0
+                dp = np.float64(terms.deg_pen[i]) if with_penalty else 0.0
+                for k in range(c):
+                    f = F[i, k] * ((num[k] + beta * m_low[k] + eps)
+                                   / (den[k] + beta * c_low[k] + eps))
+                    out[i, k] = f
+                    v = np.float64(out[i, k])
+                    q += v * (dp * v + 2.0 * (np.float64(c_low[k]) - np.float64(m_low[k])))
+                pen += q
+            else:
+                for k in range(c):
+                    out[i, k] = F[i, k] * ((num[k] + eps) / (den[k] + eps))
+        partial[b] = pen
+    total = 0.0
+    for b in range(n_blocks):
+        total += partial[b]
+    return out, total
 
 
 @njit(parallel=True, cache=True)

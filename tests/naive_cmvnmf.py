@@ -46,13 +46,29 @@ def constraint_products(V_all, V_a, m_indptr, m_indices, c_indptr, c_indices, de
 
 
 def multiplicative_update(F, numer, gram, terms, beta, eps):
+    """``(F_new, penalty part)``: the update, then the pairs with a column below ``split``
+    evaluated at ``F_new`` by explicit loops (``deg_pen`` weighting ``‖F_new[i]‖²``)."""
     if terms.must_indptr.shape[0]:
         P_num, P_den = constraint_products(terms.V_all, F, terms.must_indptr, terms.must_indices,
                                            terms.cannot_indptr, terms.cannot_indices,
                                            terms.deg_num, terms.deg_den)
     else:
         P_num = P_den = np.zeros_like(F)
-    return (F * (numer + beta * P_num + eps) / (F @ gram + beta * P_den + eps)).astype(F.dtype)
+    F_new = (F * (numer + beta * P_num + eps) / (F @ gram + beta * P_den + eps)).astype(F.dtype)
+    penalty = 0.0
+    if terms.must_indptr.shape[0] and terms.split.shape[0]:
+        split = int(terms.split[0])
+        V_all = terms.V_all.astype(np.float64)
+        G = F_new.astype(np.float64)
+        for i in range(F.shape[0]):
+            penalty += float(terms.deg_pen[i]) * float(G[i] @ G[i])
+            for p in range(terms.must_indptr[i], terms.must_indptr[i + 1]):
+                if terms.must_indices[p] < split:
+                    penalty -= 2.0 * float(G[i] @ V_all[terms.must_indices[p]])
+            for p in range(terms.cannot_indptr[i], terms.cannot_indptr[i + 1]):
+                if terms.cannot_indices[p] < split:
+                    penalty += 2.0 * float(G[i] @ V_all[terms.cannot_indices[p]])
+    return F_new, penalty
 
 
 def constraint_penalty(V_all, must, cannot):

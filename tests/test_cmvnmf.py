@@ -67,7 +67,7 @@ def test_csr_matmul_equals_twin(dtype, shape, rng):
 def _no_terms(dtype, c, idx=np.int32):
     none_i, none_f = np.zeros(0, np.int64), np.zeros(0, dtype)
     return K.ConstraintTerms(np.zeros((0, c), dtype), none_i, np.zeros(0, idx), none_i,
-                             np.zeros(0, idx), none_f, none_f)
+                             np.zeros(0, idx), none_f, none_f, none_f, none_i)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -80,8 +80,9 @@ def test_multiplicative_update_without_terms_equals_twin(dtype, d, c, rng):
     XtV = rng.random((d, c)).astype(dtype)
     VtV = (V.T @ V).astype(dtype)
     before = U.copy()
-    got = K.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
-    want = N.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
+    got, pen = K.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
+    want, _ = N.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
+    assert pen == 0.0
     np.testing.assert_array_equal(U, before)  # out of place
     assert got.dtype == dtype and got.shape == (d, c)
     np.testing.assert_allclose(got, want, **_tol(dtype))
@@ -89,11 +90,11 @@ def test_multiplicative_update_without_terms_equals_twin(dtype, d, c, rng):
 
 
 def test_multiplicative_update_zero_denominator_guarded():
-    got = K.multiplicative_update(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((2, 2)),
-                                  _no_terms(np.float64, 2), 0.0, 1e-10)
+    got, _ = K.multiplicative_update(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((2, 2)),
+                                     _no_terms(np.float64, 2), 0.0, 1e-10)
     assert np.all(got == 0)
-    got = K.multiplicative_update(np.ones((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)),
-                                  _no_terms(np.float64, 2), 1.0, 1e-10)
+    got, _ = K.multiplicative_update(np.ones((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)),
+                                     _no_terms(np.float64, 2), 1.0, 1e-10)
     np.testing.assert_array_equal(got, 1.0)  # 0/0 guarded: (0 + ε) / (0 + ε)
 
 
@@ -111,18 +112,24 @@ def test_multiplicative_update_with_terms_equals_twin(dtype, idx, n_a, N_all, c,
                                   rng.integers(0, N_all, nnz_m).astype(idx), n_a, N_all))
     c_ptr, c_idx = _random_pattern(rng, n_a, N_all, nnz_c, idx)
     c_ptr = c_ptr.astype(np.int64)
-    terms = K.ConstraintTerms(V_all, m_ptr, m_idx, c_ptr, c_idx,
-                              rng.integers(0, 3, n_a).astype(dtype),
-                              rng.integers(0, 5, n_a).astype(dtype))
+    degrees = [rng.integers(0, k, n_a).astype(dtype) for k in (3, 5, 4)]
     XU = rng.random((n_a, c)).astype(dtype)
     U = rng.random((8, c)).astype(dtype)
     UtU = (U.T @ U).astype(dtype)
     before = V_all.copy()
-    got = K.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
-    want = N.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
-    np.testing.assert_array_equal(V_all, before)
-    assert got.dtype == dtype
-    np.testing.assert_allclose(got, want, **_tol(dtype))
+    # no penalty part, every column "later" (split 0), a split inside the columns
+    for split in ([], [0], [rng.integers(1, N_all + 1)]):
+        terms = K.ConstraintTerms(V_all, m_ptr, m_idx, c_ptr, c_idx, *degrees,
+                                  np.array(split, dtype=np.int64))
+        got, got_pen = K.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
+        want, want_pen = N.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
+        np.testing.assert_array_equal(V_all, before)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, **_tol(dtype))
+        # the penalty part, from the kernel's own (rounded) F_new
+        size = float(np.abs(want).sum() * (1 + np.abs(V_all).sum()) * (1 + degrees[2].max()))
+        assert abs(got_pen - want_pen) <= (1e-5 if dtype == np.float32 else 1e-12) * size
+        assert split or got_pen == 0.0
 
 
 @pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
@@ -146,6 +153,20 @@ def test_kernels_thread_count_independent(rng):
     with fastmv.thread_limit(2):
         two = K.constraint_penalty(V_all, must, cannot)
     assert one == two
+    # the update's penalty part: blocks of rows summed in order
+    n_a = 3000
+    m_ptr, m_idx = K.pattern_csr((must[:, 0] % n_a).astype(np.int64), must[:, 1], n_a, 5000)
+    c_ptr, c_idx = K.pattern_csr((cannot[:, 0] % n_a).astype(np.int64), cannot[:, 1],
+                                 n_a, 5000)
+    terms = K.ConstraintTerms(V_all, m_ptr, m_idx, c_ptr, c_idx, np.zeros(n_a), np.ones(n_a),
+                              np.ones(n_a), np.array([2000], dtype=np.int64))
+    args = (V_all[:n_a], rng.random((n_a, 6)), np.eye(6), terms, 0.5, 1e-10)
+    with fastmv.thread_limit(1):
+        F1, p1 = K.multiplicative_update(*args)
+    with fastmv.thread_limit(2):
+        F2, p2 = K.multiplicative_update(*args)
+    np.testing.assert_array_equal(F1, F2)
+    assert p1 == p2
 
 
 # --------------------------------------------------------------------------- problems
