@@ -176,10 +176,15 @@ def check_pair_conflicts(must, cannot, must_name: str = "must_link",
     """
     if must.shape[0] == 0 or cannot.shape[0] == 0:
         return
-    key_m = must[:, 0].astype(np.int64) * (int(max(must.max(), cannot.max())) + 1) + must[:, 1]
-    key_c = cannot[:, 0].astype(np.int64) * (int(max(must.max(), cannot.max())) + 1) + cannot[:, 1]
-    both = np.intersect1d(key_m, key_c)
-    if both.size:
-        p = int(np.flatnonzero(np.isin(key_m, both))[0])
+    n = int(max(must.max(), cannot.max())) + 1
+    key_m = must[:, 0].astype(np.int64) * n + must[:, 1]
+    key_c = cannot[:, 0].astype(np.int64) * n + cannot[:, 1]
+    # a lookup table over the keys when their span is small: O(p + q), a few ms for 500 000
+    # pairs, where np.intersect1d (hashing both sides) took a quarter of a CMVNMF solve
+    span = int(key_c.max()) - int(key_c.min()) + 1
+    kind = "table" if span <= max(1 << 22, 16 * (key_m.size + key_c.size)) else "sort"
+    hit = np.flatnonzero(np.isin(key_m, key_c, kind=kind))
+    if hit.size:
+        p = int(hit[0])
         raise ValueError(f"pair {tuple(int(v) for v in must[p])} is in both {must_name} and "
                          f"{cannot_name}; a pair cannot be must-linked and cannot-linked")
