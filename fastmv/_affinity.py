@@ -15,7 +15,7 @@ from fastmv.kernels.affinity import (
     strict_upper_triangle,
 )
 
-from ._preprocessing import row_norms
+from ._preprocessing import normalize_rows, row_norms
 from ._threads import blas_threads, thread_limit
 from ._validation import Interval, Options, check_array, check_dtype, declare_params
 
@@ -147,3 +147,19 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
             del keep
         P = gaussian_transition_rows(D2, _inv_two_sigma_sq(sigma, exponent))
     return P
+
+
+def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=True):
+    """One Gaussian transition matrix per view, the rows of each view scaled to unit norm
+    first (how the demo, the command line and ``EMVC(transition=True)`` build EMVC's input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv._affinity import transition_matrices
+    >>> P = transition_matrices([np.eye(3), np.ones((3, 2))])
+    >>> [bool(np.allclose(p.sum(axis=1), 1)) for p in P]
+    [True, True]
+    """
+    return [transition_matrix(normalize_rows(X, "l2") if normalize else X, sigma=sigma,
+                              n_neighbors=n_neighbors) for X in views]

@@ -18,22 +18,22 @@ users call. A spec says:
 Saved labels are always in the input's sample order: OPIMC's shuffled stream is mapped
 back, and CMVNMF saves one array per view in that view's row order.
 
-It is one module, longer than most, because it is the one explicit registry of the five
-solvers for the command line: one section per solver, each small.
+It is the one explicit registry of the five solvers for the command line, one small section
+per solver; the warm-up calls live in :mod:`fastmv._warmup`.
 """
 from __future__ import annotations
 
 import dataclasses
 import inspect
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 import fastmv
 
+from . import _warmup
+from ._affinity import transition_matrices
 from ._estimator_docs import DATA_ARGS, SIDE_ARGS
 
 __all__ = [
@@ -150,25 +150,6 @@ def hyper_parameters(func: Callable) -> list:
             if p.name not in DATA_ARGS | SIDE_ARGS]
 
 
-def _accepts(func, name):
-    return name in inspect.signature(func).parameters
-
-
-def _call(func, *args, **kwargs):
-    """A warm-up call: keyword arguments ``func`` does not take are dropped (``warn``
-    exists on some solvers only) and warnings are silenced (a few iterations on tiny data
-    are expected to stop at ``max_iter``)."""
-    params = inspect.signature(func).parameters
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return func(*args, **{k: v for k, v in kwargs.items() if k in params})
-
-
-def _passes(passes):
-    """OPIMC's number of passes: ``n_passes`` in older signatures, ``max_iter`` in newer."""
-    return {"n_passes" if _accepts(fastmv.opimc, "n_passes") else "max_iter": passes}
-
-
 def _lam3(value):
     """MVFL's prior weight for the demo, unless the solver picks it itself (default None)."""
     default = inspect.signature(fastmv.mvfl).parameters["lam3"].default
@@ -190,26 +171,6 @@ def _pairs_arg(side, name):
 
 def _describe_params(params):
     return "".join(f", {k}={v}" for k, v in params.items())
-
-
-# ------------------------------------------------------------------------- synthetic data
-def _blobs(n, dims, c, *, dtype=np.float64, sparse=False, seed=0, nonnegative=False):
-    """Small well-separated multi-view blobs (views of the same ``n`` samples)."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % c
-    views = []
-    for d in dims:
-        centres = rng.random((c, d)) * 4
-        X = centres[y] + 0.3 * rng.standard_normal((n, d))
-        if nonnegative or sparse:
-            X = np.abs(X)
-        if sparse:
-            X[rng.random(X.shape) < 0.5] = 0.0
-            X = sp.csr_matrix(X.astype(dtype))
-        else:
-            X = X.astype(dtype)
-        views.append(X)
-    return views, y
 
 
 # --------------------------------------------------------------------------------- MVMC
@@ -245,12 +206,6 @@ def _mvmc_run(data, side, params, seed):
     res = fastmv.mvmc(views, c, ml, cl, random_state=seed, **params)
     return RunOutcome(setting + _describe_params(params), _scored(y, res.labels), res.labels,
                       res)
-
-
-def _mvmc_warmup(dtype=np.float64, sparse=False):
-    views, y = _blobs(60, (5, 4), 3, dtype=dtype, sparse=sparse)
-    ml, cl = fastmv.simulate.pairwise_constraints(y, 200, random_state=0)
-    _call(fastmv.mvmc, views, 3, ml, cl, k=4, max_iter=2, random_state=0, warn=False)
 
 
 # --------------------------------------------------------------------------------- MVFL
@@ -319,49 +274,7 @@ def _mvfl_run(data, side, params, seed):
                       res)
 
 
-def _mvfl_warmup(dtype=np.float64, sparse=False):
-    views, y = _blobs(60, (5, 4), 3, dtype=dtype, sparse=sparse)
-    lab = fastmv.simulate.partial_labels(y, 0.3, random_state=0)
-    _call(fastmv.mvfl, views, 3, labels=lab, max_iter=2, random_state=0, warn=False)
-    ml, cl = fastmv.simulate.pairwise_constraints(y, 50, random_state=0)
-    _call(fastmv.mvfl, views, 3, must_link=ml, cannot_link=cl, max_iter=2, random_state=0,
-          warn=False)
-
-
 # --------------------------------------------------------------------------------- EMVC
-def unit_rows(X):
-    """Rows scaled to unit Euclidean norm (zero rows kept), dense or sparse; a new object.
-
-    Examples
-    --------
-    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]]))
-    array([[0.6, 0.8],
-           [0. , 0. ]])
-    """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        norms[norms == 0] = 1.0
-        return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
-    X = np.asarray(X, dtype=np.float64)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return X / norms
-
-
-def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=True):
-    """One Gaussian transition matrix per view (rows scaled to unit norm first).
-
-    Examples
-    --------
-    >>> P = transition_matrices([np.eye(3), np.ones((3, 2))])
-    >>> [np.allclose(p.sum(axis=1), 1) for p in P]
-    [True, True]
-    """
-    return [fastmv.transition_matrix(unit_rows(X) if normalize else X, sigma=sigma,
-                                     n_neighbors=n_neighbors) for X in views]
-
-
 def _emvc_demo(seed):
     rng = np.random.default_rng(seed)
     views, y = fastmv.datasets.load_handwritten(["fou", "pix"])
@@ -402,19 +315,6 @@ def _emvc_run(data, side, params, seed):
 
 def _parse_sigma(text):
     return text if text == "median" else float(text)
-
-
-def _emvc_warmup(dtype=np.float64, sparse=False):
-    views, _ = _blobs(40, (5, 4), 3, sparse=sparse)
-    P_list = [P.astype(dtype) for P in transition_matrices(views)]
-    _call(fastmv.emvc, P_list, 0.01, 0.01, n_clusters=3, max_iter=3, random_state=0,
-          warn=False, dtype=dtype)
-    # the consensus residual kernel runs only once the low-rank part is nonzero, which a few
-    # iterations on tiny data never reach (25 would, at 3 s): compiled here directly, so
-    # the demo's first EMVC setting does not compile it (imported here: `list` and `--help`
-    # need no Numba)
-    from fastmv.kernels.robust import max_abs_diff  # noqa: PLC0415
-    max_abs_diff(P_list[0], P_list[0])
 
 
 # ------------------------------------------------------------------------------- CMVNMF
@@ -490,12 +390,6 @@ def _cmvnmf_run(data, side, params, seed):
     return RunOutcome(setting, [(np.concatenate(ys), np.concatenate(res.labels))], labels, res)
 
 
-def _cmvnmf_warmup(dtype=np.float64, sparse=False):
-    views, y = _blobs(40, (5, 4), 3, dtype=dtype, sparse=sparse, nonnegative=True)
-    ml, cl = fastmv.simulate.inter_view_constraints([y, y], ratio=0.05, random_state=0)
-    _call(fastmv.cmvnmf, views, 3, ml, cl, max_iter=2, random_state=0, warn=False)
-
-
 # -------------------------------------------------------------------------------- OPIMC
 def _opimc_demo(seed):
     views, y = fastmv.datasets.load_handwritten(["fou", "fac", "kar", "pix", "zer"])
@@ -507,7 +401,7 @@ def _opimc_demo(seed):
     for passes in (1, 10):
         def solve(passes=passes):
             res = fastmv.opimc(views, 10, mask=mask, alpha=0.1, chunk_size=50,
-                               random_state=seed, **_passes(passes))
+                               random_state=seed, **_warmup.opimc_passes(passes))
             return [(y, res.labels)], res
         settings.append(Setting(f"{passes} pass{'es' if passes > 1 else ''}", solve))
     return settings
@@ -536,13 +430,6 @@ def _opimc_run(data, side, params, seed):
     labels[perm] = res.labels  # back to the input's sample order
     setting += (", shuffled" if shuffle else "") + _describe_params(params)
     return RunOutcome(setting, _scored(y, labels), labels, res)
-
-
-def _opimc_warmup(dtype=np.float64, sparse=False):
-    # five views, as in the demo: the per-view gather kernel is specialised on their number
-    views, _ = _blobs(60, (5, 4, 3, 3, 3), 3, dtype=dtype, sparse=sparse)
-    mask = fastmv.simulate.incomplete_mask(60, 5, 0.3, random_state=0)
-    _call(fastmv.opimc, views, 3, mask=mask, chunk_size=20, random_state=0, **_passes(2))
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -576,7 +463,7 @@ REGISTRY = {
         simulation=(Option("n_constraints", int, 5000,
                            "pairs simulated from the file's labels when no --must/--cannot "
                            "file is given"),),
-        cli_defaults={}, demo=_mvmc_demo, run=_mvmc_run, warmup=_mvmc_warmup),
+        cli_defaults={}, demo=_mvmc_demo, run=_mvmc_run, warmup=_warmup.mvmc_warmup),
     "mvfl": SolverSpec(
         name="mvfl",
         description="joint view/feature selection with partial labels or pairs",
@@ -588,7 +475,7 @@ REGISTRY = {
                     Option("label_ratio", float, 0.1,
                            "fraction of samples whose labels (or pairs among them) are "
                            "simulated")),
-        cli_defaults={}, demo=_mvfl_demo, run=_mvfl_run, warmup=_mvfl_warmup),
+        cli_defaults={}, demo=_mvfl_demo, run=_mvfl_run, warmup=_warmup.mvfl_warmup),
     "emvc": SolverSpec(
         name="emvc",
         description="error-robust Markov-chain clustering of per-view transition matrices",
@@ -602,7 +489,7 @@ REGISTRY = {
                     Option("n_neighbors", _optional_int, None,
                            "keep this many nearest neighbours per row (default: all)")),
         cli_defaults={"lam1": 0.01, "lam2": 0.01},
-        demo=_emvc_demo, run=_emvc_run, warmup=_emvc_warmup),
+        demo=_emvc_demo, run=_emvc_run, warmup=_warmup.emvc_warmup),
     "cmvnmf": SolverSpec(
         name="cmvnmf",
         description="constrained NMF on unmapped views with inter-view pairs",
@@ -614,7 +501,7 @@ REGISTRY = {
                            "from a labelled file (no --must/--cannot given)"),
                     Option("constraint_ratio", float, 0.05,
                            "simulated inter-view pairs, as a fraction of all cross pairs")),
-        cli_defaults={}, demo=_cmvnmf_demo, run=_cmvnmf_run, warmup=_cmvnmf_warmup),
+        cli_defaults={}, demo=_cmvnmf_demo, run=_cmvnmf_run, warmup=_warmup.cmvnmf_warmup),
     "opimc": SolverSpec(
         name="opimc",
         description="one-pass streaming clustering of incomplete views",
@@ -626,5 +513,5 @@ REGISTRY = {
                     Option("shuffle", _parse_bool, True,
                            "stream the samples in a random order (labels are saved in the "
                            "input's order)")),
-        cli_defaults={}, demo=_opimc_demo, run=_opimc_run, warmup=_opimc_warmup),
+        cli_defaults={}, demo=_opimc_demo, run=_opimc_run, warmup=_warmup.opimc_warmup),
 }

@@ -90,7 +90,7 @@ def test_estimators_give_the_function_labels():
     np.testing.assert_array_equal(est.fit_predict(views, labels=lab), r.labels)
     np.testing.assert_array_equal(est.view_weights_, r.view_weights)
 
-    from fastmv._registry import transition_matrices
+    from fastmv._affinity import transition_matrices
     P = transition_matrices(views)
     r = fastmv.emvc(P, 0.01, 0.01, n_clusters=2, max_iter=10, random_state=0)
     est = EMVC(n_clusters=2, max_iter=10, random_state=0)
