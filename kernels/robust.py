@@ -4,7 +4,10 @@ Each kernel is one pass over its ``n × n`` operands over the fixed row partitio
 ``kernels/_partition.py`` (``n_parts(n, 1)`` parts, at most 64): column reductions go to
 per-part partial sums that are added at the end in part order, so results do not depend on
 the number of threads; below ``SERIAL_BELOW`` entries the same parts run on one thread (a
-parallel launch would cost more than the pass), with the same result. Views are stacked as
+parallel launch would cost more than the pass), with the same result. The two passes that
+run once per solve or are a small share of a step (:func:`error_norms`,
+:func:`max_abs_diff`) are serial kernels: each ``parallel=True`` kernel costs more than a
+second of compilation on a solver's first call. Views are stacked as
 ``(m, n, n)`` arrays. All arithmetic is float64 whatever the storage precision (float32 or
 float64).
 """
@@ -37,6 +40,13 @@ def _sqrt_sum_parts(parts):
 
 
 @njit(cache=True)
+def _zeros(rows, cols):
+    """``np.zeros((rows, cols))`` in float64, as a serial helper: ``np.zeros`` written
+    inside a ``parallel=True`` kernel becomes a parfor of its own (see :func:`_sum_parts`)."""
+    return np.zeros((rows, cols), dtype=np.float64)
+
+
+@njit(cache=True)
 def _largest(values):
     """``values.max()`` as a serial helper (see :func:`_sum_parts`)."""
     best = values[0]
@@ -45,7 +55,7 @@ def _largest(values):
     return best
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def error_norms(E):
     """Row and column Euclidean norms of one error matrix.
 
@@ -62,7 +72,10 @@ def error_norms(E):
 
     Notes
     -----
-    One pass, O(n d) time, O(64 d) extra memory (per-block column sums).
+    One pass, O(n d) time, O(64 d) extra memory (per-block column sums, added in part
+    order as in the parallel kernels). Serial: EMVC needs these norms once per view, at the
+    start (each step's :func:`reweighted_error_update` returns the next ones), and a
+    ``parallel=True`` kernel would add more than a second to the first call's compilation.
 
     Cost: reads ``n d b`` bytes (``b`` the itemsize) once; ``2 n d`` flops; memory-bound.
     """
@@ -71,12 +84,8 @@ def error_norms(E):
     bounds = part_bounds(n, nb)
     row = np.zeros(n, dtype=np.float64)
     col_part = np.zeros((nb, d), dtype=np.float64)
-    if n * d < SERIAL_BELOW:
-        for t in range(nb):
-            _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
-    else:
-        for t in prange(nb):
-            _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
+    for t in range(nb):
+        _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
     col = _sqrt_sum_parts(col_part)
     return row, col
 
@@ -151,9 +160,9 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
         a[r] = 1.0 + (lam2 * inv_mu) / (2.0 * max(row_norms[r], eps))
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
-    row = np.zeros(n, dtype=np.float64)
-    col_part = np.zeros((nb, d), dtype=np.float64)
-    res_part = np.zeros(nb, dtype=np.float64)
+    row = np.empty(n, dtype=np.float64)  # every row is written by its part
+    col_part = _zeros(nb, d)
+    res_part = np.empty(nb, dtype=np.float64)
     if n * d < SERIAL_BELOW:
         for t in range(nb):
             res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
@@ -243,8 +252,8 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
     n, d = P.shape[1], P.shape[2]
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
-    col_part = np.zeros((nb, d), dtype=np.float64)
-    stats = np.zeros((nb, 3), dtype=np.float64)  # per part: ‖·‖_F², max row abs sum, min
+    col_part = _zeros(nb, d)
+    stats = _zeros(nb, 3)  # per part: ‖·‖_F², max row abs sum, min
     if n * d * (P.shape[0] + 1) < SERIAL_BELOW:
         for t in range(nb):
             _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, bounds[t], bounds[t + 1],
@@ -313,7 +322,7 @@ def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats
     stats[2] = mn
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def max_abs_diff(A, B):
     """``max |A − B|`` (the consensus primal residual ``‖P̂ − Q‖_∞``).
 
@@ -328,21 +337,14 @@ def max_abs_diff(A, B):
 
     Notes
     -----
-    One read of both arrays, parallel over blocks of rows.
+    One read of both arrays. Serial: a maximum needs no fixed partition, and this pass is a
+    small share of an EMVC step (which reads and writes about ``8 m + 4`` such arrays and
+    runs an SVT); a ``parallel=True`` kernel would add more than a second to the first
+    call's compilation.
 
     Cost: reads ``2 n d b`` bytes (``b`` the itemsize); ``2 n d`` flops; memory-bound.
     """
-    n, d = A.shape
-    nb = n_parts(n, 1)
-    bounds = part_bounds(n, nb)
-    part = np.zeros(nb, dtype=np.float64)
-    if n * d < SERIAL_BELOW:
-        for t in range(nb):
-            part[t] = _max_abs_diff_part(A, B, bounds[t], bounds[t + 1])
-    else:
-        for t in prange(nb):
-            part[t] = _max_abs_diff_part(A, B, bounds[t], bounds[t + 1])
-    return _largest(part)
+    return _max_abs_diff_part(A, B, 0, A.shape[0])
 
 
 @njit(cache=True)
