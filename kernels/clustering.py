@@ -12,7 +12,7 @@ arithmetic is float64 (see :func:`fastmv.kmeans`).
 import numpy as np
 from numba import njit, prange
 
-from ._partition import part_bounds
+from ._partition import part_bounds, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
@@ -278,16 +278,6 @@ def _seed_distances_row(x_sq, y_sq, inner, closest, dist_col, partial_row):
 
 
 @njit(cache=True, nogil=True)
-def _sum_parts(partial):
-    """Column sums of the per-part partials, added in part order."""
-    total = np.zeros(partial.shape[1])
-    for p in range(partial.shape[0]):
-        for q in range(partial.shape[1]):
-            total[q] += partial[p, q]
-    return total
-
-
-@njit(cache=True, nogil=True)
 def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     """k-means++ candidates: each sample's squared distance to its nearest center if the
     candidate were added, and the resulting potential of every candidate.
@@ -340,7 +330,7 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
                 i = start + r
                 _seed_distances_row(x_sq_norms[i], y_sq, inner[r], closest[i], dist[:, i],
                                     partial[p])
-    return dist, _sum_parts(partial)
+    return dist, sum_parts(partial)
 
 
 @njit(cache=True, nogil=True)
@@ -381,4 +371,4 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
         for i in range(bounds[p], bounds[p + 1]):
             _csr_row_times(data, indices, indptr[i], indptr[i + 1], YT, inner)
             _seed_distances_row(x_sq_norms[i], y_sq, inner, closest[i], dist[:, i], partial[p])
-    return dist, _sum_parts(partial)
+    return dist, sum_parts(partial)

@@ -14,26 +14,14 @@ float64).
 import numpy as np
 from numba import njit, prange
 
-from ._partition import SERIAL_BELOW, n_parts, part_bounds
+from ._partition import SERIAL_BELOW, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 
 @njit(cache=True)
-def _sum_parts(parts):
-    """Column sums of the per-part rows, in part order. A serial helper: the same reduction
-    written as an array expression inside a ``parallel=True`` kernel becomes a parfor of its
-    own and costs seconds of compilation."""
-    out = np.zeros(parts.shape[1], dtype=np.float64)
-    for t in range(parts.shape[0]):
-        for j in range(parts.shape[1]):
-            out[j] += parts[t, j]
-    return out
-
-
-@njit(cache=True)
 def _sqrt_sum_parts(parts):
-    """``sqrt`` of :func:`_sum_parts` (a serial helper for the same reason)."""
-    out = _sum_parts(parts)
+    """``sqrt`` of :func:`sum_parts` (a serial helper for the same reason)."""
+    out = sum_parts(parts)
     for j in range(out.shape[0]):
         out[j] = np.sqrt(out[j])
     return out
@@ -42,13 +30,13 @@ def _sqrt_sum_parts(parts):
 @njit(cache=True)
 def _zeros(rows, cols):
     """``np.zeros((rows, cols))`` in float64, as a serial helper: ``np.zeros`` written
-    inside a ``parallel=True`` kernel becomes a parfor of its own (see :func:`_sum_parts`)."""
-    return np.zeros((rows, cols), dtype=np.float64)
+    inside a ``parallel=True`` kernel becomes a parfor of its own (see :func:`sum_parts`)."""
+    return np.zeros((rows, cols))
 
 
 @njit(cache=True)
 def _largest(values):
-    """``values.max()`` as a serial helper (see :func:`_sum_parts`)."""
+    """``values.max()`` as a serial helper (see :func:`sum_parts`)."""
     best = values[0]
     for v in values[1:]:
         best = max(best, v)
@@ -82,8 +70,8 @@ def error_norms(E):
     n, d = E.shape
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
-    row = np.zeros(n, dtype=np.float64)
-    col_part = np.zeros((nb, d), dtype=np.float64)
+    row = np.zeros(n)
+    col_part = np.zeros((nb, d))
     for t in range(nb):
         _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
     col = _sqrt_sum_parts(col_part)
@@ -152,17 +140,17 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
     """
     n, d = E.shape
     inv_mu = 1.0 / mu
-    b = np.empty(d, dtype=np.float64)
+    b = np.empty(d)
     for i in range(d):
         b[i] = (lam1 * inv_mu) / (2.0 * max(col_norms[i], eps))
-    a = np.empty(n, dtype=np.float64)
+    a = np.empty(n)
     for r in range(n):
         a[r] = 1.0 + (lam2 * inv_mu) / (2.0 * max(row_norms[r], eps))
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
-    row = np.empty(n, dtype=np.float64)  # every row is written by its part
+    row = np.empty(n)  # every row is written by its part
     col_part = _zeros(nb, d)
-    res_part = np.empty(nb, dtype=np.float64)
+    res_part = np.empty(nb)
     if n * d < SERIAL_BELOW:
         for t in range(nb):
             res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
@@ -267,7 +255,7 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
         fro += stats[t, 0]
         rowabs = max(rowabs, stats[t, 1])
         lo = min(lo, stats[t, 2])
-    return fro, rowabs, _largest(_sum_parts(col_part)), lo
+    return fro, rowabs, _largest(sum_parts(col_part)), lo
 
 
 @njit(cache=True)
@@ -278,9 +266,9 @@ def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats
     m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)
-    a = np.empty(d, dtype=np.float64)
-    v = np.empty(d, dtype=np.float64)
-    w = np.empty(d, dtype=np.float64)
+    a = np.empty(d)
+    v = np.empty(d)
+    w = np.empty(d)
     fro = 0.0
     rmax = 0.0
     mn = np.inf
