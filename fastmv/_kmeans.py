@@ -191,13 +191,12 @@ class _Data:
             return lloyd_step(self.X, centers, self.x_sq, n_parts)
 
     def seeding_distances(self, candidates, closest):
-        n_parts = _n_parts(self.n, 1, 1, self.size)
-        with serial_when_small(self.size * candidates.shape[0]):
-            if self.sparse:
-                X = self.X
-                return seeding_distances_csr(X.data, X.indices, X.indptr, candidates,
-                                             self.x_sq, closest, n_parts)
-            return seeding_distances(self.X, candidates, self.x_sq, closest, n_parts)
+        n_parts = _n_parts(self.n, 1, 1, self.size)  # serial kernels, summed by parts
+        if self.sparse:
+            X = self.X
+            return seeding_distances_csr(X.data, X.indices, X.indptr, candidates, self.x_sq,
+                                         closest, n_parts)
+        return seeding_distances(self.X, candidates, self.x_sq, closest, n_parts)
 
 
 def kmeans_plusplus(data, n_clusters, rng, n_local_trials=None):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range", "start_thread_pool"]
+__all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range", "start_thread_pool",
+           "sum_parts"]
 
 #: Below this much work (multiply-adds, roughly) a kernel call runs on one thread: waking a
 #: thread pool costs more than it saves (a k-means step on a 5000 × 10 embedding measured
@@ -63,6 +64,26 @@ def part_bounds(n_items, parts):
     for b in range(parts + 1):
         bounds[b] = (n_items * b) // parts
     return bounds
+
+
+@njit(cache=True, nogil=True)
+def sum_parts(partial):
+    """Column sums of per-part partial sums, the parts added in part order: the closing
+    reduction of the kernels that accumulate per part (one float64 row per part).
+
+    A serial kernel called by the parallel ones: the same reduction written as an array
+    expression inside a ``parallel=True`` kernel becomes a parfor of its own, which costs
+    compilation time and nothing else.
+
+    Notes
+    -----
+    Cost: reads ``8 parts c`` bytes and writes ``8 c`` (``c`` columns); ``parts c`` additions.
+    """
+    total = np.zeros(partial.shape[1])
+    for p in range(partial.shape[0]):
+        for q in range(partial.shape[1]):
+            total[q] += partial[p, q]
+    return total
 
 
 @njit(parallel=True, cache=True)

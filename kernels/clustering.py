@@ -1,5 +1,5 @@
-"""Kernels for k-means (docs/algorithms.md §6): the Lloyd step and the k-means++ candidate
-evaluation, each one parallel pass over the samples, dense or CSR.
+"""Kernels for k-means (docs/algorithms.md §6): the Lloyd step (one parallel pass over the
+samples) and the k-means++ candidate evaluation (one serial pass), dense or CSR.
 
 Every kernel splits the samples into a fixed number of contiguous parts (``n_parts``, chosen by
 the caller from the shapes alone), accumulates per part and adds the parts in part order, so
@@ -12,7 +12,7 @@ arithmetic is float64 (see :func:`fastmv.kmeans`).
 import numpy as np
 from numba import njit, prange
 
-from ._partition import part_bounds
+from ._partition import part_bounds, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
@@ -116,6 +116,45 @@ def _lloyd_buffers(n, c, d, n_parts):
             np.zeros((n_parts, c, d)), np.zeros((n_parts, c), dtype=np.int64))
 
 
+@njit(cache=True, nogil=True)
+def _lloyd_setup(centers, n, n_parts):
+    """``−2 C``, ``‖c_k‖²`` and :func:`_lloyd_buffers` for a dense Lloyd step. A serial
+    helper: ``-2.0 * centers`` written inside a ``parallel=True`` kernel is a parfor of its
+    own, which costs compilation time and nothing else."""
+    c, d = centers.shape
+    C2 = np.empty((c, d))
+    for k in range(c):
+        for j in range(d):
+            C2[k, j] = -2.0 * centers[k, j]
+    return (C2, _sq_norms(centers)) + _lloyd_buffers(n, c, d, max(1, min(n_parts, n)))
+
+
+@njit(cache=True, nogil=True)
+def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
+    """:func:`lloyd_step` on the rows ``[lo, hi)``: labels and distances written, the rows
+    added into the part's ``sums`` and ``counts``. The whole body of the parallel loop is
+    this one call, so the parfor's own compilation handles a single call."""
+    c, d = C2.shape
+    buf = np.empty(c * CHUNK_ROWS)
+    best = np.empty(CHUNK_ROWS)
+    arg = np.empty(CHUNK_ROWS, dtype=np.int64)
+    for start in range(lo, hi, CHUNK_ROWS):
+        stop = min(start + CHUNK_ROWS, hi)
+        m = stop - start
+        inner = buf[: c * m].reshape((c, m))
+        np.dot(C2, X[start:stop].T, inner)
+        _nearest_in_block(inner, c_sq, best, arg)
+        for r in range(m):
+            i = start + r
+            k = arg[r]
+            labels[i] = k
+            v = best[r] + x_sq_norms[i]
+            sq_dist[i] = max(0.0, v)
+            counts[k] += 1
+            for j in range(d):
+                sums[k, j] += X[i, j]
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def lloyd_step(X, centers, x_sq_norms, n_parts):
     """One Lloyd step on dense data: nearest centers, their distances and the per-cluster sums.
@@ -150,31 +189,11 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     ``2 n d c`` flops in GEMMs plus ``n d`` for the sums and ``3 n c`` for the argmin:
     GEMM-bound for ``c`` beyond a few.
     """
-    n, d = X.shape
-    c = centers.shape[0]
-    C2 = -2.0 * centers
-    c_sq = _sq_norms(centers)
-    n_parts = max(1, min(n_parts, n))
-    bounds, labels, sq_dist, partial, partial_counts = _lloyd_buffers(n, c, d, n_parts)
-    for p in prange(n_parts):
-        buf = np.empty(c * CHUNK_ROWS)
-        best = np.empty(CHUNK_ROWS)
-        arg = np.empty(CHUNK_ROWS, dtype=np.int64)
-        for start in range(bounds[p], bounds[p + 1], CHUNK_ROWS):
-            stop = min(start + CHUNK_ROWS, bounds[p + 1])
-            m = stop - start
-            inner = buf[: c * m].reshape((c, m))
-            np.dot(C2, X[start:stop].T, inner)
-            _nearest_in_block(inner, c_sq, best, arg)
-            for r in range(m):
-                i = start + r
-                k = arg[r]
-                labels[i] = k
-                v = best[r] + x_sq_norms[i]
-                sq_dist[i] = max(0.0, v)
-                partial_counts[p, k] += 1
-                for j in range(d):
-                    partial[p, k, j] += X[i, j]
+    C2, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_setup(
+        centers, X.shape[0], n_parts)
+    for p in prange(bounds.shape[0] - 1):
+        _lloyd_part(X, C2, c_sq, x_sq_norms, bounds[p], bounds[p + 1], labels, sq_dist,
+                    partial[p], partial_counts[p])
     sums, counts = _add_parts(partial, partial_counts)
     return labels, sq_dist, sums, counts
 
@@ -259,16 +278,6 @@ def _seed_distances_row(x_sq, y_sq, inner, closest, dist_col, partial_row):
 
 
 @njit(cache=True, nogil=True)
-def _sum_parts(partial):
-    """Column sums of the per-part partials, added in part order."""
-    total = np.zeros(partial.shape[1])
-    for p in range(partial.shape[0]):
-        for q in range(partial.shape[1]):
-            total[q] += partial[p, q]
-    return total
-
-
-@njit(parallel=True, cache=True, nogil=True)
 def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     """k-means++ candidates: each sample's squared distance to its nearest center if the
     candidate were added, and the resulting potential of every candidate.
@@ -295,7 +304,10 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     Notes
     -----
     O(n d t) flops in BLAS GEMMs of ``CHUNK_ROWS × d × t``; reads ``X`` once, writes
-    8 n t bytes; parallel over parts.
+    8 n t bytes. Serial (the parts in turn, summed as in the parallel kernels): a whole
+    seeding evaluates ``2 + log k`` candidates per center, about as much work as that many
+    Lloyd steps, and restarts already run one per thread; a ``parallel=True`` kernel would
+    add more than a second to the first call's compilation.
 
     Cost: reads ``8 (n d + 2 n)`` bytes and writes ``8 n t``; ``2 n d t`` flops in GEMMs plus
     ``~4 n t``.
@@ -308,7 +320,7 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     bounds = part_bounds(n, n_parts)
     dist = np.empty((t, n))
     partial = np.zeros((n_parts, t))
-    for p in prange(n_parts):
+    for p in range(n_parts):
         block = np.empty((CHUNK_ROWS, t))
         for start in range(bounds[p], bounds[p + 1], CHUNK_ROWS):
             stop = min(start + CHUNK_ROWS, bounds[p + 1])
@@ -318,10 +330,10 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
                 i = start + r
                 _seed_distances_row(x_sq_norms[i], y_sq, inner[r], closest[i], dist[:, i],
                                     partial[p])
-    return dist, _sum_parts(partial)
+    return dist, sum_parts(partial)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest, n_parts):
     """:func:`seeding_distances` for a CSR matrix.
 
@@ -341,7 +353,8 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
 
     Notes
     -----
-    O(nnz · t) flops, reads the CSR arrays once, writes 8 n t bytes; parallel over parts.
+    O(nnz · t) flops, reads the CSR arrays once, writes 8 n t bytes; serial, as
+    :func:`seeding_distances`.
 
     Cost: reads ``12 nnz + 16 n`` bytes and writes ``8 n t``; ``2 nnz t + 4 n t`` flops.
     """
@@ -353,9 +366,9 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
     bounds = part_bounds(n, n_parts)
     dist = np.empty((t, n))
     partial = np.zeros((n_parts, t))
-    for p in prange(n_parts):
+    for p in range(n_parts):
         inner = np.empty(t)
         for i in range(bounds[p], bounds[p + 1]):
             _csr_row_times(data, indices, indptr[i], indptr[i + 1], YT, inner)
             _seed_distances_row(x_sq_norms[i], y_sq, inner, closest[i], dist[:, i], partial[p])
-    return dist, _sum_parts(partial)
+    return dist, sum_parts(partial)

@@ -10,6 +10,13 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(cache=True, nogil=True)
+def _zeros_like(Z):
+    """``np.zeros_like(Z)`` as a serial helper: written inside a ``parallel=True`` kernel,
+    ``np.zeros`` becomes a parfor of its own, which costs compilation time and nothing else."""
+    return np.zeros(Z.shape, dtype=Z.dtype)
+
+
 @njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     """Masked residual over Ω times ``Z``, and its squared norm, without any ``n × n`` array.
@@ -106,8 +113,8 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
             res[p] = r0
             res[mirror[p]] = r0
             p += 1
-    RZ = np.zeros((n, k), dtype=Z.dtype)
-    row_loss = np.zeros(n, dtype=np.float64)
+    RZ = _zeros_like(Z)
+    row_loss = np.empty(n, dtype=np.float64)  # every row writes its own
     for i in prange(n):
         acc = 0.0
         p = indptr[i]
@@ -139,7 +146,7 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     return RZ, loss
 
 
-@njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def clip_correction(A):
     """Turn a tile of ``Ā`` into the correction ``N = clip(Ā, 0, 1) − Ā``, in place.
 
@@ -161,8 +168,11 @@ def clip_correction(A):
 
     Notes
     -----
-    One pass over the tile, O(p q) time, parallel over rows (per-row partial sums added in
-    row order: independent of the thread count). The tile must be finite.
+    One pass over the tile, O(p q) time, per-row partial sums added in row order. The tile
+    must be finite. Serial: the tiles (384 × 384 by default) run as independent tasks, one
+    per thread (``fastmv._threads.task_map``), and each is below the size where a parallel
+    launch pays; a ``parallel=True`` kernel would only add about a second to the first
+    call's compilation.
 
     Cost: moves ``2 p q b`` bytes (``b`` the itemsize; read and written in place) and does
     ``~3 p q`` flops; tiles are sized to stay in cache.
@@ -170,7 +180,7 @@ def clip_correction(A):
     p, q = A.shape
     row_ss = np.zeros(p, dtype=np.float64)
     row_nnz = np.zeros(p, dtype=np.int64)
-    for i in prange(p):
+    for i in range(p):
         ss = 0.0
         cnt = 0
         for j in range(q):  # branch-free, so that it vectorises
@@ -188,7 +198,7 @@ def clip_correction(A):
     return sumsq, row_nnz
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def dense_to_csr(A, indptr):
     """Column indices and values of the nonzero entries of a dense array, in CSR order.
 
@@ -207,8 +217,9 @@ def dense_to_csr(A, indptr):
 
     Notes
     -----
-    O(p q) time, one pass, parallel over rows (each row writes its own slice), so building
-    the sparse clipping correction costs no more than the scan that counted it.
+    O(p q) time, one pass (each row writes its own slice), so building the sparse clipping
+    correction costs no more than the scan that counted it. Serial, for the reasons given
+    in :func:`clip_correction`.
 
     Cost: reads ``p q b`` bytes (``b`` the itemsize) and writes ``nnz (4 + b)``; no flops.
     """
@@ -216,7 +227,7 @@ def dense_to_csr(A, indptr):
     nnz = indptr[p]
     indices = np.empty(nnz, dtype=np.int32)
     data = np.empty(nnz, dtype=A.dtype)
-    for i in prange(p):
+    for i in range(p):
         pos = indptr[i]
         end = indptr[i + 1]
         for j in range(q):

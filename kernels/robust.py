@@ -4,48 +4,46 @@ Each kernel is one pass over its ``n × n`` operands over the fixed row partitio
 ``kernels/_partition.py`` (``n_parts(n, 1)`` parts, at most 64): column reductions go to
 per-part partial sums that are added at the end in part order, so results do not depend on
 the number of threads; below ``SERIAL_BELOW`` entries the same parts run on one thread (a
-parallel launch would cost more than the pass), with the same result. Views are stacked as
+parallel launch would cost more than the pass), with the same result. The two passes that
+run once per solve or are a small share of a step (:func:`error_norms`,
+:func:`max_abs_diff`) are serial kernels: each ``parallel=True`` kernel costs more than a
+second of compilation on a solver's first call. Views are stacked as
 ``(m, n, n)`` arrays. All arithmetic is float64 whatever the storage precision (float32 or
 float64).
 """
 import numpy as np
 from numba import njit, prange
 
-from ._partition import SERIAL_BELOW, n_parts, part_bounds
+from ._partition import SERIAL_BELOW, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 
 @njit(cache=True)
-def _sum_parts(parts):
-    """Column sums of the per-part rows, in part order. A serial helper: the same reduction
-    written as an array expression inside a ``parallel=True`` kernel becomes a parfor of its
-    own and costs seconds of compilation."""
-    out = np.zeros(parts.shape[1], dtype=np.float64)
-    for t in range(parts.shape[0]):
-        for j in range(parts.shape[1]):
-            out[j] += parts[t, j]
-    return out
-
-
-@njit(cache=True)
 def _sqrt_sum_parts(parts):
-    """``sqrt`` of :func:`_sum_parts` (a serial helper for the same reason)."""
-    out = _sum_parts(parts)
+    """``sqrt`` of :func:`sum_parts` (a serial helper for the same reason)."""
+    out = sum_parts(parts)
     for j in range(out.shape[0]):
         out[j] = np.sqrt(out[j])
     return out
 
 
 @njit(cache=True)
+def _zeros(rows, cols):
+    """``np.zeros((rows, cols))`` in float64, as a serial helper: ``np.zeros`` written
+    inside a ``parallel=True`` kernel becomes a parfor of its own (see :func:`sum_parts`)."""
+    return np.zeros((rows, cols))
+
+
+@njit(cache=True)
 def _largest(values):
-    """``values.max()`` as a serial helper (see :func:`_sum_parts`)."""
+    """``values.max()`` as a serial helper (see :func:`sum_parts`)."""
     best = values[0]
     for v in values[1:]:
         best = max(best, v)
     return best
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def error_norms(E):
     """Row and column Euclidean norms of one error matrix.
 
@@ -62,21 +60,20 @@ def error_norms(E):
 
     Notes
     -----
-    One pass, O(n d) time, O(64 d) extra memory (per-block column sums).
+    One pass, O(n d) time, O(64 d) extra memory (per-block column sums, added in part
+    order as in the parallel kernels). Serial: EMVC needs these norms once per view, at the
+    start (each step's :func:`reweighted_error_update` returns the next ones), and a
+    ``parallel=True`` kernel would add more than a second to the first call's compilation.
 
     Cost: reads ``n d b`` bytes (``b`` the itemsize) once; ``2 n d`` flops; memory-bound.
     """
     n, d = E.shape
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
-    row = np.zeros(n, dtype=np.float64)
-    col_part = np.zeros((nb, d), dtype=np.float64)
-    if n * d < SERIAL_BELOW:
-        for t in range(nb):
-            _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
-    else:
-        for t in prange(nb):
-            _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
+    row = np.zeros(n)
+    col_part = np.zeros((nb, d))
+    for t in range(nb):
+        _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
     col = _sqrt_sum_parts(col_part)
     return row, col
 
@@ -143,17 +140,17 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
     """
     n, d = E.shape
     inv_mu = 1.0 / mu
-    b = np.empty(d, dtype=np.float64)
+    b = np.empty(d)
     for i in range(d):
         b[i] = (lam1 * inv_mu) / (2.0 * max(col_norms[i], eps))
-    a = np.empty(n, dtype=np.float64)
+    a = np.empty(n)
     for r in range(n):
         a[r] = 1.0 + (lam2 * inv_mu) / (2.0 * max(row_norms[r], eps))
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
-    row = np.zeros(n, dtype=np.float64)
-    col_part = np.zeros((nb, d), dtype=np.float64)
-    res_part = np.zeros(nb, dtype=np.float64)
+    row = np.empty(n)  # every row is written by its part
+    col_part = _zeros(nb, d)
+    res_part = np.empty(nb)
     if n * d < SERIAL_BELOW:
         for t in range(nb):
             res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
@@ -243,8 +240,8 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
     n, d = P.shape[1], P.shape[2]
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
-    col_part = np.zeros((nb, d), dtype=np.float64)
-    stats = np.zeros((nb, 3), dtype=np.float64)  # per part: ‖·‖_F², max row abs sum, min
+    col_part = _zeros(nb, d)
+    stats = _zeros(nb, 3)  # per part: ‖·‖_F², max row abs sum, min
     if n * d * (P.shape[0] + 1) < SERIAL_BELOW:
         for t in range(nb):
             _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, bounds[t], bounds[t + 1],
@@ -258,7 +255,7 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
         fro += stats[t, 0]
         rowabs = max(rowabs, stats[t, 1])
         lo = min(lo, stats[t, 2])
-    return fro, rowabs, _largest(_sum_parts(col_part)), lo
+    return fro, rowabs, _largest(sum_parts(col_part)), lo
 
 
 @njit(cache=True)
@@ -269,9 +266,9 @@ def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats
     m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)
-    a = np.empty(d, dtype=np.float64)
-    v = np.empty(d, dtype=np.float64)
-    w = np.empty(d, dtype=np.float64)
+    a = np.empty(d)
+    v = np.empty(d)
+    w = np.empty(d)
     fro = 0.0
     rmax = 0.0
     mn = np.inf
@@ -313,7 +310,7 @@ def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats
     stats[2] = mn
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def max_abs_diff(A, B):
     """``max |A − B|`` (the consensus primal residual ``‖P̂ − Q‖_∞``).
 
@@ -328,21 +325,14 @@ def max_abs_diff(A, B):
 
     Notes
     -----
-    One read of both arrays, parallel over blocks of rows.
+    One read of both arrays. Serial: a maximum needs no fixed partition, and this pass is a
+    small share of an EMVC step (which reads and writes about ``8 m + 4`` such arrays and
+    runs an SVT); a ``parallel=True`` kernel would add more than a second to the first
+    call's compilation.
 
     Cost: reads ``2 n d b`` bytes (``b`` the itemsize); ``2 n d`` flops; memory-bound.
     """
-    n, d = A.shape
-    nb = n_parts(n, 1)
-    bounds = part_bounds(n, nb)
-    part = np.zeros(nb, dtype=np.float64)
-    if n * d < SERIAL_BELOW:
-        for t in range(nb):
-            part[t] = _max_abs_diff_part(A, B, bounds[t], bounds[t + 1])
-    else:
-        for t in prange(nb):
-            part[t] = _max_abs_diff_part(A, B, bounds[t], bounds[t + 1])
-    return _largest(part)
+    return _max_abs_diff_part(A, B, 0, A.shape[0])
 
 
 @njit(cache=True)

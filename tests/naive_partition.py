@@ -25,3 +25,11 @@ def part_range(n_items, parts, part):
 def start_thread_pool(n):
     """Counts the iterations of a loop of length ``n``."""
     return int(max(n, 0))
+
+
+def sum_parts(partial):
+    """Column sums, the rows added in order."""
+    total = np.zeros(partial.shape[1])
+    for row in partial:
+        total = total + row
+    return total

@@ -1,9 +1,10 @@
 """kernels/_partition.py against its twins: contiguous, complete, thread-count independent."""
 import numba
+import numpy as np
 import pytest
 
 from fastmv.kernels import _partition as K
-from tests import naive
+from tests import naive, naive_partition
 
 
 @pytest.mark.parametrize("n_items", [0, 1, 2, 7, 64, 1000, 10**6])
@@ -28,3 +29,10 @@ def test_start_thread_pool_matches_twin_for_any_thread_count(n):
             assert K.start_thread_pool(n) == naive.start_thread_pool(n)
     finally:
         numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("shape", [(1, 0), (1, 1), (3, 5), (64, 7)])
+def test_sum_parts_matches_twin(shape):
+    partial = np.random.default_rng(0).standard_normal(shape)
+    got = K.sum_parts(partial)
+    assert got.tolist() == naive_partition.sum_parts(partial).tolist()  # same order: exact
