@@ -32,6 +32,20 @@ _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector sc
 _PAIR_CHUNK = 4096  # pairs per chunk in constraint_penalty (fixed: thread-count independent)
 
 
+# Allocations live in serial helpers: ``np.zeros`` (or an array expression) written inside a
+# ``parallel=True`` kernel is a parfor of its own, which costs compile time on first use.
+@njit(cache=True)
+def _zeros_like_rows(n_rows, B):
+    """``np.zeros((n_rows, B.shape[1]), B.dtype)``."""
+    return np.zeros((n_rows, B.shape[1]), dtype=B.dtype)
+
+
+@njit(cache=True)
+def _zeros_f64(n):
+    """``np.zeros(n)`` (float64 partial sums)."""
+    return np.zeros(n)
+
+
 @njit(cache=True)
 def pattern_csr(rows, cols, n_rows, n_cols):
     """CSR pattern (no values) of the entries ``(rows[p], cols[p])``.
@@ -118,13 +132,12 @@ def csr_matmul(indptr, indices, data, B):
     ``B`` fits there); ``2 nnz c`` flops.
     """
     n_rows = indptr.shape[0] - 1
-    c = B.shape[1]
-    out = np.zeros((n_rows, c), dtype=B.dtype)
+    out = _zeros_like_rows(n_rows, B)
     for i in prange(n_rows):
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             w = data[p]
-            for k in range(c):
+            for k in range(B.shape[1]):
                 out[i, k] += w * B[j, k]
     return out
 
@@ -231,7 +244,7 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     with_penalty = terms.split.shape[0] > 0
     split = terms.split[0] if with_penalty else 0
     n_blocks = (n + _ROW_BLOCK - 1) // _ROW_BLOCK
-    partial = np.zeros(n_blocks, dtype=np.float64)
+    partial = _zeros_f64(n_blocks)
     for b in prange(n_blocks):
         den = np.empty(c, dtype=F.dtype)
         num = np.empty(c, dtype=F.dtype)
@@ -322,7 +335,7 @@ def constraint_penalty(V_all, must, cannot):
     p_c = cannot.shape[0]
     n_m = (p_m + _PAIR_CHUNK - 1) // _PAIR_CHUNK
     n_c = (p_c + _PAIR_CHUNK - 1) // _PAIR_CHUNK
-    partial = np.zeros(n_m + n_c, dtype=np.float64)
+    partial = _zeros_f64(n_m + n_c)
     for b in prange(n_m + n_c):
         s = 0.0
         # one sum per pair, then the pairs in order: the pairs' short sums are independent
