@@ -25,7 +25,7 @@ import scipy.sparse.linalg as spla
 
 from fastmv.kernels.masked import clip_correction, dense_to_csr
 
-from ._executor import map_blocks
+from ._executor import BlockMap, map_blocks
 from ._threads import serial_when_small, task_map
 
 __all__ = ["ClippedLowRankOperator"]
@@ -122,9 +122,16 @@ class _ClippedLowRank:
         if self.rank == 0:  # Ā = 0: S = 0, N = 0
             return out, 0.0, 0, pieces
         keep = [collect]  # cleared once N is known to be too large to keep (read by tasks)
+        # On an executor a task returns only its own rows of N X (O(n p) bytes per pass, not
+        # O(n² p / tile)); it rebuilds the tiles above the diagonal in its column, which the
+        # in-process path shares between row blocks (see _correction_row_block).
+        own_rows = X is not None and isinstance(map_, BlockMap)
         for i0, part, ss_I, nnz_I, pieces_I in map_blocks(
-                map_, _correction_task, range(0, n, self.tile), self, X, keep, max_nnz):
-            if out is not None:
+                map_, _correction_task, range(0, n, self.tile), self, X, keep, max_nnz,
+                own_rows):
+            if own_rows:
+                out[i0:i0 + part.shape[0]] = part
+            elif out is not None:
                 out[i0:] += part
             sumsq += ss_I
             total_nnz += nnz_I
@@ -136,11 +143,32 @@ class _ClippedLowRank:
                     pieces.extend(pieces_I)
         return out, sumsq, total_nnz, pieces
 
-    def _correction_row_block(self, i0, X, keep):
+    def _correction_row_block(self, i0, X, keep, own_rows=False):
         """Row block ``I`` of :meth:`correction_pass`: ``(i0, rows i0.. of N_I X, its share of
-        ‖S‖², its share of nnz(N), its CSR tiles or None)``."""
-        n = self.n
-        part = None if X is None else np.zeros((n - i0, X.shape[1]))
+        ‖S‖², its share of nnz(N), its CSR tiles or None)``.
+
+        ``own_rows=True`` returns the rows ``I`` of ``N X`` only, bit for bit the sum the
+        in-process pass forms for them: first the contributions ``N_HIᵀ X_H`` of the tiles
+        above the diagonal (row blocks ``H < I``, in order; each tile rebuilt by the same
+        GEMM as row block ``H`` builds it), then this row block's ``Σ_{J≥I} N_IJ X_J``. The
+        shares of ‖S‖² and nnz(N) and the CSR tiles stay those of the tiles right of the
+        diagonal, as without ``own_rows``.
+        """
+        n, b = self.n, self.tile
+        i1 = min(n, i0 + b)
+        head = None
+        if own_rows:
+            head = np.zeros((i1 - i0, X.shape[1]))
+            for h0 in range(0, i0, b):
+                A = self.FW[h0:h0 + b] @ self.F[i0:i1].T
+                with serial_when_small(A.size):
+                    _, row_nnz = clip_correction(A)
+                if row_nnz.sum() == 0:
+                    continue
+                T = (self._tile_csr(A, row_nnz)
+                     if row_nnz.sum() <= _SPARSE_TILE_FRACTION * A.size else A)
+                head += T.T @ X[h0:h0 + b]
+        part = None if X is None else np.zeros((i1 - i0 if own_rows else n - i0, X.shape[1]))
         sumsq = 0.0
         total_nnz = 0
         pieces = []
@@ -161,8 +189,11 @@ class _ClippedLowRank:
             if part is not None:
                 T = C if sparse_tile else A
                 part[:i1 - i0] += T @ X[j0:j1]
-                if not diag:
+                if not diag and not own_rows:
                     part[j0 - i0:j1 - i0] += T.T @ X[i0:i1]
+        if own_rows:
+            head += part
+            part = head
         return i0, part, sumsq, total_nnz, pieces
 
     def projected_correction(self, U, offsets, map_=map):
@@ -388,11 +419,11 @@ def _projected_task(i0, core, U, blocks):
     return core._projected_row_block(i0, U, blocks)
 
 
-def _correction_task(i0, core, X, keep, max_nnz):
+def _correction_task(i0, core, X, keep, max_nnz, own_rows=False):
     """Task of :meth:`_ClippedLowRank.correction_pass` (top-level: picklable). On another
     process ``keep`` is a copy that the caller never clears, so a block with more than
     ``max_nnz`` nonzeros drops its tiles itself."""
-    out = core._correction_row_block(i0, X, keep)
+    out = core._correction_row_block(i0, X, keep, own_rows)
     if out[4] is not None and out[3] > max_nnz:
         out = out[:4] + (None,)
     return out
