@@ -161,6 +161,9 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--order", choices=["executor-first", "thread-first"],
                         default="executor-first")
+    parser.add_argument("--no-malloc-trim", action="store_true",
+                        help="start the workers without the MALLOC_TRIM_THRESHOLD_ that "
+                             "Dask's nanny sets (it fixes glibc's mmap threshold)")
     parser.add_argument("--skip-spectral", action="store_true",
                         help="stop after the outer iterations (labels all 0): compares the "
                              "objectives and M only, for a loaded machine")
@@ -179,6 +182,11 @@ def main(argv=None):
     print(f"n = {args.n}, k = {args.k}, 2 views × 200 dims, |Ω| = {20 * args.n} pairs, "
           f"{args.max_iter} outer iterations; {args.workers} workers × 1 thread against "
           f"n_jobs = {args.workers}", flush=True)
+    if args.no_malloc_trim:
+        import dask  # noqa: PLC0415 (optional dependency of the tool only)
+        environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+        environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+        dask.config.set({"distributed.nanny.pre-spawn-environ": environ})
     cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                        processes=True, dashboard_address=None, silence_logs=40)
     client = distributed.Client(cluster)
