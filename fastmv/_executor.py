@@ -76,7 +76,7 @@ class BlockMap:
     Attributes
     ----------
     stats : dict
-        Counters of what was shipped: ``tasks``, ``broadcast_bytes`` (data sent once per map
+        Counters of what was shipped: ``maps`` (map calls), ``tasks``, ``broadcast_bytes`` (data sent once per map
         or per BlockMap, counted once however many workers receive it), ``task_bytes``
         (what travels with the tasks themselves) and ``result_bytes`` (pickled sizes).
     """
@@ -87,7 +87,8 @@ class BlockMap:
         self._client = executor._client if is_dask_executor(executor) else None
         self._kept = {}  # id(value) -> (value, handle): the value is held so its id stays
         self._lock = threading.Lock()
-        self.stats = {"tasks": 0, "broadcast_bytes": 0, "task_bytes": 0, "result_bytes": 0}
+        self.stats = {"maps": 0, "tasks": 0, "broadcast_bytes": 0, "task_bytes": 0,
+                      "result_bytes": 0}
 
     def _count(self, key, nbytes):
         with self._lock:
@@ -145,6 +146,7 @@ class BlockMap:
         once for this call (or not at all when given to :meth:`keep` before); items travel
         with their task and may hold handles from :meth:`keep_each`.
         """
+        self._count("maps", 1)
         handles, sent = self._handles(args)
         # what travels with every task: small arguments inline, keys of the scattered ones
         # (other executors get references to the large ones: pickled per task only by a

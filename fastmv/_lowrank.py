@@ -25,7 +25,7 @@ import scipy.sparse.linalg as spla
 
 from fastmv.kernels.masked import clip_correction, dense_to_csr
 
-from ._executor import map_blocks
+from ._executor import BlockMap, map_blocks
 from ._threads import serial_when_small, task_map
 
 __all__ = ["ClippedLowRankOperator"]
@@ -49,6 +49,28 @@ def _factor_symmetric(Y):
     scale = np.abs(lam).max() if lam.size else 0.0
     keep = np.abs(lam) > _RANK_RTOL * scale if scale > 0 else np.zeros(lam.size, bool)
     return lam[keep], V[:, keep]
+
+
+class _TileBuffer:
+    """One ``tile × tile`` array that the GEMMs of a row block's full tiles write into.
+
+    A fresh array per tile is an ``mmap`` and a page fault per 4 KiB whenever glibc's mmap
+    threshold is fixed, as on a Dask worker (the nanny sets ``MALLOC_TRIM_THRESHOLD_``, which
+    turns the dynamic threshold off): measured, that doubled a pass's wall time there.
+    Writing into the buffer is the same GEMM, so the tile has the same bits.
+    """
+
+    def __init__(self, tile):
+        self.tile = tile
+        self.array = None
+
+    def product(self, a, b):
+        shape = (a.shape[0], b.shape[1])
+        if shape != (self.tile, self.tile):  # an edge tile: contiguous, as the kernels expect
+            return a @ b
+        if self.array is None:
+            self.array = np.empty(shape)
+        return np.matmul(a, b, out=self.array)
 
 
 class _ClippedLowRank:
@@ -81,9 +103,10 @@ class _ClippedLowRank:
         its share of ‖S‖², its share of nnz(N))`` (off-diagonal tiles count twice)."""
         n, b = self.n, self.tile
         i1 = min(n, i0 + b)
+        buffer = _TileBuffer(b)
         for j0 in range(i0, n, b):
             j1 = min(n, j0 + b)
-            A = self.FW[i0:i1] @ self.F[j0:j1].T
+            A = buffer.product(self.FW[i0:i1], self.F[j0:j1].T)
             if i0 == j0:
                 A = 0.5 * (A + A.T)  # exactly symmetric diagonal tiles
             with serial_when_small(A.size):
@@ -122,9 +145,22 @@ class _ClippedLowRank:
         if self.rank == 0:  # Ā = 0: S = 0, N = 0
             return out, 0.0, 0, pieces
         keep = [collect]  # cleared once N is known to be too large to keep (read by tasks)
+        # On an executor a task returns only its own rows of N X (O(n p) bytes per pass, not
+        # O(n² p / tile)); it rebuilds the tiles above the diagonal in its column, which the
+        # in-process path shares between row blocks (see _correction_row_block).
+        own_rows = X is not None and isinstance(map_, BlockMap)
+        items = range(0, n, self.tile)
+        if isinstance(map_, BlockMap) and collect:
+            # A task ships its CSR tiles only when they fit in what is left of max_nnz after
+            # the blocks already reduced (the item is taken when the task is submitted): one
+            # that does not fit proves N too large, exactly as the in-process decision, and
+            # once N is known too large no task builds or ships tiles.
+            items = ((i0, max_nnz - total_nnz if keep[0] else -1) for i0 in items)
         for i0, part, ss_I, nnz_I, pieces_I in map_blocks(
-                map_, _correction_task, range(0, n, self.tile), self, X, keep, max_nnz):
-            if out is not None:
+                map_, _correction_task, items, self, X, keep, max_nnz, own_rows):
+            if own_rows:
+                out[i0:i0 + part.shape[0]] = part
+            elif out is not None:
                 out[i0:] += part
             sumsq += ss_I
             total_nnz += nnz_I
@@ -136,11 +172,34 @@ class _ClippedLowRank:
                     pieces.extend(pieces_I)
         return out, sumsq, total_nnz, pieces
 
-    def _correction_row_block(self, i0, X, keep):
+    def _correction_row_block(self, i0, X, keep, own_rows=False, budget=None):
         """Row block ``I`` of :meth:`correction_pass`: ``(i0, rows i0.. of N_I X, its share of
-        ‖S‖², its share of nnz(N), its CSR tiles or None)``."""
-        n = self.n
-        part = None if X is None else np.zeros((n - i0, X.shape[1]))
+        ‖S‖², its share of nnz(N), its CSR tiles or None)``.
+
+        ``own_rows=True`` returns the rows ``I`` of ``N X`` only, bit for bit the sum the
+        in-process pass forms for them: first the contributions ``N_HIᵀ X_H`` of the tiles
+        above the diagonal (row blocks ``H < I``, in order; each tile rebuilt by the same
+        GEMM as row block ``H`` builds it), then this row block's ``Σ_{J≥I} N_IJ X_J``. The
+        shares of ‖S‖² and nnz(N) and the CSR tiles stay those of the tiles right of the
+        diagonal, as without ``own_rows``. The tiles are dropped (None) once they hold more
+        than ``budget`` nonzeros.
+        """
+        n, b = self.n, self.tile
+        i1 = min(n, i0 + b)
+        head = None
+        if own_rows:
+            head = np.zeros((i1 - i0, X.shape[1]))
+            buffer = _TileBuffer(b)
+            for h0 in range(0, i0, b):
+                A = buffer.product(self.FW[h0:h0 + b], self.F[i0:i1].T)
+                with serial_when_small(A.size):
+                    _, row_nnz = clip_correction(A)
+                if row_nnz.sum() == 0:
+                    continue
+                T = (self._tile_csr(A, row_nnz)
+                     if row_nnz.sum() <= _SPARSE_TILE_FRACTION * A.size else A)
+                head += T.T @ X[h0:h0 + b]
+        part = None if X is None else np.zeros((i1 - i0 if own_rows else n - i0, X.shape[1]))
         sumsq = 0.0
         total_nnz = 0
         pieces = []
@@ -150,7 +209,8 @@ class _ClippedLowRank:
                 continue
             total_nnz += nnz
             diag = i0 == j0
-            if pieces is not None and not keep[0]:
+            if pieces is not None and (not keep[0] or (budget is not None
+                                                       and total_nnz > budget)):
                 pieces = None
             sparse_tile = row_nnz.sum() <= _SPARSE_TILE_FRACTION * A.size
             C = None
@@ -161,8 +221,11 @@ class _ClippedLowRank:
             if part is not None:
                 T = C if sparse_tile else A
                 part[:i1 - i0] += T @ X[j0:j1]
-                if not diag:
+                if not diag and not own_rows:
                     part[j0 - i0:j1 - i0] += T.T @ X[i0:i1]
+        if own_rows:
+            head += part
+            part = head
         return i0, part, sumsq, total_nnz, pieces
 
     def projected_correction(self, U, offsets, map_=map):
@@ -197,6 +260,7 @@ class _ClippedLowRank:
         """Row block ``I`` of :meth:`projected_correction`: ``([U_{I,v}ᵀ Q_{I,v}], its share
         of ‖S‖², its share of nnz(N))``."""
         Q = np.zeros((min(self.n, i0 + self.tile) - i0, U.shape[1]))
+        AU = np.empty_like(Q)
         sumsq = 0.0
         total_nnz = 0
         for _, j0, j1, A, row_nnz, ss, nnz in self._row_block_tiles(i0):
@@ -209,7 +273,7 @@ class _ClippedLowRank:
             if row_nnz.sum() <= _SPARSE_TILE_FRACTION * A.size:
                 Q += self._tile_csr(A, row_nnz) @ U[j0:j1]
             else:
-                Q += A @ U[j0:j1]
+                Q += np.matmul(A, U[j0:j1], out=AU)
         U_I = U[i0:i0 + Q.shape[0]]
         return [U_I[:, b].T @ Q[:, b] for b in blocks], sumsq, total_nnz
 
@@ -388,14 +452,13 @@ def _projected_task(i0, core, U, blocks):
     return core._projected_row_block(i0, U, blocks)
 
 
-def _correction_task(i0, core, X, keep, max_nnz):
-    """Task of :meth:`_ClippedLowRank.correction_pass` (top-level: picklable). On another
-    process ``keep`` is a copy that the caller never clears, so a block with more than
-    ``max_nnz`` nonzeros drops its tiles itself."""
-    out = core._correction_row_block(i0, X, keep)
-    if out[4] is not None and out[3] > max_nnz:
-        out = out[:4] + (None,)
-    return out
+def _correction_task(item, core, X, keep, max_nnz, own_rows=False):
+    """Task of :meth:`_ClippedLowRank.correction_pass` (top-level: picklable). ``item`` is a
+    row offset, or ``(row offset, nonzeros this block may still ship)`` on an executor; on
+    another process ``keep`` is a copy that the caller never clears, so a block with too many
+    nonzeros drops its tiles itself."""
+    i0, budget = item if isinstance(item, tuple) else (item, max_nnz)
+    return core._correction_row_block(i0, X, keep, own_rows, min(budget, max_nnz))
 
 
 def _lowrank_factors(Z_list, M_list):

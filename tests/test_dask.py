@@ -15,6 +15,8 @@ import scipy.sparse as sp
 
 import fastmv
 from fastmv import _kmeans, _lowrank
+from fastmv._executor import BlockMap
+from fastmv._threads import task_map
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -221,6 +223,36 @@ def test_thread_and_process_pools_match_the_thread_path():
             _assert_same_mvmc(fastmv.mvmc(views, 3, ml, cl, executor=pool, **_MVMC), ref)
             res = fastmv.kmeans(views[0], 3, n_init=2, random_state=0, executor=pool)
             np.testing.assert_array_equal(res.labels, kref.labels)
+
+
+def test_products_with_s_on_a_cluster_ship_only_their_rows(client):
+    """A product with S while N is not cached: every row-block task returns its own rows of
+    N X (8 n p bytes per product, not 8 n² p / tile), bit for bit the thread path's sum; the
+    first product ships N's CSR tiles only while they fit the cache limit, and decides to
+    cache exactly as the thread path does."""
+    rng = np.random.default_rng(1)
+    n, p = 1500, 5
+    core = _lowrank._ClippedLowRank(np.abs(rng.normal(size=(n, 4))) * 0.45, np.ones(4),
+                                    tile=128)
+    X = rng.normal(size=(n, p))
+    with task_map(2) as map_:
+        ref = core.correction_pass(X, map_=map_)
+    blocks = BlockMap(client.get_executor())
+    out = core.correction_pass(X, map_=blocks)
+    np.testing.assert_array_equal(out[0], ref[0])
+    assert out[1:3] == ref[1:3] and 0 < ref[2] < n * n / 4  # some tiles sparse, some dense
+    assert blocks.stats["result_bytes"] < 8 * n * p + 1000 * blocks.stats["tasks"]
+    for max_nnz in (ref[2], ref[2] - 1, 0):
+        with task_map(2) as map_:
+            cached = core.correction_pass(X, collect=True, max_nnz=max_nnz, map_=map_)
+        blocks = BlockMap(client.get_executor(), window=2)
+        got = core.correction_pass(X, collect=True, max_nnz=max_nnz, map_=blocks)
+        np.testing.assert_array_equal(got[0], cached[0])
+        assert (got[3] is None) == (cached[3] is None) == (max_nnz < ref[2])
+        if got[3] is not None:
+            assert (core.assemble(got[3]) != core.assemble(cached[3])).nnz == 0
+        if max_nnz == 0:  # nothing to keep: only rows come back
+            assert blocks.stats["result_bytes"] < 8 * n * p + 1000 * blocks.stats["tasks"]
 
 
 def test_mvmc_with_a_worker_killed_mid_run_is_retried_or_reported(client, monkeypatch):

@@ -6,10 +6,12 @@ path (not part of the test-suite). Run from the repository root as a module:
 Synthetic data as ``tools.scale_mvmc`` (2 views × 200 dims, 10 clusters, |Ω| = 20 n). Both
 paths run the same call (``tol=0``, ``max_iter`` outer iterations, then the spectral step)
 and print, as they go: seconds per outer iteration, what the executor path shipped per
-iteration (pickled sizes counted by :class:`fastmv._executor.BlockMap`: data broadcast once
-per iteration — counted once, each worker receives a copy —, what travels with the tasks,
-and the results coming back), and the CPU time of the client and of the workers. At the end:
-whether the labels and objectives are identical, and the spectral step's time.
+iteration and per product with ``S`` in the spectral step (pickled sizes counted by
+:class:`fastmv._executor.BlockMap`: data broadcast once per iteration or product — counted
+once, each worker receives a copy —, what travels with the tasks, and the results coming
+back), the user and system CPU time of the client and of the workers per iteration and in
+the spectral step, the peak resident memory of the client and of every worker, and the
+thread settings of both. At the end: whether the labels and objectives are identical.
 
 The executor path runs first (``--order thread-first`` reverses it); ``--workers`` sets the
 cluster size, one thread per worker; the thread path uses as many threads (``n_jobs``).
@@ -31,8 +33,31 @@ def _cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def _run(views, ml, cl, args, executor=None):
-    """One MVMC call; per-iteration seconds and, on an executor, per-iteration shipped bytes."""
+def _cpu_times():
+    """(user, system) CPU seconds of this process (run on the workers by ``client.run``)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return np.array([usage.ru_utime, usage.ru_stime])
+
+
+def _peak_rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _thread_settings():
+    """What a process runs its kernels with: Numba's layer and threads, the BLAS pools."""
+    import numba  # noqa: PLC0415 (run on the workers)
+    from threadpoolctl import threadpool_info  # noqa: PLC0415
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run in this process yet
+        layer = "not started"
+    return (layer, numba.config.NUMBA_NUM_THREADS,
+            [(i["internal_api"], i["num_threads"]) for i in threadpool_info()])
+
+
+def _run(views, ml, cl, args, client=None):
+    """One MVMC call; per-iteration seconds, CPU and, on an executor, shipped bytes."""
+    executor = None if client is None else client.get_executor()
     maps = []
     original = _executor.BlockMap.__init__
 
@@ -43,35 +68,46 @@ def _run(views, ml, cl, args, executor=None):
     _executor.BlockMap.__init__ = register
     problem_class = _mvmc.MVMCProblem
 
+    def cpu_now():  # client (user, system), workers (user, system) summed
+        workers = (sum(client.run(_cpu_times).values()) if client is not None
+                   else np.zeros(2))
+        return np.concatenate([_cpu_times(), workers])
+
     class Timed(problem_class):  # the first iteration starts after the SVDs and the set-up
         def __init__(self, *a, **kw):
             super().__init__(*a, **kw)
             ready.append(time.perf_counter())
             shipped.append(shipped_now())  # the bases U, sent once per call
+            cpus.append(cpu_now())
 
     _mvmc.MVMCProblem = Timed
     ready = []
-    stamps, shipped = [], []
+    stamps, shipped, cpus = [], [], []
     label = "executor" if executor is not None else "threads "
 
     def shipped_now():
         s = maps[0].stats if maps else {}
         return np.array([s.get(key, 0) for key in
-                         ("broadcast_bytes", "task_bytes", "result_bytes", "tasks")])
+                         ("broadcast_bytes", "task_bytes", "result_bytes", "tasks", "maps")])
 
     def callback(info):
         stamps.append(time.perf_counter())
         shipped.append(shipped_now())
+        cpus.append(cpu_now())
         dt = stamps[-1] - (stamps[-2] if len(stamps) > 1 else ready[0])
-        msg = f"  [{label}] iteration {info.iteration}: {dt:8.1f} s"
+        c = cpus[-1] - cpus[-2]
+        msg = (f"  [{label}] iteration {info.iteration}: {dt:8.1f} s; CPU client "
+               f"{c[0]:.1f} user + {c[1]:.1f} sys")
+        if client is not None:
+            msg += f", workers {c[2]:.1f} user + {c[3]:.1f} sys"
         if maps:
             d = shipped[-1] - shipped[-2]
-            msg += (f"  shipped: broadcast {d[0] / 2**20:.1f} MiB, with tasks "
+            msg += (f"; shipped: broadcast {d[0] / 2**20:.1f} MiB, with tasks "
                     f"{d[1] / 2**20:.2f} MiB, results {d[2] / 2**20:.1f} MiB, {d[3]} tasks")
         print(msg, flush=True)
 
-    cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
+    cpu0 = cpu_now()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -83,18 +119,37 @@ def _run(views, ml, cl, args, executor=None):
         _mvmc.MVMCProblem = problem_class
     total = time.perf_counter() - t0
     spectral = t0 + total - stamps[-1]
+    c_all = cpu_now() - cpu0
+    c_spec = cpu_now() - cpus[-1]
     if maps:
         print(f"  [{label}] sent once per call (bases U): {shipped[0][0] / 2**20:.1f} MiB",
               flush=True)
-    print(f"  [{label}] total {total:.1f} s (SVDs and set-up {ready[0] - t0:.1f} s), spectral "
-          f"step {spectral:.1f} s, client CPU "
-          f"{_cpu_seconds() - cpu0:.1f} s", flush=True)
+    msg = (f"  [{label}] total {total:.1f} s (SVDs and set-up {ready[0] - t0:.1f} s), spectral "
+           f"step {spectral:.1f} s (CPU client {c_spec[0]:.1f} user + {c_spec[1]:.1f} sys")
+    if client is not None:
+        msg += f", workers {c_spec[2]:.1f} user + {c_spec[3]:.1f} sys"
+    msg += f"); whole call CPU client {c_all[0]:.1f} user + {c_all[1]:.1f} sys"
+    if client is not None:
+        msg += f", workers {c_all[2]:.1f} user + {c_all[3]:.1f} sys"
+    print(msg, flush=True)
     if maps:
         s = maps[0].stats
+        end = shipped_now()
+        d = end - shipped[-1]  # the spectral step: degrees and block products, one map each
+        products = max(int(d[4]), 1)
+        print(f"  [{label}] spectral step: {int(d[4])} products with S, per product: broadcast "
+              f"{d[0] / products / 2**20:.1f} MiB, with tasks {d[1] / products / 2**20:.2f} MiB, "
+              f"results {d[2] / products / 2**20:.1f} MiB, {d[3] / products:.0f} tasks",
+              flush=True)
         print(f"  [{label}] whole call shipped: broadcast {s['broadcast_bytes'] / 2**20:.1f} MiB, "
               f"with tasks {s['task_bytes'] / 2**20:.2f} MiB, results "
               f"{s['result_bytes'] / 2**20:.1f} MiB, {s['tasks']} tasks (k-means: "
               f"{sum(m.stats['tasks'] for m in maps[1:])} tasks)", flush=True)
+        print(f"  [{label}] peak RSS: client {_peak_rss_mib():.0f} MiB, workers "
+              f"{sorted(round(v) for v in client.run(_peak_rss_mib).values())} MiB", flush=True)
+    else:
+        print(f"  [{label}] peak RSS of the process so far: {_peak_rss_mib():.0f} MiB",
+              flush=True)
     return res, np.diff(ready[:1] + stamps)
 
 
@@ -106,6 +161,9 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--order", choices=["executor-first", "thread-first"],
                         default="executor-first")
+    parser.add_argument("--no-malloc-trim", action="store_true",
+                        help="start the workers without the MALLOC_TRIM_THRESHOLD_ that "
+                             "Dask's nanny sets (it fixes glibc's mmap threshold)")
     parser.add_argument("--skip-spectral", action="store_true",
                         help="stop after the outer iterations (labels all 0): compares the "
                              "objectives and M only, for a loaded machine")
@@ -124,6 +182,11 @@ def main(argv=None):
     print(f"n = {args.n}, k = {args.k}, 2 views × 200 dims, |Ω| = {20 * args.n} pairs, "
           f"{args.max_iter} outer iterations; {args.workers} workers × 1 thread against "
           f"n_jobs = {args.workers}", flush=True)
+    if args.no_malloc_trim:
+        import dask  # noqa: PLC0415 (optional dependency of the tool only)
+        environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+        environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+        dask.config.set({"distributed.nanny.pre-spawn-environ": environ})
     cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                        processes=True, dashboard_address=None, silence_logs=40)
     client = distributed.Client(cluster)
@@ -132,15 +195,13 @@ def main(argv=None):
         with warnings.catch_warnings():  # load the kernels on the workers too
             warnings.simplefilter("ignore")
             fastmv.mvmc(v, 10, m2, c2, max_iter=2, random_state=0, executor=executor)
-        worker_cpu0 = sum(client.run(_cpu_seconds).values())
+        print(f"client: Numba layer, threads, BLAS pools: {_thread_settings()}; workers: "
+              f"{list(client.run(_thread_settings).values())}", flush=True)
         runs = {}
         order = ["executor", "threads"] if args.order == "executor-first" else [
             "threads", "executor"]
         for name in order:
-            runs[name] = _run(views, ml, cl, args, executor if name == "executor" else None)
-            if name == "executor":
-                print(f"  [executor] worker CPU {sum(client.run(_cpu_seconds).values()) - worker_cpu0:.1f} s",
-                      flush=True)
+            runs[name] = _run(views, ml, cl, args, client if name == "executor" else None)
         (a, ta), (b, tb) = runs["executor"], runs["threads"]
         same_M = all(np.array_equal(p, q) for p, q in zip(a.M, b.M))
         print(f"M identical: {same_M}; labels identical: {np.array_equal(a.labels, b.labels)}"
