@@ -28,7 +28,8 @@ def _blobs(n=100_000, d=20, c=20):
 
 def _same_run_ratio(X, k, threads):
     """scikit-learn time / fastmv time, both with ``threads`` threads (``None``: defaults),
-    alternated in one process, best of 3 each; and the ratio of their inertias."""
+    alternated in one process, best of 3 each; and the ratio of their inertias (from the
+    timed fits)."""
     from sklearn.cluster import KMeans
 
     def ours():
@@ -39,10 +40,11 @@ def _same_run_ratio(X, k, threads):
 
     limits = (threadpool_limits(threads) if threads is not None
               else contextlib.nullcontext())
+    fits = {}
     with limits:
-        t_ours = best_of(ours)
-        t_theirs = best_of(theirs)
-    return t_theirs / t_ours, ours().inertia / theirs().inertia_
+        t_ours = best_of(lambda: fits.__setitem__("ours", ours()))
+        t_theirs = best_of(lambda: fits.__setitem__("theirs", theirs()))
+    return t_theirs / t_ours, fits["ours"].inertia / fits["theirs"].inertia_
 
 
 def _vs_sklearn(X, k):
