@@ -24,3 +24,26 @@ def shared_dataset(filename):
     if path is None:
         raise NotImplementedError(f"{filename} not available (set FASTMV_SHARED_DATASETS)")
     return path
+
+
+def cache_or_skip(build):
+    """``build()`` for an asv ``setup_cache``, a missing dataset turned into a skip marker.
+
+    asv runs ``setup_cache`` once per class and hands its (pickled) value to ``setup`` and to
+    every benchmark of the class: data and the results of expensive solves that several
+    ``track_*`` read are built there once instead of in every benchmark's process. A
+    ``NotImplementedError`` raised in ``setup_cache`` would fail the benchmarks instead of
+    skipping them, so it is returned as a marker that :func:`from_cache` raises again in
+    ``setup``.
+    """
+    try:
+        return build()
+    except NotImplementedError as exc:
+        return {"skip": str(exc)}
+
+
+def from_cache(cache):
+    """The ``setup_cache`` value, or ``NotImplementedError`` (asv: skipped) for a marker."""
+    if "skip" in cache:
+        raise NotImplementedError(cache["skip"])
+    return cache

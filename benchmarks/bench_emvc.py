@@ -16,7 +16,7 @@ import fastmv
 from fastmv._preprocessing import normalize_rows
 from fastmv._svt import svt
 
-from ._common import best_of, shared_dataset
+from ._common import best_of, cache_or_skip, from_cache, shared_dataset
 from ._ref_emvc import emvc_reference
 
 LAM = 0.01
@@ -63,131 +63,152 @@ def synthetic(n, n_views=2, n_clusters=5, seed=0, dtype=np.float64):
     return P_list, y
 
 
+def _warm(dtype):
+    """Load (or compile) the kernels a solve of ``dtype`` uses, on tiny planted data with
+    enough iterations to reach every SVT route, so that the timed solves exclude them."""
+    P, _ = synthetic(60, dtype=dtype)
+    fastmv.emvc(P, LAM, LAM, max_iter=40, tol=0.0, dtype=dtype, n_clusters=2, random_state=0)
+
+
+def _solve(P, iters=ITERS, callback=None, n_clusters=None):
+    return fastmv.emvc(P, LAM, LAM, max_iter=iters, tol=0.0, dtype=P[0].dtype,
+                       random_state=0, callback=callback, n_clusters=n_clusters)
+
+
 class _EMVCSetting:
+    """Data and every ``track_*`` value come from ``setup_cache`` (one process, one solve
+    per quantity); ``setup`` only loads the kernels, so that ``time_*`` and ``peakmem_`` run
+    one solve each in their own process."""
+
     timeout = 1800
     number = 1
     repeat = 1
     warmup_time = 0
+    iters = ITERS
 
-    def load(self, dtype):
+    def build(self):  # -> {"P": [...], "y": ..., track values}
         raise NotImplementedError
 
-    def setup(self):
-        self.P = self.load(np.float64)
-        self.P32 = [P.astype(np.float32) for P in self.P]
-        for P in (self.P, self.P32):  # compile both precisions outside the timings
-            fastmv.emvc(P, LAM, LAM, max_iter=2, dtype=P[0].dtype)
+    def setup(self, cache):
+        self.P = from_cache(cache)["P"]
+        _warm(self.P[0].dtype)
 
-    def solve(self, P, iters=ITERS, callback=None, n_clusters=None):
-        return fastmv.emvc(P, LAM, LAM, max_iter=iters, tol=0.0, dtype=P[0].dtype,
-                           random_state=0, callback=callback, n_clusters=n_clusters)
+    def solve(self, iters=None, callback=None, n_clusters=None):
+        return _solve(self.P, iters or self.iters, callback, n_clusters)
 
 
 class EMVCWebKB(_EMVCSetting):
     """Full 50-iteration solve on WebKB (float64; float32 is timed at n = 4000), its peak
-    memory, NMI and speed-up over NumPy in the same run."""
+    memory, and from one more solve (two clusters) in ``setup_cache`` its NMI and speed-up
+    over NumPy in the same run."""
 
-    def load(self, dtype):
-        P, self.y = webkb_transition_matrices(dtype)
-        return P
+    def setup_cache(self):
+        return cache_or_skip(self.build)
 
-    def time_solve_50(self):
-        self.solve(self.P)
-
-    def track_speedup_vs_numpy(self):
+    def build(self):
+        P, y = webkb_transition_matrices()
+        _warm(np.float64)
         t0 = time.perf_counter()
-        res = self.solve(self.P)
+        # 50 iterations as timed, not to convergence: keeps the quick suite short
+        res = _solve(P, n_clusters=2)
         t_fast = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ref = _reference()(self.P, LAM, LAM, max_iter=ITERS, tol=0.0)
+        ref = _reference()(P, LAM, LAM, max_iter=ITERS, tol=0.0)
         t_ref = time.perf_counter() - t0
-        self.max_diff = float(np.abs(res.P_hat - ref["P_hat"]).max())
-        return t_ref / t_fast
+        return {"P": P, "speedup": t_ref / t_fast, "nmi": fastmv.metrics.nmi(y, res.labels),
+                "max_diff": float(np.abs(res.P_hat - ref["P_hat"]).max())}
+
+    def time_solve_50(self, cache):
+        self.solve()
+
+    def peakmem_solve_50(self, cache):
+        self.solve()
+
+    def track_speedup_vs_numpy(self, cache):
+        return cache["speedup"]
 
     track_speedup_vs_numpy.unit = "x"
 
-    def _default_labels(self):
-        # 50 iterations as timed above, not to convergence: keeps the quick suite short
-        return self.solve(self.P, n_clusters=2).labels
-
-    def track_nmi(self):
-        return fastmv.metrics.nmi(self.y, self._default_labels())
+    def track_nmi(self, cache):
+        return cache["nmi"]
 
     track_nmi.unit = "NMI"
-
-    def peakmem_solve_50(self):
-        self.solve(self.P)
 
 
 class EMVCSynthetic1000(_EMVCSetting):
     """n = 1000, two views, 5 planted clusters: a 32-iteration solve (float64; float32 is
-    timed at n = 4000), its peak memory and NMI, and the seconds per iteration
-    in the no-SVD and the full-SVD regimes. The 32 iterations cover all SVT regimes (20 skipped by the bound, then partial, then full
-    Gram decompositions); the remaining full-decomposition iterations of a 50-iteration solve
+    timed at n = 4000), its peak memory; from one more solve in ``setup_cache``, its NMI and
+    the seconds per iteration in the no-SVD and the full-SVD regimes. The 32 iterations
+    cover all SVT regimes (20 skipped by the bound, then partial, then full Gram
+    decompositions); the remaining full-decomposition iterations of a 50-iteration solve
     cost ~4 s each here, so they are left to ``EMVCWebKB`` (n = 2000 took minutes per solve
     on the loaded machine)."""
 
     n = 1000
     iters = 32
 
-    def load(self, dtype):
-        P, self.y = synthetic(self.n, dtype=dtype)
-        return P
+    def setup_cache(self):
+        return cache_or_skip(self.build)
 
-    def time_solve_32(self):
-        self.solve(self.P, iters=self.iters)
-
-    def peakmem_solve_32(self):
-        self.solve(self.P, iters=self.iters)
-
-    def track_nmi(self):
-        res = self.solve(self.P, iters=self.iters, n_clusters=5)
-        return fastmv.metrics.nmi(self.y, res.labels)
-
-    track_nmi.unit = "NMI"
-
-    def _per_iteration(self, P):
+    def build(self):
+        P, y = synthetic(self.n)
+        _warm(np.float64)
         stamps, methods = [time.perf_counter()], []
 
         def cb(info):
             stamps.append(time.perf_counter())
             methods.append(info.state["svt_method"])
 
-        self.solve(P, iters=self.iters, callback=cb)
+        res = _solve(P, self.iters, callback=cb, n_clusters=5)
         dt = np.diff(stamps)
-        return {m: float(np.median(dt[[k for k, x in enumerate(methods) if x == m]]))
-                for m in set(methods)}
-
-    def track_skip_iteration_over_svd_iteration(self):
-        """Cost of an iteration without SVD as a fraction of one with a full decomposition."""
-        per = self._per_iteration(self.P)
+        per = {m: float(np.median(dt[[k for k, x in enumerate(methods) if x == m]]))
+               for m in set(methods)}
         skip = min(v for k, v in per.items() if k.startswith("skip"))
-        return skip / per.get("gram", per.get("full", np.nan))
+        return {"P": P, "nmi": fastmv.metrics.nmi(y, res.labels),
+                "skip_over_svd": skip / per.get("gram", per.get("full", np.nan))}
+
+    def time_solve_32(self, cache):
+        self.solve()
+
+    def peakmem_solve_32(self, cache):
+        self.solve()
+
+    def track_nmi(self, cache):
+        return cache["nmi"]
+
+    track_nmi.unit = "NMI"
+
+    def track_skip_iteration_over_svd_iteration(self, cache):
+        """Cost of an iteration without SVD as a fraction of one with a full decomposition."""
+        return cache["skip_over_svd"]
 
     track_skip_iteration_over_svd_iteration.unit = "fraction"
 
 
 class EMVCSynthetic4000(_EMVCSetting):
     """n = 4000, two views, float32: 25 iterations (the no-SVD and partial-SVD regimes) for
-    time, peak memory and NMI."""
+    time and peak memory, and the NMI of one more solve in ``setup_cache``."""
 
     n = 4000
     iters = 25
 
-    def setup(self):
-        self.P32, self.y = synthetic(self.n, dtype=np.float32)
-        fastmv.emvc([P[:50, :50] / P[:50, :50].sum(1, keepdims=True) for P in self.P32],
-                    LAM, LAM, max_iter=2, dtype=np.float32)
+    def setup_cache(self):
+        return cache_or_skip(self.build)
 
-    def time_solve_25_float32(self):
-        self.solve(self.P32, iters=self.iters)
+    def build(self):
+        P, y = synthetic(self.n, dtype=np.float32)
+        _warm(np.float32)
+        res = _solve(P, self.iters, n_clusters=5)
+        return {"P": P, "nmi": fastmv.metrics.nmi(y, res.labels)}
 
-    def peakmem_solve_25_float32(self):
-        self.solve(self.P32, iters=self.iters)
+    def time_solve_25_float32(self, cache):
+        self.solve()
 
-    def track_nmi(self):
-        res = self.solve(self.P32, iters=self.iters, n_clusters=5)
-        return fastmv.metrics.nmi(self.y, res.labels)
+    def peakmem_solve_25_float32(self, cache):
+        self.solve()
+
+    def track_nmi(self, cache):
+        return cache["nmi"]
 
     track_nmi.unit = "NMI"
 

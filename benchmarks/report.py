@@ -70,9 +70,13 @@ def run(quick=False, match=None):
     """Rows ``(benchmark, metric, value, unit)``."""
     rows = []
     for label, klass, methods in _suites(match):
+        # asv runs setup_cache once per class and passes its value first to setup and every
+        # benchmark; here it joins the parameters the same way
+        cache = (klass().setup_cache(),) if hasattr(klass, "setup_cache") else ()
         for combo in _param_sets(klass, quick):
             tag = label + (f"[{', '.join(map(str, combo))}]" if combo else "")
             bench = klass()
+            combo = cache + tuple(combo)
             try:
                 if hasattr(bench, "setup"):
                     bench.setup(*combo)
