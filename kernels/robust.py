@@ -232,9 +232,9 @@ def _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a_err, b_err, lo
                           col_acc, err_col_acc, row_norms, stats):
     """:func:`consensus_error_update` on rows ``[lo, hi)``: absolute column sums of ``B``
     added to ``col_acc``, each view's squared column sums of the new ``E`` to
-    ``err_col_acc[v d : (v + 1) d]``, the new row norms to ``row_norms[:, lo:hi]``; ``stats`` receives
-    the part's ``‖B‖_F²``, largest row abs sum, smallest entry (``inf`` for an empty part)
-    and ``max |P_v − P̂ − E_v|`` (0.0 for an empty part)."""
+    ``err_col_acc[v d : (v + 1) d]``, the new row norms to ``row_norms[:, lo:hi]``;
+    ``stats`` receives the part's ``‖B‖_F²``, largest row abs sum, smallest entry (``inf``
+    for an empty part) and ``max |P_v − P̂ − E_v|`` (0.0 for an empty part)."""
     m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)
