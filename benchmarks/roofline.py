@@ -85,19 +85,18 @@ def _robust(n=2000, m=2):
     Y = 0.01 * rng.standard_normal((m, n, n))
     Q = P.mean(0)
     Zb, P_hat = Q.copy(), Q.copy()
-    Ev, Yv = E[0].copy(), Y[0].copy()
-    rn, cn = K.error_norms(E[0])
+    Ev, Yv = E.copy(), Y.copy()  # the fused step overwrites E and Y
+    rn, cn = np.empty((m, n)), np.empty((m, n))
+    for v in range(m):
+        rn[v], cn[v] = K.error_norms(E[v])
+    weights = K.ErrorWeights(rn, cn, 0.01, 0.01, 1e-10)
     out = np.empty((n, n))
     nn = n * n
     return [
         Case("error_norms", f"{n} × {n}", lambda: K.error_norms(E[0]), nn * F8, 2 * nn, "bw"),
-        Case("reweighted_error_update", f"{n} × {n}",
-             lambda: K.reweighted_error_update(P[0], P_hat, Yv, Ev, rn, cn, 0.01, 0.01, 1.0,
-                                               1e-10),
-             5 * nn * F8, 12 * nn, "bw"),
-        Case("consensus_update", f"m = {m}, {n} × {n}",
-             lambda: K.consensus_update(P, E, Y, Q, Zb, P_hat, 1.0, 1.0, True),
-             (3 * m + 2 + 2) * nn * F8, (3 * m + 12) * nn, "bw"),
+        Case("consensus_error_update", f"m = {m}, {n} × {n}",
+             lambda: K.consensus_error_update(P, Ev, Yv, Q, Zb, P_hat, 1.0, 1.0, True, weights),
+             (5 * m + 4) * nn * F8, (15 * m + 8) * nn, "bw"),
         Case("max_abs_diff", f"{n} × {n}", lambda: K.max_abs_diff(P_hat, Q), 2 * nn * F8,
              2 * nn, "bw"),
         Case("rowwise_simplex_projection", f"{n} × {n}",

@@ -20,10 +20,10 @@ from typing import NamedTuple
 import numpy as np
 
 from fastmv.kernels.robust import (
-    consensus_update,
+    ErrorWeights,
+    consensus_error_update,
     error_norms,
     max_abs_diff,
-    reweighted_error_update,
 )
 
 from ._result import Result
@@ -155,9 +155,10 @@ class _EMVCProblem:
         self.Q = np.zeros((n, n), dtype=dt)
         self.Zb = np.zeros((n, n), dtype=dt)  # P̂ + Z/μ, the SVT input (with Q it encodes Z)
         self.has_q = False
-        norms = [error_norms(self.E[v]) for v in range(m)]
-        self.row_norms = [r for r, _ in norms]
-        self.col_norms = [c for _, c in norms]
+        self.row_norms = np.empty((m, n))
+        self.col_norms = np.empty((m, n))
+        for v in range(m):
+            self.row_norms[v], self.col_norms[v] = error_norms(self.E[v])
         self.rank_prev = self.V_prev = self.sigma_prev = None
         self.res_c, self.res_v, self.ranks, self.methods = [], [], [], []
 
@@ -165,14 +166,11 @@ class _EMVCProblem:
         d = self.data
         P, E, Y = d.P, self.E, self.Y
         mu = self.mu
-        fro2, norminf, norm1, min_b = consensus_update(P, E, Y, self.Q, self.Zb, self.P_hat,
-                                                       mu, self.zc, self.has_q)
-        res_v = 0.0
-        for v in range(P.shape[0]):
-            self.row_norms[v], self.col_norms[v], r = reweighted_error_update(
-                P[v], self.P_hat, Y[v], E[v], self.row_norms[v], self.col_norms[v], d.lam1,
-                d.lam2, mu, _EPS)
-            res_v = max(res_v, r)
+        weights = ErrorWeights(self.row_norms, self.col_norms, float(d.lam1), float(d.lam2),
+                               _EPS)
+        (self.row_norms, self.col_norms, res_v, fro2, norminf, norm1,
+         min_b) = consensus_error_update(P, E, Y, self.Q, self.Zb, self.P_hat, mu, self.zc,
+                                         self.has_q, weights)
         bounds = dict(fro=float(np.sqrt(fro2)), norm1=float(norm1), norminf=float(norminf),
                       nonneg=bool(min_b >= 0.0))
         _, info = svt(self.Zb, 1.0 / mu, out=self.Q, bounds=bounds, rank_hint=self.rank_prev,

@@ -11,6 +11,8 @@ second of compilation on a solver's first call. Views are stacked as
 ``(m, n, n)`` arrays. All arithmetic is float64 whatever the storage precision (float32 or
 float64).
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -62,7 +64,7 @@ def error_norms(E):
     -----
     One pass, O(n d) time, O(64 d) extra memory (per-block column sums, added in part
     order as in the parallel kernels). Serial: EMVC needs these norms once per view, at the
-    start (each step's :func:`reweighted_error_update` returns the next ones), and a
+    start (each step's :func:`consensus_error_update` returns the next ones), and a
     ``parallel=True`` kernel would add more than a second to the first call's compilation.
 
     Cost: reads ``n d b`` bytes (``b`` the itemsize) once; ``2 n d`` flops; memory-bound.
@@ -92,105 +94,35 @@ def _error_norms_part(E, lo, hi, row, col_acc):
         row[r] = np.sqrt(s)
 
 
-@njit(parallel=True, cache=True)
-def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu, eps):
-    """Fused reweighted ``E`` step, multiplier ``Y`` step and primal residual of one view.
+class ErrorWeights(NamedTuple):
+    """The reweighting of the ``E`` step of every view (the arguments of the ``E`` step that
+    :func:`consensus_error_update` does not share with the ``P̂`` step).
 
-    With ``T = P − P̂ − Y/μ``, ``d_r = 1/(2 max(‖E[r,:]‖, ε))`` and
-    ``g_i = 1/(2 max(‖E[:,i]‖, ε))`` taken from the *previous* ``E`` (passed as its norms),
-
-    ``E[r, i] ← T[r, i] / (1 + (lam2/μ) d_r + (lam1/μ) g_i)``  and
-    ``Y ← Y + μ (P̂ + E − P)``,
-
-    in one pass that also returns the norms of the new ``E`` (the weights of the next
-    iteration) and ``max |P − P̂ − E|``.
-
-    Parameters
+    Attributes
     ----------
-    P, P_hat : ndarray, shape (n, d)
-        The view's transition matrix and the shared one. Read only.
-    Y, E : ndarray, shape (n, d)
-        Multiplier and error of the view, overwritten in place.
-    row_norms : ndarray, shape (n,)
-        Row norms of the previous ``E``.
-    col_norms : ndarray, shape (d,)
-        Column norms of the previous ``E``.
+    row_norms : ndarray, shape (m, n), float64
+        Row norms of the previous ``E`` of each view.
+    col_norms : ndarray, shape (m, d), float64
+        Column norms of the previous ``E`` of each view.
     lam1, lam2 : float
         Weights of the group-ℓ1 (columns) and ℓ2,1 (rows) terms in the authors' convention
         (the step is the exact one for weights ``lam1/2``, ``lam2/2``).
-    mu : float
-        Penalty ``μ > 0``.
     eps : float
         Guard of the norms against zero.
-
-    Returns
-    -------
-    new_row_norms : ndarray, shape (n,), float64
-    new_col_norms : ndarray, shape (d,), float64
-    residual : float
-        ``max |P − P̂ − E|`` with the new ``E`` (the primal residual of this view).
-
-    Notes
-    -----
-    O(n d) time, one read of ``P, P̂, Y`` and one write of ``E, Y`` (the old ``E`` is not
-    read: its norms carry all the step needs). O(64 d) extra memory (per-block column sums).
-
-    Cost: moves ``5 n d b`` bytes (``b`` the itemsize: ``P``, ``P̂``, ``Y`` read, ``E``, ``Y``
-    written) and does ``~12 n d`` flops; memory-bound.
     """
-    n, d = E.shape
-    inv_mu = 1.0 / mu
-    b = np.empty(d)
-    for i in range(d):
-        b[i] = (lam1 * inv_mu) / (2.0 * max(col_norms[i], eps))
-    a = np.empty(n)
-    for r in range(n):
-        a[r] = 1.0 + (lam2 * inv_mu) / (2.0 * max(row_norms[r], eps))
-    nb = n_parts(n, 1)
-    bounds = part_bounds(n, nb)
-    row = np.empty(n)  # every row is written by its part
-    col_part = _zeros(nb, d)
-    res_part = np.empty(nb)
-    if n * d < SERIAL_BELOW:
-        for t in range(nb):
-            res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
-                                             bounds[t + 1], row, col_part[t])
-    else:
-        for t in prange(nb):
-            res_part[t] = _error_update_part(P, P_hat, Y, E, a, b, mu, bounds[t],
-                                             bounds[t + 1], row, col_part[t])
-    col = _sqrt_sum_parts(col_part)
-    return row, col, _largest(res_part)
 
-
-@njit(cache=True)
-def _error_update_part(P, P_hat, Y, E, a, b, mu, lo, hi, row, col_acc):
-    """:func:`reweighted_error_update` on rows ``[lo, hi)`` with the row and column
-    denominators ``a``, ``b`` (``E[r, i] = T[r, i] / (a[r] + b[i])``); returns the part's
-    ``max |P − P̂ − E|``."""
-    d = E.shape[1]
-    inv_mu = 1.0 / mu
-    res = 0.0
-    for r in range(lo, hi):
-        s = 0.0
-        for i in range(d):
-            diff = np.float64(P[r, i]) - np.float64(P_hat[r, i])
-            y = np.float64(Y[r, i])
-            e = (diff - y * inv_mu) / (a[r] + b[i])
-            E[r, i] = e
-            rr = diff - e
-            Y[r, i] = y - mu * rr
-            s += e * e
-            col_acc[i] += e * e
-            if abs(rr) > res:
-                res = abs(rr)
-        row[r] = np.sqrt(s)
-    return res
+    row_norms: np.ndarray
+    col_norms: np.ndarray
+    lam1: float
+    lam2: float
+    eps: float
 
 
 @njit(parallel=True, cache=True)
-def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
-    """Fused ``P̂`` step of EMVC, forming the SVT input ``B = P̂ + Z/μ`` in place.
+def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
+    """One fused pass of an EMVC iteration over the rows: the ``P̂`` step (forming the SVT
+    input ``B = P̂ + Z/μ`` in place), then the reweighted ``E`` step, the multiplier ``Y``
+    step and the primal residuals of every view.
 
     With ``Z/μ = zc · (Zb − Q)`` (``Zb`` holds the previous SVT input and ``zc`` the ratio
     of the previous to the current penalty, so the multiplier ``Z`` is never stored
@@ -198,12 +130,22 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
 
     ``P̂ ← rowwise_simplex_projection((Σ_v (P_v − E_v − Y_v/μ) + Q − Z/μ) / (m + 1))``
 
-    and then ``Zb ← P̂ + Z/μ``.
+    and ``Zb ← P̂ + Z/μ``. Then, per view, with ``T = P_v − P̂ − Y_v/μ`` (the new ``P̂``),
+    ``d_r = 1/(2 max(‖E_v[r,:]‖, ε))`` and ``g_i = 1/(2 max(‖E_v[:,i]‖, ε))`` taken from the
+    *previous* ``E_v`` (passed as its norms),
+
+    ``E_v[r, i] ← T[r, i] / (1 + (lam2/μ) d_r + (lam1/μ) g_i)``  and
+    ``Y_v ← Y_v + μ (P̂ + E_v − P_v)``.
+
+    Row ``r`` of the ``E``, ``Y`` steps needs only row ``r`` of the new ``P̂``, so each row
+    is done whole (``P̂``, then every view's ``E``, ``Y``) while it is in cache.
 
     Parameters
     ----------
-    P, E, Y : ndarray, shape (m, n, n)
-        Views, errors and multipliers. Read only.
+    P : ndarray, shape (m, n, n)
+        Views. Read only.
+    E, Y : ndarray, shape (m, n, n)
+        Errors and multipliers, overwritten in place with the new ones.
     Q : ndarray, shape (n, n)
         The auxiliary low-rank matrix; not read when ``has_q`` is False (``Q = 0``).
     Zb : ndarray, shape (n, n)
@@ -211,14 +153,22 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
     P_hat : ndarray, shape (n, n)
         Overwritten with the new shared transition matrix (rows on the simplex).
     mu : float
-        Current penalty ``μ``.
+        Current penalty ``μ > 0``.
     zc : float
         ``μ_prev / μ`` (any value when ``Z = 0``, i.e. ``Zb = Q = 0``).
     has_q : bool
         Whether ``Q`` is nonzero.
+    weights : ErrorWeights
+        Norms of the previous errors, ``lam1``, ``lam2`` and ``eps``. Read only.
 
     Returns
     -------
+    row_norms : ndarray, shape (m, n), float64
+        Row norms of the new errors (the weights of the next iteration).
+    col_norms : ndarray, shape (m, n), float64
+        Column norms of the new errors.
+    residual_views : float
+        ``max_v max |P_v − P̂ − E_v|`` with the new ``E`` (0.0 when empty).
     fro2 : float
         ``‖B‖_F²``.
     max_row_abs : float
@@ -230,39 +180,61 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
 
     Notes
     -----
-    One read of ``3m + 2`` arrays and one write of two, O(m n²) time (Condat's projection
-    per row), parallel over blocks of rows; O(64 n) extra memory.
+    O(m n²) time (Condat's projection per row), parallel over blocks of rows; O(64 (m + 1) n)
+    extra memory (per-block column sums). The old ``E`` is read once, by the ``P̂`` step:
+    the ``E`` step needs only its norms.
 
-    Cost: moves ``(3 m + 4) n² b`` bytes (``b`` the itemsize: ``3 m + 2`` arrays read, two
-    written) and does ``~(3 m + 8) n²`` flops plus one simplex projection per row (expected
-    ``~6 n²`` compare-and-branch operations, which bound it).
+    Cost: moves ``(5 m + 4) n² b`` bytes (``b`` the itemsize: ``P``, ``E``, ``Y``, ``Q``,
+    ``Zb`` read, ``P̂``, ``Zb``, ``E``, ``Y`` written; each row's ``P_v``, ``P̂``, ``Y_v``
+    are read again by the ``E`` step from cache) and does ``~(15 m + 8) n²`` flops plus one
+    simplex projection per row (expected ``~6 n²`` compare-and-branch operations, which
+    bound it).
     """
-    n, d = P.shape[1], P.shape[2]
+    m, n, d = P.shape
+    # the E step's row and column terms: E_v[r, i] = T[r, i] / (a[v, r] + b[v, i])
+    inv_mu = 1.0 / mu
+    b = np.empty((m, d))
+    for k in range(m):
+        for i in range(d):
+            b[k, i] = (weights.lam1 * inv_mu) / (2.0 * max(weights.col_norms[k, i],
+                                                           weights.eps))
+    a = np.empty((m, n))
+    for k in range(m):
+        for r in range(n):
+            a[k, r] = 1.0 + (weights.lam2 * inv_mu) / (2.0 * max(weights.row_norms[k, r],
+                                                                 weights.eps))
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
+    row = np.empty((m, n))  # every row is written by its part
     col_part = _zeros(nb, d)
-    stats = _zeros(nb, 3)  # per part: ‖·‖_F², max row abs sum, min
-    if n * d * (P.shape[0] + 1) < SERIAL_BELOW:
+    err_col_part = _zeros(nb, m * d)  # view v's columns at [v d, (v + 1) d)
+    stats = _zeros(nb, 4)  # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
+    if n * d * (m + 1) < SERIAL_BELOW:
         for t in range(nb):
-            _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, bounds[t], bounds[t + 1],
-                            col_part[t], stats[t])
+            _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
+                                  bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
     else:
         for t in prange(nb):
-            _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, bounds[t], bounds[t + 1],
-                            col_part[t], stats[t])
-    fro, rowabs, lo = stats[0, 0], stats[0, 1], stats[0, 2]
+            _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
+                                  bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
+    fro, rowabs, lo, res = stats[0, 0], stats[0, 1], stats[0, 2], stats[0, 3]
     for t in range(1, nb):
         fro += stats[t, 0]
         rowabs = max(rowabs, stats[t, 1])
         lo = min(lo, stats[t, 2])
-    return fro, rowabs, _largest(sum_parts(col_part)), lo
+        res = max(res, stats[t, 3])
+    col = _sqrt_sum_parts(err_col_part).reshape((m, d))
+    return row, col, res, fro, rowabs, _largest(sum_parts(col_part)), lo
 
 
 @njit(cache=True)
-def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats):
-    """:func:`consensus_update` on rows ``[lo, hi)``: absolute column sums of ``B`` added
-    to ``col_acc``; ``stats`` receives the part's ``‖B‖_F²``, largest row abs sum and
-    smallest entry (``inf`` for an empty part)."""
+def _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a_err, b_err, lo, hi,
+                          col_acc, err_col_acc, row_norms, stats):
+    """:func:`consensus_error_update` on rows ``[lo, hi)``: absolute column sums of ``B``
+    added to ``col_acc``, each view's squared column sums of the new ``E`` to
+    ``err_col_acc[v d : (v + 1) d]``, the new row norms to ``row_norms[:, lo:hi]``;
+    ``stats`` receives the part's ``‖B‖_F²``, largest row abs sum, smallest entry (``inf``
+    for an empty part) and ``max |P_v − P̂ − E_v|`` (0.0 for an empty part)."""
     m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)
@@ -272,7 +244,9 @@ def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats
     fro = 0.0
     rmax = 0.0
     mn = np.inf
+    res = 0.0
     for r in range(lo, hi):
+        # the P̂ step of row r (reads the old E, Y of row r)
         for i in range(d):
             s = 0.0
             for k in range(m):
@@ -305,9 +279,26 @@ def _consensus_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, lo, hi, col_acc, stats
                 mn = bb
         if rs > rmax:
             rmax = rs
+        # the E, Y steps of row r of every view, with P̂ as stored
+        for k in range(m):
+            ak = a_err[k, r]
+            s = 0.0
+            for i in range(d):
+                diff = np.float64(P[k, r, i]) - np.float64(P_hat[r, i])
+                y = np.float64(Y[k, r, i])
+                e = (diff - y * inv_mu) / (ak + b_err[k, i])
+                E[k, r, i] = e
+                rr = diff - e
+                Y[k, r, i] = y - mu * rr
+                s += e * e
+                err_col_acc[k * d + i] += e * e
+                if abs(rr) > res:
+                    res = abs(rr)
+            row_norms[k, r] = np.sqrt(s)
     stats[0] = fro
     stats[1] = rmax
     stats[2] = mn
+    stats[3] = res
 
 
 @njit(cache=True)

@@ -29,10 +29,9 @@ from tests.naive_cmvnmf import (  # noqa: F401
     pattern_csr,
 )
 from tests.naive_emvc import (  # noqa: F401
-    consensus_update,
+    consensus_error_update,
     error_norms,
     max_abs_diff,
-    reweighted_error_update,
     rowwise_simplex_projection,
 )
 from tests.naive_mvfl import (  # noqa: F401

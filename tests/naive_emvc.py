@@ -17,7 +17,7 @@ def error_norms(E):
     return np.linalg.norm(E64, axis=1), np.linalg.norm(E64, axis=0)
 
 
-def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu, eps):
+def _reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu, eps):
     P64, Ph64, Y64 = (np.asarray(x, dtype=np.float64) for x in (P, P_hat, Y))
     d = 1.0 / (2.0 * np.maximum(row_norms, eps))
     g = 1.0 / (2.0 * np.maximum(col_norms, eps))
@@ -30,7 +30,7 @@ def reweighted_error_update(P, P_hat, Y, E, row_norms, col_norms, lam1, lam2, mu
     return rn, cn, resid
 
 
-def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
+def _consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
     m = P.shape[0]
     P64, E64, Y64 = (np.asarray(x, dtype=np.float64) for x in (P, E, Y))
     Q64 = np.asarray(Q, dtype=np.float64) if has_q else np.zeros(Zb.shape)
@@ -42,6 +42,20 @@ def consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q):
     B = np.asarray(Zb, dtype=np.float64)
     return (float((B * B).sum()), float(np.abs(B).sum(axis=1).max()),
             float(np.abs(B).sum(axis=0).max()), float(B.min()))
+
+
+def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
+    """The P̂ step, then each view's E, Y steps with the new P̂ (as stored)."""
+    stats = _consensus_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q)
+    m = P.shape[0]
+    rn, cn = np.empty((m, P.shape[1])), np.empty((m, P.shape[2]))
+    res = 0.0
+    for v in range(m):
+        rn[v], cn[v], r = _reweighted_error_update(
+            P[v], P_hat, Y[v], E[v], weights.row_norms[v], weights.col_norms[v],
+            weights.lam1, weights.lam2, mu, weights.eps)
+        res = max(res, r)
+    return (rn, cn, res) + stats
 
 
 def max_abs_diff(A, B):
