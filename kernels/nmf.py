@@ -303,7 +303,7 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     return out, total
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def constraint_penalty(V_all, must, cannot):
     """Constraint part of the CMVNMF objective over all blocks.
 
@@ -324,8 +324,10 @@ def constraint_penalty(V_all, must, cannot):
 
     Notes
     -----
-    O((p_m + p_c) c) time, parallel over fixed chunks of 4096 pairs whose partial sums are
-    added in order, so the value does not depend on the thread count. Accumulates in float64.
+    O((p_m + p_c) c) time over fixed chunks of 4096 pairs whose partial sums are added in
+    order. Serial: it runs once per solve, and per sweep only for intra-view pairs (the
+    updates return the inter-view part), so a parallel version would cost more to compile
+    (about a second) than it saves. Accumulates in float64.
 
     Cost: reads ``(p_m + p_c)(16 + 2 c b)`` bytes (``b`` the itemsize: each pair and its two
     gathered rows); ``~3 (p_m + p_c) c`` flops.
@@ -336,7 +338,7 @@ def constraint_penalty(V_all, must, cannot):
     n_m = (p_m + _PAIR_CHUNK - 1) // _PAIR_CHUNK
     n_c = (p_c + _PAIR_CHUNK - 1) // _PAIR_CHUNK
     partial = _zeros_f64(n_m + n_c)
-    for b in prange(n_m + n_c):
+    for b in range(n_m + n_c):
         s = 0.0
         # one sum per pair, then the pairs in order: the pairs' short sums are independent
         # (the CPU overlaps them) instead of one long chain of dependent additions
