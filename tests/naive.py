@@ -73,4 +73,5 @@ from tests.naive_partition import (  # noqa: F401
     part_bounds,
     part_range,
     start_thread_pool,
+    sum_parts,
 )
