@@ -86,6 +86,14 @@ def sum_parts(partial):
     return total
 
 
+@njit(cache=True)
+def _zeros(shape):
+    """``np.zeros(shape)`` in float64 as a serial helper for the parallel kernels of every
+    family: ``np.zeros`` written inside a ``parallel=True`` kernel becomes a parfor of its
+    own, which costs compilation time and nothing else."""
+    return np.zeros(shape)
+
+
 @njit(parallel=True, cache=True)
 def start_thread_pool(n):
     """A trivial parallel loop (returns ``n``): running it makes Numba choose its threading

@@ -28,6 +28,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ._partition import _zeros
+
 _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector scratch each)
 _PAIR_CHUNK = 4096  # pairs per chunk in constraint_penalty (fixed: thread-count independent)
 
@@ -38,12 +40,6 @@ _PAIR_CHUNK = 4096  # pairs per chunk in constraint_penalty (fixed: thread-count
 def _zeros_like_rows(n_rows, B):
     """``np.zeros((n_rows, B.shape[1]), B.dtype)``."""
     return np.zeros((n_rows, B.shape[1]), dtype=B.dtype)
-
-
-@njit(cache=True)
-def _zeros_f64(n):
-    """``np.zeros(n)`` (float64 partial sums)."""
-    return np.zeros(n)
 
 
 @njit(cache=True)
@@ -244,7 +240,7 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     with_penalty = terms.split.shape[0] > 0
     split = terms.split[0] if with_penalty else 0
     n_blocks = (n + _ROW_BLOCK - 1) // _ROW_BLOCK
-    partial = _zeros_f64(n_blocks)
+    partial = _zeros(n_blocks)
     for b in prange(n_blocks):
         den = np.empty(c, dtype=F.dtype)
         num = np.empty(c, dtype=F.dtype)
@@ -337,7 +333,7 @@ def constraint_penalty(V_all, must, cannot):
     p_c = cannot.shape[0]
     n_m = (p_m + _PAIR_CHUNK - 1) // _PAIR_CHUNK
     n_c = (p_c + _PAIR_CHUNK - 1) // _PAIR_CHUNK
-    partial = _zeros_f64(n_m + n_c)
+    partial = _zeros(n_m + n_c)
     for b in range(n_m + n_c):
         s = 0.0
         # one sum per pair, then the pairs in order: the pairs' short sums are independent

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._partition import SERIAL_BELOW, n_parts, part_bounds, sum_parts
+from ._partition import SERIAL_BELOW, _zeros, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 
@@ -27,13 +27,6 @@ def _sqrt_sum_parts(parts):
     for j in range(out.shape[0]):
         out[j] = np.sqrt(out[j])
     return out
-
-
-@njit(cache=True)
-def _zeros(rows, cols):
-    """``np.zeros((rows, cols))`` in float64, as a serial helper: ``np.zeros`` written
-    inside a ``parallel=True`` kernel becomes a parfor of its own (see :func:`sum_parts`)."""
-    return np.zeros((rows, cols))
 
 
 @njit(cache=True)
@@ -206,9 +199,9 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     nb = n_parts(n, 1)
     bounds = part_bounds(n, nb)
     row = np.empty((m, n))  # every row is written by its part
-    col_part = _zeros(nb, d)
-    err_col_part = _zeros(nb, m * d)  # view v's columns at [v d, (v + 1) d)
-    stats = _zeros(nb, 4)  # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
+    col_part = _zeros((nb, d))
+    err_col_part = _zeros((nb, m * d))  # view v's columns at [v d, (v + 1) d)
+    stats = _zeros((nb, 4))  # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
     if n * d * (m + 1) < SERIAL_BELOW:
         for t in range(nb):
             _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
