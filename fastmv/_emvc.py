@@ -30,7 +30,7 @@ from ._result import Result
 from ._solver import Step, iterate, state_view
 from ._spectral import markov_spectral_clustering
 from ._svt import svt
-from ._threads import thread_limit
+from ._threads import serial_when_small, thread_limit
 from ._validation import (
     Interval,
     Options,
@@ -168,9 +168,10 @@ class _EMVCProblem:
         mu = self.mu
         weights = ErrorWeights(self.row_norms, self.col_norms, float(d.lam1), float(d.lam2),
                                _EPS)
-        (self.row_norms, self.col_norms, res_v, fro2, norminf, norm1,
-         min_b) = consensus_error_update(P, E, Y, self.Q, self.Zb, self.P_hat, mu, self.zc,
-                                         self.has_q, weights)
+        with serial_when_small(P.size + self.Zb.size):
+            (self.row_norms, self.col_norms, res_v, fro2, norminf, norm1,
+             min_b) = consensus_error_update(P, E, Y, self.Q, self.Zb, self.P_hat, mu,
+                                             self.zc, self.has_q, weights)
         bounds = dict(fro=float(np.sqrt(fro2)), norm1=float(norm1), norminf=float(norminf),
                       nonneg=bool(min_b >= 0.0))
         _, info = svt(self.Zb, 1.0 / mu, out=self.Q, bounds=bounds, rank_hint=self.rank_prev,

@@ -199,6 +199,41 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
 
 
 @njit(cache=True, nogil=True)
+def lloyd_step_serial(X, centers, x_sq_norms, n_parts):
+    """:func:`lloyd_step` on the calling thread: the same parts in the same order, so the
+    same result bit for bit.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, d), C-contiguous
+    centers : ndarray of float64, shape (c, d)
+    x_sq_norms : ndarray of float64, shape (n,)
+    n_parts : int
+        Number of contiguous row parts (see :func:`lloyd_step`).
+
+    Returns
+    -------
+    labels, sq_dist, sums, counts
+        As :func:`lloyd_step`.
+
+    Notes
+    -----
+    For the calls a thread pool would not speed up: small steps, a k-means restart running
+    on its own thread, an executor task. They then never compile the ``parallel=True``
+    kernel, which costs more than a second on a solver's first call.
+
+    Cost: as :func:`lloyd_step`.
+    """
+    C2, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_setup(
+        centers, X.shape[0], n_parts)
+    for p in range(bounds.shape[0] - 1):
+        _lloyd_part(X, C2, c_sq, x_sq_norms, bounds[p], bounds[p + 1], labels, sq_dist,
+                    partial[p], partial_counts[p])
+    sums, counts = _add_parts(partial, partial_counts)
+    return labels, sq_dist, sums, counts
+
+
+@njit(cache=True, nogil=True)
 def _csr_row_times(data, indices, start, stop, BT, out):
     """``out = row · BT`` for the CSR row stored at ``data[start:stop]``, ``indices[start:stop]``
     (``BT``: ``d × k``, C-contiguous, so each stored entry reads one contiguous row)."""

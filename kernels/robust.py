@@ -3,8 +3,8 @@
 Each kernel is one pass over its ``n × n`` operands over the fixed row partition of
 ``kernels/_partition.py`` (``n_parts(n, 1)`` parts, at most 64): column reductions go to
 per-part partial sums that are added at the end in part order, so results do not depend on
-the number of threads; below ``SERIAL_BELOW`` entries the same parts run on one thread (a
-parallel launch would cost more than the pass), with the same result. The two passes that
+the number of threads (callers run small passes on one Numba thread, where a parallel
+launch would cost more than the pass; the result is the same). The two passes that
 run once per solve or are a small share of a step (:func:`error_norms`,
 :func:`max_abs_diff`) are serial kernels: each ``parallel=True`` kernel costs more than a
 second of compilation on a solver's first call. Views are stacked as
@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._partition import SERIAL_BELOW, _zeros, n_parts, part_bounds, sum_parts
+from ._partition import _zeros, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 
@@ -202,14 +202,9 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     col_part = _zeros((nb, d))
     err_col_part = _zeros((nb, m * d))  # view v's columns at [v d, (v + 1) d)
     stats = _zeros((nb, 4))  # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
-    if n * d * (m + 1) < SERIAL_BELOW:
-        for t in range(nb):
-            _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
-                                  bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
-    else:
-        for t in prange(nb):
-            _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
-                                  bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
+    for t in prange(nb):
+        _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
+                              bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
     fro, rowabs, lo, res = stats[0, 0], stats[0, 1], stats[0, 2], stats[0, 3]
     for t in range(1, nb):
         fro += stats[t, 0]
