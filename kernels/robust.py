@@ -4,11 +4,11 @@ Each kernel is one pass over its ``n × n`` operands over the fixed row partitio
 ``kernels/_partition.py`` (``n_parts(n, 1)`` parts, at most 64): column reductions go to
 per-part partial sums that are added at the end in part order, so results do not depend on
 the number of threads (callers run small passes on one Numba thread, where a parallel
-launch would cost more than the pass; the result is the same). The two passes that
-run once per solve or are a small share of a step (:func:`error_norms`,
-:func:`max_abs_diff`) are serial kernels: each ``parallel=True`` kernel costs more than a
-second of compilation on a solver's first call. Views are stacked as
-``(m, n, n)`` arrays. All arithmetic is float64 whatever the storage precision (float32 or
+launch would cost more than the pass; the result is the same). The passes that run once
+per solve or are a small share of a step (the initial error norms, the consensus
+residual) are NumPy in ``fastmv/_emvc.py``: every kernel, and above all every
+``parallel=True`` one, adds to a solver's first call. Views are stacked as ``(m, n, n)``
+arrays. All arithmetic is float64 whatever the storage precision (float32 or
 float64).
 """
 from typing import NamedTuple
@@ -36,55 +36,6 @@ def _largest(values):
     for v in values[1:]:
         best = max(best, v)
     return best
-
-
-@njit(cache=True)
-def error_norms(E):
-    """Row and column Euclidean norms of one error matrix.
-
-    Parameters
-    ----------
-    E : ndarray, shape (n, d)
-
-    Returns
-    -------
-    row_norms : ndarray, shape (n,), float64
-        ``‖E[r, :]‖₂``.
-    col_norms : ndarray, shape (d,), float64
-        ``‖E[:, i]‖₂``.
-
-    Notes
-    -----
-    One pass, O(n d) time, O(64 d) extra memory (per-block column sums, added in part
-    order as in the parallel kernels). Serial: EMVC needs these norms once per view, at the
-    start (each step's :func:`consensus_error_update` returns the next ones), and a
-    ``parallel=True`` kernel would add more than a second to the first call's compilation.
-
-    Cost: reads ``n d b`` bytes (``b`` the itemsize) once; ``2 n d`` flops; memory-bound.
-    """
-    n, d = E.shape
-    nb = n_parts(n, 1)
-    bounds = part_bounds(n, nb)
-    row = np.zeros(n)
-    col_part = np.zeros((nb, d))
-    for t in range(nb):
-        _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
-    col = _sqrt_sum_parts(col_part)
-    return row, col
-
-
-@njit(cache=True)
-def _error_norms_part(E, lo, hi, row, col_acc):
-    """:func:`error_norms` on rows ``[lo, hi)``: row norms into ``row``, squared column sums
-    added to ``col_acc``."""
-    d = E.shape[1]
-    for r in range(lo, hi):
-        s = 0.0
-        for i in range(d):
-            e = np.float64(E[r, i])
-            s += e * e
-            col_acc[i] += e * e
-        row[r] = np.sqrt(s)
 
 
 class ErrorWeights(NamedTuple):
@@ -287,40 +238,3 @@ def _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a_err, b_err, lo
     stats[1] = rmax
     stats[2] = mn
     stats[3] = res
-
-
-@njit(cache=True)
-def max_abs_diff(A, B):
-    """``max |A − B|`` (the consensus primal residual ``‖P̂ − Q‖_∞``).
-
-    Parameters
-    ----------
-    A, B : ndarray, shape (n, d)
-
-    Returns
-    -------
-    float
-        0.0 for empty input.
-
-    Notes
-    -----
-    One read of both arrays. Serial: a maximum needs no fixed partition, and this pass is a
-    small share of an EMVC step (which reads and writes about ``8 m + 4`` such arrays and
-    runs an SVT); a ``parallel=True`` kernel would add more than a second to the first
-    call's compilation.
-
-    Cost: reads ``2 n d b`` bytes (``b`` the itemsize); ``2 n d`` flops; memory-bound.
-    """
-    return _max_abs_diff_part(A, B, 0, A.shape[0])
-
-
-@njit(cache=True)
-def _max_abs_diff_part(A, B, lo, hi):
-    """:func:`max_abs_diff` on rows ``[lo, hi)`` (0.0 when empty)."""
-    mx = 0.0
-    for r in range(lo, hi):
-        for i in range(A.shape[1]):
-            x = abs(np.float64(A[r, i]) - np.float64(B[r, i]))
-            if x > mx:
-                mx = x
-    return mx

@@ -109,6 +109,9 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts=1):
     return lloyd_step(_dense(data, indices, indptr, centers.shape[1]), centers, x_sq_norms)
 
 
+lloyd_step_csr_serial = lloyd_step_csr
+
+
 def seeding_distances(X, candidates, x_sq_norms, closest, n_parts=1):
     """Squared distances to each candidate, capped by ``closest``, and their sums."""
     d = ((X[None, :, :] - candidates[:, None, :]) ** 2).sum(-1)

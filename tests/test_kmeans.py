@@ -34,7 +34,8 @@ def test_lloyd_step_matches_twin(n, d, c, parts, rng):
     xs = (X * X).sum(1)
     ref = naive.lloyd_step(X, C, xs)
     for got in (K.lloyd_step(X, C, xs, parts), K.lloyd_step_serial(X, C, xs, parts),
-                K.lloyd_step_csr(*_csr(X), C, xs, parts)):
+                K.lloyd_step_csr(*_csr(X), C, xs, parts),
+                K.lloyd_step_csr_serial(*_csr(X), C, xs, parts)):
         np.testing.assert_array_equal(got[0], ref[0])
         for a, b in zip(got[1:], ref[1:]):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
@@ -70,8 +71,12 @@ def test_kernels_do_not_depend_on_threads(rng):
         numba.set_num_threads(before)
     for a, b in zip(one, many):
         np.testing.assert_array_equal(a, b)
-    # the serial kernel runs the same parts in the same order: the same result bit for bit
+    # the serial kernels run the same parts in the same order: the same results bit for bit
     for a, b in zip(K.lloyd_step_serial(X, C, xs, 9), many):
+        np.testing.assert_array_equal(a, b)
+    X[rng.random(X.shape) < 0.7] = 0.0
+    for a, b in zip(K.lloyd_step_csr_serial(*_csr(X), C, xs, 9),
+                    K.lloyd_step_csr(*_csr(X), C, xs, 9)):
         np.testing.assert_array_equal(a, b)
 
 
