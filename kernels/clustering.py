@@ -1,5 +1,12 @@
 """Kernels for k-means (docs/algorithms.md §6): the Lloyd step (one parallel pass over the
-samples) and the k-means++ candidate evaluation (one serial pass), dense or CSR.
+samples, with a serial counterpart) and the k-means++ candidate evaluation (one serial
+pass), dense or CSR.
+
+A Lloyd step runs serially when a thread pool cannot speed it up: small steps, and every
+step of a restart that runs on its own thread (several restarts run one per thread), which
+is most calls. The serial kernels run the same parts in the same order, so they give the
+same result bit for bit, and a call that uses only them never compiles a ``parallel=True``
+kernel (more than a second each on a solver's first call).
 
 Every kernel splits the samples into a fixed number of contiguous parts (``n_parts``, chosen by
 the caller from the shapes alone), accumulates per part and adds the parts in part order, so

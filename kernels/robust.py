@@ -29,15 +29,6 @@ def _sqrt_sum_parts(parts):
     return out
 
 
-@njit(cache=True)
-def _largest(values):
-    """``values.max()`` as a serial helper (see :func:`sum_parts`)."""
-    best = values[0]
-    for v in values[1:]:
-        best = max(best, v)
-    return best
-
-
 class ErrorWeights(NamedTuple):
     """The reweighting of the ``E`` step of every view (the arguments of the ``E`` step that
     :func:`consensus_error_update` does not share with the ``P̂`` step).
@@ -163,7 +154,12 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
         lo = min(lo, stats[t, 2])
         res = max(res, stats[t, 3])
     col = _sqrt_sum_parts(err_col_part).reshape((m, d))
-    return row, col, res, fro, rowabs, _largest(sum_parts(col_part)), lo
+    # a plain loop: ``.max()`` here would be a parfor of its own (compilation time only)
+    col_abs = sum_parts(col_part)
+    colabs = col_abs[0]
+    for i in range(1, d):
+        colabs = max(colabs, col_abs[i])
+    return row, col, res, fro, rowabs, colabs, lo
 
 
 @njit(cache=True)
