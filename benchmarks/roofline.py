@@ -76,6 +76,7 @@ def _affinity(n=4000):
 
 
 def _robust(n=2000, m=2):
+    from fastmv._emvc import error_norms
     from fastmv.kernels import robust as K
     from fastmv.kernels.simplex import rowwise_simplex_projection
     rng = np.random.default_rng(0)
@@ -88,17 +89,14 @@ def _robust(n=2000, m=2):
     Ev, Yv = E.copy(), Y.copy()  # the fused step overwrites E and Y
     rn, cn = np.empty((m, n)), np.empty((m, n))
     for v in range(m):
-        rn[v], cn[v] = K.error_norms(E[v])
+        rn[v], cn[v] = error_norms(E[v])
     weights = K.ErrorWeights(rn, cn, 0.01, 0.01, 1e-10)
     out = np.empty((n, n))
     nn = n * n
     return [
-        Case("error_norms", f"{n} × {n}", lambda: K.error_norms(E[0]), nn * F8, 2 * nn, "bw"),
         Case("consensus_error_update", f"m = {m}, {n} × {n}",
              lambda: K.consensus_error_update(P, Ev, Yv, Q, Zb, P_hat, 1.0, 1.0, True, weights),
              (5 * m + 4) * nn * F8, (15 * m + 8) * nn, "bw"),
-        Case("max_abs_diff", f"{n} × {n}", lambda: K.max_abs_diff(P_hat, Q), 2 * nn * F8,
-             2 * nn, "bw"),
         Case("rowwise_simplex_projection", f"{n} × {n}",
              lambda: rowwise_simplex_projection(P[0], out), 2 * nn * F8, 6 * nn, "bw"),
     ]

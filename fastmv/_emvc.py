@@ -19,18 +19,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastmv.kernels.robust import (
-    ErrorWeights,
-    consensus_error_update,
-    error_norms,
-    max_abs_diff,
-)
+from fastmv.kernels.robust import ErrorWeights, consensus_error_update
 
 from ._result import Result
 from ._solver import Step, iterate, state_view
 from ._spectral import markov_spectral_clustering
 from ._svt import svt
-from ._threads import thread_limit
+from ._threads import serial_when_small, thread_limit
 from ._validation import (
     Interval,
     Options,
@@ -45,6 +40,48 @@ __all__ = ["emvc", "EMVCResult"]
 
 # Guard of the reweighting norms ``1 / (2 max(‖e‖, ε))``.
 _EPS = 1e-10
+
+# Entries per block of the two NumPy passes below (2 MiB of float64: a block and its
+# temporaries stay in cache while they are reduced).
+_BLOCK_ENTRIES = 2 ** 18
+
+
+def _row_blocks(n, d):
+    """Consecutive row ranges of about ``_BLOCK_ENTRIES`` entries of an ``n × d`` array."""
+    step = max(1, _BLOCK_ENTRIES // max(d, 1))
+    return ((lo, min(lo + step, n)) for lo in range(0, n, step))
+
+
+def error_norms(E):
+    """Row and column Euclidean norms of one error matrix, in float64.
+
+    Needed once per solve (each step's :func:`~fastmv.kernels.robust.consensus_error_update`
+    returns the next norms), so NumPy over row blocks rather than a kernel that a solver's
+    first call would compile. Temporary memory: one float64 block of ``_BLOCK_ENTRIES``.
+    """
+    n, d = E.shape
+    row, col = np.empty(n), np.zeros(d)
+    for lo, hi in _row_blocks(n, d):
+        sq = np.square(E[lo:hi], dtype=np.float64)
+        np.sqrt(sq.sum(axis=1), out=row[lo:hi])
+        col += sq.sum(axis=0)
+    return row, np.sqrt(col)
+
+
+def max_abs_diff(A, B):
+    """``max |A − B|`` in float64 (the consensus residual ``‖P̂ − Q‖_∞``; 0.0 when empty).
+
+    Once per iteration, beside a singular value thresholding of the same matrix that costs
+    far more, so NumPy over row blocks (exact: a maximum of float64 differences) rather
+    than a kernel that a solver's first call would compile.
+    """
+    n, d = A.shape
+    out = 0.0
+    for lo, hi in _row_blocks(n, d):
+        diff = np.subtract(A[lo:hi], B[lo:hi], dtype=np.float64)
+        if diff.size:
+            out = max(out, float(np.abs(diff, out=diff).max()))
+    return out
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -168,9 +205,10 @@ class _EMVCProblem:
         mu = self.mu
         weights = ErrorWeights(self.row_norms, self.col_norms, float(d.lam1), float(d.lam2),
                                _EPS)
-        (self.row_norms, self.col_norms, res_v, fro2, norminf, norm1,
-         min_b) = consensus_error_update(P, E, Y, self.Q, self.Zb, self.P_hat, mu, self.zc,
-                                         self.has_q, weights)
+        with serial_when_small(P.size + self.Zb.size):
+            (self.row_norms, self.col_norms, res_v, fro2, norminf, norm1,
+             min_b) = consensus_error_update(P, E, Y, self.Q, self.Zb, self.P_hat, mu,
+                                             self.zc, self.has_q, weights)
         bounds = dict(fro=float(np.sqrt(fro2)), norm1=float(norm1), norminf=float(norminf),
                       nonneg=bool(min_b >= 0.0))
         _, info = svt(self.Zb, 1.0 / mu, out=self.Q, bounds=bounds, rank_hint=self.rank_prev,

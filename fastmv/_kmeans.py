@@ -18,6 +18,8 @@ from fastmv.kernels._partition import n_parts, part_bounds
 from fastmv.kernels.clustering import (
     lloyd_step,
     lloyd_step_csr,
+    lloyd_step_csr_serial,
+    lloyd_step_serial,
     seeding_distances,
     seeding_distances_csr,
 )
@@ -26,7 +28,7 @@ from ._executor import open_block_map
 from ._preprocessing import row_norms
 from ._result import Result
 from ._solver import Step, iterate
-from ._threads import serial_when_small, task_map, thread_limit
+from ._threads import PARALLEL_MIN_WORK, task_map, thread_limit
 from ._validation import (
     Interval,
     Options,
@@ -106,9 +108,10 @@ def _lloyd_task(item, centers):
     for s, e in zip(bounds[:-1], bounds[1:]):
         if sp.issparse(X):
             Xp = X[s:e]
-            out.append(lloyd_step_csr(Xp.data, Xp.indices, Xp.indptr, centers, x_sq[s:e], 1))
+            out.append(lloyd_step_csr_serial(Xp.data, Xp.indices, Xp.indptr, centers, x_sq[s:e],
+                                             1))
         else:
-            out.append(lloyd_step(X[s:e], centers, x_sq[s:e], 1))
+            out.append(lloyd_step_serial(X[s:e], centers, x_sq[s:e], 1))
     return (np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out]),
             np.stack([o[2] for o in out]), np.stack([o[3] for o in out]))
 
@@ -184,11 +187,16 @@ class _Data:
         if self.blocks is not None:
             return self._lloyd_step_tasks(centers)
         n_parts = _n_parts(self.n, centers.shape[0], self.d, self.size)
-        with serial_when_small(self.size * centers.shape[0]):
-            if self.sparse:
-                X = self.X
-                return lloyd_step_csr(X.data, X.indices, X.indptr, centers, self.x_sq, n_parts)
-            return lloyd_step(self.X, centers, self.x_sq, n_parts)
+        # the serial kernels give the same results; a call that runs one never compiles the
+        # parallel one (a k-means restart on its own thread, or a small embedding)
+        serial = (self.size * centers.shape[0] < PARALLEL_MIN_WORK
+                  or numba.get_num_threads() == 1)
+        if self.sparse:
+            X = self.X
+            step = lloyd_step_csr_serial if serial else lloyd_step_csr
+            return step(X.data, X.indices, X.indptr, centers, self.x_sq, n_parts)
+        step = lloyd_step_serial if serial else lloyd_step
+        return step(self.X, centers, self.x_sq, n_parts)
 
     def seeding_distances(self, candidates, closest):
         n_parts = _n_parts(self.n, 1, 1, self.size)  # serial kernels, summed by parts

@@ -73,12 +73,6 @@ def emvc_warmup(dtype=np.float64, sparse=False):
     P_list = [P.astype(dtype) for P in transition_matrices(views)]
     _call(fastmv.emvc, P_list, 0.01, 0.01, n_clusters=3, max_iter=3, random_state=0,
           warn=False, dtype=dtype)
-    # the consensus residual kernel runs only once the low-rank part is nonzero, which a few
-    # iterations on tiny data never reach (25 would, at 3 s): compiled here directly, so
-    # the demo's first EMVC setting does not compile it (imported here: `list` and `--help`
-    # need no Numba)
-    from fastmv.kernels.robust import max_abs_diff  # noqa: PLC0415
-    max_abs_diff(P_list[0], P_list[0])
 
 
 def cmvnmf_warmup(dtype=np.float64, sparse=False):

@@ -1,5 +1,12 @@
 """Kernels for k-means (docs/algorithms.md §6): the Lloyd step (one parallel pass over the
-samples) and the k-means++ candidate evaluation (one serial pass), dense or CSR.
+samples, with a serial counterpart) and the k-means++ candidate evaluation (one serial
+pass), dense or CSR.
+
+A Lloyd step runs serially when a thread pool cannot speed it up: small steps, and every
+step of a restart that runs on its own thread (several restarts run one per thread), which
+is most calls. The serial kernels run the same parts in the same order, so they give the
+same result bit for bit, and a call that uses only them never compiles a ``parallel=True``
+kernel (more than a second each on a solver's first call).
 
 Every kernel splits the samples into a fixed number of contiguous parts (``n_parts``, chosen by
 the caller from the shapes alone), accumulates per part and adds the parts in part order, so
@@ -199,6 +206,41 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
 
 
 @njit(cache=True, nogil=True)
+def lloyd_step_serial(X, centers, x_sq_norms, n_parts):
+    """:func:`lloyd_step` on the calling thread: the same parts in the same order, so the
+    same result bit for bit.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, d), C-contiguous
+    centers : ndarray of float64, shape (c, d)
+    x_sq_norms : ndarray of float64, shape (n,)
+    n_parts : int
+        Number of contiguous row parts (see :func:`lloyd_step`).
+
+    Returns
+    -------
+    labels, sq_dist, sums, counts
+        As :func:`lloyd_step`.
+
+    Notes
+    -----
+    For the calls a thread pool would not speed up: small steps, a k-means restart running
+    on its own thread, an executor task. They then never compile the ``parallel=True``
+    kernel, which costs more than a second on a solver's first call.
+
+    Cost: as :func:`lloyd_step`.
+    """
+    C2, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_setup(
+        centers, X.shape[0], n_parts)
+    for p in range(bounds.shape[0] - 1):
+        _lloyd_part(X, C2, c_sq, x_sq_norms, bounds[p], bounds[p + 1], labels, sq_dist,
+                    partial[p], partial_counts[p])
+    sums, counts = _add_parts(partial, partial_counts)
+    return labels, sq_dist, sums, counts
+
+
+@njit(cache=True, nogil=True)
 def _csr_row_times(data, indices, start, stop, BT, out):
     """``out = row · BT`` for the CSR row stored at ``data[start:stop]``, ``indices[start:stop]``
     (``BT``: ``d × k``, C-contiguous, so each stored entry reads one contiguous row)."""
@@ -240,31 +282,76 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     ``2 nnz c + nnz + 3 n c`` flops; the rows of ``Cᵀ`` it gathers stay in cache while
     ``8 d c`` bytes fit there.
     """
-    n = indptr.shape[0] - 1
-    c, d = centers.shape
-    CT = np.ascontiguousarray(centers.T)
-    c_sq = _sq_norms(centers)
-    n_parts = max(1, min(n_parts, n))
-    bounds, labels, sq_dist, partial, partial_counts = _lloyd_buffers(n, c, d, n_parts)
-    for p in prange(n_parts):
-        inner = np.empty(c)
-        for i in range(bounds[p], bounds[p + 1]):
-            _csr_row_times(data, indices, indptr[i], indptr[i + 1], CT, inner)
-            arg = 0
-            best = c_sq[0] - 2.0 * inner[0]
-            for k in range(1, c):
-                v = c_sq[k] - 2.0 * inner[k]
-                if v < best:
-                    best = v
-                    arg = k
-            labels[i] = arg
-            best += x_sq_norms[i]
-            sq_dist[i] = max(0.0, best)
-            partial_counts[p, arg] += 1
-            for q in range(indptr[i], indptr[i + 1]):
-                partial[p, arg, indices[q]] += data[q]
+    CT, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_csr_setup(
+        indptr, centers, n_parts)
+    for p in prange(bounds.shape[0] - 1):
+        _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds[p], bounds[p + 1],
+                        labels, sq_dist, partial[p], partial_counts[p])
     sums, counts = _add_parts(partial, partial_counts)
     return labels, sq_dist, sums, counts
+
+
+@njit(cache=True, nogil=True)
+def lloyd_step_csr_serial(data, indices, indptr, centers, x_sq_norms, n_parts):
+    """:func:`lloyd_step_csr` on the calling thread (the same parts in the same order: the
+    same result bit for bit), for the calls :func:`lloyd_step_serial` describes.
+
+    Parameters
+    ----------
+    data, indices, indptr : ndarrays
+        The CSR arrays of an ``(n, d)`` matrix (float64 data, valid and canonical).
+    centers : ndarray of float64, shape (c, d)
+    x_sq_norms : ndarray of float64, shape (n,)
+    n_parts : int
+
+    Returns
+    -------
+    labels, sq_dist, sums, counts
+        As :func:`lloyd_step_csr`.
+
+    Notes
+    -----
+    Cost: as :func:`lloyd_step_csr`.
+    """
+    CT, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_csr_setup(
+        indptr, centers, n_parts)
+    for p in range(bounds.shape[0] - 1):
+        _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds[p], bounds[p + 1],
+                        labels, sq_dist, partial[p], partial_counts[p])
+    sums, counts = _add_parts(partial, partial_counts)
+    return labels, sq_dist, sums, counts
+
+
+@njit(cache=True, nogil=True)
+def _lloyd_csr_setup(indptr, centers, n_parts):
+    """``Cᵀ`` (C-contiguous), ``‖c_k‖²`` and :func:`_lloyd_buffers` for a CSR Lloyd step."""
+    n = indptr.shape[0] - 1
+    c, d = centers.shape
+    return ((np.ascontiguousarray(centers.T), _sq_norms(centers))
+            + _lloyd_buffers(n, c, d, max(1, min(n_parts, n))))
+
+
+@njit(cache=True, nogil=True)
+def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, lo, hi, labels, sq_dist,
+                    sums, counts):
+    """:func:`lloyd_step_csr` on the rows ``[lo, hi)`` (see :func:`_lloyd_part`)."""
+    c = CT.shape[1]
+    inner = np.empty(c)
+    for i in range(lo, hi):
+        _csr_row_times(data, indices, indptr[i], indptr[i + 1], CT, inner)
+        arg = 0
+        best = c_sq[0] - 2.0 * inner[0]
+        for k in range(1, c):
+            v = c_sq[k] - 2.0 * inner[k]
+            if v < best:
+                best = v
+                arg = k
+        labels[i] = arg
+        best += x_sq_norms[i]
+        sq_dist[i] = max(0.0, best)
+        counts[arg] += 1
+        for q in range(indptr[i], indptr[i + 1]):
+            sums[arg, indices[q]] += data[q]
 
 
 @njit(cache=True, nogil=True)

@@ -3,12 +3,12 @@
 Each kernel is one pass over its ``n × n`` operands over the fixed row partition of
 ``kernels/_partition.py`` (``n_parts(n, 1)`` parts, at most 64): column reductions go to
 per-part partial sums that are added at the end in part order, so results do not depend on
-the number of threads; below ``SERIAL_BELOW`` entries the same parts run on one thread (a
-parallel launch would cost more than the pass), with the same result. The two passes that
-run once per solve or are a small share of a step (:func:`error_norms`,
-:func:`max_abs_diff`) are serial kernels: each ``parallel=True`` kernel costs more than a
-second of compilation on a solver's first call. Views are stacked as
-``(m, n, n)`` arrays. All arithmetic is float64 whatever the storage precision (float32 or
+the number of threads (callers run small passes on one Numba thread, where a parallel
+launch would cost more than the pass; the result is the same). The passes that run once
+per solve or are a small share of a step (the initial error norms, the consensus
+residual) are NumPy in ``fastmv/_emvc.py``: every kernel, and above all every
+``parallel=True`` one, adds to a solver's first call. Views are stacked as ``(m, n, n)``
+arrays. All arithmetic is float64 whatever the storage precision (float32 or
 float64).
 """
 from typing import NamedTuple
@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._partition import SERIAL_BELOW, _zeros, n_parts, part_bounds, sum_parts
+from ._partition import _zeros, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 
@@ -27,64 +27,6 @@ def _sqrt_sum_parts(parts):
     for j in range(out.shape[0]):
         out[j] = np.sqrt(out[j])
     return out
-
-
-@njit(cache=True)
-def _largest(values):
-    """``values.max()`` as a serial helper (see :func:`sum_parts`)."""
-    best = values[0]
-    for v in values[1:]:
-        best = max(best, v)
-    return best
-
-
-@njit(cache=True)
-def error_norms(E):
-    """Row and column Euclidean norms of one error matrix.
-
-    Parameters
-    ----------
-    E : ndarray, shape (n, d)
-
-    Returns
-    -------
-    row_norms : ndarray, shape (n,), float64
-        ``‖E[r, :]‖₂``.
-    col_norms : ndarray, shape (d,), float64
-        ``‖E[:, i]‖₂``.
-
-    Notes
-    -----
-    One pass, O(n d) time, O(64 d) extra memory (per-block column sums, added in part
-    order as in the parallel kernels). Serial: EMVC needs these norms once per view, at the
-    start (each step's :func:`consensus_error_update` returns the next ones), and a
-    ``parallel=True`` kernel would add more than a second to the first call's compilation.
-
-    Cost: reads ``n d b`` bytes (``b`` the itemsize) once; ``2 n d`` flops; memory-bound.
-    """
-    n, d = E.shape
-    nb = n_parts(n, 1)
-    bounds = part_bounds(n, nb)
-    row = np.zeros(n)
-    col_part = np.zeros((nb, d))
-    for t in range(nb):
-        _error_norms_part(E, bounds[t], bounds[t + 1], row, col_part[t])
-    col = _sqrt_sum_parts(col_part)
-    return row, col
-
-
-@njit(cache=True)
-def _error_norms_part(E, lo, hi, row, col_acc):
-    """:func:`error_norms` on rows ``[lo, hi)``: row norms into ``row``, squared column sums
-    added to ``col_acc``."""
-    d = E.shape[1]
-    for r in range(lo, hi):
-        s = 0.0
-        for i in range(d):
-            e = np.float64(E[r, i])
-            s += e * e
-            col_acc[i] += e * e
-        row[r] = np.sqrt(s)
 
 
 class ErrorWeights(NamedTuple):
@@ -202,14 +144,9 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     col_part = _zeros((nb, d))
     err_col_part = _zeros((nb, m * d))  # view v's columns at [v d, (v + 1) d)
     stats = _zeros((nb, 4))  # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
-    if n * d * (m + 1) < SERIAL_BELOW:
-        for t in range(nb):
-            _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
-                                  bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
-    else:
-        for t in prange(nb):
-            _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
-                                  bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
+    for t in prange(nb):
+        _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
+                              bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
     fro, rowabs, lo, res = stats[0, 0], stats[0, 1], stats[0, 2], stats[0, 3]
     for t in range(1, nb):
         fro += stats[t, 0]
@@ -217,7 +154,12 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
         lo = min(lo, stats[t, 2])
         res = max(res, stats[t, 3])
     col = _sqrt_sum_parts(err_col_part).reshape((m, d))
-    return row, col, res, fro, rowabs, _largest(sum_parts(col_part)), lo
+    # a plain loop: ``.max()`` here would be a parfor of its own (compilation time only)
+    col_abs = sum_parts(col_part)
+    colabs = col_abs[0]
+    for i in range(1, d):
+        colabs = max(colabs, col_abs[i])
+    return row, col, res, fro, rowabs, colabs, lo
 
 
 @njit(cache=True)
@@ -292,40 +234,3 @@ def _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a_err, b_err, lo
     stats[1] = rmax
     stats[2] = mn
     stats[3] = res
-
-
-@njit(cache=True)
-def max_abs_diff(A, B):
-    """``max |A − B|`` (the consensus primal residual ``‖P̂ − Q‖_∞``).
-
-    Parameters
-    ----------
-    A, B : ndarray, shape (n, d)
-
-    Returns
-    -------
-    float
-        0.0 for empty input.
-
-    Notes
-    -----
-    One read of both arrays. Serial: a maximum needs no fixed partition, and this pass is a
-    small share of an EMVC step (which reads and writes about ``8 m + 4`` such arrays and
-    runs an SVT); a ``parallel=True`` kernel would add more than a second to the first
-    call's compilation.
-
-    Cost: reads ``2 n d b`` bytes (``b`` the itemsize); ``2 n d`` flops; memory-bound.
-    """
-    return _max_abs_diff_part(A, B, 0, A.shape[0])
-
-
-@njit(cache=True)
-def _max_abs_diff_part(A, B, lo, hi):
-    """:func:`max_abs_diff` on rows ``[lo, hi)`` (0.0 when empty)."""
-    mx = 0.0
-    for r in range(lo, hi):
-        for i in range(A.shape[1]):
-            x = abs(np.float64(A[r, i]) - np.float64(B[r, i]))
-            if x > mx:
-                mx = x
-    return mx

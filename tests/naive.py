@@ -15,6 +15,8 @@ from tests.naive_clustering import (  # noqa: F401
     lloyd,
     lloyd_step,
     lloyd_step_csr,
+    lloyd_step_csr_serial,
+    lloyd_step_serial,
     nearest_center,
     seeding_distances,
     seeding_distances_csr,

@@ -96,6 +96,9 @@ def lloyd_step(X, centers, x_sq_norms, n_parts=1):
     return labels, sq, sums, counts
 
 
+lloyd_step_serial = lloyd_step  # the serial kernel computes exactly what the parallel one does
+
+
 def _dense(data, indices, indptr, n_features):
     import scipy.sparse as sp
     return sp.csr_matrix((data, indices, indptr),
@@ -104,6 +107,9 @@ def _dense(data, indices, indptr, n_features):
 
 def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts=1):
     return lloyd_step(_dense(data, indices, indptr, centers.shape[1]), centers, x_sq_norms)
+
+
+lloyd_step_csr_serial = lloyd_step_csr
 
 
 def seeding_distances(X, candidates, x_sq_norms, closest, n_parts=1):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fastmv
-from fastmv import metrics
+from fastmv import _emvc, metrics
 from fastmv._emvc import EMVCResult
 from fastmv._preprocessing import normalize_rows
 from fastmv._result import Result
@@ -92,23 +92,28 @@ def test_simplex_projection_fixed_points_and_in_place():
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("n", [1, 2, 33])
-def test_error_kernels_match_twins(dt, n):
+@pytest.mark.parametrize("n", [0, 1, 2, 33])
+@pytest.mark.parametrize("block_entries", [1, 40, 2 ** 18])  # one row per block, some, all
+def test_error_norms_and_residual_match_twins(dt, n, block_entries, monkeypatch):
+    monkeypatch.setattr(_emvc, "_BLOCK_ENTRIES", block_entries)
     rng = np.random.default_rng(n)
     E = (rng.standard_normal((n, n)) * 0.01).astype(dt)
-    E[0] = 0.0
-    rn, cn = robust.error_norms(E)
+    E[:1] = 0.0
+    before = E.copy()
+    rn, cn = _emvc.error_norms(E)
     rn_ref, cn_ref = naive.error_norms(E)
+    assert rn.dtype == cn.dtype == np.float64 and np.array_equal(E, before)
     np.testing.assert_allclose(rn, rn_ref, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(cn, cn_ref, rtol=1e-12, atol=1e-15)
     A, B = rng.standard_normal((n, n)).astype(dt), rng.standard_normal((n, n)).astype(dt)
-    assert robust.max_abs_diff(A, B) == pytest.approx(naive.max_abs_diff(A, B), rel=1e-12)
+    # a maximum of float64 differences is exact, whatever the blocks
+    assert _emvc.max_abs_diff(A, B) == (naive.max_abs_diff(A, B) if n else 0.0)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("m,n,has_q", [(1, 1, False), (1, 1, True), (3, 2, True),
                                        (2, 17, True), (3, 40, False),
-                                       (2, 600, True)])  # last: the parallel branch
+                                       (2, 600, True)])  # last: 64 parts
 def test_consensus_error_update_matches_twin(dt, m, n, has_q):
     rng = np.random.default_rng(m * 100 + n)
     P = _random_stochastic(rng, m, n, dt)
@@ -119,7 +124,7 @@ def test_consensus_error_update_matches_twin(dt, m, n, has_q):
     Zb = rng.random((n, n)).astype(dt)
     rn, cn = np.empty((m, n)), np.empty((m, n))
     for v in range(m):
-        rn[v], cn[v] = robust.error_norms(E[v])
+        rn[v], cn[v] = _emvc.error_norms(E[v])
     for lam1, lam2, mu in [(0.1, 0.2, 0.7), (0.0, 0.0, 50.0), (1.0, 0.01, 1e-3)]:
         weights = robust.ErrorWeights(rn.copy(), cn.copy(), lam1, lam2, 1e-10)
         inputs = [x.copy() for x in (P, Q, weights.row_norms, weights.col_norms)]

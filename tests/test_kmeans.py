@@ -33,8 +33,9 @@ def test_lloyd_step_matches_twin(n, d, c, parts, rng):
     C = rng.standard_normal((c, d))
     xs = (X * X).sum(1)
     ref = naive.lloyd_step(X, C, xs)
-    for got in (K.lloyd_step(X, C, xs, parts),
-                K.lloyd_step_csr(*_csr(X), C, xs, parts)):
+    for got in (K.lloyd_step(X, C, xs, parts), K.lloyd_step_serial(X, C, xs, parts),
+                K.lloyd_step_csr(*_csr(X), C, xs, parts),
+                K.lloyd_step_csr_serial(*_csr(X), C, xs, parts)):
         np.testing.assert_array_equal(got[0], ref[0])
         for a, b in zip(got[1:], ref[1:]):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
@@ -69,6 +70,13 @@ def test_kernels_do_not_depend_on_threads(rng):
     finally:
         numba.set_num_threads(before)
     for a, b in zip(one, many):
+        np.testing.assert_array_equal(a, b)
+    # the serial kernels run the same parts in the same order: the same results bit for bit
+    for a, b in zip(K.lloyd_step_serial(X, C, xs, 9), many):
+        np.testing.assert_array_equal(a, b)
+    X[rng.random(X.shape) < 0.7] = 0.0
+    for a, b in zip(K.lloyd_step_csr_serial(*_csr(X), C, xs, 9),
+                    K.lloyd_step_csr(*_csr(X), C, xs, 9)):
         np.testing.assert_array_equal(a, b)
 
 
@@ -178,7 +186,7 @@ def test_float32_compiles_nothing_new(rng):
     X = rng.standard_normal((50, 3)).astype(np.float32)
     res = fastmv.kmeans(X, 3, random_state=0)
     assert res.centers.dtype == np.float32
-    for kernel in (K.lloyd_step, K.seeding_distances):
+    for kernel in (K.lloyd_step, K.lloyd_step_serial, K.seeding_distances):
         assert all("float32" not in str(sig) for sig in kernel.signatures)
 
 
