@@ -7,11 +7,13 @@ which part, never through how the floating-point sums were grouped.
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range", "start_thread_pool",
-           "sum_parts"]
+__all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range", "serial_copy",
+           "start_thread_pool", "sum_parts"]
 
 #: Below this much work (multiply-adds, roughly) a kernel call runs on one thread: waking a
 #: thread pool costs more than it saves (a k-means step on a 5000 × 10 embedding measured
@@ -84,6 +86,43 @@ def sum_parts(partial):
         for q in range(partial.shape[1]):
             total[q] += partial[p, q]
     return total
+
+
+def serial_copy(kernel, name, summary):
+    """The Python function of a ``parallel=True`` kernel as a new function called ``name``, to
+    be compiled without ``parallel=True``: its ``prange`` loops then run as ``range`` loops,
+    the same parts in the same order, so the serial kernel computes exactly what the parallel
+    one does and a call that uses only it never compiles the parallel one.
+
+    A function of its own name because Numba's on-disk cache keys a compiled kernel by its
+    function's qualified name and signature, not by ``parallel``: two dispatchers of one
+    function would overwrite each other's cache entries.
+
+    Parameters
+    ----------
+    kernel : numba dispatcher
+        A ``parallel=True`` kernel whose parallel loops are ``prange`` loops over parts.
+    name : str
+        The new function's name (its module is the kernel's).
+    summary : str
+        First paragraph of the new docstring; the kernel's docstring follows.
+
+    Returns
+    -------
+    function
+        A plain Python function, for ``njit`` to compile.
+
+    Notes
+    -----
+    Cost: none at run time; the serial kernel costs what the parallel one does on one thread.
+    """
+    fn = kernel.py_func
+    copy = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__,
+                              fn.__closure__)
+    copy.__qualname__ = name
+    copy.__module__ = fn.__module__
+    copy.__doc__ = f"{summary}\n\n    {fn.__doc__}"
+    return copy
 
 
 @njit(cache=True)

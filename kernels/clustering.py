@@ -19,7 +19,7 @@ arithmetic is float64 (see :func:`fastmv.kmeans`).
 import numpy as np
 from numba import njit, prange
 
-from ._partition import part_bounds, sum_parts
+from ._partition import part_bounds, serial_copy, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
@@ -206,41 +206,6 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
 
 
 @njit(cache=True, nogil=True)
-def lloyd_step_serial(X, centers, x_sq_norms, n_parts):
-    """:func:`lloyd_step` on the calling thread: the same parts in the same order, so the
-    same result bit for bit.
-
-    Parameters
-    ----------
-    X : ndarray of float64, shape (n, d), C-contiguous
-    centers : ndarray of float64, shape (c, d)
-    x_sq_norms : ndarray of float64, shape (n,)
-    n_parts : int
-        Number of contiguous row parts (see :func:`lloyd_step`).
-
-    Returns
-    -------
-    labels, sq_dist, sums, counts
-        As :func:`lloyd_step`.
-
-    Notes
-    -----
-    For the calls a thread pool would not speed up: small steps, a k-means restart running
-    on its own thread, an executor task. They then never compile the ``parallel=True``
-    kernel, which costs more than a second on a solver's first call.
-
-    Cost: as :func:`lloyd_step`.
-    """
-    C2, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_setup(
-        centers, X.shape[0], n_parts)
-    for p in range(bounds.shape[0] - 1):
-        _lloyd_part(X, C2, c_sq, x_sq_norms, bounds[p], bounds[p + 1], labels, sq_dist,
-                    partial[p], partial_counts[p])
-    sums, counts = _add_parts(partial, partial_counts)
-    return labels, sq_dist, sums, counts
-
-
-@njit(cache=True, nogil=True)
 def _csr_row_times(data, indices, start, stop, BT, out):
     """``out = row · BT`` for the CSR row stored at ``data[start:stop]``, ``indices[start:stop]``
     (``BT``: ``d × k``, C-contiguous, so each stored entry reads one contiguous row)."""
@@ -291,35 +256,17 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     return labels, sq_dist, sums, counts
 
 
-@njit(cache=True, nogil=True)
-def lloyd_step_csr_serial(data, indices, indptr, centers, x_sq_norms, n_parts):
-    """:func:`lloyd_step_csr` on the calling thread (the same parts in the same order: the
-    same result bit for bit), for the calls :func:`lloyd_step_serial` describes.
+#: :func:`lloyd_step` on the calling thread, bit for bit (see the module docstring).
+lloyd_step_serial = njit(cache=True, nogil=True)(serial_copy(
+    lloyd_step, "lloyd_step_serial",
+    "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
+    "in the same order, the same result bit for bit)."))
 
-    Parameters
-    ----------
-    data, indices, indptr : ndarrays
-        The CSR arrays of an ``(n, d)`` matrix (float64 data, valid and canonical).
-    centers : ndarray of float64, shape (c, d)
-    x_sq_norms : ndarray of float64, shape (n,)
-    n_parts : int
-
-    Returns
-    -------
-    labels, sq_dist, sums, counts
-        As :func:`lloyd_step_csr`.
-
-    Notes
-    -----
-    Cost: as :func:`lloyd_step_csr`.
-    """
-    CT, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_csr_setup(
-        indptr, centers, n_parts)
-    for p in range(bounds.shape[0] - 1):
-        _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds[p], bounds[p + 1],
-                        labels, sq_dist, partial[p], partial_counts[p])
-    sums, counts = _add_parts(partial, partial_counts)
-    return labels, sq_dist, sums, counts
+#: :func:`lloyd_step_csr` on the calling thread, bit for bit.
+lloyd_step_csr_serial = njit(cache=True, nogil=True)(serial_copy(
+    lloyd_step_csr, "lloyd_step_csr_serial",
+    "One CSR Lloyd step on the calling thread (``lloyd_step_csr`` compiled serially: the "
+    "same parts in the same order, the same result bit for bit)."))
 
 
 @njit(cache=True, nogil=True)
