@@ -20,15 +20,6 @@ from ._partition import _zeros, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 
-@njit(cache=True)
-def _sqrt_sum_parts(parts):
-    """``sqrt`` of :func:`sum_parts` (a serial helper for the same reason)."""
-    out = sum_parts(parts)
-    for j in range(out.shape[0]):
-        out[j] = np.sqrt(out[j])
-    return out
-
-
 class ErrorWeights(NamedTuple):
     """The reweighting of the ``E`` step of every view (the arguments of the ``E`` step that
     :func:`consensus_error_update` does not share with the ``P̂`` step).
@@ -138,12 +129,14 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
         for r in range(n):
             a[k, r] = 1.0 + (weights.lam2 * inv_mu) / (2.0 * max(weights.row_norms[k, r],
                                                                  weights.eps))
-    nb = n_parts(n, 1)
+    # int64 arguments (not literals): the specialisations the other callers compile
+    nb = n_parts(n, np.int64(1))
     bounds = part_bounds(n, nb)
     row = np.empty((m, n))  # every row is written by its part
     col_part = _zeros((nb, d))
     err_col_part = _zeros((nb, m * d))  # view v's columns at [v d, (v + 1) d)
-    stats = _zeros((nb, 4))  # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
+    # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
+    stats = _zeros((nb, np.int64(4)))
     for t in prange(nb):
         _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
                               bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
@@ -153,8 +146,12 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
         rowabs = max(rowabs, stats[t, 1])
         lo = min(lo, stats[t, 2])
         res = max(res, stats[t, 3])
-    col = _sqrt_sum_parts(err_col_part).reshape((m, d))
-    # a plain loop: ``.max()`` here would be a parfor of its own (compilation time only)
+    # plain loops: array expressions or ``.max()`` here would be parfors of their own
+    # (compilation time only)
+    col = sum_parts(err_col_part)
+    for j in range(m * d):
+        col[j] = np.sqrt(col[j])
+    col = col.reshape((m, d))
     col_abs = sum_parts(col_part)
     colabs = col_abs[0]
     for i in range(1, d):
