@@ -302,47 +302,6 @@ def test_format_table_widths_follow_the_rows():
     assert len({len(ln) for ln in lines}) == 1
 
 
-# A fresh process calls every solver's warm-up (the tiny call the demo and ``compile`` use)
-# twice and reports the CPU seconds of each call and the kernels it compiled instead of
-# loading them from Numba's cache. Numba's and the library's own start-up (import, the first
-# njit call, the thread pool) are run before the timing: they are paid once per process
-# whatever the solver, not by a solver's first call.
-_WARM_FIRST_CALLS = r"""
-import json, pkgutil, resource, sys, warnings
-import numba
-import numpy as np
-
-
-def cpu():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-numba.njit(lambda x: x + 1)(1)
-import fastmv
-import fastmv.kernels
-from fastmv._registry import REGISTRY
-from fastmv.kernels._partition import start_thread_pool
-
-start_thread_pool(4)
-out = {}
-for name in sys.argv[1:]:
-    seconds = []
-    for _ in range(2):
-        t = cpu()
-        REGISTRY[name].warmup()
-        seconds.append(cpu() - t)
-    out[name] = seconds
-misses = []
-for info in pkgutil.iter_modules(fastmv.kernels.__path__):
-    module = sys.modules.get("fastmv.kernels." + info.name)
-    for key, obj in (vars(module).items() if module else ()):
-        if hasattr(obj, "py_func") and hasattr(obj, "stats") and obj.stats.cache_misses:
-            misses.append(f"{info.name}.{key}")
-print(json.dumps(dict(seconds=out, misses=sorted(set(misses)))))
-"""
-
-
 @pytest.mark.slow
 def test_warm_first_call_of_every_solver_is_close_to_its_second():
     """With Numba's cache filled (by a first process), a new process's first call of each
@@ -350,16 +309,13 @@ def test_warm_first_call_of_every_solver_is_close_to_its_second():
     call: the target is 0.3 s on an idle machine, stretched by the load average."""
     from pathlib import Path  # noqa: PLC0415 (this test only)
 
+    from benchmarks.bench_first_call import first_calls  # noqa: PLC0415 (the asv suite's)
+
     root = Path(__file__).resolve().parents[1]
     names = list(REGISTRY)
-
-    def run():
-        proc = subprocess.run([sys.executable, "-c", _WARM_FIRST_CALLS, *names], cwd=root,
-                              capture_output=True, text=True, timeout=900, check=True)
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-
-    run()  # fills the cache if this checkout's kernels were not compiled yet
-    warm = run()
+    # the first process fills the cache if this checkout's kernels were not compiled yet
+    first_calls(names, prime=True, cwd=root)
+    warm = first_calls(names, prime=True, cwd=root)
     assert warm["misses"] == [], warm          # every kernel came from the cache
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     bound = 0.3 * max(1.0, load)
