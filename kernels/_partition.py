@@ -12,7 +12,7 @@ import types
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range", "serial_copy",
+__all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range",
            "start_thread_pool", "sum_parts"]
 
 #: Below this much work (multiply-adds, roughly) a kernel call runs on one thread: waking a
@@ -88,7 +88,7 @@ def sum_parts(partial):
     return total
 
 
-def serial_copy(kernel, name, summary):
+def _serial_copy(kernel, name, summary):
     """The Python function of a ``parallel=True`` kernel as a new function called ``name``, to
     be compiled without ``parallel=True``: its ``prange`` loops then run as ``range`` loops,
     the same parts in the same order, so the serial kernel computes exactly what the parallel

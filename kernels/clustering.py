@@ -19,7 +19,7 @@ arithmetic is float64 (see :func:`fastmv.kmeans`).
 import numpy as np
 from numba import njit, prange
 
-from ._partition import part_bounds, serial_copy, sum_parts
+from ._partition import _serial_copy, part_bounds, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
@@ -257,13 +257,13 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
 
 
 #: :func:`lloyd_step` on the calling thread, bit for bit (see the module docstring).
-lloyd_step_serial = njit(cache=True, nogil=True)(serial_copy(
+lloyd_step_serial = njit(cache=True, nogil=True)(_serial_copy(
     lloyd_step, "lloyd_step_serial",
     "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
     "in the same order, the same result bit for bit)."))
 
 #: :func:`lloyd_step_csr` on the calling thread, bit for bit.
-lloyd_step_csr_serial = njit(cache=True, nogil=True)(serial_copy(
+lloyd_step_csr_serial = njit(cache=True, nogil=True)(_serial_copy(
     lloyd_step_csr, "lloyd_step_csr_serial",
     "One CSR Lloyd step on the calling thread (``lloyd_step_csr`` compiled serially: the "
     "same parts in the same order, the same result bit for bit)."))

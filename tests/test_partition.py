@@ -36,3 +36,19 @@ def test_sum_parts_matches_twin(shape):
     partial = np.random.default_rng(0).standard_normal(shape)
     got = K.sum_parts(partial)
     assert got.tolist() == naive_partition.sum_parts(partial).tolist()  # same order: exact
+
+
+def test_serial_copy_is_the_kernel_compiled_serially_under_its_own_name():
+    from fastmv.kernels import clustering
+
+    serial, parallel = clustering.lloyd_step_serial, clustering.lloyd_step
+    fn = serial.py_func
+    # its own name and qualified name: Numba's cache files are named after them
+    assert fn.__name__ == fn.__qualname__ == "lloyd_step_serial"
+    assert fn.__module__ == parallel.py_func.__module__
+    assert fn.__code__ is parallel.py_func.__code__  # the same body, not a second copy
+    assert parallel.targetoptions.get("parallel") and not serial.targetoptions.get("parallel")
+    assert fn.__doc__.startswith("One Lloyd step on the calling thread")
+    assert parallel.py_func.__doc__ in fn.__doc__
+    copy = K._serial_copy(parallel, "another_name", "Summary.")
+    assert copy.__qualname__ == "another_name" and parallel.py_func.__name__ == "lloyd_step"
