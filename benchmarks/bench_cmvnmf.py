@@ -20,7 +20,7 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, shared_dataset
-from ._ref_cmvnmf import cmvnmf_reference
+from .references.cmvnmf import cmvnmf_reference
 
 
 def _reference():
@@ -28,7 +28,7 @@ def _reference():
 
 
 def _normalized(Xs):
-    from fastmv._preprocessing import normalize_rows
+    from fastmv._core._preprocessing import normalize_rows
     return [normalize_rows(X, "l2") for X in Xs]
 
 

@@ -13,11 +13,11 @@ import time
 import numpy as np
 
 import fastmv
-from fastmv._preprocessing import normalize_rows
-from fastmv._svt import svt
+from fastmv._core._preprocessing import normalize_rows
+from fastmv._emvc._svt import svt
 
 from ._common import best_of, cache_or_skip, from_cache, shared_dataset
-from ._ref_emvc import emvc_reference
+from .references.emvc import emvc_reference
 
 LAM = 0.01
 ITERS = 50

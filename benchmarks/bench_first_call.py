@@ -39,7 +39,7 @@ if "--prime" in sys.argv:
     numba.njit(lambda x: x + 1)(1)
 import fastmv
 import fastmv.kernels
-from fastmv._registry import REGISTRY
+from fastmv._app._registry import REGISTRY
 
 if "--prime" in sys.argv:
     from fastmv.kernels._partition import start_thread_pool
@@ -93,7 +93,7 @@ class FirstCall:
     def setup_cache(self):
         def build():
             try:
-                from fastmv._registry import REGISTRY  # noqa: PLC0415
+                from fastmv._app._registry import REGISTRY  # noqa: PLC0415
             except ImportError as exc:
                 raise NotImplementedError(f"no warm-up registry in this commit: {exc}")
             if not all(hasattr(REGISTRY.get(s), "warmup") for s in SOLVERS):

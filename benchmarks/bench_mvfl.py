@@ -17,8 +17,8 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, shared_dataset
-from ._ref_mvfl import mvfl_reference
-from ._ref_mvmc import synthetic_views
+from .references.mvfl import mvfl_reference
+from .references.mvmc import synthetic_views
 
 
 def _reference():

@@ -25,7 +25,7 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import cache_or_skip, from_cache, shared_dataset
-from ._ref_mvmc import mvmc_dense, synthetic_views
+from .references.mvmc import mvmc_dense, synthetic_views
 
 
 def _numpy_bases(views, ks):

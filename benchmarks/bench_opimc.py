@@ -16,7 +16,7 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, cache_or_skip, from_cache, shared_dataset
-from ._ref_opimc import opimc_numpy, synthetic_views
+from .references.opimc import opimc_numpy, synthetic_views
 
 
 class OPIMCSynthetic:
@@ -217,9 +217,9 @@ class OPIMCKernels:
     20 clusters."""
 
     def setup(self):
-        from fastmv._opimc_chunks import _ChunkBuilder
-        from fastmv._opimc_sources import _ArraySource
-        from fastmv.kernels import streaming as K
+        from fastmv._opimc._chunks import _ChunkBuilder
+        from fastmv._opimc._sources import _ArraySource
+        from fastmv.kernels import opimc as K
         self.K = K
         views, _ = synthetic_views(2000, 5, 200, 20)
         mask = simulate.incomplete_mask(2000, 5, 0.4, random_state=0)

@@ -255,8 +255,8 @@ def _case_nmi():
 def _case_mvmc():
     import fastmv
     from benchmarks._common import shared_dataset
-    from benchmarks._ref_mvmc import mvmc_dense
     from benchmarks.bench_mvmc import _numpy_bases
+    from benchmarks.references.mvmc import mvmc_dense
     views, y = fastmv.datasets.load_mat(shared_dataset("BBCSport.mat"))
     ml, cl = fastmv.simulate.pairwise_constraints(y, 5000, random_state=0)
     Z = fastmv.mvmc(views, 5, ml, cl, max_iter=1, random_state=0).Z
@@ -277,8 +277,8 @@ def _case_mvmc():
 
 
 def _case_mvfl():
-    from benchmarks._ref_mvfl import mvfl_reference
     from benchmarks.bench_mvfl import MVFLHandwritten
+    from benchmarks.references.mvfl import mvfl_reference
     b = MVFLHandwritten()
     b.setup("labels")
     return {
@@ -292,8 +292,8 @@ def _case_mvfl():
 
 def _case_emvc():
     import fastmv
-    from benchmarks._ref_emvc import emvc_reference
     from benchmarks.bench_emvc import LAM, webkb_transition_matrices
+    from benchmarks.references.emvc import emvc_reference
     P, y = webkb_transition_matrices()
     iters = 50
     return {
@@ -335,8 +335,8 @@ def _case_cmvnmf():
 
 
 def _case_opimc():
-    from benchmarks._ref_opimc import opimc_numpy
     from benchmarks.bench_opimc import OPIMCHandwritten
+    from benchmarks.references.opimc import opimc_numpy
     b = OPIMCHandwritten()
     b.setup()
     return {

@@ -76,8 +76,8 @@ def _affinity(n=4000):
 
 
 def _robust(n=2000, m=2):
-    from fastmv._emvc import error_norms
-    from fastmv.kernels import robust as K
+    from fastmv._emvc._solver import error_norms
+    from fastmv.kernels import emvc as K
     from fastmv.kernels.simplex import rowwise_simplex_projection
     rng = np.random.default_rng(0)
     P = rng.random((m, n, n))
@@ -123,9 +123,9 @@ def _clustering(n=200_000, d=50, c=20):
 
 
 def _masked(p=2000, q=2000, n=5000, k=100, r=50, pairs=100_000):
-    from fastmv._mvmc_problem import pair_csr
-    from fastmv.kernels import masked as K
-    from fastmv.kernels.nmf import csr_matmul
+    from fastmv._mvmc._problem import pair_csr
+    from fastmv.kernels import mvmc as K
+    from fastmv.kernels.cmvnmf import csr_matmul
     rng = np.random.default_rng(0)
     A0 = rng.uniform(-0.05, 1.05, (p, q))
     A = A0.copy()
@@ -160,8 +160,8 @@ def _masked(p=2000, q=2000, n=5000, k=100, r=50, pairs=100_000):
 
 def _streaming():
     from benchmarks.bench_opimc import OPIMCKernels
-    from fastmv.kernels import streaming as K
-    from fastmv.kernels.streaming_layout import stream_gather_view
+    from fastmv.kernels import opimc as K
+    from fastmv.kernels.opimc_layout import stream_gather_view
     b = OPIMCKernels()
     b.setup()
     ch, vp = b.ch, b.b.view_ptr

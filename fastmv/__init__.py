@@ -60,20 +60,20 @@ _LAZY = {
     "emvc": "._emvc",
     "cmvnmf": "._cmvnmf",
     "opimc": "._opimc",
-    "kmeans": "._kmeans",
-    "spectral_clustering": "._spectral",
-    "spectral_embedding": "._spectral",
-    "markov_spectral_clustering": "._spectral",
-    "stationary_distribution": "._spectral",
-    "transition_matrix": "._affinity",
-    "thread_limit": "._threads",
-    "Result": "._result",
+    "kmeans": "._blocks._kmeans",
+    "spectral_clustering": "._blocks._spectral",
+    "spectral_embedding": "._blocks._spectral",
+    "markov_spectral_clustering": "._blocks._spectral",
+    "stationary_distribution": "._blocks._spectral",
+    "transition_matrix": "._blocks._affinity",
+    "thread_limit": "._core._threads",
+    "Result": "._core._result",
     "MVMCResult": "._mvmc",
     "MVFLResult": "._mvfl",
     "EMVCResult": "._emvc",
     "CMVNMFResult": "._cmvnmf",
     "OPIMCResult": "._opimc",
-    "KMeansResult": "._kmeans",
+    "KMeansResult": "._blocks._kmeans",
     "MVMC": ".estimators",
     "MVFL": ".estimators",
     "EMVC": ".estimators",
@@ -94,25 +94,25 @@ if TYPE_CHECKING:  # the lazy names, for IDEs and type checkers (``X as X``: re-
     from . import metrics as metrics
     from . import plot as plot
     from . import simulate as simulate
-    from ._affinity import transition_matrix as transition_matrix
+    from ._blocks._affinity import transition_matrix as transition_matrix
+    from ._blocks._kmeans import KMeansResult as KMeansResult
+    from ._blocks._kmeans import kmeans as kmeans
+    from ._blocks._spectral import markov_spectral_clustering as markov_spectral_clustering
+    from ._blocks._spectral import spectral_clustering as spectral_clustering
+    from ._blocks._spectral import spectral_embedding as spectral_embedding
+    from ._blocks._spectral import stationary_distribution as stationary_distribution
     from ._cmvnmf import CMVNMFResult as CMVNMFResult
     from ._cmvnmf import cmvnmf as cmvnmf
+    from ._core._result import Result as Result
+    from ._core._threads import thread_limit as thread_limit
     from ._emvc import EMVCResult as EMVCResult
     from ._emvc import emvc as emvc
-    from ._kmeans import KMeansResult as KMeansResult
-    from ._kmeans import kmeans as kmeans
     from ._mvfl import MVFLResult as MVFLResult
     from ._mvfl import mvfl as mvfl
     from ._mvmc import MVMCResult as MVMCResult
     from ._mvmc import mvmc as mvmc
     from ._opimc import OPIMCResult as OPIMCResult
     from ._opimc import opimc as opimc
-    from ._result import Result as Result
-    from ._spectral import markov_spectral_clustering as markov_spectral_clustering
-    from ._spectral import spectral_clustering as spectral_clustering
-    from ._spectral import spectral_embedding as spectral_embedding
-    from ._spectral import stationary_distribution as stationary_distribution
-    from ._threads import thread_limit as thread_limit
     from .estimators import CMVNMF as CMVNMF
     from .estimators import EMVC as EMVC
     from .estimators import MVFL as MVFL

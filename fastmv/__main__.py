@@ -1,6 +1,6 @@
 """``python -m fastmv``: see :mod:`fastmv._cli`."""
 import sys
 
-from ._cli import main
+from ._app._cli import main
 
 sys.exit(main())

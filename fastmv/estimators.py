@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._affinity import transition_matrices
+from ._app._estimator_docs import RESULT_BASE, _document, _fit_doc
+from ._blocks._affinity import transition_matrices
 from ._cmvnmf import cmvnmf
 from ._emvc import emvc
-from ._estimator_docs import RESULT_BASE, _document, _fit_doc
 from ._mvfl import mvfl
 from ._mvmc import mvmc
 from ._opimc import opimc

@@ -46,8 +46,8 @@ from __future__ import annotations
 
 from numbers import Real
 
-from ._contingency import _acc, _ari, _entropy, _nmi, _prf, _purity, _table
-from ._validation import Interval, Options, declare_params
+from ._core._contingency import _acc, _ari, _entropy, _nmi, _prf, _purity, _table
+from ._core._validation import Interval, Options, declare_params
 
 __all__ = [
     "contingency_matrix",

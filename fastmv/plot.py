@@ -26,7 +26,7 @@ import scipy.sparse.linalg as spla
 from scipy.optimize import linear_sum_assignment
 
 from . import metrics
-from ._affinity import transition_matrices
+from ._blocks._affinity import transition_matrices
 
 __all__ = ["contingency", "convergence", "embedding", "feature_weights", "view_weights"]
 

@@ -27,8 +27,8 @@ import warnings
 
 import numpy as np
 
-from ._corruption import _KINDS, _entries, _gaussian, _samples
-from ._pair_codes import (
+from ._core._corruption import _KINDS, _entries, _gaussian, _samples
+from ._core._pair_codes import (
     _MAX_PAIR_N,
     _codes_of,
     _decode_pairs,
@@ -37,7 +37,7 @@ from ._pair_codes import (
     _sample_codes,
     _split,
 )
-from ._validation import (
+from ._core._validation import (
     Interval,
     Options,
     check_array,

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastmv._shared_data import shared_dataset as _find
-from fastmv._shared_data import shared_datasets_dir
+from fastmv._core._shared_data import shared_dataset as _find
+from fastmv._core._shared_data import shared_datasets_dir
 
 SHARED_DATASETS = shared_datasets_dir()
 

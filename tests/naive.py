@@ -6,6 +6,34 @@ compare kernels against these on random inputs, including awkward shapes. Famili
 ``tests/naive_<family>.py`` and are re-exported here by name, so ``from tests import naive``
 (or ``from tests.naive import <kernel>``) reaches them all.
 """
+from tests.cmvnmf.naive import (  # noqa: F401
+    constraint_penalty,
+    constraint_products,
+    csr_matmul,
+    multiplicative_update,
+    pattern_csr,
+)
+from tests.emvc.naive import (  # noqa: F401
+    consensus_error_update,
+    error_norms,
+    max_abs_diff,
+    rowwise_simplex_projection,
+)
+from tests.mvfl.naive import (  # noqa: F401
+    cholesky_solve,
+    irls_diagonal,
+    labelled_rows_update,
+    multiplicative_f_update,
+    pair_gram,
+    sparse_weighted_gram,
+    weight_norms,
+)
+from tests.mvmc.naive import (  # noqa: F401
+    clip_correction,
+    dense_to_csr,
+    masked_residual_product,
+    mvmc_dense,
+)
 from tests.naive_clustering import (  # noqa: F401
     cluster_sums,
     cluster_sums_csr,
@@ -23,35 +51,14 @@ from tests.naive_clustering import (  # noqa: F401
     strict_upper_triangle,
     transition_matrix,
 )
-from tests.naive_cmvnmf import (  # noqa: F401
-    constraint_penalty,
-    constraint_products,
-    csr_matmul,
-    multiplicative_update,
-    pattern_csr,
+from tests.naive_partition import (  # noqa: F401
+    n_parts,
+    part_bounds,
+    part_range,
+    start_thread_pool,
+    sum_parts,
 )
-from tests.naive_emvc import (  # noqa: F401
-    consensus_error_update,
-    error_norms,
-    max_abs_diff,
-    rowwise_simplex_projection,
-)
-from tests.naive_mvfl import (  # noqa: F401
-    cholesky_solve,
-    irls_diagonal,
-    labelled_rows_update,
-    multiplicative_f_update,
-    pair_gram,
-    sparse_weighted_gram,
-    weight_norms,
-)
-from tests.naive_mvmc import (  # noqa: F401
-    clip_correction,
-    dense_to_csr,
-    masked_residual_product,
-    mvmc_dense,
-)
-from tests.naive_opimc import (  # noqa: F401
+from tests.opimc.naive import (  # noqa: F401
     stream_assign,
     stream_center_shift,
     stream_center_sqnorms,
@@ -69,11 +76,4 @@ from tests.naive_opimc import (  # noqa: F401
     stream_scatter_csr,
     stream_scatter_dense,
     stream_update_centers,
-)
-from tests.naive_partition import (  # noqa: F401
-    n_parts,
-    part_bounds,
-    part_range,
-    start_thread_pool,
-    sum_parts,
 )

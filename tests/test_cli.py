@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import scipy.io
 
-from fastmv import _cli, _registry, metrics
-from fastmv._registry import REGISTRY, Setting
+from fastmv import metrics
+from fastmv._app import _cli, _registry
+from fastmv._app._registry import REGISTRY, Setting
 
 FAST = {  # small iteration counts keep the real runs quick
     "mvmc": ["--max_iter", "5", "--k", "5"],

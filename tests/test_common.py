@@ -24,7 +24,7 @@ import threadpoolctl
 
 import fastmv
 from fastmv import metrics
-from fastmv._validation import Interval, Options, _satisfies
+from fastmv._core._validation import Interval, Options, _satisfies
 from fastmv.exceptions import ConvergenceWarning, DegenerateSolutionWarning
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning",

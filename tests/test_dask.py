@@ -14,9 +14,10 @@ import pytest
 import scipy.sparse as sp
 
 import fastmv
-from fastmv import _kmeans, _lowrank
-from fastmv._executor import BlockMap
-from fastmv._threads import task_map
+from fastmv._blocks import _kmeans
+from fastmv._core._executor import BlockMap
+from fastmv._core._threads import task_map
+from fastmv._mvmc import _lowrank
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -74,7 +75,7 @@ def test_opimc_on_a_zarr_store_through_a_cluster_matches_numpy(client, tmp_path)
 
 
 def test_prefetch_keeps_a_bounded_number_of_blocks_in_flight():
-    from fastmv._dask import DaskChunkStream
+    from fastmv._opimc._dask import DaskChunkStream
 
     views, mask, _ = _views(n=1000)
     computing, peak = [0], [0]

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import fastmv
-from fastmv import _estimator_docs, estimators, metrics
+from fastmv import estimators, metrics
+from fastmv._app import _estimator_docs
 from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
 
 SOLVERS = {MVMC: fastmv.mvmc, MVFL: fastmv.mvfl, EMVC: fastmv.emvc, CMVNMF: fastmv.cmvnmf,
@@ -90,7 +91,7 @@ def test_estimators_give_the_function_labels():
     np.testing.assert_array_equal(est.fit_predict(views, labels=lab), r.labels)
     np.testing.assert_array_equal(est.view_weights_, r.view_weights)
 
-    from fastmv._affinity import transition_matrices
+    from fastmv._blocks._affinity import transition_matrices
     P = transition_matrices(views)
     r = fastmv.emvc(P, 0.01, 0.01, n_clusters=2, max_iter=10, random_state=0)
     est = EMVC(n_clusters=2, max_iter=10, random_state=0)

@@ -219,7 +219,7 @@ def test_inertia_within_one_percent_of_sklearn_on_handwritten():
 def test_executor_gives_identical_results(sparse, rng, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
-    from fastmv import _kmeans
+    from fastmv._blocks import _kmeans
 
     # small groups: several tasks, each of several parts, reduced in part order
     monkeypatch.setattr(_kmeans, "_TASK_ROWS", 300)

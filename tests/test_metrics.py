@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastmv import _contingency, metrics
+from fastmv import metrics
+from fastmv._core import _contingency
 
 sk = pytest.importorskip("sklearn.metrics")
 

@@ -9,8 +9,9 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from fastmv import _pair_codes, simulate
-from fastmv._pair_codes import _decode_pairs, _sample_codes
+from fastmv import simulate
+from fastmv._core import _pair_codes
+from fastmv._core._pair_codes import _decode_pairs, _sample_codes
 
 
 def labels(n, k=4, seed=0):

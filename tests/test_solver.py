@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from fastmv import ConvergenceWarning, Result
-from fastmv._solver import IterationInfo, Step, iterate, relative_change
+from fastmv._core._driver import IterationInfo, Step, iterate, relative_change
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

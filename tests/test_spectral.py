@@ -118,7 +118,7 @@ def _check_top_pairs(A, k, w, V, tol=1e-8):
 
 @pytest.mark.parametrize("n,k", [(60, 1), (80, 4), (200, 10), (30, 9)])
 def test_block_krylov_matches_dense_eigh(n, k, rng):
-    from fastmv._spectral import block_krylov_eigenpairs
+    from fastmv._blocks._spectral import block_krylov_eigenpairs
     # clustered top, a tail, and negative eigenvalues larger in magnitude than the wanted
     # ones: the method must find the largest *algebraic* eigenvalues
     top = np.linspace(1.0, 0.8, k)
@@ -138,7 +138,7 @@ def test_block_krylov_matches_dense_eigh(n, k, rng):
 
 
 def test_block_krylov_repeated_eigenvalues_and_restarts(rng):
-    from fastmv._spectral import block_krylov_eigenpairs
+    from fastmv._blocks._spectral import block_krylov_eigenpairs
     n, k = 300, 5
     spec = np.concatenate([[2.0, 2.0, 2.0, 1.5, 1.5], rng.uniform(-1, 1.4, n - k)])
     A = _sym_with_spectrum(rng, spec)
@@ -150,7 +150,7 @@ def test_block_krylov_repeated_eigenvalues_and_restarts(rng):
 
 
 def test_block_krylov_invariant_subspace_and_budget(rng):
-    from fastmv._spectral import block_krylov_eigenpairs
+    from fastmv._blocks._spectral import block_krylov_eigenpairs
     # rank-3 operator: the Krylov space is exhausted after one step, the pairs are exact
     B = rng.normal(size=(50, 3))
     A = B @ B.T
@@ -201,7 +201,7 @@ def test_spectral_embedding_block_path_equals_dense(prefers, rng):
 # ---------------------------------------------------------------------------------------
 
 def test_orthonormalize_projects_fills_or_drops(rng):
-    from fastmv._linalg import orthonormalize
+    from fastmv._core._linalg import orthonormalize
     W = np.linalg.qr(rng.normal(size=(40, 5)))[0]
     X = rng.normal(size=(40, 4))
     X[:, 1] = W @ rng.normal(size=5)  # already in the basis
@@ -216,7 +216,7 @@ def test_orthonormalize_projects_fills_or_drops(rng):
 
 
 def test_fix_signs():
-    from fastmv._linalg import fix_signs
+    from fastmv._core._linalg import fix_signs
     V = np.array([[0.1, -3.0, 0.0], [-2.0, 1.0, 0.0]])
     out = fix_signs(V)
     np.testing.assert_array_equal(out, [[-0.1, 3.0, 0.0], [2.0, -1.0, 0.0]])

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fastmv import _validation as V
-from fastmv._result import Result
-from fastmv._threads import effective_n_jobs, thread_limit
+from fastmv._core import _validation as V
+from fastmv._core._result import Result
+from fastmv._core._threads import effective_n_jobs, thread_limit
 
 
 def test_check_array_converts_without_mutating():
@@ -148,7 +148,7 @@ def test_result_repr_and_threads():
 
 def test_thread_limit_keeps_blas_on_one_thread_and_restores_it():
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from fastmv._threads import blas_threads
+    from fastmv._core._threads import blas_threads
 
     def blas_threads_now():
         return {d["num_threads"] for d in threadpoolctl.threadpool_info()

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import fastmv
-from benchmarks._ref_opimc import synthetic_views
+from benchmarks.references.opimc import synthetic_views
 from fastmv.metrics import accuracy, nmi
 from fastmv.simulate import incomplete_mask
 

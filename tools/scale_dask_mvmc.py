@@ -24,8 +24,10 @@ import warnings
 import numpy as np
 
 import fastmv
-from benchmarks._ref_mvmc import synthetic_views
-from fastmv import _executor, _mvmc, simulate
+from benchmarks.references.mvmc import synthetic_views
+from fastmv import simulate
+from fastmv._core import _executor
+from fastmv._mvmc import _solver as _mvmc
 
 
 def _cpu_seconds():

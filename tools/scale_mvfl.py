@@ -25,10 +25,10 @@ import scipy.sparse as sp
 
 import fastmv
 from benchmarks._common import best_of
-from benchmarks._ref_mvfl import mvfl_reference
+from benchmarks.references.mvfl import mvfl_reference
 from fastmv import metrics, simulate
-from fastmv._preprocessing import normalize_rows
-from fastmv._shared_data import shared_datasets_dir
+from fastmv._core._preprocessing import normalize_rows
+from fastmv._core._shared_data import shared_datasets_dir
 
 DATA = shared_datasets_dir() or Path("../shared/datasets")
 

@@ -26,10 +26,10 @@ import tracemalloc
 import numpy as np
 
 import fastmv
-from benchmarks._ref_mvmc import synthetic_views
 from benchmarks.bench_mvmc import _speedups
+from benchmarks.references.mvmc import synthetic_views
 from fastmv import metrics, simulate
-from fastmv._preprocessing import normalize_rows
+from fastmv._core._preprocessing import normalize_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("FASTMV_SHARED_DATASETS",

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_dtype, declare_params
+from .._core._validation import check_dtype, declare_params
 
 __all__ = ["HANDWRITTEN_VIEWS", "load_handwritten"]
 

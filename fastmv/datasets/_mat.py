@@ -10,7 +10,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from .._validation import check_dtype, declare_params
+from .._core._validation import check_dtype, declare_params
 
 __all__ = ["load_mat"]
 

@@ -1,0 +1,431 @@
+"""Command line: ``python -m fastmv {demo,run,compile,list}``.
+
+- ``demo`` runs every solver on the embedded Handwritten data and prints one row per setting
+  with its own seconds; the compilation (or cache load) of each solver's kernels is timed
+  apart, once, by a tiny warm-up call. ``--plot DIR`` writes pictures.
+- ``run SOLVER --data FILE`` runs one solver on a user's ``.mat`` file (with or without
+  labels) and prints the metrics (when the file has labels), the seconds and where the labels
+  were saved; ``--json`` prints one JSON object instead. ``run SOLVER --help`` lists the
+  solver's options, taken from its signature and docstring.
+- ``compile`` fills Numba's cache for every solver (float64 and float32, dense and sparse).
+- ``list`` lists the solvers.
+
+Every error is one line on stderr (``fastmv: error: ...``) naming the option or file, with exit
+status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead.
+
+``run``'s options and side-information files are built in :mod:`fastmv._cli_options`; what
+each solver needs lives in :mod:`fastmv._registry`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import datasets, metrics, plot
+from ._cli_options import (
+    CLIError,
+    _int,
+    _load_side,
+    _one_line,
+    _Parser,
+    _typed,
+    build_run_parser,
+)
+from ._registry import REGISTRY
+
+__all__ = ["main"]
+
+_DEMO_HEADER = ("solver", "setting", "ACC", "NMI", "ARI", "seconds")
+
+
+# --------------------------------------------------------------------------------- tables
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 2) -> str:
+    """Rows of cells as aligned text: the first ``left`` columns left-aligned, the others
+    right-aligned, each column as wide as its widest cell.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column titles.
+    rows : sequence of sequence of str
+        The cells, one sequence per row.
+    left : int, default 2
+        Number of leading left-aligned columns.
+
+    Returns
+    -------
+    str
+        The header, a rule and the rows, one per line.
+
+    Examples
+    --------
+    >>> print(format_table(("a", "n"), [("x", "1"), ("long", "10")], left=1))
+    a      n
+    ----  --
+    x      1
+    long  10
+    """
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+
+    def line(cells):
+        return "  ".join(str(c).ljust(w) if i < left else str(c).rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([line(header), line(["-" * w for w in widths])]
+                     + [line(r) for r in rows])
+
+
+def _scores(pairs):
+    if not pairs:
+        return None
+    keys = ("acc", "nmi", "ari")
+    out = dict.fromkeys(keys, 0.0)
+    for y_true, y_pred in pairs:
+        y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+        keep = y_pred >= 0
+        out["acc"] += metrics.accuracy(y_true[keep], y_pred[keep])
+        out["nmi"] += metrics.nmi(y_true[keep], y_pred[keep])
+        out["ari"] += metrics.ari(y_true[keep], y_pred[keep])
+    return {k: v / len(pairs) for k, v in out.items()}
+
+
+# ------------------------------------------------------------------------------------ demo
+def _solver_list(text):
+    names = [s.strip() for s in re.split(r"[,\s]+", " ".join(text)) if s.strip()]
+    for name in names:
+        if name not in REGISTRY:
+            raise CLIError(f"--solvers: unknown solver {name!r}; choose from "
+                           f"{', '.join(REGISTRY)}")
+    return names or list(REGISTRY)
+
+
+class _Streamed:
+    """A table printed row by row: widths fixed up front from the header and the cells that
+    are known before the slow work starts (setting names; numbers have a fixed width)."""
+
+    def __init__(self, header, known_rows, left=2, number_width=6):
+        self.widths = [max([len(h)] + [len(str(r[i])) for r in known_rows if i < len(r)]
+                           + ([number_width] if i >= left else []))
+                       for i, h in enumerate(header)]
+        self.left = left
+        self.line(header)
+        self.line(["-" * w for w in self.widths])
+
+    def line(self, cells):
+        print("  ".join(str(c).ljust(w) if i < self.left else str(c).rjust(w)
+                        for i, (c, w) in enumerate(zip(cells, self.widths))).rstrip(),
+              flush=True)
+
+
+def _cmd_demo(args):
+    names = _solver_list(args.solvers or [])
+    if args.plot:
+        plot._pyplot()  # fail early when matplotlib is missing
+        os.makedirs(args.plot, exist_ok=True)
+    start_all = time.perf_counter()
+    print(f"fastmv demo on the embedded UCI Multiple Features (Handwritten) data, seed "
+          f"{args.seed}")
+    for name in names:
+        print(f"  {name}: {REGISTRY[name].demo_note}")
+    print("seconds: each setting's own solve; compile: the solver's first, tiny call "
+          "(Numba compilation or cache load), timed apart")
+    settings, failures = {}, {}
+    for name in names:  # cheap: data and simulated side information, no solve yet
+        try:
+            settings[name] = REGISTRY[name].demo(args.seed)
+        except Exception as exc:  # reported in the table, the other solvers still run
+            if os.environ.get("FASTMV_DEBUG"):
+                raise
+            failures[name] = exc
+    known = [(name, s.label) for name in settings for s in settings[name]]
+    table = _Streamed(_DEMO_HEADER, known + [("", "compile")])
+    notes = []
+    for name in names:
+        try:
+            if name in failures:
+                raise failures[name]
+            t0 = time.perf_counter()
+            REGISTRY[name].warmup()
+            table.line((name, "compile", "", "", "", f"{time.perf_counter() - t0:.2f}"))
+            last = None
+            for setting in settings[name]:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    t0 = time.perf_counter()
+                    pairs, result = setting.solve()
+                    seconds = time.perf_counter() - t0
+                notes += [f"{name} ({setting.label}): {w.category.__name__}: "
+                          f"{_one_line(w.message)}" for w in caught]
+                s = _scores(pairs)
+                table.line((name, setting.label, f"{s['acc']:.3f}", f"{s['nmi']:.3f}",
+                            f"{s['ari']:.3f}", f"{seconds:.2f}"))
+                if result is not None:
+                    last = (setting, pairs, result)
+        except Exception as exc:  # report the failure in the table, keep going
+            if os.environ.get("FASTMV_DEBUG"):
+                raise
+            table.line((name, f"FAILED: {type(exc).__name__}: {_one_line(exc)}"))
+            failures[name] = exc
+            continue
+        if args.plot and last is not None:
+            _demo_pictures(name, last, args.plot)
+    for note in dict.fromkeys(notes):
+        print(f"note: {note}")
+    total = time.perf_counter() - start_all
+    print(f"whole demo: {total:.1f} s (compilation included)")
+    if args.plot:
+        print(f"pictures written to {args.plot}")
+    return 1 if failures else 0
+
+
+def _demo_pictures(name, last, directory):
+    """Pictures of a solver's last demo setting: convergence and contingency table, plus
+    MVFL's view weights and an embedding of EMVC's consensus transition matrix."""
+    plt = plot._pyplot()
+    setting, pairs, result = last
+
+    def save(ax, what, title=True):
+        if title:
+            ax.set_title(f"{name}: {setting.label}")
+        ax.figure.savefig(os.path.join(directory, f"{name}_{what}.png"), dpi=100,
+                          bbox_inches="tight")
+        plt.close(ax.figure)
+
+    save(plot.convergence(result), "convergence")
+    y_true, y_pred = pairs[-1]
+    keep = np.asarray(y_pred) >= 0
+    save(plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep]), "contingency",
+         title=False)
+    if name == "emvc":
+        save(plot.embedding(result.P_hat, y_pred, similarity=True), "embedding")
+    if name == "mvfl":
+        save(plot.view_weights(result, view_names=["fou", "fac", "zer"]), "view_weights")
+
+
+# ------------------------------------------------------------------------------------- run
+def _cmd_run(name, argv):
+    parser = build_run_parser(name)
+    args = parser.parse_args(argv)
+    spec = REGISTRY[name]
+    if not os.path.isfile(args.data):
+        raise CLIError(f"--data: file not found: {args.data}")
+    views, y = datasets.load_mat(args.data, views=args.views)
+    side = {s: _load_side(getattr(args, s), s) for s in spec.side
+            if getattr(args, s) is not None}
+    params = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
+    for key, value in spec.cli_defaults.items():
+        params.setdefault(key, value)
+    for opt in spec.simulation:
+        params[opt.name] = getattr(args, opt.name)
+    params["n_clusters"] = args.n_clusters
+    # compile (or load from Numba's cache) the kernels for this kind of data first, so that
+    # "seconds" is the solve alone
+    t0 = time.perf_counter()
+    spec.warmup(dtype=np.float32 if all(V.dtype == np.float32 for V in views) else np.float64,
+                sparse=any(sp.issparse(V) for V in views))
+    compile_seconds = time.perf_counter() - t0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        outcome = spec.run((views, y), side, params, args.seed)
+        seconds = time.perf_counter() - start
+    notes = list(dict.fromkeys(f"{w.category.__name__}: {_one_line(w.message)}"
+                               for w in caught))
+    for note in notes:  # one line each, after the solve
+        print(f"fastmv: warning: {note}", file=sys.stderr)
+    out = args.out
+    if out is None:
+        stem = os.path.splitext(os.path.basename(args.data))[0]
+        out = f"{stem}.{name}.labels" + (".npz" if isinstance(outcome.labels, dict) else ".npy")
+    if isinstance(outcome.labels, dict):
+        np.savez(out, **outcome.labels)
+        if not out.endswith(".npz"):
+            out += ".npz"
+    else:
+        np.save(out, np.asarray(outcome.labels))
+        if not out.endswith(".npy"):
+            out += ".npy"
+    scores = _scores(outcome.scored)
+    if args.plot:
+        _run_picture(name, outcome, args.plot)
+    res = outcome.result
+    report = {
+        "solver": name, "data": args.data, "setting": outcome.setting,
+        "n_samples": int(views[0].shape[0]), "n_views": len(views),
+        "metrics": scores, "seconds": seconds, "compile_seconds": compile_seconds,
+        "n_iter": _jsonable(getattr(res, "n_iter", None)),
+        "converged": _jsonable(getattr(res, "converged", None)),
+        "labels_file": os.path.abspath(out), "plot_file":
+            os.path.abspath(args.plot) if args.plot else None,
+        "warnings": notes,
+    }
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    header = ("solver", "setting") + (("ACC", "NMI", "ARI") if scores else ()) + ("seconds",)
+    row = (name, outcome.setting) + ((tuple(f"{scores[k]:.3f}" for k in ("acc", "nmi", "ari"))
+                                      if scores else ()) + (f"{seconds:.2f}",))
+    print(format_table(header, [row]))
+    if not scores:
+        print("(no labels in the file: metrics omitted)")
+    print(f"compile (or cache load) before the solve: {compile_seconds:.2f} s")
+    print(f"labels saved to {out}")
+    if args.plot:
+        print(f"picture saved to {args.plot}")
+    return 0
+
+
+def _jsonable(v):
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _run_picture(name, outcome, path):
+    plt = plot._pyplot()
+    has_labels = bool(outcome.scored)
+    fig, axes = plt.subplots(1, 2 if has_labels else 1, figsize=(11 if has_labels else 6, 4.5),
+                             squeeze=False)
+    if outcome.result is not None:
+        plot.convergence(outcome.result, ax=axes[0, 0])
+    axes[0, 0].set_title(f"{name}: {outcome.setting}"[:70])
+    if has_labels:
+        y_true, y_pred = outcome.scored[0]
+        keep = np.asarray(y_pred) >= 0
+        plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep], ax=axes[0, 1])
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------------- compile
+def _cmd_compile(args):
+    names = _solver_list(args.solvers or [])
+    total = time.perf_counter()
+    table = _Streamed(("solver", "dtype", "input", "seconds"),
+                      [(n, "float64", "sparse") for n in names], left=3)
+    for name in names:
+        spec = REGISTRY[name]
+        for dtype in (np.float64, np.float32):
+            for sparse in ((False, True) if spec.sparse else (False,)):
+                t0 = time.perf_counter()
+                spec.warmup(dtype=dtype, sparse=sparse)
+                table.line((name, np.dtype(dtype).name, "sparse" if sparse else "dense",
+                            f"{time.perf_counter() - t0:.2f}"))
+    print(f"Numba cache filled in {time.perf_counter() - total:.1f} s "
+          f"(NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', 'default: __pycache__')})")
+    return 0
+
+
+def _cmd_list(args):
+    width = max(len(n) for n in REGISTRY)
+    for name, spec in REGISTRY.items():
+        side = ", ".join(f"--{s}" for s in spec.side) or "none"
+        print(f"{name:{width}s}  {spec.description} (side information: {side})")
+    return 0
+
+
+# -------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser (``run``'s solver options are parsed by
+    :func:`build_run_parser`).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Its errors raise ``CLIError`` (printed as one line by :func:`main`).
+
+    Examples
+    --------
+    >>> build_parser().parse_args(["demo", "--seed", "3"]).seed
+    3
+    """
+    parser = _Parser(prog="python -m fastmv",
+                     description="fastmv: fast multi-view clustering (MVMC, MVFL, EMVC, "
+                                 "CMVNMF, OPIMC).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    demo = sub.add_parser(
+        "demo", help="run every solver on the embedded Handwritten data",
+        description="Run every solver on the embedded UCI Multiple Features (Handwritten) "
+                    "data with simulated side information; one row per setting with its own "
+                    "seconds, compilation timed apart.")
+    demo.add_argument("--seed", type=_typed("seed", _int), default=0,
+                      help="random seed (default 0)")
+    demo.add_argument("--solvers", nargs="+", default=None, metavar="SOLVER",
+                      help="subset of solvers, space- or comma-separated (default: all)")
+    demo.add_argument("--plot", default=None, metavar="DIR",
+                      help="write pictures (convergence, contingency, MVFL view weights) here")
+    run = sub.add_parser(
+        "run", help="run one solver on a .mat file (run SOLVER --help for its options)",
+        description="Run one solver on a MATLAB .mat file. 'python -m fastmv run SOLVER "
+                    "--help' lists the solver's options.",
+        epilog="Solvers: " + "; ".join(f"{k}: {v.description}" for k, v in REGISTRY.items()))
+    run.add_argument("solver", choices=list(REGISTRY), help="one of: " + ", ".join(REGISTRY))
+    run.add_argument("options", nargs=argparse.REMAINDER,
+                     help="the solver's options (see run SOLVER --help)")
+    comp = sub.add_parser(
+        "compile", help="fill Numba's cache for every solver",
+        description="Compile every solver's kernels into Numba's cache (float64 and float32, "
+                    "dense and sparse inputs) with small synthetic calls, e.g. when building a "
+                    "container image.")
+    comp.add_argument("--solvers", nargs="+", default=None, metavar="SOLVER",
+                      help="subset of solvers (default: all)")
+    sub.add_parser("list", help="list the solvers")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 when a demo solver failed, 2 on any error (one line on stderr).
+
+    Examples
+    --------
+    >>> main(["list"])  # doctest: +ELLIPSIS
+    mvmc ...
+    0
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            build_parser().print_help()
+            return 2
+        if args.command == "demo":
+            return _cmd_demo(args)
+        if args.command == "compile":
+            return _cmd_compile(args)
+        if args.command == "list":
+            return _cmd_list(args)
+        return _cmd_run(args.solver, args.options)
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        print("fastmv: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one clear line, no traceback (FASTMV_DEBUG=1 shows it)
+        if os.environ.get("FASTMV_DEBUG"):
+            raise
+        msg = _one_line(exc)
+        if not isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
+            msg = f"{type(exc).__name__}: {msg}"
+        print(f"fastmv: error: {msg}", file=sys.stderr)
+        return 2

@@ -1,0 +1,2 @@
+"""Building blocks used by several solvers and exported by ``fastmv``: k-means, spectral
+clustering and transition matrices."""

@@ -1,0 +1,488 @@
+"""CMVNMF: constrained NMF clustering of unmapped views (docs/algorithms.md §4).
+
+Each view ``a`` is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` (``U_a ≥ 0``: ``d_a × c`` basis,
+``V_a ≥ 0``: ``n_a × c`` cluster indicators); the views' rows need not correspond and are tied
+only by must-link / cannot-link pairs between (or within) views. One sweep updates ``U_a`` then
+``V_a`` for every view in turn (Gauss–Seidel) by multiplicative rules; intra-view blocks use
+the symmetrised rule of docs/algorithms.md §4.4, so with ``rescale=False`` the objective is
+non-increasing at every update. :func:`cmvnmf` = :func:`_prepare` (validated, normalised,
+scaled data) + :func:`_initial_factors` + :class:`_Problem` (one ``step()`` per sweep) driven
+by :func:`fastmv._solver.iterate`, once per start.
+
+Scale: when the views' largest entry is far from 1 (``normalize=None`` on data near the
+floating-point limits), they are divided by one common power of two (exact) before solving,
+and ``V`` and the objective are scaled back for the result (the fit is homogeneous of degree
+2 in ``(X, V)``); the solve then neither overflows nor underflows, and a result that cannot be
+represented in the data's units raises ``ValueError`` instead of returning inf or NaN.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from fastmv.kernels.cmvnmf import (
+    ConstraintTerms,
+    constraint_penalty,
+    csr_matmul,
+    multiplicative_update,
+)
+
+from .._core._driver import Step, iterate, state_view
+from .._core._preprocessing import normalize_rows
+from .._core._result import Result
+from .._core._threads import serial_when_small, thread_limit
+from .._core._validation import (
+    Interval,
+    Options,
+    check_array,
+    check_n_clusters,
+    check_random_state,
+    check_views,
+    declare_params,
+)
+from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from ._pairs import Constraints, build_constraints, prepare_pairs
+
+__all__ = ["cmvnmf", "CMVNMFResult"]
+
+_EPS = 1e-10
+# views whose largest entry lies in this range are solved as given: squares and products of
+# such entries with factors of similar size stay far from float64's (and float32's) limits
+_SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class CMVNMFResult(Result):
+    """Result of :func:`cmvnmf`.
+
+    Attributes
+    ----------
+    labels : list of ndarray of int64
+        ``labels[a][i]`` = cluster of row ``i`` of view ``a`` (argmax of ``V[a][i]``).
+    objective : ndarray of float64, shape (n_iter,)
+        Objective after every sweep (in the units of the input data).
+    n_iter : int
+        Number of sweeps run (of the start kept, see ``n_init``).
+    converged : bool
+        Whether the relative change of the objective fell to ``tol``.
+    U : list of ndarray, shapes (d_a, c)
+        Nonnegative bases (unit-norm columns when ``rescale=True``).
+    V : list of ndarray, shapes (n_a, c)
+        Nonnegative cluster indicators.
+    initial_objective : float
+        Objective at the initial factors of the start kept.
+    """
+
+    U: list
+    V: list
+    initial_objective: float
+
+
+# --------------------------------------------------------------------------- validation
+class _Data(NamedTuple):
+    views: list          # normalised and divided by 2**log2_scale, C-contiguous or CSR
+    n_clusters: int
+    blocks: Constraints  # the pairs, as patterns built once for every start
+    beta: float
+    log2_scale: int      # the views were divided by 2**log2_scale
+
+
+def _max_abs(X):
+    data = X.data if sp.issparse(X) else X
+    return float(np.max(np.abs(data))) if data.size else 0.0
+
+
+def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
+    views = check_views(X_list, "X_list", same_n=False, nonnegative=True)
+    dtype = np.float32 if all(X.dtype == np.float32 for X in views) else np.float64
+    views = [X.astype(dtype) if X.dtype != dtype else X for X in views]
+    n_list = [X.shape[0] for X in views]
+    n_clusters = check_n_clusters(n_clusters, min(n_list))
+    pairs = prepare_pairs(must_link, cannot_link, n_list, dtype)
+    views = [normalize_rows(X, normalize) for X in views]
+    # data far from 1 (possible with normalize=None) is divided by one power of two for all
+    # views: exact, keeps the views' relative weights; ordinary data is left as it is
+    top = max(_max_abs(X) for X in views)
+    log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
+        else math.frexp(top)[1]
+    views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
+    return _Data(views, n_clusters, pairs, float(beta), log2_scale)
+
+
+def _scaled(X, log2_scale):
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.sort_indices()
+        X.data = np.ldexp(X.data, -log2_scale).astype(X.dtype)
+        return X
+    return np.ascontiguousarray(np.ldexp(X, -log2_scale).astype(X.dtype, copy=False))
+
+
+# --------------------------------------------------------------------------- the problem
+class _Problem:
+    """Data, constraint patterns and current factors of one CMVNMF run.
+
+    The public :func:`cmvnmf` drives it sweep by sweep; the tests drive it update by update
+    (:meth:`update_u`, :meth:`update_v`) to check the objective after each one. All ``V_a``
+    live as row blocks of one array ``V_all`` (N × c) so that the constraint products of a
+    view read the other views' factors through a single CSR pattern.
+    """
+
+    def __init__(self, X_list, blocks, U_list, V_list, *, beta, rescale, eps=_EPS):
+        self.m = len(X_list)
+        self.X = X_list
+        self.XT = [X.T.tocsr() if sp.issparse(X) else None for X in X_list]
+        for XT in self.XT:
+            if XT is not None:
+                XT.sort_indices()
+        self.n = [X.shape[0] for X in X_list]
+        self.offsets = np.concatenate([[0], np.cumsum(self.n)]).astype(np.int64)
+        self.dtype = X_list[0].dtype.type
+        self.c = U_list[0].shape[1]
+        self.beta = float(beta)
+        self.rescale = bool(rescale)
+        self.eps = float(eps)
+        self.V_all = np.empty((int(self.offsets[-1]), self.c), dtype=self.dtype)
+        for a in range(self.m):
+            self.V_all[self.offsets[a]:self.offsets[a + 1]] = V_list[a]
+        self.U = [np.array(U, dtype=self.dtype, order="C") for U in U_list]
+        self.xx = [float(X.multiply(X).sum()) if sp.issparse(X)
+                   else float(np.vdot(X, X)) for X in X_list]
+        self._use_constraints(blocks if isinstance(blocks, Constraints)
+                              else build_constraints(blocks, self.n, self.dtype))
+        self.VtV = [self.V(a).T @ self.V(a) for a in range(self.m)]
+        self.UtU = [U.T @ U for U in self.U]
+        self.XU = [self._x_times(a, self.U[a]) for a in range(self.m)]
+        # multiply-adds of one sweep, to run small problems on one thread
+        self.work = self.c * (sum(X.nnz if sp.issparse(X) else X.size for X in X_list)
+                              + self.c * sum(self.n) + self.must_global.shape[0]
+                              + self.cannot_global.shape[0])
+
+    def V(self, a):
+        return self.V_all[self.offsets[a]:self.offsets[a + 1]]
+
+    def _use_constraints(self, cons):
+        m, off = self.m, self.offsets
+        self.must_global, self.cannot_global = cons.must_global, cons.cannot_global
+        self.must_intra, self.cannot_intra = cons.must_intra, cons.cannot_intra
+        self.has_constraints = [cons.must_pattern[a][1].size + cons.cannot_pattern[a][1].size > 0
+                                for a in range(m)]
+        # split = the view's offset: the pairs to views updated before it in the sweep give
+        # their penalty part in its V update (multiplicative_update)
+        self.terms = [ConstraintTerms(self.V_all, *cons.must_pattern[a],
+                                      *cons.cannot_pattern[a], cons.deg_num[a],
+                                      cons.deg_den[a], cons.deg_pen[a],
+                                      np.array([off[a]], dtype=np.int64)) for a in range(m)]
+        idx = cons.must_global.dtype
+        no_int = np.zeros(0, dtype=np.int64)
+        no_float = np.zeros(0, dtype=self.dtype)
+        self.no_terms = ConstraintTerms(np.zeros((0, self.c), dtype=self.dtype), no_int,
+                                        np.zeros(0, dtype=idx), no_int, np.zeros(0, dtype=idx),
+                                        no_float, no_float, no_float, no_int)
+        self.pen_parts = [0.0] * m
+        self.swept_penalty = None   # the penalty after the last full sweep, while current
+
+    # --- products with X
+    def _x_times(self, a, U):
+        X = self.X[a]
+        if sp.issparse(X):
+            return csr_matmul(X.indptr, X.indices, X.data, U)
+        return X @ U
+
+    def _xt_times(self, a, V):
+        XT = self.XT[a]
+        if XT is not None:
+            return csr_matmul(XT.indptr, XT.indices, XT.data, V)
+        return self.X[a].T @ V
+
+    # --- the two updates
+    def update_u(self, a):
+        """``U_a`` multiplicative update (then the optional column rescaling)."""
+        self.swept_penalty = None
+        Va = self.V(a)
+        U, _ = multiplicative_update(self.U[a], self._xt_times(a, Va), self.VtV[a],
+                                     self.no_terms, 0.0, self.eps)
+        self.U[a] = U
+        UtU = U.T @ U
+        if self.rescale:
+            # the column norms are the diagonal of UᵀU: one small product instead of two
+            s = np.sqrt(np.diag(UtU)).astype(self.dtype)
+            s[s == 0] = 1.0
+            U /= s
+            Va *= s
+            ss = np.outer(s, s)
+            self.VtV[a] *= ss
+            UtU /= ss
+        self.UtU[a] = UtU
+
+    def update_v(self, a):
+        """``V_a`` multiplicative update with the constraint terms of every block touching a."""
+        self.swept_penalty = None
+        Va = self.V(a)
+        XU = self._x_times(a, self.U[a])
+        self.XU[a] = XU
+        constrained = self.has_constraints[a] and self.beta != 0.0
+        Va[...], self.pen_parts[a] = multiplicative_update(
+            Va, XU, self.UtU[a], self.terms[a] if constrained else self.no_terms,
+            self.beta if constrained else 0.0, self.eps)
+        self.VtV[a] = Va.T @ Va
+
+    def sweep(self):
+        with serial_when_small(self.work):
+            for a in range(self.m):
+                self.update_u(a)
+                self.update_v(a)
+            if self.beta != 0.0:
+                # every view's V update gave the inter-view pairs to the views before it,
+                # at final values; only the intra-view pairs need a pass of their own
+                pen = math.fsum(self.pen_parts)
+                if self.must_intra.shape[0] or self.cannot_intra.shape[0]:
+                    pen += constraint_penalty(self.V_all, self.must_intra, self.cannot_intra)
+                self.swept_penalty = pen
+
+    def step(self):
+        """One sweep (the driver's step): the objective and a read-only view of the factors."""
+        self.sweep()
+        return Step(self.objective(), state=state_view(U=self.U, V=[self.V(a) for a in
+                                                                    range(self.m)]))
+
+    def objective(self):
+        """Objective from cached ``X_a U_a``, ``U_aᵀU_a``, ``V_aᵀV_a`` (no residual formed).
+
+        Exact when the caches are current, i.e. after :meth:`update_v` (or at init); after a
+        :meth:`sweep` the pair penalty is the one the V updates gave (expanded, see
+        ``multiplicative_update``). The tests use an independent dense evaluation after every
+        single update.
+        """
+        fit = 0.0
+        for a in range(self.m):
+            fit += (self.xx[a] - 2.0 * float(np.vdot(self.V(a), self.XU[a]))
+                    + float(np.sum(self.UtU[a] * self.VtV[a], dtype=np.float64)))
+        pen = 0.0
+        if self.swept_penalty is not None:
+            pen = self.swept_penalty
+        elif self.beta != 0.0 and (self.must_global.shape[0] or self.cannot_global.shape[0]):
+            pen = constraint_penalty(self.V_all, self.must_global, self.cannot_global)
+        return max(fit, 0.0) + self.beta * pen
+
+    def factors(self):
+        return [U.copy() for U in self.U], [self.V(a).copy() for a in range(self.m)]
+
+
+# --------------------------------------------------------------------------- init
+def _initial_factors(data, init, rng, n_jobs):
+    """Initial ``(U_list, V_list)`` for the scaled views of ``data``."""
+    c = data.n_clusters
+    dtype = data.views[0].dtype.type
+    U_list, V_list = [], []
+    if init == "k-means++":
+        from .._blocks._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
+        for X in data.views:
+            res = kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
+            V = np.full((X.shape[0], c), 0.2, dtype=dtype)
+            V[np.arange(X.shape[0]), res.labels] += 1.0
+            U_list.append(np.ascontiguousarray(np.maximum(res.centers.T, 0.0), dtype=dtype))
+            V_list.append(V)
+        return U_list, V_list
+    if init == "random":
+        for X in data.views:
+            n, d = X.shape
+            scale = np.sqrt(max(float(X.sum()) / (n * d), 1e-12) / c)
+            U_list.append((scale * np.abs(rng.standard_normal((d, c)))).astype(dtype))
+            V_list.append((scale * np.abs(rng.standard_normal((n, c)))).astype(dtype))
+        return U_list, V_list
+    if len(init) != 2 or len(init[0]) != len(data.views) or len(init[1]) != len(data.views):
+        raise ValueError(f"init must give one U and one V per view ({len(data.views)} views) "
+                         "as a pair (U_list, V_list)")
+    for a, X in enumerate(data.views):
+        n, d = X.shape
+        U = check_array(init[0][a], f"init[0][{a}]", accept_sparse=False, dtype=dtype,
+                        nonnegative=True, copy=True)
+        V = check_array(init[1][a], f"init[1][{a}]", accept_sparse=False, dtype=dtype,
+                        nonnegative=True, copy=True)
+        if U.shape != (d, c):
+            raise ValueError(f"init[0][{a}] must have shape ({d}, {c}), got {U.shape}")
+        if V.shape != (n, c):
+            raise ValueError(f"init[1][{a}] must have shape ({n}, {c}), got {V.shape}")
+        U_list.append(U)
+        V_list.append(np.ldexp(V, -data.log2_scale).astype(dtype))
+    return U_list, V_list
+
+
+def _solve(data, init, rescale, rng, n_jobs, **driver):
+    """One start: initial factors, then the driver. Returns (problem, trace)."""
+    U0, V0 = _initial_factors(data, init, rng, n_jobs)
+    problem = _Problem(data.views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
+    problem.initial = problem.objective()
+    return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
+
+
+def _final(problem, trace):
+    return trace.objective[-1] if trace.n_iter else problem.objective()
+
+
+def _result(problem, trace, data, max_iter, tol):
+    """Factors and objective back in the units of the data (checked finite); warnings about
+    the start kept (the driver's own warning would speak for every start)."""
+    if trace.stop_reason == "max_iter" and max_iter > 0:
+        warnings.warn(f"cmvnmf stopped at max_iter={max_iter} before reaching tol={tol:g} "
+                      f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
+                      "converged answer", ConvergenceWarning, stacklevel=4)
+    U_list, V_scaled = problem.factors()
+    e = data.log2_scale
+    with np.errstate(over="ignore", under="ignore"):
+        V_list = [np.ldexp(V, e).astype(V.dtype) for V in V_scaled]
+        objective = np.ldexp(trace.objective, 2 * e)
+        initial = float(np.ldexp(problem.initial, 2 * e))
+    if not (np.all(np.isfinite(objective)) and np.isfinite(initial)
+            and all(np.all(np.isfinite(V)) for V in V_list)):
+        raise ValueError(f"cmvnmf: the factors or the objective at this data scale (largest "
+                         f"entry ~2**{e}) do not fit in floating point; rescale the views or "
+                         "use normalize='l2'")
+    labels = [np.argmax(V, axis=1).astype(np.int64) for V in V_scaled]
+    for a, (V, lab) in enumerate(zip(V_scaled, labels)):
+        if not np.any(V):
+            warnings.warn(f"cmvnmf: the factor V of view {a} collapsed to zero (every sample "
+                          "in cluster 0); lower beta or change init", DegenerateSolutionWarning,
+                          stacklevel=4)
+        elif data.n_clusters > 1 and lab.size > 1 and np.all(lab == lab[0]):
+            warnings.warn(f"cmvnmf: every sample of view {a} is in one cluster although "
+                          f"n_clusters={data.n_clusters}; lower beta, raise n_init or change "
+                          "init", DegenerateSolutionWarning, stacklevel=4)
+    return CMVNMFResult(labels=labels, objective=objective, n_iter=trace.n_iter,
+                        converged=trace.converged, U=U_list, V=V_list, initial_objective=initial)
+
+
+# --------------------------------------------------------------------------- public
+@declare_params({
+    "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "must_link": ["mapping", None], "cannot_link": ["mapping", None],
+    "beta": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "normalize": [Options({"l2", "l1"}), None],
+    "init": [Options({"k-means++", "random"}), tuple, list],
+    "n_init": [Interval(Integral, 1, None, closed="left")], "rescale": ["boolean"],
+    "random_state": ["random_state"], "verbose": ["verbose"], "callback": [callable, None],
+    "progress": ["boolean"], "n_jobs": ["n_jobs"],
+})
+def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300, tol=1e-6,
+           normalize="l2", init="k-means++", n_init=5, rescale=True,
+           random_state=None, verbose=False, callback=None, progress=False,
+           n_jobs=None) -> CMVNMFResult:
+    """Constrained multi-view NMF clustering of unmapped views (CMVNMF).
+
+    Each view is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` with nonnegative factors; views whose rows
+    do not correspond (different sample counts, unknown order) are tied by inter-view
+    must-link / cannot-link pairs, which pull the indicator rows ``V_a[i]``, ``V_b[j]``
+    together (must-link, squared distance) or apart (cannot-link, inner product).
+
+    Parameters
+    ----------
+    X_list : list of array-like or scipy.sparse matrices, shapes (n_a, d_a)
+        Nonnegative views, samples in rows; ``n_a`` may differ between views and rows need not
+        correspond. Sparse views are used as CSR and never densified.
+    n_clusters : int
+        Number of clusters ``c`` (``1 <= c <= min_a n_a``).
+    must_link : dict or None
+        ``{(a, b): (p, 2) int array}``: row ``i`` of view ``a`` and row ``j`` of view ``b``
+        must be in the same cluster. ``a == b`` gives intra-view pairs (no self-pairs);
+        a key ``(b, a)`` is read with its columns swapped, and pairs of both orientations of
+        one view pair are merged. A repeated pair counts repeatedly. ``None``: no pairs.
+    cannot_link : dict or None
+        Pairs that must not share a cluster, in the same layout. A pair given both as
+        must-link and as cannot-link raises ``ValueError``.
+    beta : float, default 1.0
+        Weight of the constraint term (``β >= 0``; ``0`` gives independent NMF per view).
+    max_iter : int, default 300
+        Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``
+        returns the initialisation.
+    tol : float, default 1e-6
+        Stop when the objective's relative change over a sweep is ``<= tol``.
+    normalize : {"l2", "l1", None}, default "l2"
+        Scale every sample (row) of every view to unit norm first (all-zero rows stay zero);
+        the constraint terms need the views' ``V`` comparable. ``None`` uses the data as is.
+    init : {"k-means++", "random"} or (U_list, V_list), default "k-means++"
+        ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data;
+        ``V`` = one-hot labels + 0.2, ``U`` = centroids (clipped at 0). ``"random"``: scaled
+        absolute Gaussians. A pair of lists gives the initial ``U_a`` (``d_a × c``) and
+        ``V_a`` (``n_a × c``) directly (nonnegative; copied; one start).
+    n_init : int, default 5
+        Number of starts (each from its own initialisation); the start with the lowest final
+        objective is returned. More starts make the answer depend less on the seed.
+    rescale : bool, default True
+        After each ``U_a`` update, scale every column of ``U_a`` to unit ℓ2 norm and multiply
+        the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged), so that the
+        views' ``V`` are comparable for the constraint terms and the argmax; the monotonicity
+        theorem covers ``rescale=False`` only.
+    random_state : None, int or numpy Generator
+        Seeds the initialisations.
+    verbose : bool or int, default False
+        Log the objective after every sweep (logger ``"fastmv"``).
+    callback : callable, optional
+        ``callback(info)`` after every sweep with a :class:`fastmv._solver.IterationInfo`
+        whose ``state`` holds read-only ``"U"`` and ``"V"`` lists (in the internal scale of
+        the data); returning ``True`` or raising ``StopIteration`` stops the solve
+        (``converged=False``, no further starts).
+    progress : bool, default False
+        Show a progress bar over the sweeps (needs tqdm).
+    n_jobs : int or None
+        Threads for the Numba kernels (``None``: ``NUMBA_NUM_THREADS``).
+
+    Returns
+    -------
+    CMVNMFResult
+        Per-view ``labels`` (argmax of the rows of ``V_a``), ``objective`` per sweep,
+        ``n_iter``, ``converged``, ``U``, ``V`` and ``initial_objective``.
+
+    Warns
+    -----
+    fastmv.exceptions.ConvergenceWarning
+        The start kept stopped at ``max_iter``.
+    fastmv.exceptions.DegenerateSolutionWarning
+        A view's ``V`` collapsed to zero, or all its samples fell in one cluster.
+
+    Notes
+    -----
+    Objective and updates: docs/algorithms.md §4 (Lee–Seung-type multiplicative updates
+    guarded by ``ε = 1e-10``; with ``rescale=False`` the objective is non-increasing at every
+    update). Cost per sweep: O(Σ_a (n_a d_a or nnz(X_a)) · c) for the products with ``X_a``
+    plus O(Σ_a (n_a + d_a) c² + |Ω| c) in the fused kernels, ``|Ω|`` the number of pairs;
+    memory O(Σ_a (n_a + d_a) c + |Ω|) beyond the normalised views (plus a CSR copy of
+    ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed.
+
+    References
+    ----------
+    Zhang, X., Zong, L., Liu, X., Yu, H. "Constrained NMF-Based Multi-View Clustering on
+    Unmapped Data". AAAI 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import cmvnmf
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    >>> res = cmvnmf([X, X[::-1]], 2, {(0, 1): [[0, 3], [2, 1]]}, {(0, 1): [[0, 0]]},
+    ...              tol=1e-4, random_state=0)
+    >>> [bool(lab[0] == lab[1] != lab[2] == lab[3]) for lab in res.labels]
+    [True, True]
+    """
+    rng = check_random_state(random_state)
+    data = _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize)
+    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
+                  verbose=verbose, progress=progress)
+    best = None
+    with thread_limit(n_jobs):
+        for _ in range(n_init if isinstance(init, str) else 1):
+            run = _solve(data, init, rescale, rng, n_jobs, **driver)
+            stopped = run[1].stop_reason == "callback"   # the caller's stop ends every start
+            if best is None or stopped or _final(*run) < _final(*best):
+                best = run
+            if stopped:
+                break
+    return _result(*best, data, max_iter, tol)

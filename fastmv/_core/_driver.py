@@ -1,0 +1,295 @@
+"""The one outer loop every iterative solver shares.
+
+A solver is written as ``_prepare_<solver>()`` (validated data and parameters), a problem
+object with a ``step()`` method, and a short public function that runs :func:`iterate` over
+the problem and builds its result. This module owns everything the solvers have in common
+around that loop, so that it is decided once:
+
+- the convergence test (:func:`iterate` is the only place that compares against ``tol``);
+- the callback rule: ``callback(info)`` with one :class:`IterationInfo`; returning ``True`` or
+  raising :class:`StopIteration` stops the solve with ``converged=False``;
+- progress: ``verbose`` lines through :mod:`logging` (logger ``"fastmv"``, one format for
+  every solver) and an optional progress bar (tqdm, when installed);
+- timing, and the :class:`~fastmv.exceptions.ConvergenceWarning` at ``max_iter``.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..exceptions import ConvergenceWarning
+
+__all__ = ["Step", "IterationInfo", "Trace", "iterate", "relative_change", "verbose_logging",
+           "progress_bar", "logger"]
+
+logger = logging.getLogger("fastmv")
+
+_TINY = np.finfo(np.float64).tiny
+_EMPTY: Mapping = {}
+
+
+class Step(NamedTuple):
+    """What a problem's ``step()`` returns (a bare float means ``Step(objective=f)``)."""
+
+    objective: float
+    #: The solver's own stopping quantity; ``None``: the objective's relative change.
+    residual: float | None = None
+    #: Solver-specific view of the iterate, handed to callbacks (do not modify).
+    state: Mapping | None = None
+
+
+class IterationInfo(NamedTuple):
+    """The one argument every callback receives, after every iteration."""
+
+    solver: str
+    iteration: int
+    objective: float
+    residual: float
+    elapsed: float
+    state: Mapping
+
+
+class Trace(NamedTuple):
+    """What :func:`iterate` returns."""
+
+    objective: np.ndarray
+    residual: np.ndarray
+    n_iter: int
+    converged: bool
+    stop_reason: str
+    seconds: float
+
+
+def relative_change(previous: float, current: float) -> float:
+    """``|previous − current| / |previous|``, with ``|previous|`` floored at the smallest
+    normal float (so a zero objective does not divide by zero)."""
+    return abs(previous - current) / max(abs(previous), _TINY)
+
+
+# ------------------------------------------------------------------------------ logging
+_handler_lock = threading.Lock()
+_handler_users = 0
+_handler: logging.Handler | None = None
+_saved_level = logging.NOTSET
+
+
+def _verbose_level(verbose) -> int:
+    if verbose is True or (not isinstance(verbose, bool) and verbose >= 1):
+        return logging.INFO
+    return logging.DEBUG
+
+
+def _attach_handler() -> bool:
+    """Attach the shared stderr handler if logging is not configured (or it is ours)."""
+    global _handler_users, _handler, _saved_level
+    with _handler_lock:
+        if _handler is None and logger.hasHandlers():
+            return False
+        if _handler is None:
+            _handler = logging.StreamHandler(sys.stderr)
+            _handler.setFormatter(logging.Formatter("%(message)s"))
+            logger.addHandler(_handler)
+            _saved_level = logger.level
+            if logger.getEffectiveLevel() > logging.INFO:
+                logger.setLevel(logging.INFO)
+        _handler_users += 1
+        return True
+
+
+def _detach_handler() -> None:
+    global _handler_users, _handler
+    with _handler_lock:
+        _handler_users -= 1
+        if _handler_users == 0 and _handler is not None:
+            logger.removeHandler(_handler)
+            logger.setLevel(_saved_level)
+            _handler = None
+
+
+@contextlib.contextmanager
+def verbose_logging(verbose):
+    """Context for a solver call: yields ``log(message, *args)``.
+
+    Messages go to the ``"fastmv"`` logger, at INFO when ``verbose`` is true and DEBUG
+    otherwise, so an application that configures logging sees them either way at the level it
+    chose. With ``verbose`` true and no handler configured anywhere (``logging`` not set up),
+    a stderr handler is attached to the ``"fastmv"`` logger for the duration of the call (one
+    shared handler across overlapping calls, removed by the last one to finish), so a script
+    sees its progress lines without setting up logging; nothing of it survives the call.
+    """
+    level = _verbose_level(verbose)
+    attached = level == logging.INFO and _attach_handler()
+
+    def log(message, *args):
+        if logger.isEnabledFor(level):
+            logger.log(level, message, *args)
+
+    try:
+        yield log
+    finally:
+        if attached:
+            _detach_handler()
+
+
+# ------------------------------------------------------------------------------ progress
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def progress_bar(total: int | None, enabled: bool, desc: str):
+    """A tqdm progress bar when ``enabled`` and tqdm is installed, else a silent stand-in.
+
+    Both have ``update(n=1)``, ``set_postfix_str(text)`` and ``close()`` and are context
+    managers.
+    """
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm  # noqa: PLC0415 (optional dependency)
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, desc=desc, leave=False, file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------ the loop
+def _caller_stacklevel() -> int:
+    """Stack level of the first frame outside fastmv, so warnings point at the user's call."""
+    frame = sys._getframe(1)
+    level = 1
+    package = __name__.rsplit(".", 1)[0] + "."
+    while frame is not None and (frame.f_globals.get("__name__", "") + ".").startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _as_step(value) -> Step:
+    if isinstance(value, Step):
+        return value
+    return Step(objective=float(value))
+
+
+def iterate(problem, *, solver: str, max_iter: int, tol: float,
+            initial_objective: float | None = None, callback=None, verbose=False,
+            progress: bool = False, warn: bool = True) -> Trace:
+    """Run ``problem.step()`` until convergence, ``max_iter`` or a callback's stop.
+
+    Parameters
+    ----------
+    problem : object
+        Has ``step()`` returning a :class:`Step` or the objective as a float.
+    solver : str
+        Name used in log lines, callbacks and warnings.
+    max_iter : int
+        Maximum number of steps (``0``: none).
+    tol : float
+        Convergence when the step's residual is ``<= tol``. The residual is
+        ``Step.residual`` when the problem gives one, else the objective's relative change
+        from the previous step (from ``initial_objective`` for the first step; with no
+        initial objective the first step cannot converge).
+    initial_objective : float, optional
+        Objective before the first step.
+    callback : callable, optional
+        ``callback(info)`` with an :class:`IterationInfo` after every step; returning
+        ``True`` or raising :class:`StopIteration` ends the loop with ``converged=False``.
+    verbose : bool or int
+        Log one line per step at INFO (see :func:`verbose_logging`).
+    progress : bool
+        Show a progress bar over the steps (needs tqdm).
+    warn : bool
+        Emit a :class:`~fastmv.exceptions.ConvergenceWarning` when ``max_iter`` steps ran
+        without convergence.
+
+    Returns
+    -------
+    Trace
+        Objective and residual per step, ``n_iter``, ``converged``, ``stop_reason``
+        (``"converged"``, ``"max_iter"`` or ``"callback"``) and the loop's seconds.
+    """
+    objective, residual = [], []
+    previous = np.inf if initial_objective is None else float(initial_objective)
+    stop_reason = "max_iter"
+    start = time.perf_counter()
+    with verbose_logging(verbose) as log, \
+            progress_bar(max_iter, progress, solver) as bar:
+        for it in range(1, max_iter + 1):
+            step = _as_step(problem.step())
+            f = float(step.objective)
+            if step.residual is not None:
+                r = float(step.residual)
+            elif np.isfinite(previous):
+                r = relative_change(previous, f)
+            else:
+                r = np.inf
+            previous = f
+            objective.append(f)
+            residual.append(r)
+            elapsed = time.perf_counter() - start
+            log("%s: iter %4d  objective %.8e  residual %.3e  elapsed %.2fs",
+                solver, it, f, r, elapsed)
+            bar.update(1)
+            if callback is not None:
+                info = IterationInfo(solver, it, f, r, elapsed,
+                                     step.state if step.state is not None else _EMPTY)
+                try:
+                    stop = callback(info)
+                except StopIteration:
+                    stop = True
+                if stop is True:
+                    stop_reason = "callback"
+                    break
+            if r <= tol:
+                stop_reason = "converged"
+                break
+    seconds = time.perf_counter() - start
+    n_iter = len(objective)
+    if stop_reason == "max_iter" and warn and max_iter > 0:
+        warnings.warn(
+            f"{solver} stopped at max_iter={max_iter} before reaching tol={tol:g} "
+            f"(last residual {residual[-1]:.3g}); raise max_iter or tol for a converged "
+            "answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
+    return Trace(objective=np.asarray(objective, dtype=np.float64),
+                 residual=np.asarray(residual, dtype=np.float64), n_iter=n_iter,
+                 converged=stop_reason == "converged", stop_reason=stop_reason,
+                 seconds=seconds)
+
+
+def state_view(**arrays: Any) -> Mapping:
+    """A read-only mapping of the given arrays for callbacks (each array made read-only
+    through a view, so a callback cannot change the solver's iterate)."""
+    out = {}
+    for key, value in arrays.items():
+        if isinstance(value, np.ndarray):
+            value = value.view()
+            value.flags.writeable = False
+        elif isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value):
+            views = []
+            for v in value:
+                v = v.view()
+                v.flags.writeable = False
+                views.append(v)
+            value = views
+        out[key] = value
+    return out

@@ -1,0 +1,392 @@
+"""EMVC: error-robust multi-view clustering of transition matrices (``docs/algorithms.md §3``).
+
+Najafi, He & Yu, "Error-Robust Multi-View Clustering" (IEEE BigData 2017). Each view's
+row-stochastic transition matrix is split as ``P_v = P̂ + E_v`` with a shared ``P̂`` (rows on
+the probability simplex) and errors penalised by a group-ℓ1 norm over columns and an
+ℓ2,1 norm over rows; ``P̂`` is kept low rank by the nuclear norm. Solved by an augmented
+Lagrangian with the authors' updates (taken from their code) and two fixes: the ``E`` step
+is elementwise (the authors solve an ``(mn) × (mn)`` diagonal system per column) and the
+stopping rule is on primal residuals (theirs fires when the objective rises).
+
+The solver is :func:`_prepare_emvc` (validated data), :class:`_EMVCProblem` (one augmented-
+Lagrangian iteration per ``step()``) and the shared driver :func:`fastmv._solver.iterate`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+
+from fastmv.kernels.emvc import ErrorWeights, consensus_error_update
+
+from .._blocks._spectral import markov_spectral_clustering
+from .._core._driver import Step, iterate, state_view
+from .._core._result import Result
+from .._core._threads import serial_when_small, thread_limit
+from .._core._validation import (
+    Interval,
+    Options,
+    check_dtype,
+    check_n_clusters,
+    check_random_state,
+    check_transition_matrices,
+    declare_params,
+)
+from ._svt import svt
+
+__all__ = ["emvc", "EMVCResult"]
+
+# Guard of the reweighting norms ``1 / (2 max(‖e‖, ε))``.
+_EPS = 1e-10
+
+# Entries per block of the two NumPy passes below (2 MiB of float64: a block and its
+# temporaries stay in cache while they are reduced).
+_BLOCK_ENTRIES = 2 ** 18
+
+
+def _row_blocks(n, d):
+    """Consecutive row ranges of about ``_BLOCK_ENTRIES`` entries of an ``n × d`` array."""
+    step = max(1, _BLOCK_ENTRIES // max(d, 1))
+    return ((lo, min(lo + step, n)) for lo in range(0, n, step))
+
+
+def error_norms(E):
+    """Row and column Euclidean norms of one error matrix, in float64.
+
+    Needed once per solve (each step's :func:`~fastmv.kernels.robust.consensus_error_update`
+    returns the next norms), so NumPy over row blocks rather than a kernel that a solver's
+    first call would compile. Temporary memory: one float64 block of ``_BLOCK_ENTRIES``.
+    """
+    n, d = E.shape
+    row, col = np.empty(n), np.zeros(d)
+    for lo, hi in _row_blocks(n, d):
+        sq = np.square(E[lo:hi], dtype=np.float64)
+        np.sqrt(sq.sum(axis=1), out=row[lo:hi])
+        col += sq.sum(axis=0)
+    return row, np.sqrt(col)
+
+
+def max_abs_diff(A, B):
+    """``max |A − B|`` in float64 (the consensus residual ``‖P̂ − Q‖_∞``; 0.0 when empty).
+
+    Once per iteration, beside a singular value thresholding of the same matrix that costs
+    far more, so NumPy over row blocks (exact: a maximum of float64 differences) rather
+    than a kernel that a solver's first call would compile.
+    """
+    n, d = A.shape
+    out = 0.0
+    for lo, hi in _row_blocks(n, d):
+        diff = np.subtract(A[lo:hi], B[lo:hi], dtype=np.float64)
+        if diff.size:
+            out = max(out, float(np.abs(diff, out=diff).max()))
+    return out
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class EMVCResult(Result):
+    """Result of :func:`emvc`.
+
+    Attributes
+    ----------
+    labels : ndarray of int64, shape (n,), or None
+        Markov-chain spectral clustering of ``P_hat`` (when ``n_clusters`` was given).
+    objective : ndarray, shape (n_iter,)
+        ``‖Q‖_* + (lam1/2) ‖E‖_G1 + (lam2/2) ‖E‖_2,1`` after each iteration (halved weights:
+        the function the authors' updates minimise; see :func:`emvc`).
+    n_iter : int
+        Iterations run.
+    converged : bool
+        ``residual[-1] <= tol``.
+    P_hat : ndarray, shape (n, n)
+        Shared transition matrix; every row on the probability simplex.
+    E : list of ndarray, shape (n, n)
+        Error matrix of each view (``P_v ≈ P_hat + E[v]``).
+    residual : ndarray, shape (n_iter,)
+        Primal residual ``max(‖P̂ − Q‖_∞, max_v ‖P_v − P̂ − E_v‖_∞)`` after each iteration
+        (the stopping quantity).
+    residual_consensus, residual_views : ndarray, shape (n_iter,)
+        The two parts of ``residual``.
+    rank : ndarray of int64, shape (n_iter,)
+        Rank of ``Q`` (singular values of ``P̂ + Z/μ`` above ``1/μ``) per iteration.
+    svt_method : tuple of str
+        How each iteration's SVT was computed: ``"skip-bound"``, ``"skip-power"`` (no SVD),
+        ``"partial"``, ``"gram"`` (Gram eigendecomposition) or ``"full"`` (``gesdd``).
+    """
+
+    P_hat: np.ndarray
+    E: list
+    residual: np.ndarray
+    residual_consensus: np.ndarray
+    residual_views: np.ndarray
+    rank: np.ndarray
+    svt_method: tuple
+
+
+class _EMVCData(NamedTuple):
+    """Validated input of one solve."""
+
+    P: np.ndarray  # (m, n, n) stack of the views, in the working precision
+    lam1: float
+    lam2: float
+    mu: float
+    rho: float
+    mu_max: float
+    init: str
+    full_svd: str
+    n_clusters: int | None
+    rng: np.random.Generator
+
+
+def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
+    """Validate row-stochastic views and copy them into one ``(m, n, n)`` stack.
+
+    :func:`fastmv._validation.check_transition_matrices` without its copy: each view is
+    converted (if at all) and copied straight into the stack, so the peak is the stack plus
+    one view rather than two copies of every view.
+    """
+    views = check_transition_matrices(P_list, name, atol=atol, copy=False)
+    n = views[0].shape[0]
+    stack = np.empty((len(views), n, n), dtype=dt)
+    for v, P in enumerate(views):
+        stack[v] = P
+    return stack
+
+
+def _prepare_emvc(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
+                  random_state):
+    """Checks that the declarations cannot state, and the views as one stack."""
+    if mu_max < mu:
+        raise ValueError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
+    dt = check_dtype(dtype)
+    P = _check_P_list(P_list, dt)
+    if n_clusters is not None:
+        n_clusters = check_n_clusters(n_clusters, P.shape[1])
+    return _EMVCData(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
+                     full_svd, n_clusters, check_random_state(random_state))
+
+
+class _EMVCProblem:
+    """The augmented-Lagrangian state; ``step()`` runs one iteration (``docs/algorithms.md
+    §3.3``) and returns the objective and the primal residual."""
+
+    def __init__(self, data: _EMVCData):
+        self.data = data
+        P = data.P
+        m, n, _ = P.shape
+        dt = P.dtype
+        self.mu = data.mu
+        self.zc = 0.0  # μ_prev / μ (Z = 0 at the start)
+        # P̂ starts as the mean view (it is overwritten by the first step)
+        self.P_hat = np.empty((n, n), dtype=dt)
+        np.sum(P, axis=0, out=self.P_hat)
+        self.P_hat *= dt.type(1.0 / m)
+        self.E = np.empty((m, n, n), dtype=dt)
+        for v in range(m):
+            if data.init == "mean":
+                np.subtract(P[v], self.P_hat, out=self.E[v])
+            else:
+                data.rng.standard_normal(out=self.E[v], dtype=dt)
+        self.Y = np.zeros((m, n, n), dtype=dt)
+        self.Q = np.zeros((n, n), dtype=dt)
+        self.Zb = np.zeros((n, n), dtype=dt)  # P̂ + Z/μ, the SVT input (with Q it encodes Z)
+        self.has_q = False
+        self.row_norms = np.empty((m, n))
+        self.col_norms = np.empty((m, n))
+        for v in range(m):
+            self.row_norms[v], self.col_norms[v] = error_norms(self.E[v])
+        self.rank_prev = self.V_prev = self.sigma_prev = None
+        self.res_c, self.res_v, self.ranks, self.methods = [], [], [], []
+
+    def step(self) -> Step:
+        d = self.data
+        P, E, Y = d.P, self.E, self.Y
+        mu = self.mu
+        weights = ErrorWeights(self.row_norms, self.col_norms, float(d.lam1), float(d.lam2),
+                               _EPS)
+        with serial_when_small(P.size + self.Zb.size):
+            (self.row_norms, self.col_norms, res_v, fro2, norminf, norm1,
+             min_b) = consensus_error_update(P, E, Y, self.Q, self.Zb, self.P_hat, mu,
+                                             self.zc, self.has_q, weights)
+        bounds = dict(fro=float(np.sqrt(fro2)), norm1=float(norm1), norminf=float(norminf),
+                      nonneg=bool(min_b >= 0.0))
+        _, info = svt(self.Zb, 1.0 / mu, out=self.Q, bounds=bounds, rank_hint=self.rank_prev,
+                      V0=self.V_prev, full_svd=d.full_svd, sigma_hint=self.sigma_prev,
+                      random_state=d.rng)
+        self._remember_svt(info)
+        res_c = max_abs_diff(self.P_hat, self.Q) if self.has_q else float(self.P_hat.max())
+        objective = (info.nuclear_norm
+                     + 0.5 * d.lam1 * float(sum(c.sum() for c in self.col_norms))
+                     + 0.5 * d.lam2 * float(sum(r.sum() for r in self.row_norms)))
+        self.res_c.append(res_c)
+        self.res_v.append(res_v)
+        self.ranks.append(info.rank)
+        self.methods.append(info.method)
+        state = state_view(P_hat=self.P_hat, residual_consensus=res_c, residual_views=res_v,
+                           mu=mu, rank=info.rank, svt_method=info.method)
+        # the penalty of the next step (unused when the driver stops here)
+        mu_new = min(d.rho * mu, d.mu_max)
+        self.zc, self.mu = mu / mu_new, mu_new
+        return Step(objective=objective, residual=max(res_c, res_v), state=state)
+
+    def _remember_svt(self, info):
+        """Warm starts of the next SVT: rank, right vectors, σ₁ estimate."""
+        self.has_q = info.rank > 0
+        if info.rank:
+            self.rank_prev, self.V_prev = info.rank, info.V
+        elif info.method in ("partial", "gram", "full"):
+            self.rank_prev, self.V_prev = 0, None
+        if np.isfinite(info.sigma_bounds[0]):
+            self.sigma_prev = info.sigma_bounds[0]
+
+    def labels(self, n_jobs):
+        """Free the iteration's arrays, then cluster ``P̂`` (None without ``n_clusters``)."""
+        self.Y = self.Q = self.Zb = None
+        self.data = self.data._replace(P=None)
+        if self.data.n_clusters is None:
+            return None
+        return markov_spectral_clustering(np.asarray(self.P_hat, dtype=np.float64),
+                                          self.data.n_clusters, random_state=self.data.rng,
+                                          n_jobs=n_jobs)
+
+    def result(self, trace, labels) -> EMVCResult:
+        res_c = np.asarray(self.res_c, dtype=np.float64)
+        res_v = np.asarray(self.res_v, dtype=np.float64)
+        return EMVCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
+                          converged=trace.converged, P_hat=self.P_hat, E=list(self.E),
+                          residual=trace.residual, residual_consensus=res_c,
+                          residual_views=res_v, rank=np.asarray(self.ranks, dtype=np.int64),
+                          svt_method=tuple(self.methods))
+
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NONNEGATIVE = Interval(Real, 0, None, closed="left")
+
+
+@declare_params({
+    "P_list": ["views"],
+    "lam1": [_NONNEGATIVE],
+    "lam2": [_NONNEGATIVE],
+    "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "tol": [_NONNEGATIVE],
+    "mu": [_POSITIVE],
+    "rho": [Interval(Real, 1, None, closed="left")],
+    "mu_max": [_POSITIVE],
+    "init": [Options({"mean", "random"})],
+    "dtype": [None, type, np.dtype, str],
+    "full_svd": [Options({"auto", "gesdd"})],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+    "progress": ["boolean"],
+    "callback": [callable, None],
+    "n_jobs": ["n_jobs"],
+})
+def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6, rho=1.9,
+         mu_max=1e10, init="mean", dtype=None, full_svd="auto", random_state=None,
+         verbose=False, progress=False, callback=None, n_jobs=None):
+    """Error-robust multi-view clustering (EMVC) of row-stochastic transition matrices.
+
+    Solves ``min ‖P̂‖_* + lam1 ‖E‖_G1 + lam2 ‖E‖_2,1`` s.t. ``P_v = P̂ + E_v`` for every view
+    and every row of ``P̂`` on the probability simplex, where ``E = [E_1; …; E_m]`` (stacked
+    vertically), ``‖E‖_G1 = Σ_i Σ_v ‖E_v[:, i]‖₂`` and ``‖E‖_2,1 = Σ_v Σ_r ‖E_v[r, :]‖₂``,
+    by the authors' augmented Lagrangian (auxiliary ``Q = P̂``, multipliers ``Y_v``, ``Z``,
+    penalty ``μ ← min(ρ μ, μ_max)``; ``docs/algorithms.md §3``)::
+
+        P̂   = rowwise_simplex_projection((Σ_v (P_v − E_v − Y_v/μ) + Q − Z/μ) / (m + 1))
+        E_v = (P_v − P̂ − Y_v/μ) / (1 + (lam2/μ) d_r + (lam1/μ) g_i)   (elementwise)
+        Q   = SVT(P̂ + Z/μ, 1/μ);  Z += μ (P̂ − Q);  Y_v += μ (P̂ + E_v − P_v)
+
+    with ``d_r = 1/(2‖E_v[r, :]‖)``, ``g_i = 1/(2‖E_v[:, i]‖)`` from the previous ``E_v``
+    (guarded at 1e-10), until the primal residual
+    ``max(‖P̂ − Q‖_∞, max_v ‖P_v − P̂ − E_v‖_∞) <= tol``.
+
+    **Weight convention.** The reweighted step above is the exact step for weights
+    ``lam1/2`` and ``lam2/2`` (for ``λ‖e‖₂`` it would be ``1 + (λ/μ)/‖e‖``). It is kept as the
+    authors wrote it, so their λ grids and results carry over; the reported ``objective``
+    uses the same halved weights, ``‖Q‖_* + (lam1/2) ‖E‖_G1 + (lam2/2) ‖E‖_2,1``, i.e. the
+    function actually being minimised (``‖Q‖_*`` comes free from the SVT).
+
+    Parameters
+    ----------
+    P_list : list of ndarray, shape (n, n)
+        Row-stochastic transition matrices, one per view (e.g. from
+        :func:`fastmv.transition_matrix`): square, same ``n``, finite, nonnegative, rows
+        summing to 1 (within 1e-6; ``1e-6 √n`` for float32). Never modified.
+    lam1 : float
+        Weight (``>= 0``) of the group-ℓ1 norm (sample-specific corruption: columns of ``E``).
+    lam2 : float
+        Weight (``>= 0``) of the ℓ2,1 norm (rows of ``E``).
+    n_clusters : int, optional
+        If given, ``labels`` = Markov-chain spectral clustering of ``P̂``
+        (:func:`fastmv.markov_spectral_clustering`).
+    max_iter : int, default 100
+        Maximum number of iterations (``>= 0``).
+    tol : float, default 1e-6
+        Primal-residual tolerance (sup norm): converged when the residual is ``<= tol``.
+    mu : float, default 1e-6
+        Initial penalty ``μ > 0``.
+    rho : float, default 1.9
+        Growth factor of the penalty (``>= 1``).
+    mu_max : float, default 1e10
+        Cap of the penalty (``>= mu``).
+    init : {"mean", "random"}, default "mean"
+        Start of ``E_v``: ``P_v − mean_w P_w`` (deterministic) or standard normal entries
+        (the authors' ``randn``; a zero start would freeze the reweighting).
+    dtype : float32 or float64, optional
+        Precision of the whole iteration (default float64); float32 halves the memory.
+    full_svd : {"auto", "gesdd"}, default "auto"
+        How the SVT decomposes ``P̂ + Z/μ`` when it needs all singular values: ``"auto"``
+        by the eigendecomposition of its Gram matrix where that is accurate to ``4e-11 σ₁``
+        (about twice as fast), else LAPACK ``gesdd``; ``"gesdd"`` always ``gesdd``.
+    random_state : None, int or Generator
+        Seeds ``init="random"``, the SVT's start blocks and the clustering's k-means.
+    verbose : bool or int, default False
+        Log one line per iteration (logger ``"fastmv"``).
+    progress : bool, default False
+        Show a progress bar over the iterations (needs tqdm).
+    callback : callable, optional
+        ``callback(info)`` after every iteration with a :class:`fastmv._solver.IterationInfo`;
+        ``info.state`` holds read-only ``P_hat``, ``residual_consensus``,
+        ``residual_views``, ``mu`` (the penalty of this iteration), ``rank`` and
+        ``svt_method``. Returning ``True`` or raising ``StopIteration`` stops the solve
+        (``converged=False``).
+    n_jobs : int, optional
+        Threads of the Numba kernels (BLAS/LAPACK keep their own setting).
+
+    Returns
+    -------
+    EMVCResult
+        ``labels``, ``objective`` and ``residual`` per iteration, ``n_iter``, ``converged``,
+        ``P_hat``, ``E`` (per view), ``rank`` of ``Q`` and ``svt_method`` per iteration.
+
+    Notes
+    -----
+    Memory: ``3m + 3`` dense ``n × n`` arrays (``P_v``, ``E_v``, ``Y_v``, ``P̂``, ``Q`` and one
+    array holding ``P̂ + Z/μ``, which with ``Q`` encodes ``Z``), plus the workspace of a full
+    decomposition. Time per iteration: O(m n²) in three fused passes over the data, plus the
+    SVT: no SVD while ``1/μ`` is above a certified upper bound of the top singular value (the
+    first ~20 iterations with the default schedule), a growing partial SVD while ``Q`` has
+    low rank, and a full decomposition (O(n³)) otherwise; see :func:`fastmv._svt.svt` and
+    ``docs/algorithms.md §3.4``. Measurements: ``docs/emvc.md``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> K = np.kron(np.eye(2), np.ones((4, 4))) + 0.05
+    >>> P = K / K.sum(axis=1, keepdims=True)
+    >>> res = fastmv.emvc([P, P], 0.1, 0.1, n_clusters=2, random_state=0)
+    >>> res.converged, bool(res.labels[0] == res.labels[3] != res.labels[4])
+    (True, True)
+    """
+    data = _prepare_emvc(P_list, lam1, lam2, n_clusters=n_clusters, mu=mu, rho=rho,
+                         mu_max=mu_max, init=init, dtype=dtype, full_svd=full_svd,
+                         random_state=random_state)
+    with thread_limit(n_jobs):
+        problem = _EMVCProblem(data)
+        trace = iterate(problem, solver="emvc", max_iter=max_iter, tol=tol, callback=callback,
+                        verbose=verbose, progress=progress)
+        labels = problem.labels(n_jobs)
+    return problem.result(trace, labels)

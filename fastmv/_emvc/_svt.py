@@ -1,0 +1,454 @@
+"""Singular value thresholding ``SVT(B, τ) = U max(S − τ, 0) Vᵀ`` for iterative solvers.
+
+The prox of ``τ‖·‖_*`` dominates EMVC (``docs/algorithms.md §3``): a full SVD is O(n³) per
+iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a stated tolerance:
+
+1. **Skip** (no SVD at all). ``Q = 0`` exactly when ``τ ≥ σ₁(B)``. Certified upper bounds
+   on ``σ₁`` are tried in order of cost: ``min(‖B‖_F, √(‖B‖₁‖B‖_∞))`` (free when the caller
+   passes the norms from a fused pass), then, for ``B ≥ 0`` elementwise, a few power
+   iterations on ``BᵀB`` started from the all-ones vector, whose Collatz–Wielandt quotient
+   ``max_i (BᵀB x)_i / x_i`` (any ``x > 0``) bounds ``σ₁²`` from above while the Rayleigh
+   quotient bounds it from below. A skip is only taken on a certified upper bound (with a
+   margin for rounding in the products); a lower bound above ``τ`` sends the call to tier 2/3
+   at once, and an undecided bracket is settled by tier 2, which finds ``σ₁`` itself.
+2. **Growing partial SVD** (few singular values above the threshold). Block Krylov
+   (block Lanczos with full reorthogonalisation) on ``B Ω, (BBᵀ) B Ω, …``, block size
+   ``r_hint/2 + 8`` (``r_hint``: the previous rank; narrower blocks and deeper bases measured
+   cheaper than wide ones), the start block warm-started with the previous
+   right singular vectors; Rayleigh–Ritz on the whole basis after every block, so the
+   subspace, and the rank it can hold, grows until the Ritz values ``s₁ … s_{r+1}`` (one past
+   the threshold) change by at most ``rtol · s₁`` between steps (for ``s_{r+1}``, a lower
+   bound of ``σ_{r+1}`` that only grows, it is enough that ten more increments of its last
+   size stay below ``τ``) and every kept triplet has residual
+   ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model in GEMM flops (measured on this
+   machine: one LAPACK ``gesdd`` of an ``n × n`` matrix costs as much as ``≈ 16 n³`` flops of
+   GEMM; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
+   Rayleigh–Ritz step, done whenever the basis grew by a quarter, ``≈ 30 n l² + 16 l³``)
+   hands over to tier 3 once the spent plus next-step cost would exceed half a full
+   decomposition (so a wrong guess costs at most 50 % extra) or the basis would exceed
+   ``n/4``, and is not tried when the previous rank exceeds ``n/16`` (then tier 3 at once:
+   the singular values crowd around ``τ``, and such ranks need Krylov bases of half of ``n``).
+3. **Full decomposition.** Where ``τ ≥ 64 √eps σ₁``, the eigendecomposition of the smaller
+   Gram matrix ``G = BBᵀ`` (one ``syrk``, one divide-and-conquer ``syevd``: about half the
+   time of ``gesdd``, see ``docs/emvc.md``; ``syevr`` for the eigenpairs above ``τ²`` only
+   when the previous rank is at most ``n/8``, about half again at small ranks):
+   ``σᵢ = √λᵢ`` and ``SVT(B, τ) = U_r diag(1 − τ/σ) U_rᵀ B``. Squaring costs
+   accuracy only at the small end: ``λ`` has absolute error ``≈ eps σ₁²``, so ``σ`` near
+   ``τ`` has relative error ``eps σ₁²/τ²`` and ``Q`` an error of about ``eps σ₁²/τ``
+   (measured ``0.2 eps σ₁²/τ`` against ``gesdd`` on EMVC's inputs); with the ``64 √eps``
+   margin that is below ``4e-11 σ₁`` in float64. ``σ₁`` is known exactly once ``G`` is
+   decomposed, so the margin is checked after the fact (``gesdd`` takes over when it
+   fails); ``sigma_hint`` saves that attempt when a previous call already showed it. Else
+   LAPACK ``gesdd`` (``gesvd`` if it fails to converge).
+
+Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
+O(n³).
+Memory: tier 2 O(n l); tier 3 ``G`` and its eigenvectors (``2 n²``) or LAPACK's ``gesdd``
+workspace (a copy of ``B``, ``U``, ``Vᵀ`` and about ``4 n²`` of work space), all freed on
+return.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._core._linalg import BlockKrylov
+from .._core._threads import blas_threads
+from .._core._validation import check_random_state
+
+__all__ = ["svt", "SVTInfo"]
+
+# GEMM-flop model of the two SVD paths (see the module docstring; calibrated from single-
+# threaded timings of gesdd, GEMM and the partial steps at n = 1051 on this machine).
+_FULL_SVD_FLOPS_PER_N3 = 16.0
+_SVD_SMALL_FLOPS = 30.0  # SVD of an l × n matrix (l ≤ n) ≈ 30 n l² GEMM flops
+_PARTIAL_BUDGET = 0.5  # fraction of a full SVD the partial path may spend
+_MAX_HINT_FRACTION = 1 / 16  # previous rank above n/16: go straight to the full SVD
+_MIN_BLOCK = 8
+_RR_GROWTH = 1.25  # Rayleigh–Ritz when the Krylov basis grew by this factor
+_MAX_BASIS_FRACTION = 1 / 4  # the partial path never builds a basis wider than n/4
+# Gram route: one syrk plus one syevd cost ≈ 8 n³ GEMM flops here (gesdd ≈ 16 n³); measured
+# at n = 1051 and 3000, one thread.
+_GRAM_FLOPS_PER_N3 = 8.0
+# The Gram route is used only for τ ≥ this · √eps · σ₁ (its error on Q, ≈ 0.2 eps σ₁²/τ
+# measured on EMVC's inputs, then stays below 4e-11 σ₁ in float64).
+_GRAM_MIN_TAU_OVER_SQRT_EPS = 64.0
+# Expected rank (the previous one) up to this fraction of n: the Gram route asks ``syevr``
+# for the eigenpairs above τ² only (MRRR on the wanted part, back-transformation of r
+# vectors) instead of all of them from ``syevd``. One thread, the ten full-decomposition
+# inputs of the WebKB solve (n = 1051): rank 76 0.10 s against 0.19 s, ranks 250–300 equal,
+# rank 810 0.55 s against 0.18 s (MRRR slows down in the crowd of values near τ²).
+_EVR_MAX_RANK_FRACTION = 1 / 8
+
+
+@dataclasses.dataclass
+class SVTInfo:
+    """What one :func:`svt` call did.
+
+    Attributes
+    ----------
+    rank : int
+        Number of singular values above ``τ`` (rank of the result).
+    nuclear_norm : float
+        ``Σ max(σᵢ − τ, 0)``, the nuclear norm of the result.
+    method : str
+        ``"skip-bound"`` (norm bound), ``"skip-power"`` (Collatz–Wielandt bound),
+        ``"partial"``, ``"gram"`` (Gram eigendecomposition) or ``"full"`` (``gesdd``).
+    V : ndarray, shape (d, rank) or (d, 0)
+        Right singular vectors of the result (warm start of the next call); empty when the
+        rank exceeds ``n/16`` (the next call would use the full SVD anyway).
+    sigma_bounds : tuple of float
+        ``(lower, upper)`` bounds on ``σ₁(B)`` found on the way (``nan`` when not computed;
+        both ``σ₁`` after a full decomposition).
+    n_steps : int
+        Block-Krylov steps of the partial path (0 otherwise).
+    partial_abandoned : bool
+        The partial path ran and then handed over to the full SVD.
+    """
+
+    rank: int
+    nuclear_norm: float
+    method: str
+    V: np.ndarray
+    sigma_bounds: tuple = (np.nan, np.nan)
+    n_steps: int = 0
+    partial_abandoned: bool = False
+
+
+def _default_rtol(dtype) -> float:
+    return 1e-10 if np.dtype(dtype) == np.float64 else 1e-5
+
+
+def _power_bounds(B, tau, n_iter, safety):
+    """Bracket ``σ₁(B)`` for elementwise nonnegative ``B`` (Collatz–Wielandt / Rayleigh).
+
+    Returns ``(lower, upper)`` after at most ``n_iter`` steps, stopping early once the
+    bracket decides ``τ`` (``upper ≤ τ`` or ``lower > τ``).
+    """
+    n = B.shape[1]
+    x = np.full(n, 1.0 / np.sqrt(n), dtype=B.dtype)
+    lower, upper = 0.0, np.inf
+    for _ in range(n_iter):
+        y = B @ x
+        z = B.T @ y
+        x64 = x.astype(np.float64)
+        z64 = z.astype(np.float64)
+        y64 = y.astype(np.float64)
+        lower = max(lower, float(np.sqrt(np.dot(y64, y64) / np.dot(x64, x64))))
+        upper = min(upper, float(np.sqrt(max(np.max(z64 / x64), 0.0))) * safety)
+        if upper <= tau or lower > tau:
+            break
+        zmax = z64.max()
+        if not zmax > 0.0:  # B = 0 on the support of x: σ₁ = 0 is bounded exactly
+            break
+        x64 = np.maximum(z64 / zmax, 1e-12)  # stays > 0, so the quotient stays a bound
+        x = x64.astype(B.dtype)
+    return lower, upper
+
+
+def _full_svd(B):
+    """``(U, s, Vt)`` of ``B`` via ``gesdd`` on the F-ordered view ``Bᵀ`` (no transpose
+    copy); falls back to ``gesvd`` when ``gesdd`` does not converge. From ``n = 1000`` up it
+    runs on the call's threads (solvers otherwise keep BLAS on one thread, see
+    ``fastmv._threads``)."""
+    with blas_threads(min(B.shape) >= 1000):
+        try:
+            U2, s, Vt2 = sla.svd(B.T, full_matrices=False, check_finite=False,
+                                 lapack_driver="gesdd")
+        except np.linalg.LinAlgError:
+            U2, s, Vt2 = sla.svd(B.T, full_matrices=False, check_finite=False,
+                                 lapack_driver="gesvd")
+    # Bᵀ = U2 S Vt2  ⇒  B = Vt2ᵀ S U2ᵀ
+    return Vt2.T, s, U2.T
+
+
+def _gram_accurate(tau, sigma1, dtype):
+    """Whether the Gram route resolves singular values near ``τ`` (see the module docstring:
+    its error on ``Q`` is about ``eps σ₁² / τ``, below ``2e-3 √eps σ₁`` from here on)."""
+    return tau >= _GRAM_MIN_TAU_OVER_SQRT_EPS * np.sqrt(np.finfo(dtype).eps) * sigma1
+
+
+def _gram_svt(B, tau, sigma_hint, rank_hint=None):
+    """Thresholded factors ``(L, s, R, V, σ₁)`` with ``SVT(B, τ) = L R``, ``s`` the singular
+    values above ``τ`` and ``V()`` their right singular vectors, from the eigendecomposition
+    of the smaller Gram matrix (``BBᵀ`` or ``BᵀB``: one ``syrk`` and one divide-and-conquer
+    ``syevd``, about half a ``gesdd``; when ``rank_hint`` expects few values above ``τ``,
+    ``syevr`` computes only the eigenpairs above ``τ²``, see :data:`_EVR_MAX_RANK_FRACTION`).
+    Returns None, without the eigendecomposition when ``sigma_hint`` already rules it out,
+    when ``σ₁`` turns out too large for ``τ`` (:func:`_gram_accurate`): then only ``gesdd``
+    is exact enough. ``σ₁`` is ``nan`` when ``syevr`` found no eigenvalue above ``τ²``
+    (then ``σ₁ ≤ τ`` and the result is zero)."""
+    n, d = B.shape
+    dt = B.dtype
+    if sigma_hint is not None and not _gram_accurate(tau, sigma_hint, dt):
+        return None
+    syrk = sla.get_blas_funcs("syrk", (B,))
+    left = n <= d  # eigenvectors of BBᵀ are B's left singular vectors
+    subset = rank_hint is not None and rank_hint <= _EVR_MAX_RANK_FRACTION * min(n, d)
+    with blas_threads(min(n, d) >= 1000):
+        # B is C-ordered, so Bᵀ is F-ordered: syrk reads it without a copy
+        G = syrk(1.0, B.T, trans=1) if left else syrk(1.0, B, trans=1)
+        if subset:  # only λ > τ² (LAPACK's half-open interval (vl, vu])
+            w, Z = sla.eigh(G, lower=False, driver="evr", overwrite_a=True,
+                            check_finite=False, subset_by_value=(tau * tau, np.inf))
+        else:
+            w, Z = sla.eigh(G, lower=False, driver="evd", overwrite_a=True,
+                            check_finite=False)
+        del G
+        if w.size:
+            sigma1 = np.sqrt(max(float(w[-1]), 0.0))
+        else:  # only with the subset: every eigenvalue is ≤ τ², so σ₁ ≤ τ
+            sigma1 = 0.0 if not subset else np.nan
+        if np.isfinite(sigma1) and not _gram_accurate(tau, sigma1, dt):
+            return None
+        keep = np.flatnonzero(w > tau * tau)[::-1]  # descending
+        s = np.sqrt(w[keep].astype(np.float64))
+        Zr = np.ascontiguousarray(Z[:, keep])
+        del Z
+        shrink = (1.0 - tau / s).astype(dt)
+        if left:  # B = U S Vᵀ, SVT = U diag(1 − τ/s) Uᵀ B;  V = Bᵀ U / s
+            W = Zr.T @ B
+            return (Zr * shrink, s, W, lambda: np.ascontiguousarray((W / s[:, None]).T),
+                    sigma1)
+        return B @ Zr, s, (Zr * shrink).T, lambda: Zr, sigma1
+
+
+def _full_cost(n, gram=False):
+    return (_GRAM_FLOPS_PER_N3 if gram else _FULL_SVD_FLOPS_PER_N3) * float(n) ** 3
+
+
+def _rr_cost(n, l):
+    """GEMM-flop equivalent of the Rayleigh–Ritz SVD of an ``l × n`` matrix (LAPACK runs
+    it well below GEMM speed, hence the large constants)."""
+    return _SVD_SMALL_FLOPS * n * float(l) ** 2 + _FULL_SVD_FLOPS_PER_N3 * float(l) ** 3
+
+
+def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
+    """Block Krylov (block Lanczos with full reorthogonalisation) SVT.
+
+    The basis ``W = [X₀, X₁, …]`` spans ``B Ω, (BBᵀ) B Ω, …``; each step costs two products
+    with ``B`` (``Gⱼ = Bᵀ Xⱼ`` is kept: ``Wᵀ B = Gᵀ``, so the Rayleigh–Ritz matrix comes
+    free); a Rayleigh–Ritz step (SVD of the ``l × n`` matrix ``Gᵀ``) follows whenever the
+    basis grew by a quarter. Stops when the Ritz values ``s₁…s_{r+1}``
+    change by at most ``rtol · s₁`` and the kept triplets' residuals are small (see module
+    docstring). Returns ``((U_r, s_r, Vt_r), steps)`` or ``(None, steps)`` once the spent
+    plus next-step cost would pass ``budget`` or the basis would pass ``max_basis``.
+    """
+    n = B.shape[1]
+    dt = B.dtype
+    b = max(_MIN_BLOCK, int(rank_hint) // 2 + 8)
+    if b > max_basis:
+        return None, 0
+    Om = rng.standard_normal((n, b)).astype(dt)
+    if V0 is not None and V0.shape[1]:
+        k = min(V0.shape[1], b)
+        Om[:, :k] = V0[:, :k]
+    krylov = BlockKrylov(lambda X: B.T @ X, rng)  # images Gⱼ = Bᵀ Xⱼ: Wᵀ B = Gᵀ
+    krylov.extend(B @ Om)
+    spent = 4.0 * n * n * b
+    s_old = None
+    steps = 0
+    l_rr = 0  # basis size at the last Rayleigh–Ritz
+    while True:
+        steps += 1
+        W = krylov.basis()
+        l = W.shape[1]
+        # Rayleigh–Ritz once the basis grew by a quarter since the last one (its O(n l²)
+        # cost then adds up to a few times the last one instead of growing with l³)
+        if l >= _RR_GROWTH * l_rr or l >= n:
+            Ut, s, Vt = krylov.ritz_svd()
+            spent += _rr_cost(n, l)
+            l_rr = l
+            r = int(np.count_nonzero(s > tau))
+            if s[0] == 0.0:
+                break
+            if s_old is not None and r + 1 <= s_old.size:
+                # kept values: converged to rtol; the next one (a lower bound of σ_{r+1}
+                # that only grows, geometrically once converging) either converged too, or
+                # is far enough below τ that ten more increments of its last size cannot
+                # reach τ
+                ds = float(np.max(np.abs(s[:r] - s_old[:r]))) if r else 0.0
+                ok_next = True
+                if r < s.size:
+                    d_next = abs(float(s[r] - s_old[r]))
+                    ok_next = d_next <= rtol * s[0] or 10.0 * d_next < tau - float(s[r])
+                if ds <= rtol * s[0] and ok_next:
+                    crit = 0.0
+                    if r:
+                        R = B @ Vt[:r].T
+                        R -= (W @ Ut[:, :r]) * s[:r]
+                        spent += 2.0 * n * n * r
+                        res = np.linalg.norm(R, axis=0)
+                        crit = float(np.max(res * (s[:r] - tau) / s[:r]))
+                    if crit <= rtol * s[0]:
+                        break
+            s_old = s
+            if l >= n:  # the basis spans everything: the Ritz triplets are exact
+                break
+        b_next = min(b, n - l)
+        step_cost = 4.0 * n * n * b_next + 8.0 * n * l * b_next
+        if l + b_next >= _RR_GROWTH * l_rr or l + b_next >= n:
+            step_cost += _rr_cost(n, l + b_next)
+        if steps >= max_steps or spent + step_cost > budget or l + b_next > max_basis:
+            return None, steps
+        krylov.extend(B @ krylov.images[-1][:, :b_next])
+        spent += 4.0 * n * n * b_next + 8.0 * n * l * b_next
+    return (W @ Ut[:, :r], s[:r], Vt[:r]), steps
+
+
+def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto",
+        full_svd="auto", sigma_hint=None, rtol=None, power_iter=8, max_steps=100,
+        random_state=None):
+    """Singular value soft-thresholding ``Q = U max(S − τ, 0) Vᵀ`` of a square or
+    rectangular matrix, skipping or shrinking the SVD where that is provably exact.
+
+    Parameters
+    ----------
+    B : ndarray, shape (n, d), float32 or float64
+        Input; never modified.
+    tau : float
+        Threshold ``τ ≥ 0``.
+    out : ndarray, shape (n, d), optional
+        Receives ``Q``. When the result is zero and ``out`` is given, ``out`` is *not*
+        written (check ``info.rank == 0``); without ``out`` a new array is returned.
+    bounds : dict, optional
+        Norms of ``B`` already known from a fused pass: ``fro`` (‖B‖_F), ``norm1``
+        (max column abs sum), ``norminf`` (max row abs sum), ``nonneg`` (``B ≥ 0``).
+        Computed here when absent.
+    rank_hint : int, optional
+        Expected rank of the result (e.g. the previous call's); decides between the
+        partial and the full SVD. ``None`` means unknown (partial path tried first).
+    V0 : ndarray, shape (d, k), optional
+        Warm start of the partial path (previous right singular vectors).
+    method : {"auto", "partial", "full"}
+        ``"full"`` always runs tier 3 (no skip); ``"partial"`` forces tier 2 after the
+        skip tests (never falls back); ``"auto"`` decides by the cost model.
+    full_svd : {"auto", "gesdd"}
+        Tier 3: ``"auto"`` takes the Gram eigendecomposition where it is accurate
+        (``τ ≥ 64 √eps σ₁``) and ``gesdd`` otherwise; ``"gesdd"`` always ``gesdd``.
+    sigma_hint : float, optional
+        Estimate of ``σ₁(B)`` (e.g. the previous call's ``info.sigma_bounds[1]``): skips the
+        Gram attempt when it already shows the Gram route would be inaccurate.
+    rtol : float, optional
+        Relative accuracy of the partial path (default 1e-10 in float64, 1e-5 in
+        float32).
+    power_iter : int
+        Maximum power steps of the skip test for nonnegative ``B``.
+    max_steps : int
+        Maximum block-Krylov steps of the partial path.
+    random_state : None, int or Generator
+        Start block of the partial path.
+
+    Returns
+    -------
+    Q : ndarray or None
+        The thresholded matrix (``out`` when given); ``None`` if ``out`` was given and the
+        result is zero.
+    info : SVTInfo
+        Rank, nuclear norm of ``Q``, path taken, warm-start vectors.
+
+    Notes
+    -----
+    Time O(n d) when skipped, O(n d b + d l²) per partial step, O(n d min(n, d)) for a full SVD;
+    see the module docstring for the exactness argument of each tier.
+    """
+    if method not in ("auto", "partial", "full"):
+        raise ValueError(f"method must be 'auto', 'partial' or 'full', got {method!r}")
+    if full_svd not in ("auto", "gesdd"):
+        raise ValueError(f"full_svd must be 'auto' or 'gesdd', got {full_svd!r}")
+    n, d = B.shape
+    dt = B.dtype
+    rtol = _default_rtol(dt) if rtol is None else rtol
+    eps = float(np.finfo(dt).eps)
+    safety = 1.0 + max(n, d) * eps + 1e-12
+    lower, upper = np.nan, np.nan
+
+    def zero(tag, lo=np.nan, up=np.nan):
+        info = SVTInfo(0, 0.0, tag, np.zeros((d, 0), dtype=dt), (lo, up))
+        if out is not None:
+            return None, info
+        return np.zeros((n, d), dtype=dt), info
+
+    if method != "full":
+        if bounds is None:
+            absB = np.abs(B)
+            bounds = dict(fro=float(np.sqrt(np.sum(np.square(B, dtype=np.float64)))),
+                          norm1=float(absB.sum(axis=0, dtype=np.float64).max()),
+                          norminf=float(absB.sum(axis=1, dtype=np.float64).max()),
+                          nonneg=bool(B.min() >= 0))
+            del absB
+        ub = min(bounds["fro"], np.sqrt(bounds["norm1"] * bounds["norminf"])) * safety
+        upper = ub
+        if tau >= ub:
+            return zero("skip-bound", np.nan, ub)
+        if bounds.get("nonneg", False) and power_iter > 0:
+            lower, up2 = _power_bounds(B, tau, power_iter, safety)
+            upper = min(upper, up2)
+            if tau >= upper:
+                return zero("skip-power", lower, upper)
+    rng = check_random_state(random_state)
+    result = None
+    steps = 0
+    abandoned = False
+    if method == "partial" or (method == "auto" and min(n, d) > 4 * _MIN_BLOCK):
+        hint = 1 if rank_hint is None else max(int(rank_hint), 1)
+        if method == "partial":
+            budget, max_basis = np.inf, d
+        else:
+            # the cheaper Gram route is expected when a σ₁ estimate allows it
+            est = sigma_hint if sigma_hint is not None else upper
+            gram_next = full_svd == "auto" and _gram_accurate(tau, est, dt)
+            budget = _PARTIAL_BUDGET * _full_cost(min(n, d), gram_next)
+            max_basis = int(_MAX_BASIS_FRACTION * d)
+        if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
+            result, steps = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
+                                      max_basis)
+        abandoned = result is None and steps > 0
+    V_of = None
+    if result is not None:
+        U, s, Vt = result
+        tag = "partial"
+        if s.size:
+            lower = max(float(s[0]), lower) if np.isfinite(lower) else float(s[0])
+    else:
+        gram = None
+        if full_svd == "auto":
+            gram = _gram_svt(B, tau, sigma_hint, rank_hint)
+        if gram is not None:
+            left, s, right, V_of, sig1 = gram
+            tag = "gram"
+        else:
+            U, s, Vt = _full_svd(B)
+            tag = "full"
+            sig1 = float(s[0]) if s.size else 0.0
+        if np.isfinite(sig1):
+            lower = upper = sig1
+        else:  # syevr found nothing above τ²: σ₁ ≤ τ
+            upper = min(upper, tau) if np.isfinite(upper) else tau
+        if gram is None:
+            r = int(np.count_nonzero(s > tau))
+            U, s, Vt = U[:, :r], s[:r], Vt[:r]
+    r = s.size
+    nuc = float(np.sum(s.astype(np.float64) - tau))
+    # warm-start vectors are only useful while the partial path may run: keep them small
+    keep_v = r <= max(_MAX_HINT_FRACTION * min(n, d), 1)
+    if not keep_v:
+        V = np.zeros((d, 0), dtype=dt)
+    elif V_of is not None:
+        V = V_of()
+    else:
+        V = np.ascontiguousarray(Vt.T)
+    info = SVTInfo(r, nuc, tag, V, (lower, upper), steps, abandoned)
+    if r == 0:
+        if out is not None:
+            return None, info
+        return np.zeros((n, d), dtype=dt), info
+    if V_of is None:
+        left = (U * (s - tau).astype(dt)).astype(dt, copy=False)
+        right = Vt.astype(dt, copy=False)
+    if out is None:
+        return left @ right, info
+    np.matmul(left, right, out=out)
+    return out, info

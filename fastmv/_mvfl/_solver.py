@@ -1,0 +1,546 @@
+"""MVFL: multi-view clustering with joint view/feature selection and partially constrained
+cluster labels (Yin, Zhang, Wu, Li, Pattern Recognition 2019; docs/algorithms.md §2).
+
+The solver alternates the IRLS reweighting (``P_k``, ``Q`` from the group and row norms of
+``W``, guarded as ``sqrt(‖·‖² + ε²)``), the ``W, b`` step (:mod:`fastmv._mvfl_wstep`) and the
+``F`` step (:mod:`fastmv._mvfl_fstep`). This module holds the input preparation
+(:func:`_prepare_mvfl`), the problem object the shared driver iterates
+(:class:`_MVFLProblem`), the restarts and the public function. Notes on defaults and
+measurements: ``docs/mvfl.md``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from fastmv.kernels.mvfl import irls_diagonal, weight_norms
+
+from .._core._driver import Step, iterate, state_view
+from .._core._preprocessing import canonical_pairs, check_pair_conflicts, normalize_rows
+from .._core._result import Result
+from .._core._threads import thread_limit
+from .._core._validation import (
+    Interval,
+    Options,
+    check_array,
+    check_n_clusters,
+    check_partial_labels,
+    check_random_state,
+    check_views,
+    declare_params,
+)
+from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from ._fstep import (
+    N_INNER,
+    FTerm,
+    ReducedTerm,
+    empty_csr,
+    monotone_f_step,
+    pair_csr,
+    paper_f_step,
+    paper_objective,
+)
+from ._wstep import WStep, choose_route
+
+__all__ = ["mvfl", "MVFLResult"]
+
+# normalize="auto": a view that is sparse, or dense with fewer nonzeros than this fraction
+# (text or counts stored densely), is scaled per sample ("l2"); other views per feature
+# ("zscore"). Evidence: docs/mvfl.md.
+_TEXT_DENSITY = 0.1
+# lam3=None: the prior weight by kind of prior (docs/mvfl.md). With labels the term only
+# shrinks off-class entries of labelled rows and a large weight is safe; with pairs it
+# couples rows and must stay small (larger values merge clusters).
+_LAM3_LABELS = 100.0
+_LAM3_PAIRS = 0.01
+# k-means restarts behind each initial F (init="k-means++").
+_KMEANS_N_INIT = 10
+# anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
+# and the F landscape scales with λ, so the anchor does too (evidence: docs/mvfl.md).
+_ANCHOR_PER_LAMBDA = 10.0
+# eps=None: the norm guard. With the monotone step, 1e-3 (on the normalised data) lets the
+# vanishing rows of W settle in a few reweightings instead of decaying geometrically
+# (docs/mvfl.md); the paper's step keeps its tiny perturbation.
+_EPS_MONOTONE = 1e-3
+_EPS_PAPER = 1e-8
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class MVFLResult(Result):
+    """Result of :func:`mvfl`.
+
+    Attributes
+    ----------
+    labels : ndarray, shape (n,), int64
+        Cluster of each sample: row-wise argmax of ``F`` (for a row that is exactly zero,
+        the argmax of ``XW + 1bᵀ`` instead).
+    objective : ndarray, shape (n_iter,)
+        Objective after each iteration of the returned run (``f_step="monotone"``:
+        ε-smoothed norms plus the orthogonality penalty and the anchor, never increasing;
+        ``f_step="paper"``: eq. 8 or 9 with exact norms).
+    n_iter : int
+        Iterations of the returned run.
+    converged : bool
+        Whether the returned run met ``tol``.
+    F : ndarray, shape (n, c)
+        Nonnegative relaxed cluster indicator.
+    W : ndarray, shape (d, c)
+        Projection matrix on the normalised, concatenated features (views stacked by rows,
+        boundaries ``view_ptr``).
+    b : ndarray, shape (c,)
+        Intercept: ``F ≈ X W + 1 bᵀ`` on the normalised data.
+    view_weights : ndarray, shape (m, c)
+        Group norms ``‖w_k^v‖``: the weight of view ``v`` for cluster ``k``.
+    feature_weights : ndarray, shape (d,)
+        Row norms ``‖w^i‖``: the weight of each (concatenated) feature.
+    view_ptr : ndarray, shape (m + 1,), int64
+        Feature boundaries of the views in ``W`` and ``feature_weights``.
+    normalize : list of str or None
+        The normalisation applied to each view (``normalize="auto"`` resolved).
+    lam3 : float
+        The prior weight used (``lam3=None`` resolved).
+    """
+
+    F: np.ndarray
+    W: np.ndarray
+    b: np.ndarray
+    view_weights: np.ndarray
+    feature_weights: np.ndarray
+    view_ptr: np.ndarray
+    normalize: list
+    lam3: float
+
+
+# ------------------------------------------------------------------------------------------
+# preprocessing
+
+
+def _column_scale(X):
+    """Largest absolute entry of each column (1 for an all-zero column)."""
+    mx = np.asarray(abs(X).max(axis=0).toarray() if sp.issparse(X)
+                    else np.abs(X).max(axis=0, initial=0.0)).ravel().astype(np.float64)
+    return np.where(mx > 0, mx, 1.0)
+
+
+def _scale_columns(X, s):
+    if sp.issparse(X):
+        out = sp.csr_matrix(X @ sp.diags(s))
+        out.sort_indices()
+        return out
+    return X * s
+
+
+def _normalize_view(X, scheme):
+    """A new, scaled view (the caller's array is never written).
+
+    Every scheme is a per-feature or per-sample *scaling*: column shifts are irrelevant to
+    MVFL (the intercept ``b`` absorbs them and the ``W`` step centres implicitly). Each
+    column is first divided by its largest absolute entry, so that no square overflows or
+    underflows: ``c·X`` normalises like ``X`` for ``c`` from 1e-300 to 1e300.
+    """
+    if scheme is None:
+        return X
+    if scheme == "l2":
+        return normalize_rows(X, "l2")
+    Y = _scale_columns(X.astype(np.float64), 1.0 / _column_scale(X))
+    if scheme == "zscore":
+        if sp.issparse(Y):
+            mean = np.asarray(Y.mean(axis=0)).ravel()
+            spread = np.sqrt(np.maximum(np.asarray(Y.multiply(Y).mean(axis=0)).ravel()
+                                        - mean ** 2, 0.0))
+        else:
+            spread = Y.std(axis=0)
+        extra = 1.0 / np.sqrt(X.shape[1])  # every view then has total variance 1
+    else:  # "minmax"
+        if sp.issparse(Y):
+            spread = (Y.max(axis=0).toarray() - Y.min(axis=0).toarray()).ravel()
+        else:
+            spread = Y.max(axis=0) - Y.min(axis=0)
+        extra = 1.0
+    s = np.zeros_like(spread)
+    np.divide(extra, spread, out=s, where=spread > 0)  # constant features are zeroed
+    return _scale_columns(Y, s)
+
+
+def _auto_scheme(X):
+    nnz = X.nnz if sp.issparse(X) else np.count_nonzero(X)
+    text = sp.issparse(X) or nnz < _TEXT_DENSITY * max(X.size if not sp.issparse(X)
+                                                       else X.shape[0] * X.shape[1], 1)
+    return "l2" if text else "zscore"
+
+
+def _concatenate(views):
+    if any(sp.issparse(X) for X in views):
+        X = sp.hstack([sp.csr_matrix(V, dtype=np.float64) for V in views], format="csr")
+        X.sort_indices()
+        return X
+    return np.ascontiguousarray(np.hstack(views), dtype=np.float64)
+
+
+def _match_clusters(km, rows, classes, c):
+    """Renumber k-means clusters to agree best with the known classes.
+
+    The label prior ties column ``k`` of ``F`` to class ``k`` whereas k-means numbers its
+    clusters arbitrarily: the permutation maximising the labelled samples whose cluster id
+    equals their class (an assignment problem on the ``c × c`` contingency table) is applied.
+    """
+    # import cost: scipy.sparse.csgraph (~20 ms), not scipy.optimize (~0.6 s), and only
+    # when labels are given
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: PLC0415
+
+    table = np.zeros((c, c))
+    np.add.at(table, (km[rows], classes), 1.0)
+    cost = sp.csr_matrix(table.max() + 1.0 - table)  # all entries > 0: a complete graph
+    _, col = min_weight_full_bipartite_matching(cost)
+    return col[km].astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------
+# preparation
+
+
+class _Data(NamedTuple):
+    """Validated inputs and parameters of one :func:`mvfl` call."""
+
+    views: list
+    n: int
+    c: int
+    prior: dict
+    lam1: float
+    lam2: float
+    lam3: float
+    rho: float
+    anchor: float
+    eps: float
+    init: object
+    n_init: int
+    rng: np.random.Generator
+    normalize: object
+    solver: str
+    f_step: str
+
+
+def _prepare_prior(n, c, labels, must_link, cannot_link):
+    rows_all = np.arange(n, dtype=np.int64)
+    if labels is not None and (must_link is not None or cannot_link is not None):
+        raise ValueError("give at most one kind of prior: labels, or must_link/cannot_link "
+                         "pairs, not both")
+    if labels is not None:
+        y = check_partial_labels(labels, n, c, "labels")
+        lab = np.flatnonzero(y >= 0).astype(np.int64)
+        return {"kind": "labels", "rows": lab, "classes": y[lab].astype(np.int64),
+                "unlabelled": np.flatnonzero(y < 0).astype(np.int64), "all": rows_all}
+    if must_link is not None or cannot_link is not None:
+        ml = canonical_pairs(must_link, "must_link", n)
+        cl = canonical_pairs(cannot_link, "cannot_link", n)
+        check_pair_conflicts(ml, cl)
+        return {"kind": "pairs", "Ip": pair_csr(n, ml, cl), "all": rows_all}
+    return {"kind": "none", "all": rows_all}
+
+
+def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3, rho,
+                  anchor, eps, init, n_init, random_state, normalize, solver,
+                  f_step) -> _Data:
+    """Validate the data and the parameters the declarations cannot check alone."""
+    views = check_views(X_list, "X_list", accept_sparse=True)
+    n = views[0].shape[0]
+    c = check_n_clusters(n_clusters, n)
+    if lam1 + lam2 <= 0:
+        raise ValueError("lam1 and lam2 cannot both be 0: the W step needs the regularising "
+                         "diagonal lam1 P_k + lam2 Q")
+    prior = _prepare_prior(n, c, labels, must_link, cannot_link)
+    if lam3 is None:
+        lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
+    if anchor is None:
+        anchor = _ANCHOR_PER_LAMBDA * max(lam1, lam2)
+    if eps is None:
+        eps = _EPS_PAPER if f_step == "paper" else _EPS_MONOTONE
+    if not isinstance(init, str):
+        init = check_array(init, "init", accept_sparse=False, dtype=np.float64,
+                           nonnegative=True, copy=True)
+        if init.shape != (n, c):
+            raise ValueError(f"init must have shape ({n}, {c}), got {init.shape}")
+        if not init.any():
+            raise ValueError("init is all zero: every sample would start in one cluster and "
+                             "F would stay 0; give a nonnegative init with a positive entry "
+                             "in every row, or init='k-means++'")
+    return _Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),
+                 float(anchor), float(eps), init, int(n_init), check_random_state(random_state),
+                 normalize, solver, f_step)
+
+
+def _normalized_data(data: _Data):
+    """Normalised, concatenated ``X``, the view boundaries and the scheme of each view."""
+    schemes = [(_auto_scheme(V) if data.normalize == "auto" else data.normalize)
+               for V in data.views]
+    normed = [_normalize_view(V, s) for V, s in zip(data.views, schemes)]
+    view_ptr = np.concatenate([[0], np.cumsum([V.shape[1] for V in normed])]).astype(np.int64)
+    return _concatenate(normed), view_ptr, schemes
+
+
+def _initial_F(X, data: _Data, rng, n_jobs):
+    """The starting indicator: k-means one-hot (+ 0.2 for the paper's step, orthonormal
+    columns for the monotone one), uniform random entries, or the given array."""
+    n, c, prior = data.n, data.c, data.prior
+    if not isinstance(data.init, str):
+        return data.init.copy()
+    has_labels = prior["kind"] == "labels" and prior["rows"].size > 0
+    if data.init == "random":
+        F0 = rng.uniform(0.0, 1.0, size=(n, c))
+        if has_labels and data.f_step == "paper":
+            F0[prior["rows"]] = 0.2
+            F0[prior["rows"], prior["classes"]] += 1.0
+        return F0
+    from .._blocks._kmeans import kmeans  # noqa: PLC0415 (circular import at module load)
+
+    km = kmeans(X, c, n_init=_KMEANS_N_INIT, random_state=rng, n_jobs=n_jobs).labels
+    if has_labels:
+        km = _match_clusters(km, prior["rows"], prior["classes"], c)
+        km[prior["rows"]] = prior["classes"]
+    if data.f_step == "paper":
+        F0 = np.full((n, c), 0.2)
+        F0[np.arange(n), km] += 1.0
+        return F0
+    F0 = np.zeros((n, c))
+    F0[np.arange(n), km] = 1.0
+    return F0 / np.sqrt(np.maximum(F0.sum(axis=0), 1.0))
+
+
+# ------------------------------------------------------------------------------------------
+# the problem the driver iterates
+
+
+class _MVFLProblem:
+    """One run of MVFL from one start; ``step()`` is one outer iteration."""
+
+    def __init__(self, data: _Data, X, wstep, view_ptr, F0):
+        self.d = data
+        self.X, self.wstep, self.view_ptr = X, wstep, view_ptr
+        self.F = F0
+        self.W = self.b = self.Z = None
+        self.term = FTerm(data.n, data.c, data.lam3, data.rho, data.prior, data.anchor,
+                          F0.copy())
+        self.alpha = 0.5  # projected-gradient step length, carried across F steps
+        self.empty = empty_csr(data.n)
+
+    def step(self) -> Step:
+        d, vp = self.d, self.view_ptr
+        if self.W is None:  # the first W step has no previous W to reweight from
+            groups, rnorm = np.ones((len(vp) - 1, d.c)), np.ones(self.X.shape[1])
+        else:
+            groups, rnorm = weight_norms(self.W, vp, d.eps)
+        D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
+        factors = self.wstep.factor(D, d.lam1 == 0.0)
+        if d.f_step == "paper":
+            self.W, self.b = self.wstep.weights(factors, self.F)
+            self.Z = np.asarray(self.X @ self.W) + self.b
+            self.F = paper_f_step(self.F, self.Z, d.lam3, d.prior, self.empty)
+            J = paper_objective(self.Z, self.F, self.W, vp, d.lam1, d.lam2, d.lam3, d.prior)
+        else:
+            reduced = ReducedTerm(self.term, self.wstep, factors)
+            self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, N_INNER)
+            self.W, self.b = self.wstep.weights(factors, self.F, reduced.solved_at(self.F))
+            self.Z = np.asarray(self.X @ self.W) + self.b
+            g, r = weight_norms(self.W, vp, d.eps)
+            J = (self.term.value(self.F, self.Z)[0] + d.lam1 * float(g.sum())
+                 + d.lam2 * float(r.sum()))
+        if not np.isfinite(J):
+            raise FloatingPointError(
+                "mvfl: the objective is not finite: the data's magnitude overflows the W "
+                f"step (normalize={d.normalize!r}); use normalize='auto', 'zscore' or 'l2'")
+        return Step(J, state=state_view(W=self.W, b=self.b, F=self.F, Z=self.Z))
+
+    def result_fields(self):
+        c = self.d.c
+        if self.W is None:  # max_iter=0: the start itself
+            self.W = np.zeros((self.X.shape[1], c))
+            self.b = np.zeros(c)
+            self.Z = np.zeros((self.d.n, c))
+        groups, rnorm = weight_norms(self.W, self.view_ptr, 0.0)
+        labels = np.argmax(self.F, axis=1).astype(np.int64)
+        dead = np.flatnonzero(self.F.max(axis=1) <= 0.0)
+        if dead.size:  # rows shrunk to zero: the regression decides
+            labels[dead] = np.argmax(self.Z[dead], axis=1)
+        return dict(labels=labels, F=self.F, W=self.W, b=np.asarray(self.b, np.float64),
+                    view_weights=np.asarray(groups), feature_weights=np.asarray(rnorm),
+                    view_ptr=self.view_ptr, lam3=self.d.lam3)
+
+
+def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
+    """Normalise, set up the W step, run ``n_init`` starts; the lowest final objective wins."""
+    X, view_ptr, schemes = _normalized_data(data)
+    route, Xw = choose_route(X, data.solver)
+    wstep = WStep(Xw, route)
+    best = None
+    for _ in range(data.n_init):
+        problem = _MVFLProblem(data, X, wstep, view_ptr, _initial_F(X, data, data.rng, n_jobs))
+        trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
+                        verbose=verbose, progress=progress, warn=False)
+        final = trace.objective[-1] if trace.n_iter else np.inf
+        if best is None or final < best[2]:
+            best = (problem, trace, final)
+        if trace.stop_reason == "callback":
+            break
+    problem, trace, _ = best
+    if trace.stop_reason == "max_iter" and max_iter > 0:
+        warnings.warn(f"mvfl stopped at max_iter={max_iter} before reaching tol={tol:g} "
+                      f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
+                      "converged answer", ConvergenceWarning, stacklevel=3)
+    fields = problem.result_fields()
+    if data.c > 1 and np.unique(fields["labels"]).size == 1:
+        warnings.warn(
+            f"mvfl: every sample is in one cluster although n_clusters={data.c}: the "
+            "indicator F collapsed onto one column. Try normalize='l2' for sparse or count "
+            "data, smaller lam1/lam2, or a larger rho (orthogonality weight)",
+            DegenerateSolutionWarning, stacklevel=3)
+    return MVFLResult(objective=trace.objective, n_iter=trace.n_iter,
+                      converged=trace.converged, normalize=schemes, **fields)
+
+
+# ------------------------------------------------------------------------------------------
+# public solver
+
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NONNEGATIVE = Interval(Real, 0, None, closed="left")
+
+
+@declare_params({
+    "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "labels": ["array-like", None], "must_link": ["pairs", None],
+    "cannot_link": ["pairs", None], "lam1": [_NONNEGATIVE], "lam2": [_NONNEGATIVE],
+    "lam3": [_NONNEGATIVE, None], "rho": [_POSITIVE], "anchor": [_NONNEGATIVE, None],
+    "max_iter": [Interval(Integral, 0, None, closed="left")], "tol": [_NONNEGATIVE],
+    "init": [Options({"k-means++", "random"}), "array-like"],
+    "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
+    "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
+    "normalize": [Options({"auto", "zscore", "l2", "minmax"}), None],
+    "solver": [Options({"auto", "direct", "woodbury"})],
+    "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE, None], "n_jobs": ["n_jobs"],
+})
+def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, lam1=1e-3,
+         lam2=1e-3, lam3=None, rho=1.0, anchor=None, max_iter=100, tol=1e-6, init="k-means++",
+         n_init=1, random_state=None, verbose=False, progress=False, callback=None, normalize="auto",
+         solver="auto", f_step="monotone", eps=None, n_jobs=None) -> MVFLResult:
+    """Multi-view clustering with joint view/feature selection and partial labels or pairs.
+
+    Minimises (docs/algorithms.md §2; Yin et al. 2019, eqs. 8–11)::
+
+        ‖X W + 1bᵀ − F‖² + λ1 Σ_k Σ_v ‖w_k^v‖ + λ2 Σ_i ‖w^i‖ + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖²
+            + μ ‖F − F₀‖²
+
+    over ``W``, ``b`` and ``F ≥ 0``, with ``φ(F) = ‖I_l ⊙ F_l‖²`` for partial labels (``I_l``
+    is 0 at a labelled sample's class, 1 elsewhere) or ``φ(F) = Σ_ij I_p[i,j] (FFᵀ)[i,j]``
+    for pairs (``I_p`` symmetric, -1 for a must-link, +1 for a cannot-link). The last term is
+    the paper's orthogonality relaxation ``FᵀF = I`` as a penalty and the last one anchors
+    ``F`` to its start ``F₀`` (``f_step="monotone"``; without the anchor the minimiser
+    concentrates each column of ``F`` on a few samples, docs/mvfl.md).
+    Without a prior this is the paper's MultiFL. ``X`` concatenates the normalised views.
+
+    Parameters
+    ----------
+    X_list : list of array-like or scipy.sparse matrices, each (n, d_v)
+        The views, samples in rows. Sparse views stay sparse (CSR); never modified.
+    n_clusters : int
+        Number of clusters ``c``.
+    labels : array-like of int, shape (n,), optional
+        Partial labels in ``[0, c)``, ``-1`` for unknown. Excludes ``must_link``/``cannot_link``.
+    must_link : array-like of int, shape (p, 2), optional
+        Pairs of sample indices known to share a cluster (duplicates are dropped).
+    cannot_link : array-like of int, shape (p, 2), optional
+        Pairs known not to share a cluster. A pair may not be in both lists.
+    lam1 : float, default 1e-3
+        View-selection weight (group norm per view and cluster), ``>= 0``.
+    lam2 : float, default 1e-3
+        Feature-selection weight (ℓ2,1 norm of the rows of ``W``), ``>= 0``; ``lam1 + lam2``
+        must be positive.
+    lam3 : float or None, default None
+        Prior weight ``>= 0``. ``None``: 100 with labels (the term only shrinks the off-class
+        entries of labelled rows; larger is better up to a plateau), 0.01 with pairs (the
+        term couples rows; values from 0.1 merge clusters). See ``docs/mvfl.md``.
+    rho : float, default 1.0
+        Weight of the orthogonality penalty ``(ρ/4) ‖FᵀF − I‖²`` (``f_step="monotone"``).
+    anchor : float or None, default None
+        Weight ``μ >= 0`` of ``‖F − F₀‖²``, the pull toward the starting indicator
+        (``f_step="monotone"``). ``None``: ``10 · max(lam1, lam2)`` (0.01 with the default
+        weights). ``0`` gives the unanchored objective, whose minimiser is degenerate on text
+        data (see ``docs/mvfl.md``).
+    max_iter : int, default 100
+        Maximum number of outer iterations per start.
+    tol : float, default 1e-6
+        Stop when the objective's relative change is at most ``tol``.
+    init : {"k-means++", "random"} or array-like of shape (n, c), default "k-means++"
+        Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
+        concatenated normalised views, uniform ``(0, 1)`` entries, or a given nonnegative,
+        not all-zero array. With labels, k-means clusters are renumbered to agree best with
+        the known classes and the labelled rows start at their class.
+    n_init : int, default 1
+        Starts (each from its own k-means draw); the run with the lowest final objective
+        is returned.
+    random_state : None, int or numpy Generator
+        Seeds the initialisation; results are reproducible.
+    verbose : bool or int, default False
+        Log one line per iteration (logger ``"fastmv"``).
+    progress : bool, default False
+        Show a progress bar over the iterations (needs tqdm).
+    callback : callable, optional
+        ``callback(info)`` after each iteration with a ``fastmv._solver.IterationInfo``
+        (``info.state``: read-only ``W``, ``b``, ``F``, ``Z = XW + 1bᵀ``); returning
+        ``True`` or raising ``StopIteration`` stops the solve (``converged=False``).
+    normalize : {"auto", "zscore", "l2", "minmax"} or None, default "auto"
+        Per-view scaling. ``"zscore"``: each feature to unit variance, each view by
+        ``1/sqrt(d_v)``. ``"l2"``: each sample to unit norm within the view. ``"minmax"``:
+        each feature to range 1. ``None``: as given. ``"auto"``: ``"l2"`` for a sparse view
+        or one with under 10% nonzeros (text, counts), ``"zscore"`` otherwise.
+    solver : {"auto", "direct", "woodbury"}, default "auto"
+        ``W`` step: ``d × d`` Cholesky systems, ``n × n`` Woodbury systems, or the smaller.
+    f_step : {"monotone", "paper"}, default "monotone"
+        ``"monotone"``: joint step (``W`` eliminated at the IRLS weights, projected gradient
+        on ``F`` with backtracking, then ``W`` follows); the objective never increases.
+        ``"paper"``: the paper's multiplicative update (eqs. 14, 16–18), not monotone.
+    eps : float or None, default None
+        Guard of the reweighting: norms are used as ``sqrt(‖·‖² + eps²)`` (on the normalised
+        data). ``None``: 1e-3 with ``f_step="monotone"`` (norms below it act as a ridge, so the
+        rows of ``W`` that vanish stop slowing the iteration; see ``docs/mvfl.md``), 1e-8 with
+        ``f_step="paper"`` (the paper's small perturbation).
+    n_jobs : int or None
+        Threads of the Numba kernels.
+
+    Returns
+    -------
+    MVFLResult
+        ``labels``, ``objective`` (one entry per iteration), ``n_iter``, ``converged``,
+        ``F``, ``W``, ``b``, ``view_weights``, ``feature_weights``, ``view_ptr``,
+        ``normalize``, ``lam3``.
+
+    Raises
+    ------
+    ValueError
+        Both labels and pairs; wrong shapes; labels outside ``[-1, c)``; bad pairs or a pair
+        in both lists; ``lam1 = lam2 = 0``; an all-zero ``init``.
+    fastmv.exceptions.InvalidParameterError
+        A parameter outside its declared range or vocabulary.
+    FloatingPointError
+        ``normalize=None`` on data whose magnitude overflows the ``W`` step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fastmv
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)
+    >>> views = [y[:, None] * 6.0 + rng.normal(size=(40, 3)) for _ in range(2)]
+    >>> r = fastmv.mvfl(views, 2, random_state=0)
+    >>> bool(fastmv.metrics.accuracy(y, r.labels) == 1.0), r.converged
+    (True, True)
+    """
+    data = _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3,
+                         rho, anchor, eps, init, n_init, random_state, normalize, solver, f_step)
+    with thread_limit(n_jobs):
+        return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
+                      progress=progress, n_jobs=n_jobs)

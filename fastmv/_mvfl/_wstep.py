@@ -1,0 +1,207 @@
+"""The ``W, b`` step of MVFL: the reweighted ridge systems (docs/algorithms.md §2).
+
+Each column ``k`` of ``W`` solves ``(X̃ᵀX̃ + D_k) w_k = X̃ᵀ f̃_k`` with ``X̃`` the column-centred
+data, ``f̃_k`` the centred column of ``F`` and ``D_k = λ1 P_k + λ2 Q`` the IRLS diagonal; then
+``b = mean(F) − μᵀW``. Two exact routes:
+
+- ``"direct"`` (``d <= n``): ``G = X̃ᵀX̃`` is formed once and ``G + diag(D_k)`` is factorised by
+  Cholesky per column (once when ``λ1 = 0``: every column then shares the diagonal); the
+  ``c`` solves of a right-hand side run in one call of the kernel ``cholesky_solve``.
+  Conjugate gradients were slower here: the small ridge leaves the systems badly conditioned.
+- ``"woodbury"`` (``d > n``, text views): ``(D + X̃ᵀX̃)⁻¹X̃ᵀ = D⁻¹X̃ᵀ(I + X̃D⁻¹X̃ᵀ)⁻¹`` turns each
+  column into an ``n × n`` system and no ``d × d`` matrix is formed. For CSR ``X`` the kernel
+  ``sparse_weighted_gram`` forms every ``X D_k⁻¹ Xᵀ`` in one pass over the sparsity pattern;
+  double centring ``J K J`` then equals ``X̃ D_k⁻¹ X̃ᵀ`` and ``X̃ᵀα = Xᵀα`` because ``1ᵀα = 0``,
+  so ``X − 1μᵀ`` is never formed.
+
+The reweighted objective majorises the ε-smoothed one (``sqrt`` is concave). With its
+factors fixed, :meth:`WStep.apply_m` gives the fit with ``W`` eliminated,
+``min_{W,b} ‖XW + 1bᵀ − F‖² + Σ_k w_kᵀ D_k w_k = Σ_k f̃_kᵀ M_k f̃_k``, which the joint ``F``
+step descends before :meth:`WStep.weights` recovers ``W, b``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from fastmv.kernels.mvfl import cholesky_solve, sparse_weighted_gram
+
+__all__ = ["WStep", "choose_route"]
+
+# On the Woodbury route a dense X with fewer nonzeros than this fraction is handled as CSR.
+SPARSE_DENSITY = 0.1
+
+
+def choose_route(X, solver):
+    """``(route, X_for_the_route)``: ``"auto"`` takes Woodbury when ``d > n``; a dense ``X``
+    with under ``SPARSE_DENSITY`` nonzeros goes to the Woodbury route as CSR (text stored
+    densely: the sparse Gram kernel is far cheaper)."""
+    n, d = X.shape
+    route = solver if solver != "auto" else ("woodbury" if d > n else "direct")
+    if route == "woodbury" and not sp.issparse(X) and \
+            np.count_nonzero(X) < SPARSE_DENSITY * X.size:
+        return route, sp.csr_matrix(X)
+    return route, X
+
+
+def _check_finite(A):
+    if not np.isfinite(A).all():
+        raise FloatingPointError(
+            "mvfl: the W step's Gram matrix overflowed (data of magnitude beyond ~1e150 "
+            "without normalisation); use normalize='auto', 'zscore' or 'l2', or rescale the "
+            "views")
+
+
+def _cholesky_lower(A):
+    """Cholesky factor of the symmetric, C-ordered ``A`` in place: its lower triangle becomes
+    ``L`` with ``A = L Lᵀ`` (LAPACK ``potrf`` on the Fortran view ``Aᵀ``, upper; the strict
+    upper triangle keeps ``A``'s entries)."""
+    potrf = sla.get_lapack_funcs("potrf", (A,))
+    U, info = potrf(A.T, lower=False, overwrite_a=True, clean=False)
+    if info > 0:
+        raise np.linalg.LinAlgError(f"{info}-th leading minor not positive definite")
+    if info < 0:
+        raise ValueError(f"mvfl: LAPACK potrf failed (info={info})")
+    if not np.shares_memory(U, A):  # a LAPACK wrapper that copied: take its result
+        A[...] = U.T
+
+
+class Factors(NamedTuple):
+    """Factorised systems of one IRLS reweighting (:meth:`WStep.factor`)."""
+
+    L: np.ndarray  # (p, s, s): lower triangles hold the Cholesky factors
+    dinv: np.ndarray | None  # Woodbury route: (p, d) inverse diagonals
+
+
+class WStep:
+    """Solves the reweighted ridge systems of the ``W, b`` step for a fixed ``X``.
+
+    ``route="direct"`` forms ``G = X̃ᵀX̃`` (``d × d``) once, then factorises ``G + diag(D_k)``
+    per column (once when all columns share the diagonal). ``route="woodbury"`` solves
+    ``n × n`` systems ``I + X̃ D_k⁻¹ X̃ᵀ`` per column and never forms a ``d × d`` matrix.
+    """
+
+    def __init__(self, X, route):
+        self.X = X
+        self.n, self.d = X.shape
+        self.sparse = sp.issparse(X)
+        self.mu = np.asarray(X.mean(axis=0)).ravel()
+        self.route = route
+        self.G = None
+        if route == "woodbury" and self.sparse:
+            XT = X.T.tocsr()
+            XT.sort_indices()
+            self.csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
+            self.csr_t = (XT.indptr.astype(np.int64), XT.indices.astype(np.int64), XT.data)
+        if route == "woodbury" and not self.sparse:
+            self.Xc = X - self.mu  # explicit centring of dense X: no cancellation in K
+        if route == "direct":
+            if self.sparse:
+                G = (X.T @ X).toarray()
+                G -= self.n * np.outer(self.mu, self.mu)
+            else:
+                Xc = X - self.mu
+                G = Xc.T @ Xc
+            self.G = G
+
+    def solve(self, F, D, shared):
+        """``W`` (``d × c``) and ``b`` (``c``) for indicator ``F`` and diagonals ``D`` (``c × d``).
+
+        ``shared``: all rows of ``D`` are equal (``λ1 = 0``), so one factorisation serves
+        every column.
+        """
+        return self.weights(self.factor(D, shared), F)
+
+    def factor(self, D, shared):
+        """Cholesky factors of the ``c`` systems for diagonals ``D`` (one when ``shared``).
+
+        Returns :class:`Factors`: ``L`` of shape ``(p, s, s)`` (``p = 1`` when shared, else
+        ``c``; ``s = d`` on the direct route, ``n`` on the Woodbury one) whose lower triangles
+        are the factors, for :func:`~fastmv.kernels.feature_selection.cholesky_solve`, and
+        on the Woodbury route the ``D_k⁻¹`` (``p × d``).
+        """
+        rows = D[:1] if shared else D
+        if self.route == "direct":
+            _check_finite(self.G)
+            L = np.empty((len(rows), self.d, self.d))
+            for j, dk in enumerate(rows):
+                A = L[j]
+                A[...] = self.G
+                A[np.diag_indices_from(A)] += dk
+                _cholesky_lower(A)
+            return Factors(L, None)
+        Dinv = 1.0 / rows
+        if self.sparse:
+            L = sparse_weighted_gram(*self.csr, *self.csr_t, Dinv)  # uncentred X D⁻¹ Xᵀ
+        else:
+            L = np.empty((len(rows), self.n, self.n))
+        for j, dinv in enumerate(Dinv):
+            self._kernel(dinv, L[j], centre=self.sparse)
+            _cholesky_lower(L[j])
+        return Factors(L, Dinv)
+
+    def weights(self, factors, F, solved=None):
+        """``W, b`` minimising the reweighted ridge objective at ``F`` (factors of
+        :meth:`factor`). ``solved``: :meth:`solved` of the centred ``F`` at these factors,
+        when the joint ``F`` step has it already (the same arrays, so the same bits)."""
+        c = F.shape[1]
+        fbar = F.mean(axis=0)
+        if solved is None:
+            solved = self.solved(factors, F - fbar)
+        if self.route == "direct":
+            W = solved  # (X̃ᵀX̃ + D_k)⁻¹ X̃ᵀ f̃_k
+        else:
+            W = np.empty((self.d, c))
+            Xt = self.X if self.sparse else self.Xc
+            for k in range(c):
+                dinv = factors.dinv[k if len(factors.dinv) > 1 else 0]
+                W[:, k] = np.asarray(Xt.T @ solved[:, k]) * dinv  # 1ᵀα = 0: X̃ᵀα = Xᵀα
+        return W, fbar - self.mu @ W
+
+    def solved(self, factors, Fc):
+        """The solves behind :meth:`apply_m` for centred ``Fc``: ``(X̃ᵀX̃ + D_k)⁻¹ X̃ᵀ f̃_k``
+        per column on the direct route (the columns of ``W``), ``(I + X̃ D_k⁻¹ X̃ᵀ)⁻¹ f̃_k``
+        (``= M_k f̃_k``) on the Woodbury route."""
+        return self.fit(factors, Fc)[1]
+
+    def fit(self, factors, Fc):
+        """``(Σ_k f̃_kᵀ M_k f̃_k, solved)`` for centred ``Fc``: the W-eliminated fit and
+        :meth:`solved`. On the direct route the fit is ``‖f̃‖² − (X̃ᵀf̃)ᵀ(X̃ᵀX̃ + D)⁻¹X̃ᵀf̃``,
+        so a trial point of the ``F`` step costs one ``n × d × c`` product, not two
+        (:meth:`apply_m`'s second one is only needed for a gradient)."""
+        if self.route == "direct":
+            R = np.asarray(self.X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
+            S = cholesky_solve(factors.L, R)
+            return float(np.vdot(Fc, Fc)) - float(np.vdot(R, S)), S
+        out = cholesky_solve(factors.L, Fc)
+        return float(np.vdot(Fc, out)), out
+
+    def apply_m(self, factors, Fc, solved=None):
+        """``M_k f̃_k`` per column for centred ``Fc``, ``M_k = I − X̃(X̃ᵀX̃ + D_k)⁻¹X̃ᵀ
+        = (I + X̃ D_k⁻¹ X̃ᵀ)⁻¹``: ``min_W`` of the reweighted ridge objective at ``F`` is
+        ``Σ_k f̃_kᵀ M_k f̃_k`` (the W-eliminated fit of the joint ``F`` step). ``solved``:
+        :meth:`solved` of ``Fc``, if already at hand."""
+        if solved is None:
+            solved = self.solved(factors, Fc)
+        if self.route == "direct":
+            R = solved
+            return Fc - (np.asarray(self.X @ R) - self.mu @ R)  # f̃ − X̃ (X̃ᵀX̃ + D)⁻¹ X̃ᵀ f̃
+        return solved
+
+    def _kernel(self, dinv, K, centre):
+        """``I + X̃ D⁻¹ X̃ᵀ`` into ``K`` (``centre``: ``K`` holds the uncentred sparse
+        ``X D⁻¹ Xᵀ``, centred in place)."""
+        if not centre:
+            Y = self.Xc * np.sqrt(dinv)
+            np.matmul(Y, Y.T, out=K)  # X̃ D⁻¹ X̃ᵀ
+        else:
+            # sparse X: K = X D⁻¹ Xᵀ, double-centred J K J = X̃ D⁻¹ X̃ᵀ (K symmetric)
+            r = K.mean(axis=1)
+            K -= r[:, None]
+            K -= r[None, :]
+            K += r.mean()
+        K[np.diag_indices_from(K)] += 1.0
+        _check_finite(K)

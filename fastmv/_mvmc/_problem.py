@@ -1,0 +1,365 @@
+"""The MVMC optimisation problem (docs/algorithms.md §1): constraint pattern, view bases,
+the per-view M-steps and the outer iteration that :func:`fastmv._solver.iterate` drives.
+
+Model (views ``X_v``, ``Z_v`` = top-``k`` left singular vectors, ``Ω`` = constrained pairs)::
+
+    min_{M_v ⪰ 0, 0 ≤ S ≤ 1}  Σ_v tr(M_v) + C1 ‖R_Ω(Z_v M_v Z_vᵀ − S_ob)‖² + C2 ‖Z_v M_v Z_vᵀ − S‖²
+
+It is jointly convex. For fixed ``M`` the best ``S`` is ``clip(Ā, 0, 1)`` with
+``Ā = (1/m) Σ_v Z_v M_v Z_vᵀ`` (:mod:`fastmv._lowrank` handles it without ``n × n``
+arrays); for fixed ``S`` every ``M_v`` is a smooth problem over the PSD cone whose gradient
+is ``2(C1 + C2)``-Lipschitz (the paper's bound is loose by ``k²``).
+
+- ``Z_vᵀ S Z_v = Z_vᵀ Ā Z_v + Z_vᵀ N Z_v``: the first term costs O(m² k³) from the Gram
+  matrices ``Z_vᵀ Z_w``, the second one tiled pass over ``S`` per outer iteration.
+- The masked residual ``R_Ω(Z M Zᵀ − S_ob)`` is evaluated only on the stored pairs, restricted
+  to the ``n_Ω`` samples that occur in a constraint: O(|Ω| k + n_Ω k²) per gradient
+  (:func:`fastmv.kernels.masked.masked_residual_product`), instead of O(n² k).
+
+Fixing ``S = clip(Ā(Y))`` at a point ``Y`` and minimising over ``M`` is exactly a proximal-
+gradient step (in the fixed metric ``m C2 ‖Ā(ΔM)‖²``) on ``F(M) = min_S J(M, S)`` taken at
+``Y``. ``accelerated=True`` therefore extrapolates the outer iterates (FISTA, with adaptive
+restart) and solves each inner problem with monotone FISTA; ``accelerated=False`` is the
+paper's alternation with plain projected gradient steps, whose objective never increases.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from fastmv.kernels.mvmc import masked_residual_product
+
+from .._core._driver import Step, state_view
+from .._core._preprocessing import normalize_rows, row_norms
+from .._core._threads import serial_when_small
+from ..exceptions import DegenerateSolutionError
+from ._lowrank import ClippedLowRankOperator, _ClippedLowRank, _factor_symmetric
+
+__all__ = []  # internal: see fastmv.mvmc
+
+
+# ---------------------------------------------------------------------------------------
+# constraints and bases
+# ---------------------------------------------------------------------------------------
+
+def pair_csr(i, j, vals):
+    """Symmetric CSR pattern of Ω over the samples that occur in it, and the position of each
+    entry's mirror ``(j, i)``."""
+    active = np.unique(np.concatenate([i, j]))
+    a = np.searchsorted(active, i)
+    b = np.searchsorted(active, j)
+    rows = np.concatenate([a, b])
+    cols = np.concatenate([b, a])
+    v = np.concatenate([vals, vals])
+    order = np.lexsort((cols, rows))
+    # the entry (b, a) of (a, b) sits P entries further in the unsorted list
+    P = a.size
+    where = np.empty_like(order)
+    where[order] = np.arange(order.size)
+    mirror = where[np.where(order < P, order + P, order - P)]
+    rows, cols, v = rows[order], cols[order], v[order]
+    indptr = np.zeros(active.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=active.size), out=indptr[1:])
+    return active, indptr, cols.astype(np.int64), v.astype(np.float64), mirror.astype(np.int64)
+
+
+
+
+def view_basis(X, k, rng, name, normalize):
+    """Orthonormal basis ``Z`` (n × ``k_v``) of the top left singular subspace of one view.
+
+    The view is first divided by its largest absolute entry and, with ``normalize="l2"``, its
+    rows scaled to unit norm scale-safely (:func:`fastmv._preprocessing.normalize_rows`):
+    both leave the left singular vectors unchanged up to the row scaling the user asked for,
+    and keep every square and Gram entry of the SVD far from overflow and underflow, so
+    ``c · X`` gives the same basis for every ``c`` in 1e-300…1e300.
+    """
+    peak = float(row_norms(X, norm="max").max()) if X.shape[0] else 0.0
+    if peak > 0:
+        if sp.issparse(X):
+            X = sp.csr_matrix((X.data / peak, X.indices, X.indptr), shape=X.shape)
+        else:
+            X = X / peak
+    X = normalize_rows(X, normalize)
+    kv = max(1, min(k, X.shape[1], X.shape[0] - 1))
+    return _left_singular_vectors(X, kv, rng, name)
+
+
+def _left_singular_vectors(X, k, rng, name, n_oversamples=10, n_power_iter=7):
+    """Top-``k`` left singular vectors of ``X`` (dense or CSR), orthonormal, sign-fixed.
+
+    Randomized range finder with ``n_power_iter`` QR-stabilised power iterations (Halko,
+    Martinsson & Tropp 2011, Alg. 4.4) when ``k + n_oversamples`` is well below
+    ``min(n, d)`` and that costs fewer flops than the eigen-decomposition of the smaller Gram
+    matrix (about ``10 min(n, d)³``), which is used otherwise: for a few hundred documents
+    with thousands of terms (BBCSport) the Gram route is several times faster. Singular
+    values that are rounding noise (below ``100 max(n, d) eps σ_max``, or ``σ² <
+    100 max(n, d) eps σ_max²`` on the Gram route) are dropped (their vectors are arbitrary), so
+    fewer than ``k`` columns may come back. Each column's largest-magnitude entry is made
+    positive. Costs O(nnz(X) (k + p) (q + 1)) for the randomized path.
+    """
+    n, d = X.shape
+    small = min(n, d)
+    Xd = X
+    # eigenvalues of a Gram matrix are accurate to about eps · λ_max: below this they are noise
+    gram_tol = 1e2 * max(n, d) * np.finfo(float).eps
+    ell = min(k + n_oversamples, small)
+    nnz = X.nnz if sp.issparse(X) else n * d
+    randomized_flops = 2 * (n_power_iter + 1) * (2 * nnz * ell + 4 * max(n, d) * ell * ell)
+    if k + n_oversamples >= 0.5 * small or 10 * small ** 3 <= randomized_flops:
+        if d <= n:
+            C = np.asarray((X.T @ X).toarray() if sp.issparse(X) else X.T @ X)
+            lam, V = np.linalg.eigh(0.5 * (C + C.T))
+            lam, V = lam[::-1], V[:, ::-1]
+            s = np.sqrt(np.maximum(lam, 0.0))
+            r = min(k, int((lam > gram_tol * (lam[0] if lam.size else 0.0)).sum()))
+            U = np.asarray(X @ V[:, :r]) / s[:r]
+            U, _ = np.linalg.qr(U)  # re-orthonormalise against the Gram route's rounding
+        else:
+            C = np.asarray((X @ X.T).toarray() if sp.issparse(X) else X @ X.T)
+            lam, U = np.linalg.eigh(0.5 * (C + C.T))
+            lam, U = lam[::-1], U[:, ::-1]
+            s = np.sqrt(np.maximum(lam, 0.0))
+            r = min(k, int((lam > gram_tol * (lam[0] if lam.size else 0.0)).sum()))
+            U = U[:, :r]
+    else:
+        Q = np.asarray(Xd @ rng.standard_normal((d, ell)))
+        Q, _ = np.linalg.qr(Q)
+        for _ in range(n_power_iter):
+            Q, _ = np.linalg.qr(np.asarray(Xd.T @ Q))
+            Q, _ = np.linalg.qr(np.asarray(Xd @ Q))
+        B = np.asarray(Xd.T @ Q).T  # ell × d
+        Ub, s, _ = np.linalg.svd(B, full_matrices=False)
+        tol = max(n, d) * np.finfo(float).eps * (s[0] if s.size else 0.0) * 1e2
+        r = min(k, int((s > tol).sum()))
+        U = Q @ Ub[:, :r]
+    if U.shape[1] == 0:
+        raise ValueError(f"{name} has rank 0 (all entries zero after normalisation)")
+    idx = np.argmax(np.abs(U), axis=0)
+    U = U * np.sign(U[idx, np.arange(U.shape[1])])[None, :]
+    return np.ascontiguousarray(U)
+
+
+# ---------------------------------------------------------------------------------------
+# the M-steps and the outer iteration
+# ---------------------------------------------------------------------------------------
+
+def _symmetric_crossproduct(Z, W):
+    """``Zᵀ W`` when it is known to be symmetric (``W = R Z``, ``R`` symmetric): three of the
+    four ``k/2``-blocks by BLAS, the fourth by symmetry (¾ of the flops; exactly symmetric)."""
+    k = Z.shape[1]
+    h = (k + 1) // 2
+    G = np.empty((k, k))
+    G[:h, :] = Z[:, :h].T @ W
+    G[h:, h:] = Z[:, h:].T @ W[:, h:]
+    G[h:, :h] = G[:h, h:].T
+    G[:h, :h] = 0.5 * (G[:h, :h] + G[:h, :h].T)
+    return G
+
+
+def psd_projection(Y):
+    """Projection of the symmetric part of ``Y`` onto the PSD cone (LAPACK ``eigh``).
+
+    Returns ``(M, lam, V)`` with ``M = V diag(lam) Vᵀ``, ``lam > 0``: the factor lets the
+    masked residual work in ``rank(M)`` dimensions (:meth:`ViewProblem.masked`).
+    """
+    lam, V = np.linalg.eigh(0.5 * (Y + Y.T))
+    pos = lam > 0
+    Vp = np.ascontiguousarray(V[:, pos])
+    lam = lam[pos]
+    M = (Vp * lam) @ Vp.T
+    return 0.5 * (M + M.T), lam, Vp
+
+
+
+class ViewProblem:
+    """``f_v(M) = tr M + C1 ‖R_Ω(Z M Zᵀ − S_ob)‖² + C2 ‖Z M Zᵀ − S‖²`` for fixed ``S``,
+    evaluated with ``Z`` restricted to the constrained samples."""
+
+    def __init__(self, Z_act, pattern, C1, C2):
+        self.Z = Z_act
+        self.indptr, self.indices, self.values, self.mirror = pattern
+        self.C1, self.C2 = C1, C2
+        self.eye = np.eye(Z_act.shape[1])
+        self.T = None
+        self.s_sumsq = 0.0
+
+    def masked(self, lam, V):
+        """``Zᵀ R_Ω(Z M Zᵀ − S_ob) Z`` and ``‖R_Ω(Z M Zᵀ − S_ob)‖²`` for ``M = V diag(lam) Vᵀ``."""
+        B = self.Z @ V
+        # Always one Numba thread: it runs as a task beside the other views' (task_map), and
+        # a parallel launch would spin against the BLAS pool around it (docs/mvmc.md).
+        with serial_when_small(0):
+            RZ, loss = masked_residual_product(B * lam, B, self.Z, self.indptr, self.indices,
+                                               self.values, self.mirror)
+        return _symmetric_crossproduct(self.Z, RZ), loss
+
+    def evaluate(self, point):
+        """Objective and gradient at ``point = (M, lam, V)`` (a PSD matrix and its factor)."""
+        M, lam, V = point
+        G, loss = self.masked(lam, V)
+        T = self.T
+        f = (np.trace(M) + self.C1 * loss
+             + self.C2 * (np.vdot(M, M) - 2.0 * np.vdot(M, T) + self.s_sumsq))
+        g = self.eye + 2.0 * self.C1 * G + 2.0 * self.C2 * (M - T)
+        if not (np.isfinite(f) and np.isfinite(g).all()):
+            raise DegenerateSolutionError(
+                f"the MVMC objective or its gradient is not finite (objective {f}): it cannot "
+                f"be represented in float64 with C1={self.C1:g}, C2={self.C2:g}; use smaller "
+                "weights")
+        return float(f), g
+
+    def solve(self, start, L, n_steps, accelerated):
+        """``n_steps`` projected-gradient (or monotone FISTA) steps from the PSD point
+        ``start = (M0, lam, V)``; returns the last iterate ``(M, lam, V)`` and its objective."""
+        x = start
+        fx, gx = self.evaluate(x)
+        if not accelerated:
+            for _ in range(n_steps):
+                x = psd_projection(x[0] - gx / L)
+                fx, gx = self.evaluate(x)
+            return x, fx
+        y, gy, t = x[0], gx, 1.0
+        for _ in range(n_steps):
+            z = psd_projection(y - gy / L)
+            fz, gz = self.evaluate(z)
+            if fz <= fx:
+                xn, fxn, gxn = z, fz, gz
+            else:
+                xn, fxn, gxn = x, fx, gx
+            tn = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+            a, b = t / tn, (t - 1.0) / tn
+            # the gradient is affine in M, so it follows the same affine combination
+            y = xn[0] + a * (z[0] - xn[0]) + b * (xn[0] - x[0])
+            gy = gxn + a * (gz - gxn) + b * (gxn - gx)
+            x, fx, gx, t = xn, fxn, gxn, tn
+        return x, fx
+
+
+class MVMCProblem:
+    """The outer iteration of MVMC for :func:`fastmv._solver.iterate`.
+
+    Parameters
+    ----------
+    Z_list : list of ndarray, shape (n, k_v)
+        The view bases (:func:`view_basis`).
+    pairs : tuple of ndarray
+        ``(i, j, s)``: the constrained pairs ``i < j`` and their observed similarity.
+    C1, C2 : float
+        Weights of the constraint misfit and of the view disagreement.
+    inner_iter : int
+        Gradient steps on every ``M_v`` per outer iteration.
+    accelerated : bool
+        Outer FISTA with adaptive restart and monotone inner FISTA (else the paper's plain
+        alternation).
+    step : {"tight", "paper"}
+        Lipschitz constant ``2(C1 + C2)`` or the paper's ``2(C1 k_v² + C2)``.
+    map_ : callable
+        ``map`` or a task map (:func:`fastmv._threads.task_map`): the row blocks of the pass
+        over ``S`` and the views' M-steps are independent tasks, reduced in a fixed order.
+    blocks : fastmv._executor.BlockMap, optional
+        Runs the row blocks of the passes over ``S`` on an executor instead (the stacked
+        bases ``U`` are sent once, the factors of ``Ā`` once per outer iteration); the views'
+        M-steps stay on ``map_``.
+    """
+
+    def __init__(self, Z_list, pairs, C1, C2, inner_iter, accelerated, step, map_=map,
+                 blocks=None):
+        self.Z = Z_list
+        self.m = len(Z_list)
+        self.C1, self.C2 = C1, C2
+        self.inner_iter = inner_iter
+        self.accelerated = accelerated
+        self.map_ = map_
+        ks = [Z.shape[1] for Z in Z_list]
+        self.offsets = np.concatenate([[0], np.cumsum(ks)]).astype(np.int64)
+        self.U = np.hstack(Z_list)
+        self.blocks = blocks
+        if blocks is not None:
+            blocks.keep(self.U)
+        self.G = self.U.T @ self.U  # Gram blocks Z_vᵀ Z_w
+        active, *pattern = pair_csr(*pairs)
+        self.views = [ViewProblem(np.ascontiguousarray(Z[active]), pattern, C1, C2)
+                      for Z in Z_list]
+        self.L = [2.0 * (C1 + C2) if step == "tight" else 2.0 * (C1 * kv * kv + C2)
+                  for kv in ks]
+        if not np.isfinite(self.L).all():
+            raise DegenerateSolutionError(
+                f"the step size of MVMC is not representable in float64 with C1={C1:g}, "
+                f"C2={C2:g}; use smaller weights")
+        # the paper's start M_v = Z_vᵀ S_ob Z_v, projected onto the PSD cone so that every
+        # iterate is feasible; R_Ω(0 − S_ob) = −S_ob on Ω
+        self.points = [psd_projection(-view.masked(np.zeros(0), np.zeros((kv, 0)))[0])
+                       for view, kv in zip(self.views, ks)]
+        self.M = [pt[0] for pt in self.points]
+        self.M_prev = self.M
+        self.t = 1.0
+        self.last = None
+        self.iteration = 0
+
+    def _fit_similarity(self, Y):
+        """``S = clip(Ā(Y))``: hand every view ``Z_vᵀ S Z_v`` and ``‖S‖²``; returns
+        ``(rank of Ā, nnz of the clipping correction)``."""
+        m, offsets, G = self.m, self.offsets, self.G
+
+        def factor_view(v):
+            lam, V = _factor_symmetric(Y[v])
+            return lam, V, self.Z[v] @ V
+
+        facs = list(self.map_(factor_view, range(m)))
+        F = np.hstack([ZV for _, _, ZV in facs])
+        w = np.concatenate([lam / m for lam, _, _ in facs])
+        core = _ClippedLowRank(F, w)
+        TN, s_sumsq, clip_nnz = core.projected_correction(self.U, offsets,
+                                                           self.blocks or self.map_)
+        Yt = [(V * lam) @ V.T for lam, V, _ in facs]
+        for v, view in enumerate(self.views):
+            sv = slice(offsets[v], offsets[v + 1])
+            T = TN[v]
+            for u in range(m):
+                su = slice(offsets[u], offsets[u + 1])
+                T += G[sv, su] @ Yt[u] @ G[su, sv] / m
+            view.T = 0.5 * (T + T.T)
+            view.s_sumsq = s_sumsq
+        return core.rank, clip_nnz
+
+    def step(self):
+        """One outer iteration: ``S`` at the (extrapolated) point, then the M-steps."""
+        self.iteration += 1
+        M = self.M
+        if self.accelerated and self.iteration > 1:
+            tn = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * self.t * self.t))
+            beta = (self.t - 1.0) / tn
+            self.t = tn
+            Y = [a + beta * (a - b) for a, b in zip(M, self.M_prev)]
+        else:
+            Y = M
+        rank, clip_nnz = self._fit_similarity(Y)
+
+        def solve_view(v):
+            start = psd_projection(Y[v]) if Y is not M else self.points[v]
+            return self.views[v].solve(start, self.L[v], self.inner_iter, self.accelerated)
+
+        solved = list(self.map_(solve_view, range(self.m)))  # independent given S
+        self.points = [pt for pt, _ in solved]
+        J = float(sum(fv for _, fv in solved))
+        if not np.isfinite(J):
+            raise DegenerateSolutionError(
+                f"the MVMC objective became {J} at iteration {self.iteration}: it cannot be "
+                f"represented in float64 with C1={self.C1:g}, C2={self.C2:g}; use smaller "
+                "weights")
+        M_new = [pt[0] for pt in self.points]
+        if self.accelerated and self.last is not None:
+            # adaptive restart (O'Donoghue & Candès): momentum against the step, or a rise
+            ip = sum(np.vdot(y - a, a - b) for y, a, b in zip(Y, M_new, M))
+            if ip > 0 or J > self.last:
+                self.t = 1.0
+        self.M_prev, self.M = M, M_new
+        self.last = J
+        return Step(objective=J, state=state_view(M=M_new, objective=J, clip_nnz=clip_nnz,
+                                                  rank=rank))
+
+    def similarity(self):
+        """``S`` at the current ``M`` as a :class:`~fastmv._lowrank.ClippedLowRankOperator`."""
+        op = ClippedLowRankOperator.from_views(self.Z, self.M)
+        return op if self.blocks is None else op._use_block_map(self.blocks)

@@ -1,0 +1,296 @@
+"""MVMC: multi-view matrix completion with must-link / cannot-link constraints
+(docs/algorithms.md §1; Zhao et al., "Multi-View Matrix Completion for Clustering with Side
+Information").
+
+The public function is a composition: :func:`_prepare_mvmc` (validated data and parameters),
+the view bases and the problem (:mod:`fastmv._mvmc_problem`), the shared driver
+(:func:`fastmv._solver.iterate`), and the spectral step on the completed similarity
+(:mod:`fastmv._lowrank`), with checks that the answer has content.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from concurrent.futures import Executor
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+
+from .._blocks._spectral import spectral_clustering
+from .._core._driver import iterate
+from .._core._executor import open_block_map
+from .._core._preprocessing import canonical_pairs, check_pair_conflicts
+from .._core._result import Result
+from .._core._threads import task_map, thread_limit
+from .._core._validation import (
+    Interval,
+    Options,
+    check_n_clusters,
+    check_random_state,
+    check_views,
+    declare_params,
+)
+from ..exceptions import DegenerateSolutionWarning
+from ._lowrank import ClippedLowRankOperator
+from ._problem import MVMCProblem, view_basis
+
+__all__ = ["mvmc", "MVMCResult", "ClippedLowRankOperator"]
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class MVMCResult(Result):
+    """Result of :func:`mvmc`.
+
+    Attributes
+    ----------
+    labels : ndarray of int64, shape (n,)
+        Spectral clustering (Ng–Jordan–Weiss) of the completed similarity ``S``.
+    objective : ndarray, shape (n_iter,)
+        ``Σ_v tr(M_v) + C1 ‖R_Ω(Z_v M_v Z_vᵀ − S_ob)‖² + C2 ‖Z_v M_v Z_vᵀ − S‖²`` after each
+        outer iteration, at the new ``M`` and the ``S`` it was fitted to.
+    n_iter : int
+        Outer iterations (passes over ``S``) done.
+    converged : bool
+        Whether the relative change of the objective fell to ``tol``.
+    M : list of ndarray, shape (k_v, k_v)
+        The learned PSD matrices, one per view.
+    Z : list of ndarray, shape (n, k_v)
+        The view bases (top-``k_v`` left singular vectors, orthonormal columns).
+
+    Methods
+    -------
+    similarity(dense=False)
+        ``S = clip((1/m) Σ_v Z_v M_v Z_vᵀ, 0, 1)`` as a :class:`ClippedLowRankOperator`
+        (products only, O(n R) memory plus the sparse clipping correction) or, with
+        ``dense=True``, as an ``n × n`` ndarray.
+    """
+
+    M: list
+    Z: list
+
+    def similarity(self, dense: bool = False):
+        """The completed similarity ``S`` (see the class docstring).
+
+        Parameters
+        ----------
+        dense : bool, default False
+            Return the ``n × n`` ndarray (O(n²) memory) instead of the linear operator.
+
+        Returns
+        -------
+        ClippedLowRankOperator or ndarray of shape (n, n)
+            ``S``.
+        """
+        op = ClippedLowRankOperator.from_views(self.Z, self.M)
+        return op.toarray() if dense else op
+
+
+class _Prepared(NamedTuple):
+    views: list
+    n_clusters: int
+    pairs: tuple  # (i, j, s): pairs i < j and their observed similarity
+    rng: np.random.Generator
+
+
+def _prepare_mvmc(X_list, n_clusters, must_link, cannot_link, random_state):
+    """Validated views, cluster count, canonical constrained pairs and the random generator.
+
+    Errors name the argument: views (shape, values, sparse structure), pairs out of range or
+    self-pairs, a pair in both sets, no constraint at all.
+    """
+    views = check_views(X_list, "X_list", accept_sparse=True)
+    n = views[0].shape[0]
+    n_clusters = check_n_clusters(n_clusters, n)
+    ml = canonical_pairs(must_link, "must_link", n)
+    cl = canonical_pairs(cannot_link, "cannot_link", n)
+    if ml.shape[0] == 0 and cl.shape[0] == 0:
+        raise ValueError("must_link and cannot_link are both empty; MVMC needs at least one "
+                         "pairwise constraint")
+    check_pair_conflicts(ml, cl)
+    both = np.vstack([ml, cl])
+    s = np.concatenate([np.ones(ml.shape[0]), np.zeros(cl.shape[0])])
+    order = np.lexsort((both[:, 1], both[:, 0]))
+    pairs = (both[order, 0], both[order, 1], s[order])
+    return _Prepared(views, n_clusters, pairs, check_random_state(random_state))
+
+
+def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
+    """Labels from the completed similarity; warns when ``S`` carries no cluster structure."""
+    n = S.shape[0]
+    if S.rank == 0:
+        warnings.warn(
+            "the completed similarity S is identically zero (every M_v = 0), so every sample "
+            "gets label 0: the trace penalty outweighs the fit to the must-links (with only "
+            f"cannot-links, or too few must-links for C1={C1:g}). Raise C1 (or C2), or add "
+            "must-link pairs", DegenerateSolutionWarning, stacklevel=4)
+        return np.zeros(n, dtype=np.int64)
+    labels = np.asarray(spectral_clustering(S, n_clusters, n_init=n_init, random_state=rng,
+                                            n_jobs=n_jobs, executor=executor), dtype=np.int64)
+    found = np.unique(labels).size
+    if found < n_clusters:
+        warnings.warn(
+            f"the spectral step found only {found} of n_clusters={n_clusters} clusters: the "
+            f"completed similarity S (rank {S.rank}) has too little cluster structure, usually "
+            f"because C1={C1:g} is too small for the number of must-links. Raise C1 (or C2)",
+            DegenerateSolutionWarning, stacklevel=4)
+    return labels
+
+
+@declare_params({
+    "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "must_link": ["pairs", None], "cannot_link": ["pairs", None],
+    "C1": [Interval(Real, 0, None, closed="neither")],
+    "C2": [Interval(Real, 0, None, closed="neither")],
+    "k": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "inner_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")], "accelerated": ["boolean"],
+    "normalize": [Options({"l2"}), None], "step": [Options({"tight", "paper"})],
+    "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
+    "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
+    "n_jobs": ["n_jobs"], "executor": [Executor, None],
+})
+def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
+         max_iter=100, inner_iter=10, tol=1e-6, accelerated=True, normalize="l2",
+         step="tight", n_init=10, random_state=None, verbose=False, progress=False,
+         callback=None, n_jobs=None, executor=None):
+    """Multi-view matrix completion with must-link / cannot-link constraints (MVMC).
+
+    Completes the pairwise similarity ``S`` from a few observed entries (``1`` on
+    must-links, ``0`` on cannot-links) under the assumption that each view's similarity lies
+    in the span of its top left singular vectors, ``S_v = Z_v M_v Z_vᵀ`` with ``M_v ⪰ 0``,
+    penalising ``Σ tr(M_v)`` (the nuclear norm), the misfit on the constraints and the
+    disagreement between views; then clusters ``S`` spectrally (docs/algorithms.md §1).
+
+    Parameters
+    ----------
+    X_list : list of array-like or scipy.sparse matrices, each (n, d_v)
+        The views, samples in rows (text views may stay sparse; they are never densified).
+    n_clusters : int
+        Number of clusters ``c`` for the final spectral step.
+    must_link : array-like of int, shape (p, 2), or None
+        Sample-index pairs in the same cluster. Order within a pair and repeated pairs do
+        not matter. Out-of-range indices and self-pairs raise ``ValueError`` naming it.
+    cannot_link : array-like of int, shape (q, 2), or None
+        Sample-index pairs in different clusters (as ``must_link``). Either set may be empty
+        or None, not both; a pair in both sets raises ``ValueError``.
+    C1 : float, default 100.0
+        Weight of the squared misfit on the constrained pairs. Larger values fit the
+        constraints more tightly (and clip more entries of ``Ā``, which makes the passes
+        over ``S`` denser). Too small a value lets the trace penalty win and ``S`` collapse
+        to zero (a :class:`~fastmv.exceptions.DegenerateSolutionWarning` says so). The
+        default is chosen by a sweep over the shared datasets (docs/mvmc.md).
+    C2 : float, default 1.0
+        Weight of the disagreement ``‖Z_v M_v Z_vᵀ − S‖²`` between each view and ``S``.
+    k : int, default 100
+        Rank of each view basis; per view ``k_v = min(k, d_v, n − 1)``, lowered further to
+        the numerical rank of ``X_v``.
+    max_iter : int, default 100
+        Maximum number of outer iterations (each recomputes ``S`` once).
+    inner_iter : int, default 10
+        Projected-gradient / FISTA steps on every ``M_v`` per outer iteration.
+    tol : float, default 1e-6
+        Stop when the objective's relative change between outer iterations is ``<= tol``.
+    accelerated : bool, default True
+        FISTA on the outer iterations (adaptive restart) and monotone FISTA on the inner
+        steps. ``False`` is the paper's alternation with plain projected gradient steps; its
+        objective never increases.
+    normalize : {"l2", None}, default "l2"
+        Scale every sample (row) of every view to unit Euclidean norm before the SVD (zero
+        rows stay zero). ``None`` uses the views as given.
+    step : {"tight", "paper"}, default "tight"
+        Step ``1/L`` with ``L = 2(C1 + C2)`` (a valid Lipschitz constant), or the paper's
+        ``L = 2(C1 ‖Z_v‖_F⁴ + C2) = 2(C1 k_v² + C2)``, ``k_v²`` times smaller steps towards
+        the same optimum.
+    n_init : int, default 10
+        k-means restarts of the final spectral step (the lowest inertia is kept).
+    random_state : None, int or numpy.random.Generator
+        Seeds the randomized SVD and the spectral step.
+    verbose : bool or int, default False
+        Log the objective after every outer iteration (logger ``"fastmv"``).
+    progress : bool, default False
+        Show a progress bar over the outer iterations (needs tqdm).
+    callback : callable, optional
+        ``callback(info)`` after every outer iteration with a
+        :class:`fastmv._solver.IterationInfo`; ``info.state`` holds ``"M"`` (the current PSD
+        matrices, read-only), ``"objective"``, ``"clip_nnz"`` (nonzeros of the clipping
+        correction ``N``) and ``"rank"`` (rank of ``Ā``). Returning ``True`` or raising
+        ``StopIteration`` stops the solve (``converged=False``).
+    n_jobs : int or None
+        Threads (default: Numba's setting). The row blocks of each pass over ``S`` and the
+        views' M-steps run as tasks on ``n_jobs`` Python threads, each with one BLAS and one
+        Numba thread; the result is the same for every thread count.
+    executor : concurrent.futures.Executor, optional
+        Runs the row blocks of every pass over ``S`` (the solver's, and the spectral step's
+        products with ``S``) and the final k-means' Lloyd steps as tasks on this executor,
+        e.g. ``client.get_executor()`` of a ``distributed.Client``, or a
+        ``ProcessPoolExecutor``. Sent once per call: the stacked bases ``U`` (n × K floats);
+        once per outer iteration: the factors of ``Ā`` (n × R floats and R weights); once per
+        spectral product: the block of vectors; per task: a row offset. Each task returns
+        ``m`` matrices ``k_v × k_v`` (solver passes) or its rows of ``N X`` (products). The
+        views' M-steps, the factorisations and the eigensolver stay in the calling process.
+        Results are reduced in a fixed order, so the labels are identical to
+        ``executor=None`` (the in-process thread path). A Dask executor gets the broadcast
+        data scattered to every worker; other executors get plain references (a process pool
+        pickles them with each task). See docs/dask.md.
+
+    Returns
+    -------
+    MVMCResult
+        ``labels``, ``objective``, ``n_iter``, ``converged``, ``M``, ``Z`` and
+        ``similarity(dense=False)`` (``S`` as a LinearOperator, or dense).
+
+    Warns
+    -----
+    DegenerateSolutionWarning
+        When ``S`` is identically zero or the spectral step finds fewer than ``n_clusters``
+        clusters; the message names the cause and the parameter to change.
+    ConvergenceWarning
+        When ``max_iter`` outer iterations ran without reaching ``tol``.
+
+    Notes
+    -----
+    The paper initialises ``M_v = Z_vᵀ S_ob Z_v``, which is not PSD (``S_ob`` has a zero
+    diagonal); it is projected onto the PSD cone here so that every iterate is feasible.
+    All arithmetic is float64 (float32 views are converted). The bases do not depend on the
+    scale of a view (``c · X_v`` gives the same result for any ``c > 0``).
+
+    Cost, with ``n`` samples, ``m`` views, ``K = Σ k_v``, ``R = Σ rank(M_v) ≤ K``, ``n_Ω``
+    samples that occur in a constraint:
+
+    - SVDs: O(nnz(X_v) k q) per view (randomized, ``q = 8`` passes).
+    - Per outer iteration: one pass over ``S``, O(n² R / 2) flops plus O(nnz(N) K), at most
+      O(n² K / 2), for the clipping correction; ``inner_iter`` gradient steps per view, each
+      O(|Ω| k + n_Ω k² + k³).
+    - Memory: O(n (K + R) + n_jobs · 384 (384 + K)); no ``n × n`` array is ever formed.
+    - Spectral step: products with :class:`ClippedLowRankOperator` only (O(n R + nnz(N))
+      each while ``N`` is small enough to cache).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastmv import mvmc
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 10)
+    >>> views = [np.eye(2)[y] @ rng.normal(size=(2, 5)) * 3 + rng.normal(size=(20, 5))
+    ...          for _ in range(2)]
+    >>> res = mvmc(views, 2, [[0, 1], [10, 11], [2, 5]], [[0, 10], [3, 15]], k=4,
+    ...            random_state=0)
+    >>> bool((res.labels[:10] == res.labels[0]).all() and res.labels[10] != res.labels[0])
+    True
+    """
+    data = _prepare_mvmc(X_list, n_clusters, must_link, cannot_link, random_state)
+    with thread_limit(n_jobs) as n_threads:
+        Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)
+             for v, X in enumerate(data.views)]
+        with open_block_map(executor) as blocks:
+            with task_map(n_threads) as map_:
+                problem = MVMCProblem(Z, data.pairs, float(C1), float(C2), inner_iter,
+                                      bool(accelerated), step, map_, blocks)
+                trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,
+                                callback=callback, verbose=verbose, progress=progress)
+            labels = _cluster(problem.similarity(), data.n_clusters, n_init, data.rng,
+                              n_jobs, C1, C2, executor)
+    return MVMCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
+                      converged=trace.converged, M=problem.M, Z=Z)

@@ -1,0 +1,311 @@
+"""One OPIMC chunk: raw per-view row blocks → the kernels' compact layout.
+
+:class:`_ChunkBuilder` validates each block (shape, finite values, CSR structure and index
+range, presence mask), drops missing rows, scales rows to unit norm (scale-safe), and lays
+the chunk out as ``fastmv.kernels.streaming.DenseRows`` / ``SparseRows``; :func:`_kmeanspp`
+seeds centres on the first chunk in the assignment metric (docs/algorithms.md §5);
+:func:`_read_chunks` reads and builds the chunks, the next one in a second thread while the
+current one is clustered when the call has two threads or more.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+from fastmv.kernels.opimc import (
+    DenseRows,
+    SparseRows,
+    stream_chunk_assign,
+    stream_gather_view,
+    stream_layout,
+    stream_row_sqnorms,
+)
+
+from .._core._validation import check_sparse_structure
+from ._sources import _check_view_dtype, _release_pages, _Spec
+
+
+@dataclasses.dataclass
+class _Chunk:
+    """One chunk in the kernels' layout (``fastmv.kernels.streaming``)."""
+
+    s: int
+    dense: object        # DenseRows, or None when every view is sparse
+    sparse: object       # SparseRows, or None when every view is dense
+    W: np.ndarray        # (s, m) presence weights
+
+    def args(self):
+        return self.dense, self.sparse, self.W
+
+
+def _mask_block(mblock, s, m, start):
+    if mblock is None:
+        return np.ones((s, m), dtype=bool)
+    M = np.asarray(mblock)
+    if M.shape != (s, m):
+        raise ValueError(f"mask rows {start}..{start + s - 1} have shape {M.shape}, "
+                         f"expected ({s}, {m})")
+    if M.dtype == bool:
+        return M                      # the caller indexes it (a copy) before writing
+    if not np.issubdtype(M.dtype, np.number) or not np.all((M == 0) | (M == 1)):
+        raise ValueError("mask must be boolean (or 0/1): True where the sample is present "
+                         "in the view")
+    return M.astype(bool)
+
+
+class _ChunkBuilder:
+    """Turns raw per-view row blocks into the compact kernel layout (see
+    ``fastmv.kernels.streaming``), validating each block on the way."""
+
+    def __init__(self, spec: _Spec, normalize: bool, chunk_size: int):
+        self.spec = spec
+        self.n_buffers = 1                # 2 while the next chunk is built during this one
+        self.normalize = normalize
+        self.dtype = spec.dtype
+        m = spec.m
+        # internal order: dense views first, then sparse ones
+        self.order = [v for v in range(m) if not spec.sparse[v]] + \
+                     [v for v in range(m) if spec.sparse[v]]
+        self.n_dense = sum(not spec.sparse[v] for v in range(m))
+        dims = [spec.dims[v] for v in self.order]
+        self.view_ptr = np.zeros(m + 1, np.int64)
+        self.view_ptr[1:] = np.cumsum(dims)
+        self.D = int(self.view_ptr[-1])
+        self.Dd = int(self.view_ptr[self.n_dense])
+        self.dense_dims = np.asarray(dims[:self.n_dense], np.int64)
+        self._bufs = [np.empty(0, self.dtype), np.empty(0, self.dtype)]
+        self._builds = 0
+
+    def _xbuf(self, size):
+        # value buffers reused chunk after chunk; with read-ahead the chunk being clustered
+        # keeps its buffer while the next one is built into the other
+        slot = self._builds % self.n_buffers
+        self._builds += 1
+        if self._bufs[slot].size < size:
+            self._bufs[slot] = np.empty(size, self.dtype)
+        return self._bufs[slot][:size]
+
+    def _dense_array(self, B, s, start, v):
+        A = B.toarray() if sp.issparse(B) else np.asarray(B)
+        if A.dtype != self.dtype:
+            _check_view_dtype(A.dtype, f"X_list[{v}]")
+            A = A.astype(self.dtype)
+        if not A.flags.c_contiguous:
+            A = np.ascontiguousarray(A)
+        if type(A) is not np.ndarray:
+            A = A.view(np.ndarray)
+        if A.shape != (s, self.spec.dims[v]):
+            raise ValueError(f"X_list[{v}] rows {start}..{start + s - 1}: block has shape "
+                             f"{A.shape}, expected ({s}, {self.spec.dims[v]})")
+        return A
+
+    def build(self, start, blocks, mblock):
+        spec, order = self.spec, self.order
+        m = spec.m
+        s = int(blocks[0].shape[0])
+        P = _mask_block(mblock, s, m, start)[:, order]    # presence, internal view order
+        nd = self.n_dense
+        arrays = [self._dense_array(blocks[order[iv]], s, start, order[iv]) for iv in range(nd)]
+        while True:                       # repeated only when all-NaN rows turn up
+            rows, row_start, value_start, position, W, orphan = stream_layout(P, self.dense_dims)
+            if nd == 0:
+                break
+            values = self._xbuf(int(value_start[-1]))
+            status = np.empty(int(row_start[-1]), np.int8)
+            for iv in range(nd):
+                p0, p1 = row_start[iv], row_start[iv + 1]
+                stream_gather_view(arrays[iv], rows[p0:p1], self.normalize,
+                                   values[value_start[iv]:value_start[iv + 1]], status[p0:p1])
+            if not status.any():
+                break
+            bad = np.flatnonzero(status == 2)
+            if bad.size:
+                iv = int(np.searchsorted(row_start, bad[0], side="right") - 1)
+                raise ValueError(f"X_list[{order[iv]}] row {start + rows[bad[0]]} contains "
+                                 "infinite values or some (not all) NaN; a missing row must be "
+                                 "all NaN or masked out by mask")
+            allnan = np.flatnonzero(status == 1)          # all-NaN rows are missing
+            P[rows[allnan], np.searchsorted(row_start, allnan, side="right") - 1] = False
+        dense = DenseRows(values, value_start, rows, row_start, position) if nd else None
+        for iv in range(nd):
+            _release_pages(blocks[order[iv]])
+        if mblock is not None:
+            _release_pages(mblock)
+        del arrays
+        # sparse views: one CSR with global column indices; missing rows dropped
+        sparts = [self._sparse_part(blocks[order[iv]], iv, P[:, iv], s, start)
+                  for iv in range(nd, m)]
+        sparse = None
+        if len(sparts) == 1:
+            sparse = SparseRows(*sparts[0])
+        elif sparts:
+            sparse = SparseRows(*_hstack_csr(sparts, s))
+        if orphan >= 0:
+            raise ValueError(f"sample {start + orphan} is missing from every view (mask / "
+                             "NaN rows); every sample must be present in at least one view")
+        return _Chunk(s, dense, sparse, W)
+
+    def _sparse_part(self, B, iv, keep_row, s, start):
+        """(data, global column indices, indptr) of one sparse view's block: checked, rows
+        kept where present, scaled to unit norm (scale-safe) when normalising."""
+        v = self.order[iv]
+        d_v = self.spec.dims[v]
+        name = f"X_list[{v}] rows {start}..{start + s - 1}"
+        if sp.issparse(B):
+            # the shared check: structure, index range, canonical form (on a copy if needed)
+            C = check_sparse_structure(B, name)
+        else:
+            C = sp.csr_matrix(np.asarray(B))
+        if C.shape != (s, d_v):
+            raise ValueError(f"{name}: block has shape {C.shape}, expected ({s}, {d_v})")
+        counts = np.diff(C.indptr)
+        data = np.asarray(C.data, dtype=np.float64)
+        if data.size and not np.isfinite(data).all():
+            rows_bad = np.repeat(np.arange(s), counts)[~np.isfinite(data)]
+            rows_bad = rows_bad[keep_row[rows_bad]]
+            if rows_bad.size:
+                raise ValueError(f"X_list[{v}] row {start + rows_bad[0]} contains NaN or "
+                                 "infinite values (mark missing rows of sparse views in mask)")
+            data = np.where(np.isfinite(data), data, 0.0)
+        keep = np.repeat(keep_row, counts)
+        if self.normalize and data.size:
+            # ‖x‖ = big ‖x / big‖: neither overflows nor underflows, whatever the data's scale
+            row_of = np.repeat(np.arange(s), counts)
+            big = np.zeros(s)
+            np.maximum.at(big, row_of, np.abs(data))
+            big[big == 0] = 1.0
+            scaled = data / big[row_of]
+            norm = np.sqrt(np.bincount(row_of, weights=scaled * scaled, minlength=s))
+            norm[norm == 0] = 1.0
+            data = scaled / norm[row_of]
+        new_data = data[keep].astype(self.dtype)
+        new_ind = C.indices[keep].astype(np.int64) + self.view_ptr[iv]
+        new_ptr = np.zeros(s + 1, np.int64)
+        np.cumsum(counts * keep_row, out=new_ptr[1:])
+        return new_data, new_ind, new_ptr
+
+    def chunk_means(self, ch: _Chunk):
+        """Per view, the mean of the chunk's present (normalised) rows, stacked (D,)."""
+        fill = np.zeros(self.D)
+        dn, sps = ch.dense, ch.sparse
+        for iv in range(self.n_dense):
+            a, b = self.view_ptr[iv], self.view_ptr[iv + 1]
+            s_v = dn.row_start[iv + 1] - dn.row_start[iv]
+            if s_v:
+                X = dn.values[dn.value_start[iv]:dn.value_start[iv + 1]].reshape(s_v, b - a)
+                fill[a:b] = X.sum(axis=0, dtype=np.float64) / s_v
+        if sps is not None and sps.data.size:
+            colsum = np.bincount(sps.indices, weights=sps.data.astype(np.float64),
+                                 minlength=self.D)
+            cnt = ch.W.sum(axis=0)
+            for iv in range(self.n_dense, self.spec.m):
+                a, b = self.view_ptr[iv], self.view_ptr[iv + 1]
+                if cnt[iv] > 0:
+                    fill[a:b] = colsum[a:b] / cnt[iv]
+        return fill
+
+
+def _hstack_csr(parts, s):
+    counts = sum(np.diff(p[2]) for p in parts)
+    ptr = np.zeros(s + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    data = np.empty(ptr[-1], parts[0][0].dtype)
+    ind = np.empty(ptr[-1], np.int64)
+    # position of each part's entries: row start + entries of the earlier parts in that row
+    offset = ptr[:-1].copy()
+    for d_, i_, p_ in parts:
+        c = np.diff(p_)
+        dest = np.repeat(offset - p_[:-1], c) + np.arange(p_[-1])
+        data[dest] = d_
+        ind[dest] = i_
+        offset += c
+    return data, ind, ptr
+
+
+def _kmeanspp(ch, builder, c, fill, rng):
+    """k-means++ seeding on the first chunk, in the metric of the assignment step
+    (``Σ_v w_{v,i} ‖x_{v,i} − u_{v,k}‖²``). A seed row's missing views take the chunk mean.
+    Returns stacked centres (D, c). O(s Σd c) time with the chunk kernels."""
+    s, D, vp = ch.s, builder.D, builder.view_ptr
+    dn, sps = ch.dense, ch.sparse
+    xsq = stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the views where i is present
+
+    def row(i):
+        u = fill.copy()
+        for iv in range(builder.n_dense):
+            q = dn.position[i, iv]
+            if q >= 0:
+                a, b = vp[iv], vp[iv + 1]
+                o = dn.value_start[iv] + (q - dn.row_start[iv]) * (b - a)
+                u[a:b] = dn.values[o:o + b - a]
+        if sps is not None:
+            lo, hi = sps.indptr[i], sps.indptr[i + 1]
+            for iv in range(builder.n_dense, builder.spec.m):
+                if ch.W[i, iv]:
+                    u[vp[iv]:vp[iv + 1]] = 0.0
+            np.add.at(u, sps.indices[lo:hi], sps.data[lo:hi])
+        return u
+
+    U = np.zeros((D, c))
+    lab = np.empty(s, np.int64)
+    best = np.full(s, np.inf)
+    i = int(rng.integers(s))
+    for k in range(c):
+        U[:, k] = row(i)
+        d, _ = stream_chunk_assign(dn, sps, ch.W, vp, np.ascontiguousarray(U[:, k:k + 1]), lab)
+        best = np.minimum(best, np.maximum(d + xsq, 0.0))
+        total = best.sum()
+        if k + 1 < c:
+            i = int(rng.choice(s, p=best / total)) if total > 0 else int(rng.integers(s))
+    return U
+
+
+_END = object()
+
+
+def _next_chunk(items, builder):
+    """Read and build the next chunk: ``(start, chunk, None)``, ``(start, None, error)`` when
+    reading or building it failed (``start`` None if not known), or ``_END``."""
+    start = None
+    try:
+        item = next(items, None)
+        if item is None:
+            return _END
+        start = item[0]
+        return start, builder.build(*item), None
+    except Exception as exc:  # handed to the caller, which names the chunk
+        return start, None, exc
+
+
+@contextlib.contextmanager
+def _read_chunks(source, builder, read_ahead):
+    """Yield an iterator of :func:`_next_chunk` results over one pass of ``source``.
+
+    With ``read_ahead``, chunk ``t + 1`` is read and built in a second thread (serial kernels
+    that release the GIL) while the caller clusters chunk ``t``: the only work of a pass
+    that does not depend on the previous chunk's statistics, and on two cores the one way to
+    use the second core without parallel regions that wake a thread pool several times per
+    chunk (which, on a loaded machine, wait for a descheduled thread at every join). The
+    chunks and their order are the same either way.
+    """
+    items = iter(source.chunks())
+    if not read_ahead:
+        builder.n_buffers = 1
+        yield iter(lambda: _next_chunk(items, builder), _END)
+        return
+    builder.n_buffers = 2
+    with ThreadPoolExecutor(1) as pool:
+        def chunks():
+            pending = pool.submit(_next_chunk, items, builder)
+            while True:
+                got = pending.result()
+                if got is _END:
+                    return
+                if got[2] is None:
+                    pending = pool.submit(_next_chunk, items, builder)
+                yield got
+        yield chunks()

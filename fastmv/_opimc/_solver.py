@@ -1,0 +1,452 @@
+"""OPIMC: one-pass streaming clustering of incomplete multi-view data (docs/algorithms.md §5).
+
+Hu & Chen, "One-Pass Incomplete Multi-view Clustering", AAAI 2019. The data streams through in
+chunks of rows; only the global statistics ``R_v`` (``d_v × c`` per-cluster sums) and
+``T_v`` (per-cluster counts) and the centres ``U_v`` persist between chunks, so memory is
+O(Σ d_v (s + c)) whatever ``n`` is (plus the ``n`` output labels).
+
+The solver has the shape every fastmv solver has: :func:`_prepare_opimc` (validated inputs:
+a chunk source and a chunk builder, see ``_opimc_sources`` and ``_opimc_chunks``), a problem
+object whose ``step()`` is one pass over the stream (:class:`_OPIMCProblem`), and the shared
+driver ``fastmv._solver.iterate`` that owns the loop over passes and its convergence test.
+"""
+from __future__ import annotations
+
+import dataclasses
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+
+from fastmv.kernels.opimc import (
+    REPLACE_PREVIOUS,
+    START_FROM_CENTERS,
+    START_FROM_LABELS,
+    Statistics,
+    stream_chunk_iterate,
+)
+
+from .._core._driver import Step, iterate, progress_bar, state_view
+from .._core._result import Result
+from .._core._threads import effective_n_jobs, thread_limit
+from .._core._validation import (
+    Interval,
+    Options,
+    check_n_clusters,
+    check_random_state,
+    declare_params,
+)
+from ._chunks import _ChunkBuilder, _kmeanspp, _read_chunks
+from ._dask import DaskChunkStream, is_dask_collection
+from ._sources import _ArraySource, _is_view, _looks_like_view, _Spec, _StreamSource
+
+__all__ = ["opimc", "OPIMCResult"]
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class OPIMCResult(Result):
+    """Result of :func:`opimc`.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n,), int64
+        Cluster of each sample after the last pass (in ``[0, n_clusters)``).
+    objective : ndarray of shape (n_iter,), float64
+        The streamed loss ``Σ_v (−2 tr(U_vᵀ R_v) + tr(U_vᵀ U_v T_v) + α‖U_v‖²)`` at the end of
+        each pass (over all samples; the paper's objective without the constant
+        ``Σ_v Σ_i w_{v,i} ‖x_{v,i}‖²``).
+    n_iter : int
+        Passes over the data.
+    converged : bool
+        Whether a pass changed the loss by at most ``tol`` (relative) from the pass before;
+        a single pass has nothing to compare with and reports ``False``.
+    U : list of ndarray, each (d_v, n_clusters), float64
+        Per-view centres (columns) after the last chunk, ``U_v = R_v (T_v + αI)⁻¹``.
+    chunk_loss : ndarray of shape (n_iter, n_chunks), float64
+        The loss after each chunk (in the first pass over the samples streamed so far).
+    chunk_iter : ndarray of shape (n_iter, n_chunks), int64
+        Inner iterations spent on each chunk.
+    """
+
+    U: list
+    chunk_loss: np.ndarray
+    chunk_iter: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------
+# validated inputs
+# ---------------------------------------------------------------------------------------
+
+class _Prepared(NamedTuple):
+    source: object            # _ArraySource or _StreamSource
+    spec: _Spec
+    builder: _ChunkBuilder
+    n: int | None             # None for a stream (known after the first pass)
+    n_clusters: int
+    init: object              # "random" | "k-means++" | None (labels or centres given)
+    init_labels: np.ndarray | None
+    init_centers: list | None
+    rng: np.random.Generator
+
+
+def _is_stream(X_list) -> bool:
+    return not (isinstance(X_list, (list, tuple)) and len(X_list) > 0
+                and all(_looks_like_view(X) for X in X_list))
+
+
+def _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
+                   random_state) -> _Prepared:
+    """Chunk source, builder and start of an OPIMC call (shapes, dtypes, ``init``)."""
+    if _is_view(X_list) and not isinstance(X_list, (list, tuple)):
+        raise TypeError("X_list must be a list of views (one 2-D array per view) or an "
+                        f"iterable of (blocks, mask_block) chunks; got {type(X_list).__name__}")
+    if not _is_stream(X_list) and any(is_dask_collection(X) for X in X_list):
+        # dask views: blocks computed by the active scheduler, the next ones prefetched
+        X_list, mask = DaskChunkStream(X_list, mask), None
+    if not _is_stream(X_list):
+        source = _ArraySource(X_list, mask, chunk_size)
+        n = source.n
+        n_clusters = check_n_clusters(n_clusters, n)
+    else:
+        if isinstance(X_list, (list, tuple)) and len(X_list) == 0:
+            raise ValueError("X_list must hold at least one view")
+        if mask is not None:
+            raise ValueError("mask is not used with a chunk stream: yield (blocks, mask_block)")
+        source = _StreamSource(X_list, chunk_size, max_iter)
+        source.peek_spec()
+        n = None
+    spec = source.spec
+    labels, centers = _parse_init(init, spec, n_clusters, n)
+    if labels is not None and n is not None and labels.size not in (min(chunk_size, n), n):
+        raise ValueError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
+                         f"{n} (all samples), got {labels.size}")
+    start = init if isinstance(init, str) else None
+    return _Prepared(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
+                     int(n_clusters), start, labels, centers, check_random_state(random_state))
+
+
+def _parse_init(init, spec, n_clusters, n):
+    """-> (labels or None, per-view centres (user order) or None)."""
+    if isinstance(init, str):
+        return None, None
+    if isinstance(init, (list, tuple)) and len(init) == spec.m and all(
+            np.ndim(u) == 2 for u in init):
+        centers = []
+        for v, u in enumerate(init):
+            u = np.asarray(u, dtype=np.float64)
+            if u.shape != (spec.dims[v], n_clusters):
+                raise ValueError(f"init[{v}] must have shape (d_v, n_clusters) = "
+                                 f"({spec.dims[v]}, {n_clusters}), got {u.shape}")
+            if not np.isfinite(u).all():
+                raise ValueError(f"init[{v}] contains NaN or infinite values")
+            centers.append(u)
+        return None, centers
+    lab = np.asarray(init)
+    if lab.ndim != 1 or lab.dtype.kind not in "iu":
+        raise ValueError("init must be 'random', 'k-means++', a 1-D integer array of initial "
+                         "labels (for the first chunk, or for all n samples) or a list of "
+                         "per-view centres (d_v, n_clusters)")
+    if lab.size and (lab.min() < 0 or lab.max() >= n_clusters):
+        raise ValueError(f"init labels must lie in [0, n_clusters) = [0, {n_clusters})")
+    return lab.astype(np.int64), None
+
+
+# ---------------------------------------------------------------------------------------
+# one pass over the stream
+# ---------------------------------------------------------------------------------------
+
+def _with_chunk(exc: Exception, t: int, start: int | None) -> Exception:
+    """The same kind of exception, its message prefixed with the chunk it happened in."""
+    where = f"chunk {t}" + ("" if start is None else f" (rows from {start})")
+    try:
+        new = type(exc)(f"{where}: {exc}")
+    except Exception:  # an exception type with a constructor of its own: keep it as it is
+        exc.add_note(f"raised while streaming {where}")
+        return exc
+    return new.with_traceback(exc.__traceback__)
+
+
+class _OPIMCProblem:
+    """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
+
+    def __init__(self, prep: _Prepared, *, alpha, max_inner_iter, inner_tol, n_init, bar,
+                 read_ahead=False):
+        self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
+        self.alpha, self.max_inner_iter, self.inner_tol = alpha, max_inner_iter, inner_tol
+        self.n_init = n_init
+        b, c = prep.builder, prep.n_clusters
+        self.stats = Statistics(np.zeros((c, b.D)), np.zeros((prep.spec.m, c)),
+                                np.zeros((b.D, c)))
+        if prep.init_centers is not None:
+            for iv, v in enumerate(b.order):
+                self.stats.centers[b.view_ptr[iv]:b.view_ptr[iv + 1]] = prep.init_centers[v]
+        self.labels = None if prep.n is None else np.empty(prep.n, np.int64)
+        self.passes = 0
+        self.chunk_loss, self.chunk_iter = [], []
+
+    def centers(self):
+        """Per-view centres in the user's view order."""
+        b, U = self.prep.builder, self.stats.centers
+        return [U[b.view_ptr[iv]:b.view_ptr[iv + 1]].copy() for iv in np.argsort(b.order)]
+
+    def _run(self, ch, lab, start, fill):
+        return stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
+                                    self.stats, lab, start, fill, self.alpha,
+                                    self.max_inner_iter, self.inner_tol)
+
+    def _first_chunk(self, ch):
+        """The first chunk of the first pass, from the start ``init`` asks for; with a random
+        or k-means++ start, the best of ``n_init`` starts (lowest chunk loss) is kept."""
+        prep, s = self.prep, ch.s
+        fill = prep.builder.chunk_means(ch)
+        if prep.init is None:                         # given labels or centres
+            lab = np.empty(s, np.int64)
+            if prep.init_labels is None:
+                return lab, self._run(ch, lab, START_FROM_CENTERS, fill)
+            if prep.init_labels.size < s:
+                raise ValueError(f"init labels must have length >= {s}")
+            lab[:] = prep.init_labels[:s]
+            return lab, self._run(ch, lab, START_FROM_LABELS, fill)
+        best, c, fresh = None, prep.n_clusters, self.stats
+        for _ in range(self.n_init):
+            self.stats = Statistics(*(np.zeros_like(a) for a in fresh))
+            lab = np.empty(s, np.int64)
+            if prep.init == "k-means++":
+                self.stats.centers[:] = _kmeanspp(ch, prep.builder, c, fill, prep.rng)
+                out = self._run(ch, lab, START_FROM_CENTERS, fill)
+            else:
+                lab[:] = prep.rng.permutation(np.arange(s) % c)
+                out = self._run(ch, lab, START_FROM_LABELS, fill)
+            if best is None or out[0] < best[1][0]:
+                best = (lab, out, self.stats)
+        self.stats = best[2]
+        return best[0], best[1]
+
+    def _chunk(self, t, start, ch):
+        if self.passes == 0 and t == 0:
+            return ch.s, self._first_chunk(ch)
+        lab = np.empty(ch.s, np.int64)
+        if self.passes == 0:
+            return ch.s, (lab, self._run(ch, lab, START_FROM_CENTERS, np.zeros(0)))
+        if start + ch.s > self.labels.size:
+            raise ValueError(f"the chunk stream X_list yielded more rows in pass "
+                             f"{self.passes + 1} than in pass 1 ({self.labels.size})")
+        lab[:] = self.labels[start:start + ch.s]
+        return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
+
+    def step(self) -> Step:
+        losses, iters, parts = [], [], []
+        loss = 0.0
+        with _read_chunks(self.prep.source, self.prep.builder, self.read_ahead) as chunks:
+            for t, (start, ch, error) in enumerate(chunks):
+                try:
+                    if error is not None:
+                        raise error
+                    s, (lab, (loss, n_inner, _)) = self._chunk(t, start, ch)
+                except Exception as exc:
+                    raise _with_chunk(exc, t, start) from exc
+                del ch
+                if self.labels is not None:
+                    self.labels[start:start + s] = lab
+                else:
+                    parts.append(lab)
+                losses.append(loss)
+                iters.append(n_inner)
+                self.bar.update(1)
+        self._end_pass(parts, len(losses))
+        self.chunk_loss.append(losses)
+        self.chunk_iter.append(iters)
+        self.passes += 1
+        return Step(objective=loss, state=state_view(
+            labels=self.labels, U=self.centers(), chunk_loss=np.asarray(losses)))
+
+    def _end_pass(self, parts, n_chunks):
+        source, c = self.prep.source, self.prep.n_clusters
+        if self.labels is None:                       # a stream: n is known now
+            self.labels = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+            if self.labels.size < c:
+                raise ValueError(f"n_clusters={c} exceeds the number of samples "
+                                 f"({self.labels.size})")
+        elif self.passes > 0 and source.n is not None and source.n != self.labels.size:
+            raise ValueError(f"the chunk stream X_list yielded {source.n} rows in pass "
+                             f"{self.passes + 1}, {self.labels.size} in pass 1")
+        if self.chunk_loss and n_chunks != len(self.chunk_loss[0]):
+            raise ValueError("the chunk stream X_list changed its length between passes")
+
+
+# ---------------------------------------------------------------------------------------
+# the public function
+# ---------------------------------------------------------------------------------------
+
+#: Chunks of at least this many values (rows × Σ d_v) are read ahead on a second thread when
+#: the call has two threads or more (Handwritten's 50 × 649 was slower that way; 2000 × 1000
+#: much faster, see docs/opimc.md).
+READ_AHEAD_MIN_VALUES = 2 ** 17
+
+_POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+_NONNEGATIVE = Interval(Real, 0, None, closed="left")
+
+
+@declare_params({
+    "X_list": ["views", "iterable"], "n_clusters": [_POSITIVE_INT],
+    "mask": ["array-like", None], "alpha": [_NONNEGATIVE], "chunk_size": [_POSITIVE_INT],
+    "max_iter": [_POSITIVE_INT], "tol": [_NONNEGATIVE], "max_inner_iter": [_POSITIVE_INT],
+    "inner_tol": [_NONNEGATIVE], "normalize": [Options({"l2"}), None],
+    "init": [Options({"random", "k-means++"}), "array-like"], "n_init": [_POSITIVE_INT],
+    "random_state": ["random_state"], "verbose": ["verbose"], "progress": ["boolean"],
+    "callback": [callable, None], "n_jobs": ["n_jobs"],
+})
+def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=1, tol=1e-6,
+          max_inner_iter=30, inner_tol=1e-6, normalize="l2", init="random", n_init=3,
+          random_state=None, verbose=False, progress=False, callback=None,
+          n_jobs=None) -> OPIMCResult:
+    """One-pass incomplete multi-view clustering (OPIMC), streamed chunk by chunk.
+
+    Each chunk ``X_t`` of ``s`` rows is read once per pass (at most two chunks per view in
+    memory at a time: with two threads or more the next chunk is read while the current one
+    is clustered). Samples are scaled to unit ℓ2 norm per view (``normalize``; missing rows count as
+    zero with weight 0). With the global statistics ``R_v = Σ X_vᵀ V`` and ``T_v = Σ Vᵀ W_v V``
+    (per-cluster sums and counts of the present rows streamed so far), each chunk repeats, until
+    no label changes or the chunk's loss changes by at most ``inner_tol`` (relative), at most
+    ``max_inner_iter`` times::
+
+        U_v = (R_v + X_tᵀ V_t) (T_v + V_tᵀ W_t V_t + αI)⁻¹   (diagonal T: a column scaling;
+              clusters with zero count: chunk mean on the first chunk, previous centre later)
+        label_i = argmin_k Σ_v w_{v,i} (‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k})
+
+    then adds the chunk to ``R_v``, ``T_v``. The first chunk of the first pass starts from
+    ``init``, every later chunk from the labels given by the current centres. One pass is the
+    paper's algorithm; each further pass (``max_iter > 1``) removes a chunk's previous
+    contribution from ``R_v``, ``T_v`` before re-assigning it (docs/algorithms.md §5).
+
+    Parameters
+    ----------
+    X_list : list of views, or an iterable of chunks
+        Either one object per view, each ``(n, d_v)`` with a common ``n``: a NumPy array, an
+        ``np.memmap``, a scipy.sparse matrix (CSR is sliced directly; other formats are
+        converted to CSR once), or any object with ``shape`` and row slicing ``X[a:b]`` (e.g.
+        an h5py dataset). Only ``chunk_size`` rows of each view are read at a time; a memmap's
+        pages are released after each chunk. All-NaN rows of dense views count as missing.
+        Or an iterable yielding ``(blocks, mask_block)`` pairs for a true stream: ``blocks`` a
+        list of per-view row blocks (dense or sparse, any number of rows, the same for every
+        view), ``mask_block`` a ``(rows, m)`` bool array or None. The stream is re-cut into
+        chunks of ``chunk_size`` rows, so results equal those on the concatenated arrays.
+        ``max_iter > 1`` needs a re-iterable (``iter()`` restarts it), not a one-shot iterator.
+        Every block (sparse ones included) is validated as it arrives. ``dask.array`` views
+        (chunked along samples; the mask a NumPy or dask array) are read block by block by the
+        active Dask scheduler with the next blocks prefetched; results equal NumPy input.
+    n_clusters : int
+        Number of clusters ``c`` (``1 <= c <= n``).
+    mask : array-like of shape (n, m), bool, optional
+        ``True`` where a sample is present in a view (may be a memmap; read by chunk). Not used
+        with a chunk stream (give ``mask_block`` there). Default: every row present (NaN rows
+        aside). Every sample must be present in at least one view.
+    alpha : float >= 0, default 0.1
+        Ridge weight α of the centres.
+    chunk_size : int >= 1, default 250
+        Rows per chunk ``s``.
+    max_iter : int >= 1, default 1
+        Passes over the data at most (an iteration of OPIMC is one pass; at least one pass is
+        needed to have labels at all).
+    tol : float >= 0, default 1e-6
+        The passes stop once a pass changes the loss by at most ``tol`` relative to the pass
+        before (the driver's one convergence test).
+    max_inner_iter : int >= 1, default 30
+        Inner iterations per chunk at most.
+    inner_tol : float >= 0, default 1e-6
+        Relative change of the chunk's loss that ends its inner loop.
+    normalize : {"l2", None}, default "l2"
+        ``"l2"``: scale each present row of each view to unit ℓ2 norm (scale-safe: rows of any
+        finite magnitude, 1e-300 or 1e300, give the same unit rows), as the other solvers'
+        ``normalize="l2"`` does. ``None``: use the rows as given.
+    init : 'random', 'k-means++', int array, or list of arrays, default 'random'
+        Start of the first chunk: ``'random'`` (the paper's: a random balanced partition);
+        ``'k-means++'`` (seeds drawn from the first chunk by D² sampling in the assignment
+        metric, a seed's missing views filled with the chunk mean); initial labels (length of
+        the first chunk, or ``n``: its first rows are used); or per-view centres ``U_v``
+        ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing
+        data and one chunk holding every sample, :func:`opimc` is Lloyd's k-means on the
+        concatenated normalised views from that start.
+    n_init : int >= 1, default 3
+        Starts tried on the first chunk with ``init='random'`` or ``'k-means++'``; the one
+        with the lowest chunk loss is kept (given labels or centres are one start). Three
+        starts raised the mean NMI on Handwritten in every setting measured (docs/opimc.md).
+    random_state : None, int or numpy.random.Generator
+        Seeds the random start.
+    verbose : bool or int, default False
+        Log one line per pass (logger ``"fastmv"``).
+    progress : bool, default False
+        Show a progress bar over the chunks (needs tqdm).
+    callback : callable, optional
+        ``callback(info)`` after every pass with a ``fastmv`` ``IterationInfo``; its
+        ``state`` holds ``labels``, ``U`` (per-view centres) and ``chunk_loss`` (the pass's
+        losses after each chunk). Returning ``True`` or raising ``StopIteration`` stops
+        after that pass with ``converged=False``.
+    n_jobs : int, optional
+        Threads (see :func:`fastmv.thread_limit`). With two or more and chunks of at least
+        ``2**17`` values (``chunk_size × Σ d_v``), one thread reads, validates and lays out
+        the next chunk while the others cluster the current one (the kernels are serial; BLAS
+        gets ``n_jobs - 1`` threads); smaller chunks are read by the clustering thread.
+        Results do not depend on it.
+
+    Returns
+    -------
+    OPIMCResult
+        ``labels``, ``objective`` (loss per pass), ``n_iter`` (passes), ``converged``,
+        ``U`` (per view, ``d_v × c``), ``chunk_loss`` and ``chunk_iter`` (per pass and chunk).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the argument: views with different ``n`` or bad shapes, infinite values or
+        partially-NaN rows in present rows, malformed CSR blocks (indices past a view's
+        width, e.g. 1-based), samples missing from every view, bad ``mask`` values,
+        out-of-range parameters. An exception raised by a chunk source, or a block of the
+        wrong shape midway through a stream, reaches the caller with the chunk's index in
+        its message; thread settings are restored either way.
+
+    Notes
+    -----
+    Time per pass: O(Σ_v |Ω_v| d_v c + nnz c) for the first assignment of each chunk
+    (``|Ω_v|`` present rows of view ``v``: one GEMM per dense view, a fused CSR kernel for
+    sparse views, then a fused distance + argmin), and per inner iteration O(D c + s) plus
+    O(Σ d_v c) for each row whose Hamerly bounds overlap (the re-assignment is pruned exactly)
+    and O(d) for each row whose label changed. Memory: O(s Σ d_v + Σ d_v c), independent of
+    ``n``, plus the ``n`` output labels (int64). Float32 views are processed in float32 (the
+    statistics are float64). Measurements: ``docs/opimc.md``.
+
+    References
+    ----------
+    M. Hu and S. Chen, "One-Pass Incomplete Multi-view Clustering", AAAI 2019.
+
+    Examples
+    --------
+    >>> import numpy as np, fastmv
+    >>> rng = np.random.default_rng(0)
+    >>> X1, X2 = rng.random((500, 20)), rng.random((500, 30))
+    >>> res = fastmv.opimc([X1, X2], 3, chunk_size=100, random_state=0)
+    >>> res.labels.shape, [u.shape for u in res.U], res.n_iter
+    ((500,), [(20, 3), (30, 3)], 1)
+    """
+    prep = _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
+                          random_state)
+    total = None if prep.n is None else -(-prep.n // chunk_size) * max_iter
+    # two threads or more: one reads and builds the next chunk while the others cluster the
+    # current one (its kernels are serial and release the GIL; BLAS gets the other threads).
+    # Small chunks are read in the clustering thread: building them is mostly Python, which a
+    # second thread would contend for the GIL with; BLAS is then left as the caller set it
+    # (limiting it costs a library scan of 1-30 ms, more than such a pass).
+    n_threads = effective_n_jobs(n_jobs)
+    read_ahead = n_threads >= 2 and chunk_size * prep.builder.D >= READ_AHEAD_MIN_VALUES
+    kernel_jobs = n_threads - 1 if read_ahead else n_jobs
+    with thread_limit(kernel_jobs, single_threaded_blas=False), \
+            progress_bar(total, progress, "opimc chunks") as bar:
+        problem = _OPIMCProblem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
+                                inner_tol=float(inner_tol), n_init=int(n_init), bar=bar,
+                                read_ahead=read_ahead)
+        trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
+                        callback=callback, verbose=verbose, warn=max_iter > 1)
+    return OPIMCResult(labels=problem.labels, objective=trace.objective, n_iter=trace.n_iter,
+                       converged=trace.converged, U=problem.centers(),
+                       chunk_loss=np.asarray(problem.chunk_loss, dtype=np.float64),
+                       chunk_iter=np.asarray(problem.chunk_iter, dtype=np.int64))

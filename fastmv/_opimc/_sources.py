@@ -1,0 +1,285 @@
+"""Chunk sources of OPIMC: where the rows come from.
+
+Each source yields ``(start, list of raw per-view row blocks, raw mask block or None)`` for
+consecutive chunks of ``chunk_size`` rows: :class:`_ArraySource` slices views held as arrays,
+memmaps, CSR matrices or any row-sliceable object (h5py datasets) with a common ``n``;
+:class:`_StreamSource` re-cuts an iterable of ``(blocks, mask_block)`` pairs into chunks of
+exactly ``chunk_size`` rows, so results do not depend on how a stream cuts its blocks.
+:func:`_release_pages` hands a memmap block's pages back to the OS once it has been read.
+"""
+from __future__ import annotations
+
+import dataclasses
+import mmap
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._core._validation import check_sparse_structure
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _is_view(obj) -> bool:
+    if sp.issparse(obj):
+        return True
+    shape = getattr(obj, "shape", None)
+    return shape is not None and len(shape) == 2 and hasattr(obj, "__getitem__")
+
+
+def _looks_like_view(X) -> bool:
+    """A view (array-like with 2 dimensions), as opposed to a ``(blocks, mask)`` chunk."""
+    if _is_view(X):
+        return True
+    if not isinstance(X, list):
+        return False
+    try:
+        A = np.asarray(X)
+    except (ValueError, TypeError):
+        return False
+    return A.ndim == 2 and A.dtype != object
+
+
+@dataclasses.dataclass
+class _Spec:
+    m: int
+    dims: list          # d_v, user order
+    sparse: list        # bool per view, user order
+    dtype: type         # chunk dtype (float32 only when every view is float32)
+
+
+def _view_dtype(obj):
+    if sp.issparse(obj):
+        return np.dtype(obj.dtype)
+    dt = getattr(obj, "dtype", None)
+    try:
+        return np.dtype(dt) if dt is not None else None
+    except TypeError:
+        return None
+
+
+def _check_view_dtype(dt, name):
+    if dt is None:
+        return
+    if dt == object or not (np.issubdtype(dt, np.number) or dt == bool):
+        raise TypeError(f"{name} must be numeric, got dtype {dt}")
+    if np.issubdtype(dt, np.complexfloating):
+        raise TypeError(f"{name} must be real, got complex values")
+
+
+def _chunk_dtype(dtypes):
+    return np.float32 if dtypes and all(dt == np.float32 for dt in dtypes) else np.float64
+
+
+class _ArraySource:
+    """Views held as arrays / memmaps / CSR / row-sliceable objects of a common ``n``."""
+
+    def __init__(self, X_list, mask, chunk_size):
+        views = list(X_list)
+        if not views:
+            raise ValueError("X_list must hold at least one view")
+        self.views = []
+        dims, sparse, dtypes = [], [], []
+        for v, X in enumerate(views):
+            name = f"X_list[{v}]"
+            if sp.issparse(X):
+                if X.ndim != 2:
+                    raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
+                # checked whole (it is in memory): slicing a malformed matrix may silently
+                # drop entries before the per-chunk check could see them
+                X = check_sparse_structure(X, name)
+            elif not _is_view(X):
+                try:
+                    X = np.asarray(X)
+                except Exception as exc:
+                    raise TypeError(f"{name} must be a 2-D array, CSR matrix, memmap or "
+                                    f"row-sliceable object, got {type(X).__name__}") from exc
+                if X.ndim != 2:
+                    raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+            dt = _view_dtype(X)
+            _check_view_dtype(dt, name)
+            shape = tuple(int(a) for a in X.shape)
+            if shape[0] < 1 or shape[1] < 1:
+                raise ValueError(f"{name} is empty (shape {shape})")
+            dims.append(shape[1])
+            sparse.append(sp.issparse(X))
+            dtypes.append(dt if dt is not None else np.dtype(np.float64))
+            self.views.append(X)
+        ns = [int(X.shape[0]) for X in self.views]
+        if len(set(ns)) > 1:
+            raise ValueError(f"all views in X_list must have the same number of samples (rows); "
+                             f"got {ns}")
+        self.n = ns[0]
+        self.spec = _Spec(len(views), dims, sparse, _chunk_dtype(dtypes))
+        if mask is not None:
+            if not (hasattr(mask, "shape") and hasattr(mask, "__getitem__")) or sp.issparse(mask):
+                mask = np.asarray(mask)
+            if tuple(mask.shape) != (self.n, self.spec.m):
+                raise ValueError(f"mask must have shape (n, m) = ({self.n}, {self.spec.m}), "
+                                 f"got {tuple(mask.shape)}")
+        self.mask = mask
+        self.chunk_size = chunk_size
+
+    def chunks(self):
+        s = self.chunk_size
+        for a in range(0, self.n, s):
+            b = min(a + s, self.n)
+            blocks = [X[a:b] for X in self.views]
+            mblock = None if self.mask is None else self.mask[a:b]
+            yield a, blocks, mblock
+
+
+class _StreamSource:
+    """An iterable of ``(list of per-view row blocks, mask block or None)``, re-cut into chunks
+    of exactly ``chunk_size`` rows (the last may be shorter), so the result does not depend on
+    how the source cuts its blocks."""
+
+    def __init__(self, iterable, chunk_size, max_passes):
+        if max_passes > 1 and iter(iterable) is iterable:
+            raise ValueError("X_list is a one-shot iterator but max_iter > 1 passes: pass a "
+                             "re-iterable object (each iter() starting the stream again) or "
+                             "max_iter=1")
+        self.iterable = iterable
+        self.chunk_size = chunk_size
+        self.spec = None
+        self.n = None
+
+    def _items(self):
+        for t, item in enumerate(self.iterable):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise TypeError(f"item {t} of the chunk stream X_list must be a pair "
+                                "(list of per-view row blocks, mask block or None)")
+            blocks, mblock = item
+            if _is_view(blocks) or not isinstance(blocks, (list, tuple)):
+                raise TypeError(f"item {t} of the chunk stream X_list: the first element must be "
+                                "a list of per-view row blocks")
+            blocks = list(blocks)
+            if self.spec is None:
+                dims, sparse, dtypes = [], [], []
+                for v, B in enumerate(blocks):
+                    name = f"X_list (chunk stream) view {v}"
+                    if not sp.issparse(B):
+                        B = np.asarray(B)
+                    if B.ndim != 2 or B.shape[1] < 1:
+                        raise ValueError(f"{name}: blocks must be 2-D with >= 1 column, "
+                                         f"got shape {B.shape}")
+                    dt = _view_dtype(B)
+                    _check_view_dtype(dt, name)
+                    dims.append(int(B.shape[1]))
+                    sparse.append(sp.issparse(B))
+                    dtypes.append(dt)
+                if not blocks:
+                    raise ValueError("X_list (chunk stream): a chunk holds no views")
+                self.spec = _Spec(len(blocks), dims, sparse, _chunk_dtype(dtypes))
+            m = self.spec.m
+            if len(blocks) != m:
+                raise ValueError(f"item {t} of the chunk stream X_list has {len(blocks)} views, "
+                                 f"expected {m}")
+            rows = []
+            for v, B in enumerate(blocks):
+                shape = getattr(B, "shape", None)
+                if shape is None:
+                    B = blocks[v] = np.asarray(B)
+                    shape = B.shape
+                if len(shape) != 2 or shape[1] != self.spec.dims[v]:
+                    raise ValueError(f"item {t} of the chunk stream X_list: view {v} block has "
+                                     f"shape {tuple(shape)}, expected (rows, "
+                                     f"{self.spec.dims[v]})")
+                rows.append(int(shape[0]))
+            if len(set(rows)) > 1:
+                raise ValueError(f"item {t} of the chunk stream X_list: views have different "
+                                 f"numbers of rows {rows}")
+            if mblock is not None:
+                mblock = np.asarray(mblock)
+                if mblock.shape != (rows[0], m):
+                    raise ValueError(f"item {t} of the chunk stream X_list: mask block must have "
+                                     f"shape ({rows[0]}, {m}), got {mblock.shape}")
+            if rows[0] > 0:
+                yield blocks, mblock, rows[0]
+
+    def peek_spec(self):
+        """Read the first item to learn m, d_v and the dtype (a one-shot iterator is not
+        consumed: the item is kept for :meth:`chunks`)."""
+        it = self._items()
+        try:
+            first = next(it)
+        except StopIteration:
+            raise ValueError("X_list (chunk stream) yielded no rows") from None
+        self._pending_first = (first, it)
+        return self.spec
+
+    def chunks(self):
+        if getattr(self, "_pending_first", None) is not None:
+            first, it = self._pending_first
+            self._pending_first = None
+
+            def items():
+                yield first
+                yield from it
+            source = items()
+        else:
+            source = self._items()
+        s = self.chunk_size
+        m = self.spec.m
+        pend_blocks = [[] for _ in range(m)]
+        pend_masks = []
+        pend_rows = 0
+        start = 0
+        for blocks, mblock, rows in source:
+            for v in range(m):
+                pend_blocks[v].append(blocks[v])
+            pend_masks.append(np.ones((rows, m), bool) if mblock is None else mblock)
+            pend_rows += rows
+            while pend_rows >= s:
+                out, pend_blocks, out_mask, pend_masks = _cut(pend_blocks, pend_masks, s,
+                                                             self.spec)
+                pend_rows -= s
+                yield start, out, out_mask
+                start += s
+        if pend_rows > 0:
+            out, _, out_mask, _ = _cut(pend_blocks, pend_masks, pend_rows, self.spec)
+            yield start, out, out_mask
+            start += pend_rows
+        self.n = start
+
+
+def _stack(parts, sparse):
+    if len(parts) == 1:
+        return parts[0]
+    if sparse:
+        return sp.vstack([sp.csr_matrix(P) for P in parts], format="csr")
+    return np.concatenate([P.toarray() if sp.issparse(P) else np.asarray(P) for P in parts])
+
+
+def _cut(pend_blocks, pend_masks, s, spec):
+    """Take the first ``s`` rows of the pending blocks; return (chunk, rest, mask, rest)."""
+    out, rest = [], []
+    for v, parts in enumerate(pend_blocks):
+        X = _stack(parts, spec.sparse[v] and all(sp.issparse(P) for P in parts))
+        out.append(X[:s])
+        rest.append([X[s:]] if X.shape[0] > s else [])
+    M = np.concatenate(pend_masks) if len(pend_masks) > 1 else pend_masks[0]
+    return out, rest, M[:s], ([M[s:]] if M.shape[0] > s else [])
+
+
+def _release_pages(block):
+    """Hand the pages of a memmap block back to the OS after it was read (best effort), so
+    the resident set does not grow with the file. Shared mappings only (modes r, r+, w+):
+    for copy-on-write mappings (mode 'c') dropping pages would discard the caller's edits."""
+    mm = getattr(block, "_mmap", None)
+    if mm is None or getattr(block, "mode", "c") not in ("r", "r+", "w+", "readonly",
+                                                          "readwrite", "write"):
+        return
+    if not hasattr(mm, "madvise") or block.nbytes == 0:
+        return
+    try:
+        base = np.frombuffer(mm, dtype=np.uint8).ctypes.data
+        start = block.__array_interface__["data"][0] - base
+        end = start + block.nbytes
+        page = mmap.PAGESIZE
+        a = (start // page) * page
+        b = min(len(mm), -(-end // page) * page)
+        if 0 <= a < b:
+            mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+    except Exception:  # pragma: no cover - platform without madvise, exotic buffers
+        pass

@@ -1,0 +1,575 @@
+"""Streaming kernels of OPIMC (docs/algorithms.md §5): one chunk of rows at a time.
+
+The layout types and the kernels that build a chunk live in
+:mod:`fastmv.kernels.streaming_layout` (re-exported here). Layout of a chunk of ``s`` rows
+(built by ``fastmv._opimc_chunks``), views in *internal order*
+(the dense views first, then the sparse ones), ``view_ptr`` (``m + 1``) giving each view's
+rows in the stacked feature space of size ``D = Σ d_v``:
+
+- :class:`DenseRows`: the dense views *compacted*: only the rows present in view ``v`` are
+  kept, row-major ``(s_v, d_v)`` blocks one after the other. Missing rows cost nothing.
+- :class:`SparseRows`: the sparse views as one CSR matrix of ``s`` rows whose column indices
+  are already global rows of ``U`` / ``R`` (missing rows have no entries).
+- ``W`` ``(s, m)`` float64: 1.0 where the row is present in the view, else 0.0.
+
+Either part is ``None`` when the chunk has no view of that kind: Numba then compiles the
+kernels without that half (a call only compiles what its data needs: dtype × dense/sparse).
+
+Global statistics (:class:`Statistics`): float64 ``sums`` ``R`` ``(c, D)`` (per-cluster sums
+of present rows, the ``R_v = Σ X_vᵀ V`` of every view transposed and stacked side by side),
+``counts`` ``T`` ``(m, c)`` (per-cluster counts of present rows, the diagonal of ``T_v``) and
+``centers`` ``U`` ``(D, c)`` (``U_v`` stacked); see :mod:`fastmv.kernels.streaming_stats`.
+Chunk values are float32 or float64.
+
+The only O(s d c) work is the cross product ``X_t U`` (BLAS for the dense views, a fused row
+kernel for CSR), followed by a fused distance + argmin. Inside a chunk the statistics follow
+the labels incrementally (only rows whose label changed move), and re-assignments after the
+first are pruned exactly with Hamerly's bounds (:func:`stream_chunk_iterate`).
+
+The kernels are serial (one thread, results independent of the thread count): the O(s d c)
+work is BLAS, which gets the call's threads; the rest is O(s d) or O(s c) per chunk, which a
+parallel launch per kernel call (many per chunk) would not speed up. With two threads or more,
+``fastmv.opimc`` reads and builds the next chunk on a second thread instead.
+
+It is one module, longer than most, because its kernels form one per-chunk loop that shares
+the chunk layout; the layout and the statistics kernels are already in their own modules.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import opimc_layout
+from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
+    REPLACE_PREVIOUS,
+    START_FROM_CENTERS,
+    START_FROM_LABELS,
+    DenseRows,
+    Nearest,
+    SparseRows,
+    Statistics,
+    stream_gather_view,
+    stream_layout,
+)
+from .opimc_stats import (
+    stream_loss,
+    stream_move_counts,
+    stream_move_csr,
+    stream_move_dense,
+    stream_scatter_counts,
+    stream_scatter_csr,
+    stream_scatter_dense,
+    stream_update_centers,
+)
+
+# the layout names are re-exported, so callers import one module
+__all__ = opimc_layout.__all__ + [
+    "stream_cross",
+    "stream_assign",
+    "stream_row_sqnorms",
+    "stream_center_shift",
+    "stream_center_sqnorms",
+    "stream_chunk_assign",
+    "stream_chunk_iterate",
+]
+
+
+@njit(cache=True)
+def stream_cross(dense, view_ptr, U):
+    """Cross products ``X_v U_v`` of the compacted dense views of a chunk (BLAS GEMMs).
+
+    Parameters
+    ----------
+    dense : DenseRows
+        Compacted dense views.
+    view_ptr : ndarray of shape (m + 1,), int64
+        Rows of each view in ``U`` (dense views first).
+    U : ndarray of shape (D, c), float64
+        Stacked centres.
+
+    Returns
+    -------
+    G : ndarray of shape (Σ s_v, c), float64
+        ``G[row_start[v] + r] = X_v[r] @ U_v`` (computed in the dtype of the values; float64
+        storage keeps one type for :func:`stream_assign` whatever the input dtype).
+
+    Notes
+    -----
+    One GEMM per dense view: O(Σ s_v d_v c) time, O(Σ s_v c + d_v c) memory.
+
+    Cost: reads ``8 (Σ s_v d_v + D c)`` bytes and writes ``8 Σ s_v c``; ``2 Σ s_v d_v c`` flops
+    in GEMMs.
+    """
+    n_dense = dense.row_start.shape[0] - 1
+    c = U.shape[1]
+    xdt = dense.values.dtype
+    G = np.empty((dense.row_start[n_dense], c))
+    for v in range(n_dense):
+        p0, p1 = dense.row_start[v], dense.row_start[v + 1]
+        a = view_ptr[v]
+        d_v = view_ptr[v + 1] - a
+        if p1 == p0:
+            continue
+        Xv = dense.values[dense.value_start[v]:dense.value_start[v + 1]].reshape((p1 - p0, d_v))
+        Uv = np.empty((d_v, c), dtype=xdt)
+        for j in range(d_v):
+            for k in range(c):
+                Uv[j, k] = U[a + j, k]
+        Gv = np.dot(Xv, Uv)
+        for r in range(p1 - p0):          # explicit loops compile faster than slice assigns
+            for k in range(c):
+                G[p0 + r, k] = Gv[r, k]
+    return G
+
+
+@njit(cache=True, inline="always")
+def _argmin2(acc, i, out):
+    """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""
+    c = acc.shape[0]
+    k1 = 0
+    v1 = acc[0]
+    v2 = np.inf
+    for k in range(1, c):
+        a = acc[k]
+        if a < v1:
+            v2 = v1
+            v1 = a
+            k1 = k
+        elif a < v2:
+            v2 = a
+    out.labels[i] = k1
+    out.best[i] = v1
+    out.second[i] = v2
+
+
+@njit(cache=True)
+def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
+    """Fused distance + argmin for the given rows of a chunk.
+
+    ``D[i, k] = Σ_v W[i, v] (‖u_{v,k}‖² − 2 x_{v,i}·u_{v,k})``; ``labels[i] = argmin_k D[i, k]``
+    (lowest index on ties). The dense cross products come from ``G`` (see
+    :func:`stream_cross`) or, when ``G`` has no rows, are computed here row by row (cheaper
+    when only a few rows are re-assigned); the CSR rows' products with ``U`` are fused.
+
+    Parameters
+    ----------
+    dense : DenseRows or None
+    sparse : SparseRows or None
+    W : ndarray of shape (s, m), float64
+        Presence weights.
+    view_ptr : ndarray of shape (m + 1,), int64
+    U : ndarray of shape (D, c), float64
+    usq : ndarray of shape (m, c), float64
+        ``‖u_{v,k}‖²`` (see :func:`stream_center_sqnorms`).
+    G : ndarray of shape (Σ s_v, c) or (0, c), float64
+        Dense cross products stacked by view, or empty (computed inline).
+    rows : ndarray of shape (r,), int64
+        Chunk rows to assign.
+    out : Nearest
+        Written at ``rows`` only.
+
+    Notes
+    -----
+    O(r (m + n_dense) c + nnz(rows) c) time with ``G``, plus O(r Σ d_v c) without it; O(c)
+    scratch; never forms ``D``. Serial: with ``G`` it is O(c) per row after an O(d c) GEMM
+    row, and without ``G`` it serves the few rows whose bounds overlap; a parallel launch per
+    inner iteration would cost more than it saves on the chunk thread (the next chunk is read
+    on another), and a parallel variant several seconds of compilation.
+
+    Cost: with ``G``: reads ``8 r (n_dense c + m)`` bytes, ``~3 r (m + n_dense) c`` flops;
+    without it ``2 r Σ d_v c`` more flops over ``8 r Σ d_v`` bytes of rows; CSR rows
+    ``12 nnz(rows)`` bytes and ``2 nnz(rows) c`` flops.
+    """
+    m = W.shape[1]
+    c = usq.shape[1]
+    acc = np.empty(c)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        for k in range(c):
+            acc[k] = 0.0
+        for v in range(m):
+            w = W[i, v]
+            if w != 0.0:
+                for k in range(c):
+                    acc[k] += w * usq[v, k]
+        if dense is not None:
+            inline = G.shape[0] == 0
+            for v in range(dense.position.shape[1]):
+                q = dense.position[i, v]
+                if q < 0:
+                    continue
+                if not inline:
+                    for k in range(c):
+                        acc[k] -= 2.0 * G[q, k]
+                    continue
+                a = view_ptr[v]
+                d_v = view_ptr[v + 1] - a
+                o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
+                for j in range(d_v):
+                    x = 2.0 * dense.values[o + j]
+                    for k in range(c):
+                        acc[k] -= x * U[a + j, k]
+        if sparse is not None:
+            for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
+                j = sparse.indices[p]
+                x = 2.0 * sparse.data[p]
+                for k in range(c):
+                    acc[k] -= x * U[j, k]
+        _argmin2(acc, i, out)
+
+
+@njit(cache=True, nogil=True)
+def stream_row_sqnorms(dense, sparse, view_ptr, s):
+    """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
+
+    Parameters
+    ----------
+    dense : DenseRows or None
+    sparse : SparseRows or None
+    view_ptr : ndarray of shape (m + 1,), int64
+    s : int
+        Rows in the chunk.
+
+    Returns
+    -------
+    xsq : ndarray of shape (s,), float64
+
+    Notes
+    -----
+    O(Σ s_v d_v + nnz) time.
+
+    Cost: reads ``8 Σ s_v d_v + 12 nnz`` bytes; ``2 (Σ s_v d_v + nnz)`` flops.
+    """
+    xsq = np.zeros(s)
+    if dense is not None:
+        for v in range(dense.row_start.shape[0] - 1):
+            d_v = view_ptr[v + 1] - view_ptr[v]
+            for q in range(dense.row_start[v], dense.row_start[v + 1]):
+                o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
+                acc = 0.0
+                for j in range(d_v):
+                    x = np.float64(dense.values[o + j])
+                    acc += x * x
+                xsq[dense.rows[q]] += acc
+    if sparse is not None:
+        for i in range(s):
+            for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
+                x = np.float64(sparse.data[p])
+                xsq[i] += x * x
+    return xsq
+
+
+@njit(cache=True)
+def stream_center_shift(U_old, U):
+    """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
+
+    Parameters
+    ----------
+    U_old, U : ndarray of shape (D, c), float64
+
+    Returns
+    -------
+    delta : ndarray of shape (c,), float64
+
+    Notes
+    -----
+    O(D c) time. In every view-masked metric the move is at most ``delta[k]``, so it bounds
+    the change of any sample's distance to centre ``k`` (triangle inequality).
+
+    Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
+    """
+    c = U.shape[1]
+    acc = np.zeros(c)
+    for j in range(U.shape[0]):
+        for k in range(c):
+            t = U[j, k] - U_old[j, k]
+            acc[k] += t * t
+    for k in range(c):
+        acc[k] = np.sqrt(acc[k])
+    return acc
+
+
+@njit(cache=True)
+def stream_center_sqnorms(U, view_ptr):
+    """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
+
+    Parameters
+    ----------
+    U : ndarray of shape (D, c), float64
+    view_ptr : ndarray of shape (m + 1,), int64
+
+    Returns
+    -------
+    usq : ndarray of shape (m, c), float64
+
+    Notes
+    -----
+    O(D c) time.
+
+    Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
+    """
+    m = view_ptr.shape[0] - 1
+    c = U.shape[1]
+    usq = np.zeros((m, c))
+    for v in range(m):
+        for j in range(view_ptr[v], view_ptr[v + 1]):
+            for k in range(c):
+                usq[v, k] += U[j, k] * U[j, k]
+    return usq
+
+
+@njit(cache=True, nogil=True)
+def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
+    """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
+    :func:`stream_assign` (fused distances + argmin).
+
+    Parameters
+    ----------
+    dense : DenseRows or None
+    sparse : SparseRows or None
+    W : ndarray of shape (s, m), float64
+    view_ptr : ndarray of shape (m + 1,), int64
+    U : ndarray of shape (D, c), float64
+    labels : ndarray of shape (s,), int64
+        Output.
+
+    Returns
+    -------
+    best : ndarray of shape (s,), float64
+        ``D[i, labels[i]] = Σ_v W[i, v] (‖u_{v,l_i}‖² − 2 x_{v,i}·u_{v,l_i})``.
+    second : ndarray of shape (s,), float64
+        The second smallest ``D[i, k]`` (``inf`` when ``c == 1``).
+
+    Notes
+    -----
+    O(Σ s_v d_v c + nnz c + s m c) time, O(s c) memory.
+
+    Cost: reads ``8 (Σ s_v d_v + D c + s m) + 12 nnz`` bytes;
+    ``2 Σ s_v d_v c + 2 nnz c + ~3 s m c`` flops (GEMM-bound for dense views).
+    """
+    s = W.shape[0]
+    c = U.shape[1]
+    usq = stream_center_sqnorms(U, view_ptr)
+    out = Nearest(labels, np.empty(s), np.empty(s))
+    G = np.empty((0, c))
+    if dense is not None:
+        G = stream_cross(dense, view_ptr, U)
+    stream_assign(dense, sparse, W, view_ptr, U, usq, G, np.arange(s), out)
+    return out.best, out.second
+
+
+@njit(cache=True, inline="always")
+def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
+    """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
+    own centre, ``lb`` ≤ distance to any other, widened by the rounding error of D."""
+    e = xsq[i]
+    for v in range(W.shape[1]):
+        e += W[i, v] * usq_max[v]
+    margin = np.sqrt(gamma * e)
+    ub[i] = np.sqrt(max(out.best[i] + xsq[i], 0.0)) + margin
+    if np.isinf(out.second[i]):
+        lb[i] = np.inf
+    else:
+        lb[i] = np.sqrt(max(out.second[i] + xsq[i], 0.0)) - margin
+
+
+@njit(cache=True, inline="always")
+def _usq_max(U, view_ptr):
+    usq = stream_center_sqnorms(U, view_ptr)
+    out = np.zeros(usq.shape[0])
+    for v in range(usq.shape[0]):
+        for k in range(usq.shape[1]):
+            out[v] = max(out[v], usq[v, k])
+    return usq, out
+
+
+@njit(cache=True, inline="always")
+def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
+    """Move the rows whose label changed from ``old`` to ``new`` in the statistics;
+    returns how many changed."""
+    n_changed = stream_move_counts(old, new, W, stats.counts)
+    if n_changed > 0:
+        if dense is not None:
+            stream_move_dense(dense, view_ptr, old, new, stats.sums)
+        if sparse is not None:
+            stream_move_csr(sparse, old, new, stats.sums)
+    return n_changed
+
+
+@njit(cache=True, inline="always")
+def _copy(src, dst):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, inline="always")
+def _second_largest(delta):
+    """(index of the largest, largest, second largest) of ``delta``."""
+    k1 = 0
+    d1 = 0.0
+    d2 = 0.0
+    for k in range(delta.shape[0]):
+        if delta[k] > d1:
+            d2 = d1
+            d1 = delta[k]
+            k1 = k
+        elif delta[k] > d2:
+            d2 = delta[k]
+    return k1, d1, d2
+
+
+@njit(cache=True, nogil=True)
+def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
+                         max_iter, tol):
+    """One chunk of OPIMC (docs/algorithms.md §5): its starting labels, the inner loop, and
+    its contribution to the global statistics.
+
+    Start (``start``):
+
+    - ``START_FROM_LABELS``: ``labels`` are the starting labels (first chunk); the chunk is
+      added to the statistics (scatter-adds of :mod:`fastmv.kernels.streaming_stats`);
+    - ``START_FROM_CENTERS``: the starting labels come from the current centres
+      (:func:`stream_chunk_assign`); the chunk is added to the statistics;
+    - ``REPLACE_PREVIOUS`` (later passes): ``labels`` hold the chunk's labels of the previous
+      pass, whose contribution the statistics still hold; the starting labels come from the
+      current centres and the previous contribution is moved to them.
+
+    Then repeats: centres from the statistics (``stream_update_centers``), labels from the
+    centres, statistics moved to the new labels, loss (``stream_loss``); until no label
+    changes (a fixed point), the loss changes by less than ``tol`` relative, or ``max_iter``
+    iterations. On exit the statistics hold the chunk under the final ``labels``.
+
+    The re-assignment is pruned exactly (Hamerly's bounds): each row keeps an upper bound on
+    its distance to its own centre and a lower bound on the distance to any other, both
+    widened by the rounding error of the distance formula; after the centres move by
+    ``delta`` (:func:`stream_center_shift`) the bounds move by at most ``delta``, and only
+    rows whose bounds overlap are re-assigned (:func:`stream_assign` with inline cross
+    products, or the BLAS path :func:`stream_chunk_assign` when more than a quarter of the
+    rows are). Rows that are skipped provably keep their label, so the result is that of
+    re-assigning every row.
+
+    Parameters
+    ----------
+    dense : DenseRows or None
+        Compacted dense views of the chunk.
+    sparse : SparseRows or None
+        CSR rows of the sparse views.
+    W : ndarray of shape (s, m), float64
+        Presence weights.
+    view_ptr : ndarray of shape (m + 1,), int64
+        Rows of each view in the stacked feature space (dense views first).
+    stats : Statistics
+        Sums ``R`` (c, D), counts ``T`` (m, c), centres ``U`` (D, c); updated in place.
+    labels : ndarray of shape (s,), int64
+        Starting or previous labels (see ``start``); the final labels on exit.
+    start : int
+        ``START_FROM_LABELS``, ``START_FROM_CENTERS`` or ``REPLACE_PREVIOUS`` (above).
+    fill : ndarray of shape (D,) or (0,), float64
+        Centre for empty clusters (chunk mean; first chunk only) or empty (keep previous).
+    alpha : float
+        Ridge weight α >= 0.
+    max_iter : int
+        Inner iterations at most.
+    tol : float
+        Relative change of the chunk's loss that ends the loop.
+
+    Returns
+    -------
+    loss : float
+        ``stream_loss`` after the last iteration.
+    n_iter : int
+    converged : bool
+
+    Notes
+    -----
+    Per iteration O(Σ s_v d_v c + nnz c) at worst (one GEMM per dense view), O(s + D c +
+    n_active (Σ d_v) c) when few rows are near a boundary, plus O(n_changed d) for the
+    statistics; memory O(s c + D c) beyond the chunk.
+
+    Cost: per inner iteration at most that of :func:`stream_chunk_assign`
+    (``8 (Σ s_v d_v + D c)`` bytes, ``2 Σ s_v d_v c + 2 nnz c`` flops) plus ``16 n_changed d``
+    bytes and ``2 n_changed d`` flops for the statistics; much less when the bounds leave most
+    rows out.
+    """
+    R, T, U = stats.sums, stats.counts, stats.centers
+    s = labels.shape[0]
+    c = U.shape[1]
+    m = W.shape[1]
+    new = np.empty(s, np.int64)
+    _copy(labels, new)
+    ub = np.empty(s)                        # no bounds yet: every row is active
+    lb = np.empty(s)
+    for i in range(s):
+        ub[i] = np.inf
+        lb[i] = -np.inf
+    xsq = stream_row_sqnorms(dense, sparse, view_ptr, s)
+    dmax = 1
+    for v in range(m):
+        dmax = max(dmax, view_ptr[v + 1] - view_ptr[v])
+    eps = 0.0               # the coarser of the two dtypes (only the parts present count)
+    if dense is not None:
+        eps = max(eps, np.finfo(dense.values.dtype).eps)
+    if sparse is not None:
+        eps = max(eps, np.finfo(sparse.data.dtype).eps)
+    gamma = 4.0 * (dmax + 8) * eps
+    out = Nearest(new, np.empty(s), np.empty(s))
+    if start != START_FROM_LABELS:
+        best, second = stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
+        out = Nearest(new, best, second)
+        usq, usq_max = _usq_max(U, view_ptr)
+        for i in range(s):
+            _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
+    if start == REPLACE_PREVIOUS:
+        if _move_chunk(dense, sparse, W, view_ptr, stats, labels, new) > 0:
+            _copy(new, labels)
+    else:
+        _copy(new, labels)
+        if dense is not None:
+            stream_scatter_dense(dense, view_ptr, labels, R, 1.0)
+        if sparse is not None:
+            stream_scatter_csr(sparse, labels, R, 1.0)
+        stream_scatter_counts(labels, W, T, 1.0)
+    loss_old = stream_loss(U, R, T, view_ptr, alpha)
+    loss = loss_old
+    n_iter = 0
+    converged = False
+    U_old = np.empty((U.shape[0], c))
+    active = np.empty(s, np.int64)
+    no_cross = np.empty((0, c))
+    for it in range(max_iter):
+        for j in range(U.shape[0]):
+            for k in range(c):
+                U_old[j, k] = U[j, k]
+        stream_update_centers(R, T, view_ptr, alpha, fill, U)
+        delta = stream_center_shift(U_old, U)
+        k1, d1, d2 = _second_largest(delta)
+        n_act = 0
+        for i in range(s):
+            ub[i] += delta[labels[i]]
+            lb[i] -= d2 if labels[i] == k1 else d1
+            if ub[i] > lb[i]:
+                active[n_act] = i
+                n_act += 1
+        _copy(labels, new)
+        if n_act > 0:
+            usq, usq_max = _usq_max(U, view_ptr)
+            if 4 * n_act > s:
+                best, second = stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
+                out = Nearest(new, best, second)
+                for i in range(s):
+                    _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
+            else:
+                rows = active[:n_act]
+                stream_assign(dense, sparse, W, view_ptr, U, usq, no_cross, rows, out)
+                for r in range(n_act):
+                    _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
+        n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
+        if n_changed > 0:
+            _copy(new, labels)
+        loss = stream_loss(U, R, T, view_ptr, alpha)
+        n_iter = it + 1
+        if n_changed == 0 or abs(loss - loss_old) < tol * abs(loss_old):
+            converged = True
+            break
+        loss_old = loss
+    return loss, n_iter, converged

@@ -1,0 +1,71 @@
+"""NumPy twins of ``fastmv.kernels.feature_selection`` and a plain NumPy MVFL solver.
+
+The twins follow docs/algorithms.md §2 literally (dense matrices, direct formulas). The solver
+:func:`mvfl_reference` is the straightforward transcription that solves the ``d × d``
+systems ``(X̃ᵀX̃ + λ1 P_k + λ2 Q) w_k = X̃ᵀ f̃_k`` directly with ``numpy.linalg.solve``; it
+is the baseline of the speed comparison and the oracle of the solver tests.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from benchmarks.references.mvfl import (  # noqa: F401  (re-exported twins and reference)
+    _dense,
+    irls_diagonal,
+    multiplicative_f_update,
+    mvfl_objective,
+    mvfl_reference,
+    pair_matrix,
+    weight_norms,
+)
+
+__all__ = [
+    "weight_norms",
+    "irls_diagonal",
+    "cholesky_solve",
+    "sparse_weighted_gram",
+    "pair_gram",
+    "multiplicative_f_update",
+    "labelled_rows_update",
+    "pair_matrix",
+    "mvfl_reference",
+    "mvfl_objective",
+]
+
+
+def cholesky_solve(L, R):
+    d, c = R.shape
+    S = np.zeros((d, c), dtype=R.dtype)
+    for k in range(c):
+        Lk = np.tril(np.asarray(L[k if L.shape[0] > 1 else 0], dtype=np.float64))
+        if d:
+            S[:, k] = np.linalg.solve(Lk @ Lk.T, np.asarray(R[:, k], dtype=np.float64))
+    return S
+
+
+def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, dinv):
+    n = len(indptr) - 1
+    d = dinv.shape[1]
+    X = sp.csr_matrix((np.asarray(data, dtype=np.float64), indices, indptr), shape=(n, d)).toarray()
+    return np.stack([X @ np.diag(dk) @ X.T for dk in np.asarray(dinv, dtype=np.float64)])
+
+
+def pair_gram(F, indptr, indices, data):
+    F = np.asarray(F, dtype=np.float64)
+    Ip = _dense(indptr, indices, data, F.shape[0])
+    return F.T @ Ip @ F
+
+
+def labelled_rows_update(F, Z, rows, classes, lam):
+    c = F.shape[1]
+    for i, y in zip(rows, classes):
+        for k in range(c):
+            il = 0.0 if k == y else 1.0
+            F[i, k] = max(Z[i, k] / (lam * il + 1.0), 0.0)
+
+
+# ------------------------------------------------------------------------------------------
+# reference solver
+
+
