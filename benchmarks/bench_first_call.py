@@ -2,7 +2,7 @@
 
 What a user meets before the first answer: compilation on a fresh install, cache loading on
 every later start. Targets on the project's 2-core machine: cold ≤ 10 s, warm ≤ 0.3 s above
-the second call. The call is each solver's warm-up (``fastmv._registry``: the tiny call that
+the second call. The call is each solver's warm-up (``fastmv._app._registry``: the tiny call that
 ``python -m fastmv compile`` and the demo's compile rows make), run in a new process so that
 nothing compiled earlier in the benchmark process counts; process CPU seconds
 (``resource.getrusage``), which a busy machine inflates less than wall time. The absolute

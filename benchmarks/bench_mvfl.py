@@ -1,6 +1,6 @@
 """asv suite for fastmv.mvfl.
 
-Speed ratios are measured inside one ``track_*`` call against ``benchmarks/_ref_mvfl.py``'s
+Speed ratios are measured inside one ``track_*`` call against ``benchmarks/references/mvfl.py``'s
 ``mvfl_reference``: the same algorithm (same start, same iterations) in plain NumPy, solving
 the ``d × d`` systems ``(X̃ᵀX̃ + λ1 P_k + λ2 Q) w_k = X̃ᵀ f̃_k`` directly with
 ``numpy.linalg.solve`` and the pair term with a dense ``n × n`` ``I_p``. fastmv factorises the

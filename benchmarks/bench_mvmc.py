@@ -1,7 +1,7 @@
 """asv suite for fastmv.mvmc.
 
 Speed is reported as ratios measured inside one ``track_*`` call against the dense NumPy
-implementation ``benchmarks/_ref_mvmc.py::mvmc_dense`` (the same iteration with ``S``,
+implementation ``benchmarks/references/mvmc.py::mvmc_dense`` (the same iteration with ``S``,
 ``S_ob`` and the mask as ``n × n`` arrays and the ``n × n`` masked residual formed at every
 gradient step), run on the same bases ``Z_v`` for the same number of outer iterations, so
 machine noise hits both alike:

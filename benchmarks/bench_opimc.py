@@ -1,6 +1,6 @@
 """asv suite for fastmv.opimc.
 
-Speed ratios are measured inside one ``track_*`` call against ``benchmarks/_ref_opimc.py``
+Speed ratios are measured inside one ``track_*`` call against ``benchmarks/references/opimc.py``
 (the same algorithm in vectorised NumPy: BLAS products for the distances, one-hot products for
 the statistics, same start and stopping rules), so machine noise affects both alike. The
 comparison with imml's OPIMC (a different package) is a script:

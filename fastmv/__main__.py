@@ -1,4 +1,4 @@
-"""``python -m fastmv``: see :mod:`fastmv._cli`."""
+"""``python -m fastmv``: see :mod:`fastmv._app._cli`."""
 import sys
 
 from ._app._cli import main

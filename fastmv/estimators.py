@@ -21,7 +21,7 @@ parameter descriptions from the solver's docstring, so both stay in step.
 For model selection tools that index samples (``GridSearchCV``), the views may also be given
 as one 2-D array with the views side by side and ``view_sizes`` (their widths) in ``fit``.
 
-The documentation generator is :mod:`fastmv._estimator_docs`; each estimator here is a short
+The documentation generator is :mod:`fastmv._app._estimator_docs`; each estimator here is a short
 class.
 """
 from __future__ import annotations

@@ -39,7 +39,7 @@ Conventions (n = number of samples, ``a_i`` = class sizes, ``b_j`` = cluster siz
 Validation: both arguments must be 1-D, non-empty, of equal length, without NaN
 (``ValueError`` naming ``y_true`` / ``y_pred``).
 
-The table and the measures' arithmetic are in :mod:`fastmv._contingency`; this module holds
+The table and the measures' arithmetic are in :mod:`fastmv._core._contingency`; this module holds
 the public functions, their validation and their documentation.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Simulate the side information and damage that the five solvers' experiments need.
 
 Every function takes a ``random_state`` (``None``, an int, or a :class:`numpy.random.Generator`,
-see :func:`fastmv._validation.check_random_state`): the same int gives the same output, and a
+see :func:`fastmv._core._validation.check_random_state`): the same int gives the same output, and a
 Generator is advanced. Inputs are never modified; outputs are new arrays.
 
 - :func:`pairwise_constraints` — must-link / cannot-link pairs from labels (MVMC, MVFL).
@@ -17,8 +17,8 @@ set of distinct numbers is drawn (Floyd's algorithm inside ``Generator.choice`` 
 small relative to the range, otherwise rejection or complement sampling; memory O(p) or
 O(range) ≤ O(50 p)), and numbers are decoded to index pairs arithmetically.
 
-The pair numbering and sampling live in :mod:`fastmv._pair_codes`, the kinds of damage in
-:mod:`fastmv._corruption`; this module holds the public functions and their documentation.
+The pair numbering and sampling live in :mod:`fastmv._core._pair_codes`, the kinds of damage in
+:mod:`fastmv._core._corruption`; this module holds the public functions and their documentation.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ per-part partial sums that are added at the end in part order, so results do not
 the number of threads (callers run small passes on one Numba thread, where a parallel
 launch would cost more than the pass; the result is the same). The passes that run once
 per solve or are a small share of a step (the initial error norms, the consensus
-residual) are NumPy in ``fastmv/_emvc.py``: every kernel, and above all every
+residual) are NumPy in ``fastmv/_emvc/_solver.py``: every kernel, and above all every
 ``parallel=True`` one, adds to a solver's first call. Views are stacked as ``(m, n, n)``
 arrays. All arithmetic is float64 whatever the storage precision (float32 or
 float64).

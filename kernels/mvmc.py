@@ -170,7 +170,7 @@ def clip_correction(A):
     -----
     One pass over the tile, O(p q) time, per-row partial sums added in row order. The tile
     must be finite. Serial: the tiles (384 × 384 by default) run as independent tasks, one
-    per thread (``fastmv._threads.task_map``), and each is below the size where a parallel
+    per thread (``fastmv._core._threads.task_map``), and each is below the size where a parallel
     launch pays; a ``parallel=True`` kernel would only add about a second to the first
     call's compilation.
 

@@ -1,8 +1,8 @@
 """Streaming kernels of OPIMC (docs/algorithms.md §5): one chunk of rows at a time.
 
 The layout types and the kernels that build a chunk live in
-:mod:`fastmv.kernels.streaming_layout` (re-exported here). Layout of a chunk of ``s`` rows
-(built by ``fastmv._opimc_chunks``), views in *internal order*
+:mod:`fastmv.kernels.opimc_layout` (re-exported here). Layout of a chunk of ``s`` rows
+(built by ``fastmv._opimc._chunks``), views in *internal order*
 (the dense views first, then the sparse ones), ``view_ptr`` (``m + 1``) giving each view's
 rows in the stacked feature space of size ``D = Σ d_v``:
 
@@ -18,7 +18,7 @@ kernels without that half (a call only compiles what its data needs: dtype × de
 Global statistics (:class:`Statistics`): float64 ``sums`` ``R`` ``(c, D)`` (per-cluster sums
 of present rows, the ``R_v = Σ X_vᵀ V`` of every view transposed and stacked side by side),
 ``counts`` ``T`` ``(m, c)`` (per-cluster counts of present rows, the diagonal of ``T_v``) and
-``centers`` ``U`` ``(D, c)`` (``U_v`` stacked); see :mod:`fastmv.kernels.streaming_stats`.
+``centers`` ``U`` ``(D, c)`` (``U_v`` stacked); see :mod:`fastmv.kernels.opimc_stats`.
 Chunk values are float32 or float64.
 
 The only O(s d c) work is the cross product ``X_t U`` (BLAS for the dense views, a fused row
@@ -427,7 +427,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     Start (``start``):
 
     - ``START_FROM_LABELS``: ``labels`` are the starting labels (first chunk); the chunk is
-      added to the statistics (scatter-adds of :mod:`fastmv.kernels.streaming_stats`);
+      added to the statistics (scatter-adds of :mod:`fastmv.kernels.opimc_stats`);
     - ``START_FROM_CENTERS``: the starting labels come from the current centres
       (:func:`stream_chunk_assign`); the chunk is added to the statistics;
     - ``REPLACE_PREVIOUS`` (later passes): ``labels`` hold the chunk's labels of the previous

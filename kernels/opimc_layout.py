@@ -1,7 +1,7 @@
 """Chunk layout of OPIMC's streaming kernels (docs/algorithms.md §5): the named tuples every
-streaming kernel takes, the start modes of :func:`fastmv.kernels.streaming.stream_chunk_iterate`,
+streaming kernel takes, the start modes of :func:`fastmv.kernels.opimc.stream_chunk_iterate`,
 and the two kernels that build a chunk's compact layout (:func:`stream_layout`,
-:func:`stream_gather_view`). See :mod:`fastmv.kernels.streaming` for the layout itself.
+:func:`stream_gather_view`). See :mod:`fastmv.kernels.opimc` for the layout itself.
 """
 from __future__ import annotations
 

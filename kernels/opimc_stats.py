@@ -5,8 +5,8 @@ per-cluster sums and counts, the centre update and the streamed loss.
 of every view, transposed and stacked side by side, so adding a row to a cluster is a
 contiguous write), ``T`` ``(m, c)`` float64 the per-cluster counts of present rows (the diagonal
 of ``T_v``), ``U`` ``(D, c)`` float64 the stacked centres. ``dense`` is a
-:class:`fastmv.kernels.streaming.DenseRows` and ``sparse`` a
-:class:`fastmv.kernels.streaming.SparseRows` (see that module for the chunk layout).
+:class:`fastmv.kernels.opimc.DenseRows` and ``sparse`` a
+:class:`fastmv.kernels.opimc.SparseRows` (see that module for the chunk layout).
 
 Because ``V`` is one-hot, ``X_tᵀ V_t`` is a scatter-add of rows into cluster rows of ``R``
 (O(s d), not O(s d c)) and ``Vᵀ W V`` a count. The kernels are serial: O(s d) memory-bound

@@ -69,7 +69,7 @@ def _simplex_threshold(y, v, w):
 
 # Rows are processed in a fixed number of blocks (not one per thread), so per-block partial
 # sums, and hence every result, are the same whatever the number of threads. The names stay
-# for kernels/robust.py; the partition is the shared one (kernels/_partition.py).
+# for kernels/emvc.py; the partition is the shared one (kernels/_partition.py).
 
 
 @njit(cache=True)

@@ -1,4 +1,4 @@
-"""The shared driver (fastmv._solver), the result contract and its files."""
+"""The shared driver (fastmv._core._driver), the result contract and its files."""
 import dataclasses
 import json
 import logging

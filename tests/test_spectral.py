@@ -197,7 +197,7 @@ def test_spectral_embedding_block_path_equals_dense(prefers, rng):
 
 
 # ---------------------------------------------------------------------------------------
-# shared linear algebra (fastmv._linalg)
+# shared linear algebra (fastmv._core._linalg)
 # ---------------------------------------------------------------------------------------
 
 def test_orthonormalize_projects_fills_or_drops(rng):

@@ -12,7 +12,7 @@ made unmapped (95% of each view kept, rows permuted per view), inter-view constr
 0% / 0.5% / 5% of the cross pairs of every view pair; accuracy and NMI per view averaged
 over draws (each draw: new unmapped data, constraints and initialisation).
 
-``speed``: seconds per sweep of fastmv's kernels against ``tests.naive_cmvnmf.cmvnmf_reference``
+``speed``: seconds per sweep of fastmv's kernels against ``tests.cmvnmf.naive.cmvnmf_reference``
 (NumPy + scipy.sparse, the same updates from the same initial factors) in the same process,
 on the two real settings (5%) and on synthetic 3 views × n. Run it with
 ``NUMBA_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` set to control threads.

@@ -7,7 +7,7 @@ Synthetic data as ``tools.scale_mvmc`` (2 views × 200 dims, 10 clusters, |Ω| =
 paths run the same call (``tol=0``, ``max_iter`` outer iterations, then the spectral step)
 and print, as they go: seconds per outer iteration, what the executor path shipped per
 iteration and per product with ``S`` in the spectral step (pickled sizes counted by
-:class:`fastmv._executor.BlockMap`: data broadcast once per iteration or product — counted
+:class:`fastmv._core._executor.BlockMap`: data broadcast once per iteration or product — counted
 once, each worker receives a copy —, what travels with the tasks, and the results coming
 back), the user and system CPU time of the client and of the workers per iteration and in
 the spectral step, the peak resident memory of the client and of every worker, and the

@@ -1,6 +1,6 @@
 """One-off measurements for the MVFL report (docs/mvfl.md): quality on Handwritten and 3Sources
 over several draws, and speed/memory against the plain NumPy transcription
-(``benchmarks/_ref_mvfl.py``'s ``mvfl_reference``, which solves the ``d × d`` systems with
+(``benchmarks/references/mvfl.py``'s ``mvfl_reference``, which solves the ``d × d`` systems with
 ``numpy.linalg.solve``) in the same run.
 
 Usage (from the repository root)::

@@ -6,7 +6,7 @@ root as a module, so that this checkout's ``fastmv`` and ``benchmarks`` are impo
         time of the final spectral step (products with S only) and how many products it
         took, peak traced memory (NumPy allocations, tracemalloc) and peak RSS, NMI.
     python -m tools.scale_mvmc speed --n 5000 --iters 3 [--n-jobs 1] [--repeat 3]
-        fastmv.mvmc against the dense NumPy implementation (benchmarks/_ref_mvmc.py)
+        fastmv.mvmc against the dense NumPy implementation (benchmarks/references/mvmc.py)
         on the same bases, same iterations: whole-call and per-iteration ratios.
     python -m tools.scale_mvmc paper --data BBCSport.mat
         time to reach the optimum: fastmv defaults against the paper's algorithm (plain

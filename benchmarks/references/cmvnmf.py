@@ -1,5 +1,5 @@
 """The NumPy reference cmvnmf_reference of the asv suites (bench_cmvnmf.py), with the helpers it
-uses; tests/naive_cmvnmf.py re-exports them, so the test-suite checks the reference the
+uses; tests/cmvnmf/naive.py re-exports them, so the test-suite checks the reference the
 benchmarks time. It lives here because asv makes only ``benchmarks`` importable."""
 import numpy as np
 import scipy.sparse as sp

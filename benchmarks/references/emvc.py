@@ -1,5 +1,5 @@
 """The NumPy reference emvc_reference of the asv suites (bench_emvc.py), with the helpers it
-uses; tests/naive_emvc.py re-exports them, so the test-suite checks the reference the
+uses; tests/emvc/naive.py re-exports them, so the test-suite checks the reference the
 benchmarks time. It lives here because asv makes only ``benchmarks`` importable."""
 import numpy as np
 

@@ -1,5 +1,5 @@
 """The NumPy reference mvfl_reference of the asv suites (bench_mvfl.py), with the helpers it
-uses; tests/naive_mvfl.py re-exports them, so the test-suite checks the reference the
+uses; tests/mvfl/naive.py re-exports them, so the test-suite checks the reference the
 benchmarks time. It lives here because asv makes only ``benchmarks`` importable."""
 import numpy as np
 import scipy.sparse as sp

@@ -6,7 +6,7 @@ tools/scale_mvmc.py.
 ``R_Ω(Z M Zᵀ − S_ob)`` at every gradient step (O(n² k) per step). It runs the same iteration
 as :func:`fastmv.mvmc` (same initialisation, same inner / outer acceleration and restart rule),
 so on the same bases ``Z_v`` both give the same ``M_v`` and objective up to rounding; the
-test-suite checks that (tests/naive_mvmc.py re-exports it).
+test-suite checks that (tests/mvmc/naive.py re-exports it).
 """
 import numpy as np
 
@@ -120,7 +120,7 @@ def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100
         objective.append(float(J))
         if callback is not None:
             callback(it, {"M": M, "objective": J, "S": S})
-        # the test of fastmv._solver.iterate: relative change against the previous objective
+        # the test of fastmv._core._driver.iterate: relative change against the previous objective
         if len(objective) > 1 and abs(objective[-2] - J) <= tol * max(abs(objective[-2]),
                                                                      np.finfo(float).tiny):
             break

@@ -13,8 +13,8 @@
 Every error is one line on stderr (``fastmv: error: ...``) naming the option or file, with exit
 status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead.
 
-``run``'s options and side-information files are built in :mod:`fastmv._cli_options`; what
-each solver needs lives in :mod:`fastmv._registry`.
+``run``'s options and side-information files are built in :mod:`fastmv._app._cli_options`; what
+each solver needs lives in :mod:`fastmv._app._registry`.
 """
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        Its errors raise ``CLIError`` (printed as one line by :func:`fastmv._cli.main`).
+        Its errors raise ``CLIError`` (printed as one line by :func:`fastmv._app._cli.main`).
 
     Examples
     --------

@@ -19,7 +19,7 @@ Saved labels are always in the input's sample order: OPIMC's shuffled stream is 
 back, and CMVNMF saves one array per view in that view's row order.
 
 It is the one explicit registry of the five solvers for the command line, one small section
-per solver; the warm-up calls live in :mod:`fastmv._warmup`.
+per solver; the warm-up calls live in :mod:`fastmv._app._warmup`.
 """
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ class _Data:
         self.blocks = None
 
     def distribute(self, blocks, n_clusters):
-        """Send the rows to ``blocks`` (a :class:`fastmv._executor.BlockMap`) once, in groups
+        """Send the rows to ``blocks`` (a :class:`fastmv._core._executor.BlockMap`) once, in groups
         of consecutive Lloyd parts of at least ``_TASK_ROWS`` rows, for :meth:`lloyd_step`."""
         parts = max(1, min(_n_parts(self.n, n_clusters, self.d, self.size), self.n))
         bounds = part_bounds(self.n, parts)

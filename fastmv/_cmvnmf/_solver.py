@@ -7,7 +7,7 @@ only by must-link / cannot-link pairs between (or within) views. One sweep updat
 the symmetrised rule of docs/algorithms.md §4.4, so with ``rescale=False`` the objective is
 non-increasing at every update. :func:`cmvnmf` = :func:`_prepare` (validated, normalised,
 scaled data) + :func:`_initial_factors` + :class:`_Problem` (one ``step()`` per sweep) driven
-by :func:`fastmv._solver.iterate`, once per start.
+by :func:`fastmv._core._driver.iterate`, once per start.
 
 Scale: when the views' largest entry is far from 1 (``normalize=None`` on data near the
 floating-point limits), they are divided by one common power of two (exact) before solving,
@@ -426,7 +426,7 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     verbose : bool or int, default False
         Log the objective after every sweep (logger ``"fastmv"``).
     callback : callable, optional
-        ``callback(info)`` after every sweep with a :class:`fastmv._solver.IterationInfo`
+        ``callback(info)`` after every sweep with a :class:`fastmv._core._driver.IterationInfo`
         whose ``state`` holds read-only ``"U"`` and ``"V"`` lists (in the internal scale of
         the data); returning ``True`` or raising ``StopIteration`` stops the solve
         (``converged=False``, no further starts).

@@ -1,12 +1,12 @@
-"""Dense linear algebra shared by the SVT (:mod:`fastmv._svt`) and the spectral step
-(:mod:`fastmv._spectral`): one orthonormalisation, one block-Krylov basis, one sign rule.
+"""Dense linear algebra shared by the SVT (:mod:`fastmv._emvc._svt`) and the spectral step
+(:mod:`fastmv._blocks._spectral`): one orthonormalisation, one block-Krylov basis, one sign rule.
 
 A block-Krylov method keeps an orthonormal basis ``W = [X₀, X₁, …]`` and the images of its
 blocks under the operator; it extends the basis with a candidate block orthogonalised
 against ``W`` and extracts Ritz pairs from ``W`` and the images. The two users differ only in
 the operator and the extraction (see :class:`BlockKrylov`):
 
-- eigenpairs of a symmetric ``A`` (:func:`fastmv._spectral.block_krylov_eigenpairs`): images
+- eigenpairs of a symmetric ``A`` (:func:`fastmv._blocks._spectral.block_krylov_eigenpairs`): images
   ``A Xⱼ``, Rayleigh–Ritz ``eigh(Wᵀ A W)``, next candidate the newest image;
 - singular triplets of ``B`` (the SVT's partial path): images ``Bᵀ Xⱼ``, Ritz triplets from
   the SVD of the stacked images (``Wᵀ B``), next candidate ``B`` times the newest image, so

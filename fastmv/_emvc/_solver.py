@@ -9,7 +9,7 @@ is elementwise (the authors solve an ``(mn) × (mn)`` diagonal system per column
 stopping rule is on primal residuals (theirs fires when the objective rises).
 
 The solver is :func:`_prepare_emvc` (validated data), :class:`_EMVCProblem` (one augmented-
-Lagrangian iteration per ``step()``) and the shared driver :func:`fastmv._solver.iterate`.
+Lagrangian iteration per ``step()``) and the shared driver :func:`fastmv._core._driver.iterate`.
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def _row_blocks(n, d):
 def error_norms(E):
     """Row and column Euclidean norms of one error matrix, in float64.
 
-    Needed once per solve (each step's :func:`~fastmv.kernels.robust.consensus_error_update`
+    Needed once per solve (each step's :func:`~fastmv.kernels.emvc.consensus_error_update`
     returns the next norms), so NumPy over row blocks rather than a kernel that a solver's
     first call would compile. Temporary memory: one float64 block of ``_BLOCK_ENTRIES``.
     """
@@ -142,7 +142,7 @@ class _EMVCData(NamedTuple):
 def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
     """Validate row-stochastic views and copy them into one ``(m, n, n)`` stack.
 
-    :func:`fastmv._validation.check_transition_matrices` without its copy: each view is
+    :func:`fastmv._core._validation.check_transition_matrices` without its copy: each view is
     converted (if at all) and copied straight into the stack, so the peak is the stack plus
     one view rather than two copies of every view.
     """
@@ -347,7 +347,7 @@ def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6
     progress : bool, default False
         Show a progress bar over the iterations (needs tqdm).
     callback : callable, optional
-        ``callback(info)`` after every iteration with a :class:`fastmv._solver.IterationInfo`;
+        ``callback(info)`` after every iteration with a :class:`fastmv._core._driver.IterationInfo`;
         ``info.state`` holds read-only ``P_hat``, ``residual_consensus``,
         ``residual_views``, ``mu`` (the penalty of this iteration), ``rank`` and
         ``svt_method``. Returning ``True`` or raising ``StopIteration`` stops the solve
@@ -368,7 +368,7 @@ def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6
     decomposition. Time per iteration: O(m n²) in three fused passes over the data, plus the
     SVT: no SVD while ``1/μ`` is above a certified upper bound of the top singular value (the
     first ~20 iterations with the default schedule), a growing partial SVD while ``Q`` has
-    low rank, and a full decomposition (O(n³)) otherwise; see :func:`fastmv._svt.svt` and
+    low rank, and a full decomposition (O(n³)) otherwise; see :func:`fastmv._emvc._svt.svt` and
     ``docs/algorithms.md §3.4``. Measurements: ``docs/emvc.md``.
 
     Examples

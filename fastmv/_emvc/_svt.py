@@ -152,7 +152,7 @@ def _full_svd(B):
     """``(U, s, Vt)`` of ``B`` via ``gesdd`` on the F-ordered view ``Bᵀ`` (no transpose
     copy); falls back to ``gesvd`` when ``gesdd`` does not converge. From ``n = 1000`` up it
     runs on the call's threads (solvers otherwise keep BLAS on one thread, see
-    ``fastmv._threads``)."""
+    ``fastmv._core._threads``)."""
     with blas_threads(min(B.shape) >= 1000):
         try:
             U2, s, Vt2 = sla.svd(B.T, full_matrices=False, check_finite=False,

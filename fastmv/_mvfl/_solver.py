@@ -2,8 +2,8 @@
 cluster labels (Yin, Zhang, Wu, Li, Pattern Recognition 2019; docs/algorithms.md §2).
 
 The solver alternates the IRLS reweighting (``P_k``, ``Q`` from the group and row norms of
-``W``, guarded as ``sqrt(‖·‖² + ε²)``), the ``W, b`` step (:mod:`fastmv._mvfl_wstep`) and the
-``F`` step (:mod:`fastmv._mvfl_fstep`). This module holds the input preparation
+``W``, guarded as ``sqrt(‖·‖² + ε²)``), the ``W, b`` step (:mod:`fastmv._mvfl._wstep`) and the
+``F`` step (:mod:`fastmv._mvfl._fstep`). This module holds the input preparation
 (:func:`_prepare_mvfl`), the problem object the shared driver iterates
 (:class:`_MVFLProblem`), the restarts and the public function. Notes on defaults and
 measurements: ``docs/mvfl.md``.
@@ -489,7 +489,7 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
     progress : bool, default False
         Show a progress bar over the iterations (needs tqdm).
     callback : callable, optional
-        ``callback(info)`` after each iteration with a ``fastmv._solver.IterationInfo``
+        ``callback(info)`` after each iteration with a ``fastmv._core._driver.IterationInfo``
         (``info.state``: read-only ``W``, ``b``, ``F``, ``Z = XW + 1bᵀ``); returning
         ``True`` or raising ``StopIteration`` stops the solve (``converged=False``).
     normalize : {"auto", "zscore", "l2", "minmax"} or None, default "auto"

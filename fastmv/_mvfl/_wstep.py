@@ -120,7 +120,7 @@ class WStep:
 
         Returns :class:`Factors`: ``L`` of shape ``(p, s, s)`` (``p = 1`` when shared, else
         ``c``; ``s = d`` on the direct route, ``n`` on the Woodbury one) whose lower triangles
-        are the factors, for :func:`~fastmv.kernels.feature_selection.cholesky_solve`, and
+        are the factors, for :func:`~fastmv.kernels.mvfl.cholesky_solve`, and
         on the Woodbury route the ``D_k⁻¹`` (``p × d``).
         """
         rows = D[:1] if shared else D

@@ -132,7 +132,7 @@ class _ClippedLowRank:
 
         Row blocks are independent tasks for ``map_`` (see :meth:`projected_correction`);
         block ``I`` contributes to the rows ``I`` and below of ``N X``, added in block order.
-        On an executor (:class:`fastmv._executor.BlockMap`) every task builds its own CSR
+        On an executor (:class:`fastmv._core._executor.BlockMap`) every task builds its own CSR
         tiles (at most ``max_nnz`` nonzeros per block; the total decides as in-process).
         """
         if max_nnz is None:
@@ -237,7 +237,7 @@ class _ClippedLowRank:
         O(n² K / 2) flops for dense tiles, O(nnz K) for sparse ones, plus O(n m k²).
 
         Row blocks are independent: ``map_`` may run them concurrently (an executor's ``map``;
-        the kernels release the GIL), or a :class:`fastmv._executor.BlockMap` may send them to
+        the kernels release the GIL), or a :class:`fastmv._core._executor.BlockMap` may send them to
         an executor's workers (this object's factors and ``U`` are broadcast, each task carries
         its row offset and returns ``m`` small matrices). Their contributions are added in
         row-block order, so the result does not depend on how they were scheduled.
@@ -356,7 +356,7 @@ class ClippedLowRankOperator(spla.LinearOperator):
 
     def _use_block_map(self, blocks):
         """Run the passes over the tiles as tasks of ``blocks`` (a
-        :class:`fastmv._executor.BlockMap`): the factors are sent to the workers once, each
+        :class:`fastmv._core._executor.BlockMap`): the factors are sent to the workers once, each
         product's block of vectors once per product."""
         self._blocks = blocks
         blocks.keep(self._core)
@@ -425,7 +425,7 @@ class ClippedLowRankOperator(spla.LinearOperator):
             NX = first
         elif self._N is not None:
             NX = self._core.tiles_product(self._N, X)
-        else:  # a full pass over the tiles: its row blocks run as tasks (fastmv._threads)
+        else:  # a full pass over the tiles: its row blocks run as tasks (fastmv._core._threads)
             with self._task_map() as map_:
                 NX = self._core.correction_pass(X, map_=map_)[0]
         return self._core.lowrank_product(X) + NX

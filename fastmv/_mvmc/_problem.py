@@ -1,12 +1,12 @@
 """The MVMC optimisation problem (docs/algorithms.md §1): constraint pattern, view bases,
-the per-view M-steps and the outer iteration that :func:`fastmv._solver.iterate` drives.
+the per-view M-steps and the outer iteration that :func:`fastmv._core._driver.iterate` drives.
 
 Model (views ``X_v``, ``Z_v`` = top-``k`` left singular vectors, ``Ω`` = constrained pairs)::
 
     min_{M_v ⪰ 0, 0 ≤ S ≤ 1}  Σ_v tr(M_v) + C1 ‖R_Ω(Z_v M_v Z_vᵀ − S_ob)‖² + C2 ‖Z_v M_v Z_vᵀ − S‖²
 
 It is jointly convex. For fixed ``M`` the best ``S`` is ``clip(Ā, 0, 1)`` with
-``Ā = (1/m) Σ_v Z_v M_v Z_vᵀ`` (:mod:`fastmv._lowrank` handles it without ``n × n``
+``Ā = (1/m) Σ_v Z_v M_v Z_vᵀ`` (:mod:`fastmv._mvmc._lowrank` handles it without ``n × n``
 arrays); for fixed ``S`` every ``M_v`` is a smooth problem over the PSD cone whose gradient
 is ``2(C1 + C2)``-Lipschitz (the paper's bound is loose by ``k²``).
 
@@ -14,7 +14,7 @@ is ``2(C1 + C2)``-Lipschitz (the paper's bound is loose by ``k²``).
   matrices ``Z_vᵀ Z_w``, the second one tiled pass over ``S`` per outer iteration.
 - The masked residual ``R_Ω(Z M Zᵀ − S_ob)`` is evaluated only on the stored pairs, restricted
   to the ``n_Ω`` samples that occur in a constraint: O(|Ω| k + n_Ω k²) per gradient
-  (:func:`fastmv.kernels.masked.masked_residual_product`), instead of O(n² k).
+  (:func:`fastmv.kernels.mvmc.masked_residual_product`), instead of O(n² k).
 
 Fixing ``S = clip(Ā(Y))`` at a point ``Y`` and minimising over ``M`` is exactly a proximal-
 gradient step (in the fixed metric ``m C2 ‖Ā(ΔM)‖²``) on ``F(M) = min_S J(M, S)`` taken at
@@ -69,7 +69,7 @@ def view_basis(X, k, rng, name, normalize):
     """Orthonormal basis ``Z`` (n × ``k_v``) of the top left singular subspace of one view.
 
     The view is first divided by its largest absolute entry and, with ``normalize="l2"``, its
-    rows scaled to unit norm scale-safely (:func:`fastmv._preprocessing.normalize_rows`):
+    rows scaled to unit norm scale-safely (:func:`fastmv._core._preprocessing.normalize_rows`):
     both leave the left singular vectors unchanged up to the row scaling the user asked for,
     and keep every square and Gram entry of the SVD far from overflow and underflow, so
     ``c · X`` gives the same basis for every ``c`` in 1e-300…1e300.
@@ -237,7 +237,7 @@ class ViewProblem:
 
 
 class MVMCProblem:
-    """The outer iteration of MVMC for :func:`fastmv._solver.iterate`.
+    """The outer iteration of MVMC for :func:`fastmv._core._driver.iterate`.
 
     Parameters
     ----------
@@ -255,9 +255,9 @@ class MVMCProblem:
     step : {"tight", "paper"}
         Lipschitz constant ``2(C1 + C2)`` or the paper's ``2(C1 k_v² + C2)``.
     map_ : callable
-        ``map`` or a task map (:func:`fastmv._threads.task_map`): the row blocks of the pass
+        ``map`` or a task map (:func:`fastmv._core._threads.task_map`): the row blocks of the pass
         over ``S`` and the views' M-steps are independent tasks, reduced in a fixed order.
-    blocks : fastmv._executor.BlockMap, optional
+    blocks : fastmv._core._executor.BlockMap, optional
         Runs the row blocks of the passes over ``S`` on an executor instead (the stacked
         bases ``U`` are sent once, the factors of ``Ā`` once per outer iteration); the views'
         M-steps stay on ``map_``.
@@ -360,6 +360,6 @@ class MVMCProblem:
                                                   rank=rank))
 
     def similarity(self):
-        """``S`` at the current ``M`` as a :class:`~fastmv._lowrank.ClippedLowRankOperator`."""
+        """``S`` at the current ``M`` as a :class:`~fastmv._mvmc._lowrank.ClippedLowRankOperator`."""
         op = ClippedLowRankOperator.from_views(self.Z, self.M)
         return op if self.blocks is None else op._use_block_map(self.blocks)

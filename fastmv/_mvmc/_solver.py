@@ -3,9 +3,9 @@
 Information").
 
 The public function is a composition: :func:`_prepare_mvmc` (validated data and parameters),
-the view bases and the problem (:mod:`fastmv._mvmc_problem`), the shared driver
-(:func:`fastmv._solver.iterate`), and the spectral step on the completed similarity
-(:mod:`fastmv._lowrank`), with checks that the answer has content.
+the view bases and the problem (:mod:`fastmv._mvmc._problem`), the shared driver
+(:func:`fastmv._core._driver.iterate`), and the spectral step on the completed similarity
+(:mod:`fastmv._mvmc._lowrank`), with checks that the answer has content.
 """
 from __future__ import annotations
 
@@ -213,7 +213,7 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
         Show a progress bar over the outer iterations (needs tqdm).
     callback : callable, optional
         ``callback(info)`` after every outer iteration with a
-        :class:`fastmv._solver.IterationInfo`; ``info.state`` holds ``"M"`` (the current PSD
+        :class:`fastmv._core._driver.IterationInfo`; ``info.state`` holds ``"M"`` (the current PSD
         matrices, read-only), ``"objective"``, ``"clip_nnz"`` (nonzeros of the clipping
         correction ``N``) and ``"rank"`` (rank of ``Ā``). Returning ``True`` or raising
         ``StopIteration`` stops the solve (``converged=False``).

@@ -2,7 +2,7 @@
 
 :class:`_ChunkBuilder` validates each block (shape, finite values, CSR structure and index
 range, presence mask), drops missing rows, scales rows to unit norm (scale-safe), and lays
-the chunk out as ``fastmv.kernels.streaming.DenseRows`` / ``SparseRows``; :func:`_kmeanspp`
+the chunk out as ``fastmv.kernels.opimc.DenseRows`` / ``SparseRows``; :func:`_kmeanspp`
 seeds centres on the first chunk in the assignment metric (docs/algorithms.md §5);
 :func:`_read_chunks` reads and builds the chunks, the next one in a second thread while the
 current one is clustered when the call has two threads or more.
@@ -31,7 +31,7 @@ from ._sources import _check_view_dtype, _release_pages, _Spec
 
 @dataclasses.dataclass
 class _Chunk:
-    """One chunk in the kernels' layout (``fastmv.kernels.streaming``)."""
+    """One chunk in the kernels' layout (``fastmv.kernels.opimc``)."""
 
     s: int
     dense: object        # DenseRows, or None when every view is sparse
@@ -59,7 +59,7 @@ def _mask_block(mblock, s, m, start):
 
 class _ChunkBuilder:
     """Turns raw per-view row blocks into the compact kernel layout (see
-    ``fastmv.kernels.streaming``), validating each block on the way."""
+    ``fastmv.kernels.opimc``), validating each block on the way."""
 
     def __init__(self, spec: _Spec, normalize: bool, chunk_size: int):
         self.spec = spec

@@ -8,7 +8,7 @@ O(Σ d_v (s + c)) whatever ``n`` is (plus the ``n`` output labels).
 The solver has the shape every fastmv solver has: :func:`_prepare_opimc` (validated inputs:
 a chunk source and a chunk builder, see ``_opimc_sources`` and ``_opimc_chunks``), a problem
 object whose ``step()`` is one pass over the stream (:class:`_OPIMCProblem`), and the shared
-driver ``fastmv._solver.iterate`` that owns the loop over passes and its convergence test.
+driver ``fastmv._core._driver.iterate`` that owns the loop over passes and its convergence test.
 """
 from __future__ import annotations
 

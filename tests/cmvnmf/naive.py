@@ -1,9 +1,9 @@
-"""NumPy twins of ``kernels/nmf.py`` and a plain NumPy / scipy.sparse CMVNMF.
+"""NumPy twins of ``kernels/cmvnmf.py`` and a plain NumPy / scipy.sparse CMVNMF.
 
 The twins are direct transcriptions of the formulas in the kernels' docstrings
 (docs/algorithms.md §4); :func:`cmvnmf_reference` is the "same updates in NumPy/scipy.sparse"
 used as the speed reference by ``benchmarks/bench_cmvnmf.py`` and as an independent check
-of the solver in ``tests/test_cmvnmf.py``. :func:`cmvnmf_objective` evaluates the objective
+of the solver in ``tests/cmvnmf/test_cmvnmf.py``. :func:`cmvnmf_objective` evaluates the objective
 from scratch with dense residuals (obviously correct, slow).
 """
 from __future__ import annotations

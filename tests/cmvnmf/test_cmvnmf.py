@@ -1,4 +1,4 @@
-"""Tests of fastmv.cmvnmf (docs/algorithms.md §4) and its kernels (kernels/nmf.py)."""
+"""Tests of fastmv.cmvnmf (docs/algorithms.md §4) and its kernels (kernels/cmvnmf.py)."""
 from __future__ import annotations
 
 import json
@@ -491,7 +491,7 @@ def test_result_contract():
     (Xs, ys, _), rng = _planted_unmapped(6, n=80)
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=rng)
     res = fastmv.cmvnmf(Xs, 4, ml, cl, random_state=0, max_iter=7, tol=0.0)
-    assert isinstance(res, fastmv.Result) and isinstance(res, fastmv._cmvnmf.CMVNMFResult)
+    assert isinstance(res, fastmv.Result) and isinstance(res, fastmv._cmvnmf._solver.CMVNMFResult)
     assert res.n_iter == 7 and res.objective.shape == (7,) and res.objective.dtype == np.float64
     assert isinstance(res.converged, bool) and not res.converged
     assert isinstance(res.initial_objective, float)

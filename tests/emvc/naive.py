@@ -1,4 +1,4 @@
-"""NumPy twins of the EMVC kernels (kernels/simplex.py, kernels/robust.py) and a
+"""NumPy twins of the EMVC kernels (kernels/simplex.py, kernels/emvc.py) and a
 straightforward NumPy EMVC (full SVD every iteration, vectorised E step) used as the
 reference of the tests and of benchmarks/bench_emvc.py. Written from
 docs/algorithms.md §3 for clarity, not speed.

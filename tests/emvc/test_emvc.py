@@ -1,4 +1,4 @@
-"""Tests of fastmv.emvc, its kernels (kernels/simplex.py, kernels/robust.py) and the SVT."""
+"""Tests of fastmv.emvc, its kernels (kernels/simplex.py, kernels/emvc.py) and the SVT."""
 import inspect
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""NumPy twins of ``fastmv.kernels.feature_selection`` and a plain NumPy MVFL solver.
+"""NumPy twins of ``fastmv.kernels.mvfl`` and a plain NumPy MVFL solver.
 
 The twins follow docs/algorithms.md §2 literally (dense matrices, direct formulas). The solver
 :func:`mvfl_reference` is the straightforward transcription that solves the ``d × d``

@@ -1,6 +1,6 @@
-"""NumPy twins of kernels/masked.py (docs/algorithms.md §1), and the dense NumPy MVMC.
+"""NumPy twins of kernels/mvmc.py (docs/algorithms.md §1), and the dense NumPy MVMC.
 
-The dense MVMC (``mvmc_dense`` and its helpers) lives in ``benchmarks/_ref_mvmc.py``, where
+The dense MVMC (``mvmc_dense`` and its helpers) lives in ``benchmarks/references/mvmc.py``, where
 the asv suite times it against the solver; it is re-exported here so that the test-suite
 checks the very reference the benchmarks use.
 """

@@ -1,4 +1,4 @@
-"""Tests of fastmv.mvmc and kernels/masked.py (docs/algorithms.md §1)."""
+"""Tests of fastmv.mvmc and kernels/mvmc.py (docs/algorithms.md §1)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

@@ -1,4 +1,4 @@
-"""NumPy twins of the streaming kernels (``kernels/streaming.py``) and a plain reference OPIMC.
+"""NumPy twins of the streaming kernels (``kernels/opimc.py``) and a plain reference OPIMC.
 
 Written for clarity: dense one-hot ``V``, explicit per-view loops, formulas straight from
 docs/algorithms.md §5. Same argument conventions as the kernels (see the kernels' module
@@ -255,7 +255,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
 
 
 # ---------------------------------------------------------------------------------------
-# whole-algorithm references (used by tests/test_opimc.py)
+# whole-algorithm references (used by tests/opimc/test_opimc.py)
 # ---------------------------------------------------------------------------------------
 
 

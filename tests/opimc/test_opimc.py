@@ -1,4 +1,4 @@
-"""Tests of fastmv.opimc and the streaming kernels (kernels/streaming.py)."""
+"""Tests of fastmv.opimc and the streaming kernels (kernels/opimc.py)."""
 from __future__ import annotations
 
 import tracemalloc
