@@ -16,7 +16,7 @@ import fastmv
 from fastmv import metrics, simulate
 
 from ._common import best_of, cache_or_skip, from_cache, shared_dataset
-from .references.opimc import opimc_numpy, synthetic_views
+from .references.opimc import opimc_reference, synthetic_views
 
 
 class OPIMCSynthetic:
@@ -37,7 +37,7 @@ class OPIMCSynthetic:
 
         def run():
             return fastmv.opimc(views, 20, mask=mask, chunk_size=2000, init=lab0)
-        ref = best_of(lambda: opimc_numpy(views, 20, lab0, mask=mask, chunk_size=2000), 1)
+        ref = best_of(lambda: opimc_reference(views, 20, lab0, mask=mask, chunk_size=2000), 1)
         return {"views": views, "mask": mask, "lab0": lab0,
                 "nmi": metrics.nmi(y, run().labels), "speedup": ref / best_of(run, 3)}
 
@@ -89,8 +89,8 @@ class OPIMCHandwritten:
         self.lab0 = rng.integers(0, 10, 50)
         y = y[perm]
         self.run(1)  # compile / load the kernels
-        ref = best_of(lambda: opimc_numpy(self.views, 10, self.lab0, mask=self.mask,
-                                          chunk_size=50), 3)
+        ref = best_of(lambda: opimc_reference(self.views, 10, self.lab0, mask=self.mask,
+                                              chunk_size=50), 3)
         return {"views": self.views, "mask": self.mask, "lab0": self.lab0,
                 "speedup": ref / best_of(lambda: self.run(1), 5),
                 "nmi_one_pass": metrics.nmi(y, self.run(1).labels),

@@ -336,13 +336,13 @@ def _case_cmvnmf():
 
 def _case_opimc():
     from benchmarks.bench_opimc import OPIMCHandwritten
-    from benchmarks.references.opimc import opimc_numpy
+    from benchmarks.references.opimc import opimc_reference
     b = OPIMCHandwritten()
     b.setup()
     return {
         "row": "OPIMC, Handwritten 5 views, 40% missing, chunk 50, one pass",
         "fastmv": lambda: b.run(1).labels,
-        "ref": lambda: opimc_numpy(b.views, 10, b.lab0, mask=b.mask, chunk_size=50),
+        "ref": lambda: opimc_reference(b.views, 10, b.lab0, mask=b.mask, chunk_size=50),
         "quality": lambda out: f"NMI {_nmi(b.y, out['fastmv']):.3f}; imml: see note",
         "repeat": 5,
     }

@@ -1,8 +1,11 @@
 """Numba kernels of fastmv, installed as ``fastmv.kernels``.
 
-One module per family of kernels. Every public kernel is a small ``@njit`` function
+One module per solver (``mvmc``, ``mvfl``, ``emvc``, ``cmvnmf``, ``opimc`` with its
+``opimc_layout`` and ``opimc_stats``) plus the shared ones (``clustering``, ``affinity``,
+``simplex``, ``_partition``). Every public kernel is a small ``@njit`` function
 (``parallel=True`` where the loop is parallel, ``cache=True`` always) with a full docstring
-and a slow, obviously-correct NumPy twin of the same name in ``tests/naive.py``.
+and a slow, obviously-correct NumPy twin of the same name in ``tests/<solver>/naive.py``
+(shared kernels: ``tests/naive_clustering.py``, ``tests/naive_partition.py``).
 
 This package never imports from ``fastmv`` (the Python-facing layer imports it, not the
 other way round), so the kernels can be compiled and tested on their own.

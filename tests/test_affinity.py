@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 import fastmv
 from fastmv.kernels import affinity as A
-from tests import naive
+from tests import naive_clustering as naive
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

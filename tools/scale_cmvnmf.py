@@ -71,8 +71,8 @@ def quality(name, draws, ratios=(0.0, 0.005, 0.05)):
 
 
 def speed_case(title, Xs, ml, cl, c, sweeps, repeat=3):
+    from benchmarks.references.cmvnmf import cmvnmf_reference
     from fastmv._cmvnmf._solver import _prepare, _Problem
-    from tests.cmvnmf.naive import cmvnmf_reference
     data = _prepare(Xs, c, ml, cl, 1.0, "l2")
     Xn, c, blocks = data.views, data.n_clusters, data.blocks
     rng = np.random.default_rng(0)

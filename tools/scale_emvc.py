@@ -78,7 +78,7 @@ def speed(args):
         print(f"  {m:10s} {k:3d} iterations, median {med:.4f} s/it, sum {tot:.2f} s")
     print("  ranks:", " ".join(f"{m[0]}{r}" for m, r in zip(methods, ranks)))
     if args.ref:
-        from tests.emvc.naive import emvc_reference
+        from benchmarks.references.emvc import emvc_reference
         stamps = [time.perf_counter()]
         t0 = time.perf_counter()
         ref = emvc_reference(P, args.lam, args.lam, max_iter=args.iters, tol=0.0, dtype=dtype,

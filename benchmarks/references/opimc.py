@@ -1,8 +1,10 @@
-"""A vectorised NumPy OPIMC for the asv speed ratios: the same algorithm, start and stopping
-rules as ``fastmv.opimc`` (docs/algorithms.md §5), written the way a careful NumPy user would:
-per chunk, BLAS products ``X_v U_v`` for the distances and one-hot products ``X_vᵀ V`` for the
-statistics, recomputed every inner iteration. Dense in-memory views only. Also the
-synthetic views the OPIMC benchmarks and ``tools/compare_opimc_imml.py`` share."""
+"""The NumPy OPIMC reference, for the tests and the asv speed ratios alike: the same
+algorithm, start and stopping rules as ``fastmv.opimc`` (docs/algorithms.md §5), written the
+way a careful NumPy user would: per chunk, BLAS products ``X_v U_v`` for the distances and
+one-hot products ``X_vᵀ V`` for the statistics, recomputed every inner iteration (the per-view
+counts ``Vᵀ W_v V`` are diagonal, so ``U_v = R_v (T_v + αI)⁻¹`` is a column scaling). Also the
+loss from scratch, a plain Lloyd's k-means the tests compare with, and the synthetic views the
+OPIMC benchmarks and ``tools/compare_opimc_imml.py`` share."""
 import numpy as np
 
 
@@ -17,35 +19,54 @@ def synthetic_views(n, m, d, c, seed=0, dtype=np.float64):
     return views, y
 
 
-def _unit_rows(X):
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return X / norms
+def _chunk(X, a, b, present, normalize):
+    """Rows ``a:b`` of a view as dense float64: missing (masked or all-NaN) rows zeroed,
+    present rows scaled to unit norm; returns (rows, presence as float64)."""
+    X = X[a:b]
+    X = np.array(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    present = present & ~np.isnan(X).all(axis=1)
+    X[~present] = 0.0
+    if normalize:
+        norms = np.linalg.norm(X, axis=1)
+        norms[norms == 0] = 1.0
+        X /= norms[:, None]
+    return X, present.astype(np.float64)
 
 
-def opimc_numpy(views, n_clusters, first_labels, *, mask=None, alpha=0.1, chunk_size=250,
-                n_passes=1, max_iter=30, tol=1e-6):
+def prepare_views(views, mask=None, normalize=True):
+    """Dense float64 copies with missing (masked or all-NaN) rows zeroed and present rows
+    scaled to unit norm; returns (views, W)."""
+    n = views[0].shape[0]
+    mask = np.ones((n, len(views)), bool) if mask is None else np.asarray(mask, bool)
+    out = [_chunk(X, 0, n, mask[:, v], normalize) for v, X in enumerate(views)]
+    return [x for x, _ in out], np.column_stack([w for _, w in out])
+
+
+def opimc_reference(views, n_clusters, first_labels, *, mask=None, alpha=0.1, chunk_size=250,
+                    n_passes=1, max_iter=30, tol=1e-6, normalize=True):
+    """OPIMC on views (dense or CSR) with an optional presence ``mask``; ``first_labels``:
+    labels of the first chunk. Returns (labels, U list, per-pass loss, per-chunk loss)."""
     m, n, c = len(views), views[0].shape[0], n_clusters
-    if mask is None:
-        mask = np.ones((n, m), bool)
+    mask = np.ones((n, m), bool) if mask is None else np.asarray(mask, bool)
     R = [np.zeros((X.shape[1], c)) for X in views]
     T = np.zeros((m, c))
     U = [np.zeros((X.shape[1], c)) for X in views]
     labels = np.zeros(n, np.int64)
     eye = np.eye(c)
-    loss = 0.0
+    pass_loss, chunk_loss = [], []
     for p in range(n_passes):
+        losses = []
         for t, a in enumerate(range(0, n, chunk_size)):
             b = min(a + chunk_size, n)
-            W = mask[a:b].astype(np.float64)
-            Xt = [_unit_rows(np.asarray(X[a:b], dtype=np.float64)) * W[:, [v]]
-                  for v, X in enumerate(views)]
+            chunk = [_chunk(X, a, b, mask[a:b, v], normalize) for v, X in enumerate(views)]
+            Xt = [x for x, _ in chunk]
+            W = np.column_stack([w for _, w in chunk])
             first = p == 0 and t == 0
 
             def assign():
                 D = W @ np.array([(u ** 2).sum(0) for u in U])
                 for x, u in zip(Xt, U):
-                    D -= 2.0 * (x @ u)
+                    D -= 2.0 * (x @ u)       # missing rows are zero
                 return D.argmin(axis=1)
 
             if p > 0:                                    # remove the previous contribution
@@ -53,7 +74,7 @@ def opimc_numpy(views, n_clusters, first_labels, *, mask=None, alpha=0.1, chunk_
                 for v in range(m):
                     R[v] -= Xt[v].T @ V
                 T -= W.T @ V
-            lab = np.asarray(first_labels[:b - a]) if first else assign()
+            lab = np.asarray(first_labels, np.int64)[:b - a] if first else assign()
             fill = [x.sum(0) / max(w, 1.0) for x, w in zip(Xt, W.sum(0))] if first else None
 
             def stats(lab):
@@ -83,4 +104,32 @@ def opimc_numpy(views, n_clusters, first_labels, *, mask=None, alpha=0.1, chunk_
                 loss_old = loss
             R, T = Rc, Tc
             labels[a:b] = lab
-    return labels, U, loss
+            losses.append(loss)
+        pass_loss.append(losses[-1])
+        chunk_loss.append(losses)
+    return labels, U, np.array(pass_loss), np.array(chunk_loss)
+
+
+def loss_from_scratch(views, labels, U, *, mask=None, alpha=0.1, normalize=True):
+    """Σ_v Σ_i w_{v,i}(‖u_{v,l_i}‖² − 2 x_{v,i}·u_{v,l_i}) + α Σ_v ‖U_v‖², from the data."""
+    X, W = prepare_views(views, mask, normalize)
+    total = 0.0
+    for v, (x, u) in enumerate(zip(X, U)):
+        ul = u[:, labels].T                           # (n, d_v) centre of each sample
+        total += np.sum(W[:, v] * ((ul ** 2).sum(1) - 2 * (x * ul).sum(1)))
+        total += alpha * np.sum(u ** 2)
+    return total
+
+
+def lloyd(X, labels, max_iter=1000):
+    """Plain Lloyd's k-means from initial labels (no empty clusters expected)."""
+    labels = np.asarray(labels, np.int64).copy()
+    c = labels.max() + 1
+    for _ in range(max_iter):
+        C = np.array([X[labels == k].mean(0) for k in range(c)])
+        D = (C ** 2).sum(1)[None, :] - 2 * X @ C.T
+        new = np.argmin(D, axis=1)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    return labels

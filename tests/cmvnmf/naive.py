@@ -1,21 +1,14 @@
-"""NumPy twins of ``kernels/cmvnmf.py`` and a plain NumPy / scipy.sparse CMVNMF.
-
-The twins are direct transcriptions of the formulas in the kernels' docstrings
-(docs/algorithms.md §4); :func:`cmvnmf_reference` is the "same updates in NumPy/scipy.sparse"
-used as the speed reference by ``benchmarks/bench_cmvnmf.py`` and as an independent check
-of the solver in ``tests/cmvnmf/test_cmvnmf.py``. :func:`cmvnmf_objective` evaluates the objective
-from scratch with dense residuals (obviously correct, slow).
+"""NumPy twins of ``kernels/cmvnmf.py``: direct transcriptions of the formulas in the
+kernels' docstrings (docs/algorithms.md §4). :func:`cmvnmf_objective` evaluates the objective
+from scratch with dense residuals (obviously correct, slow). The NumPy / scipy.sparse CMVNMF
+the solver tests and the benchmarks compare with is ``benchmarks/references/cmvnmf.py``.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks.references.cmvnmf import (  # noqa: F401  (re-exported twins and reference)
-    _canonical_blocks,
-    cmvnmf_reference,
-    constraint_matrices,
-)
+from benchmarks.references.cmvnmf import _canonical_blocks
 
 
 # --------------------------------------------------------------------------- kernel twins

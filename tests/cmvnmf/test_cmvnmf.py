@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastmv
+from benchmarks.references import cmvnmf as R
 from fastmv import metrics, simulate
 from fastmv._cmvnmf._solver import _prepare, _Problem
 from fastmv.kernels import cmvnmf as K
@@ -268,7 +269,7 @@ def test_solver_equals_numpy_reference(sparse, rescale):
     X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
     res = fastmv.cmvnmf(X, 3, ml, cl, init=(U0, V0), rescale=rescale, max_iter=25, tol=0.0)
     views = _prepare(X, 3, ml, cl, 1.0, "l2").views
-    U, V, hist = N.cmvnmf_reference(views, ml, cl, U0, V0, 25, rescale=rescale)
+    U, V, hist = R.cmvnmf_reference(views, ml, cl, U0, V0, 25, rescale=rescale)
     assert res.n_iter == 25 and not res.converged
     for a in range(3):
         np.testing.assert_allclose(res.U[a], U[a], rtol=1e-8, atol=1e-12)

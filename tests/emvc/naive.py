@@ -1,14 +1,12 @@
-"""NumPy twins of the EMVC kernels (kernels/simplex.py, kernels/emvc.py) and a
-straightforward NumPy EMVC (full SVD every iteration, vectorised E step) used as the
-reference of the tests and of benchmarks/bench_emvc.py. Written from
-docs/algorithms.md §3 for clarity, not speed.
+"""NumPy twins of the EMVC kernels (kernels/simplex.py, kernels/emvc.py), written from
+docs/algorithms.md §3 for clarity, not speed. The simplex projection's twin is shared with the
+NumPy EMVC of ``benchmarks/references/emvc.py`` (the reference of the solver tests and of
+benchmarks/bench_emvc.py) and imported from there.
 """
 import numpy as np
 
-from benchmarks.references.emvc import (  # noqa: F401  (re-exported twins and reference)
-    emvc_reference,
+from benchmarks.references.emvc import (  # noqa: F401  (twins the reference shares)
     rowwise_simplex_projection,
-    svt_full,
 )
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import fastmv
+from benchmarks.references import emvc as R
 from fastmv import metrics
 from fastmv._core._preprocessing import normalize_rows
 from fastmv._core._result import Result
@@ -172,7 +173,7 @@ def test_svt_tiers_equal_full_svd(dt):
     # σ₁ = 5 lies within float32 rounding of 5 (1 + 1e-9): that rank is float64's to decide
     edge = [5.0 * (1 + 1e-9)] if dt == np.float64 else []
     for tau in [0.0, 0.3, 0.95, 2.95, 4.0, 10.0] + edge:
-        Q_ref, nuc_ref, r_ref = naive.svt_full(B.astype(np.float64), tau)
+        Q_ref, nuc_ref, r_ref = R.svt_full(B.astype(np.float64), tau)
         for method, full_svd in [("auto", "auto"), ("partial", "auto"), ("full", "auto"),
                                  ("full", "gesdd")]:
             Q, info = svt(B, tau, method=method, full_svd=full_svd, random_state=0)
@@ -199,7 +200,7 @@ def test_svt_gram_subset_route_equals_full_svd(dt):
     B = _matrix_with_spectrum(rng, s, n).astype(dt)
     atol = 1e-12 if dt == np.float64 else 5e-6
     for tau in [0.55, 0.2, 0.05, 2.0]:
-        Q_ref, nuc_ref, r_ref = naive.svt_full(B.astype(np.float64), tau)
+        Q_ref, nuc_ref, r_ref = R.svt_full(B.astype(np.float64), tau)
         for hint in (1, 40, None):
             Q, info = svt(B, tau, method="full", rank_hint=hint)
             assert info.rank == r_ref and Q.dtype == dt, (tau, hint)
@@ -223,7 +224,7 @@ def test_svt_skip_is_certified_for_nonnegative_input():
     assert lo <= sigma1 <= up
     Q, info = svt(B, sigma1 * 0.999)  # just below: must not be skipped
     assert info.rank == 1
-    Q_ref, _, _ = naive.svt_full(B, sigma1 * 0.999)
+    Q_ref, _, _ = R.svt_full(B, sigma1 * 0.999)
     np.testing.assert_allclose(Q, Q_ref, atol=1e-12)
 
 
@@ -234,7 +235,7 @@ def test_svt_out_and_warm_start():
     Q, info = svt(B, 1.0, out=out, method="partial", random_state=1)
     assert Q is out and info.rank == 3
     Q2, info2 = svt(B * 1.01, 1.0, rank_hint=info.rank, V0=info.V, method="partial")
-    np.testing.assert_allclose(Q2, naive.svt_full(B * 1.01, 1.0)[0], atol=1e-10)
+    np.testing.assert_allclose(Q2, R.svt_full(B * 1.01, 1.0)[0], atol=1e-10)
     Qz, infoz = svt(B, 100.0, out=out)
     assert Qz is None and infoz.rank == 0
 
@@ -251,7 +252,7 @@ def test_matches_numpy_reference_and_simplex_every_iteration():
         rows_err.append(max(abs(Ph.sum(axis=1) - 1.0).max(), -Ph.min()))
 
     res = fastmv.emvc(P_list, 0.1, 0.05, max_iter=60, tol=0, callback=cb, random_state=0)
-    ref = naive.emvc_reference(P_list, 0.1, 0.05, max_iter=60, tol=0)
+    ref = R.emvc_reference(P_list, 0.1, 0.05, max_iter=60, tol=0)
     assert len(rows_err) == res.n_iter == 60
     assert max(rows_err) < 1e-10
     np.testing.assert_allclose(res.P_hat, ref["P_hat"], atol=1e-9)

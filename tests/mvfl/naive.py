@@ -1,22 +1,16 @@
-"""NumPy twins of ``fastmv.kernels.mvfl`` and a plain NumPy MVFL solver.
-
-The twins follow docs/algorithms.md §2 literally (dense matrices, direct formulas). The solver
-:func:`mvfl_reference` is the straightforward transcription that solves the ``d × d``
-systems ``(X̃ᵀX̃ + λ1 P_k + λ2 Q) w_k = X̃ᵀ f̃_k`` directly with ``numpy.linalg.solve``; it
-is the baseline of the speed comparison and the oracle of the solver tests.
+"""NumPy twins of ``fastmv.kernels.mvfl``, following docs/algorithms.md §2 literally (dense
+matrices, direct formulas). Three twins are shared with the NumPy MVFL solver of
+``benchmarks/references/mvfl.py`` (the oracle of the solver tests) and imported from there.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks.references.mvfl import (  # noqa: F401  (re-exported twins and reference)
+from benchmarks.references.mvfl import (  # noqa: F401  (twins the reference shares)
     _dense,
     irls_diagonal,
     multiplicative_f_update,
-    mvfl_objective,
-    mvfl_reference,
-    pair_matrix,
     weight_norms,
 )
 
@@ -28,9 +22,6 @@ __all__ = [
     "pair_gram",
     "multiplicative_f_update",
     "labelled_rows_update",
-    "pair_matrix",
-    "mvfl_reference",
-    "mvfl_objective",
 ]
 
 

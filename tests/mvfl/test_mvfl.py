@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastmv
+from benchmarks.references import mvfl as R
 from fastmv import metrics, simulate
 from fastmv._mvfl import _fstep as FS
 from fastmv._mvfl import _wstep as WS
@@ -283,7 +284,7 @@ def test_solver_equals_reference(prior, lam1, lam3):
     r = fastmv.mvfl(views, c, init=F0, normalize=None, lam1=lam1, lam2=1e-2, lam3=lam3,
                     max_iter=12, tol=0, f_step="paper", **kw)
     vp = np.array([0, 6, 15, 19])
-    W, b, F, hist = N.mvfl_reference(np.hstack(views), vp, F0, lam1=lam1, lam2=1e-2, lam3=lam3,
+    W, b, F, hist = R.mvfl_reference(np.hstack(views), vp, F0, lam1=lam1, lam2=1e-2, lam3=lam3,
                                      max_iter=12, **kw)
     np.testing.assert_allclose(r.W, W, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(r.b, b, rtol=1e-7, atol=1e-10)
@@ -326,7 +327,7 @@ def test_monotone_f_step_objective_never_rises(prior, seed):
     mu = 10 ** rng.uniform(-3, 0)
     F0 = rng.random((n, c))
     X = np.hstack(views)
-    Ip = None if prior != "pairs" else N.pair_matrix(n, kw["must_link"], kw["cannot_link"])
+    Ip = None if prior != "pairs" else R.pair_matrix(n, kw["must_link"], kw["cannot_link"])
     for init, anchor in (("random", 0.0), ("k-means++", mu), (F0, mu), (F0, None)):
         r = fastmv.mvfl(views, c, init=init, lam1=lam1, lam2=lam2, lam3=lam3, rho=rho,
                         anchor=anchor, normalize=None, random_state=seed, max_iter=40, tol=0,
@@ -337,7 +338,7 @@ def test_monotone_f_step_objective_never_rises(prior, seed):
         if isinstance(init, str) and anchor:
             continue  # the start is not observable: only the monotonicity is checked
         E = r.F.T @ r.F - np.eye(c)
-        J_last = N.mvfl_objective(X, r.view_ptr, r.W, r.b, r.F, lam1, lam2, lam3,
+        J_last = R.mvfl_objective(X, r.view_ptr, r.W, r.b, r.F, lam1, lam2, lam3,
                                   labels=kw.get("labels"), Ip=Ip, eps=1e-3)
         J_last += rho / 4 * (E ** 2).sum()
         if not isinstance(init, str):
@@ -384,7 +385,7 @@ def test_monotone_steps(prior, seed):
     r, states = _run_states(views, c, kw, lam1, lam2, lam3, seed)
     Ip = None
     if prior == "pairs":
-        Ip = N.pair_matrix(n, kw["must_link"], kw["cannot_link"])
+        Ip = R.pair_matrix(n, kw["must_link"], kw["cannot_link"])
     if prior == "labels":
         y = kw["labels"]
         lab, unl = np.flatnonzero(y >= 0), np.flatnonzero(y < 0)
@@ -427,7 +428,7 @@ def test_monotone_steps(prior, seed):
             assert Jl(Fn) <= Jl(Fo) + 1e-12
     # the reported objective is J at every iteration (exact norms)
     for t, st in enumerate(states):
-        J = N.mvfl_objective(X, vp, st["W"], st["b"], st["F"], lam1, lam2, lam3,
+        J = R.mvfl_objective(X, vp, st["W"], st["b"], st["F"], lam1, lam2, lam3,
                              labels=kw.get("labels"), Ip=Ip)
         assert np.isclose(r.objective[t], J, rtol=1e-10)
 

@@ -1,18 +1,9 @@
-"""NumPy twins of kernels/mvmc.py (docs/algorithms.md §1), and the dense NumPy MVMC.
+"""NumPy twins of kernels/mvmc.py (docs/algorithms.md §1).
 
-The dense MVMC (``mvmc_dense`` and its helpers) lives in ``benchmarks/references/mvmc.py``, where
-the asv suite times it against the solver; it is re-exported here so that the test-suite
-checks the very reference the benchmarks use.
+The dense MVMC (``mvmc_dense`` and its helpers) is ``benchmarks/references/mvmc.py``, which
+the asv suite times against the solver and the solver tests check against.
 """
 import numpy as np
-
-from benchmarks.references import mvmc as _ref_mvmc
-
-mvmc_dense = _ref_mvmc.mvmc_dense
-mvmc_objective = _ref_mvmc.mvmc_objective
-observed_matrices = _ref_mvmc.observed_matrices
-similarity_dense = _ref_mvmc.similarity_dense
-
 
 # ---------------------------------------------------------------------------------------
 # kernel twins

@@ -4,6 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastmv
+from benchmarks.references import mvmc as R
 from fastmv._mvmc import _lowrank
 from fastmv._mvmc import _problem as _mvmc_problem
 from fastmv.exceptions import DegenerateSolutionWarning
@@ -64,8 +65,8 @@ def test_pair_pattern_is_symmetric_sorted_and_mirrored():
 
 def _true_objective(res, ml, cl, C1, C2):
     n = res.Z[0].shape[0]
-    S_ob, mask = naive.observed_matrices(n, ml, cl)
-    return naive.mvmc_objective(res.Z, res.M, naive.similarity_dense(res.Z, res.M), S_ob, mask,
+    S_ob, mask = R.observed_matrices(n, ml, cl)
+    return R.mvmc_objective(res.Z, res.M, R.similarity_dense(res.Z, res.M), S_ob, mask,
                                 C1, C2)
 
 
@@ -159,7 +160,7 @@ def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
     for kv in (4, 6):
         B = rng.normal(size=(kv, kv)) * 3
         M_list.append(B @ B.T - 4 * np.eye(kv))  # indefinite, like an extrapolated point
-    S = naive.similarity_dense(Z_list, M_list)
+    S = R.similarity_dense(Z_list, M_list)
     Abar = sum(Z @ M @ Z.T for Z, M in zip(Z_list, M_list)) / m
     F, w = _lowrank._lowrank_factors(Z_list, M_list)
     core = _lowrank._ClippedLowRank(F, w, tile=tile)
@@ -284,7 +285,7 @@ def test_solver_matches_dense_reference(accelerated):
     ml, cl = pairwise_constraints(y, 200, random_state=1)
     res = fastmv.mvmc(views, 3, ml, cl, C1=10.0, C2=1.0, k=6, max_iter=15, tol=0.0,
                       accelerated=accelerated, random_state=0)
-    M0, obj0, S0 = naive.mvmc_dense(res.Z, ml, cl, C1=10.0, C2=1.0, max_iter=15, tol=0.0,
+    M0, obj0, S0 = R.mvmc_dense(res.Z, ml, cl, C1=10.0, C2=1.0, max_iter=15, tol=0.0,
                                     accelerated=accelerated)
     np.testing.assert_allclose(res.objective, obj0, rtol=1e-10)
     for a, b in zip(res.M, M0):

@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastmv
+from benchmarks.references import opimc as R
 from fastmv._opimc._chunks import _ChunkBuilder
 from fastmv._opimc._sources import _ArraySource
 from fastmv.kernels import opimc as K
@@ -345,7 +346,7 @@ def test_matches_plain_reference_implementation():
     for passes in (1, 3):
         r = fastmv.opimc(views, 4, mask=mask, chunk_size=50, max_iter=passes, tol=0.0, init=lab0,
                          alpha=0.1)
-        lab, U, pl, cl = N.opimc_reference(views, 4, lab0, mask=mask, chunk_size=50,
+        lab, U, pl, cl = R.opimc_reference(views, 4, lab0, mask=mask, chunk_size=50,
                                            n_passes=passes, alpha=0.1)
         np.testing.assert_array_equal(r.labels, lab)
         close(r.objective, pl[:r.n_iter])        # the passes stop at a fixed point
@@ -362,7 +363,7 @@ def test_alpha0_one_chunk_is_lloyd_from_labels():
     views, y = planted(300, [6, 9, 4], 5, seed=3, noise=3.0)
     lab0 = np.random.default_rng(0).integers(0, 5, 300)
     r = fastmv.opimc(views, 5, alpha=0.0, chunk_size=300, init=lab0, max_inner_iter=500, inner_tol=0.0)
-    want = N.lloyd(concat_normalised(views), lab0)
+    want = R.lloyd(concat_normalised(views), lab0)
     np.testing.assert_array_equal(r.labels, want)
     assert 2 < r.chunk_iter[0, 0] < 500                   # the inner loop reached its end
 
@@ -387,7 +388,7 @@ def test_streamed_loss_equals_loss_from_scratch(alpha):
     for passes in (1, 4):
         r = fastmv.opimc(views, 3, mask=mask, alpha=alpha, chunk_size=64, max_iter=passes, tol=0.0,
                          random_state=0)
-        scratch = N.loss_from_scratch(views, r.labels, r.U, mask=mask, alpha=alpha)
+        scratch = R.loss_from_scratch(views, r.labels, r.U, mask=mask, alpha=alpha)
         close(r.objective[-1], scratch)
         assert r.chunk_loss.shape == (r.n_iter, 10) and r.objective[-1] == r.chunk_loss[-1, -1]
 
