@@ -137,9 +137,11 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     err_col_part = _zeros((nb, m * d))  # view v's columns at [v d, (v + 1) d)
     # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
     stats = _zeros((nb, np.int64(4)))
+    arrays = _PassArrays(P, E, Y, Q, Zb, P_hat)
+    terms = _ErrorTerms(a, b)
     for t in prange(nb):
-        _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a, b, bounds[t],
-                              bounds[t + 1], col_part[t], err_col_part[t], row, stats[t])
+        _consensus_error_part(arrays, mu, zc, has_q, terms, bounds[t], bounds[t + 1],
+                              _PartSums(col_part[t], err_col_part[t], row, stats[t]))
     fro, rowabs, lo, res = stats[0, 0], stats[0, 1], stats[0, 2], stats[0, 3]
     for t in range(1, nb):
         fro += stats[t, 0]
@@ -159,14 +161,46 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     return row, col, res, fro, rowabs, colabs, lo
 
 
+class _PassArrays(NamedTuple):
+    """The arrays :func:`consensus_error_update` reads and overwrites (see its parameters)."""
+
+    P: np.ndarray
+    E: np.ndarray
+    Y: np.ndarray
+    Q: np.ndarray
+    Zb: np.ndarray
+    P_hat: np.ndarray
+
+
+class _ErrorTerms(NamedTuple):
+    """The ``E`` step's denominators ``a[v, r] + b[v, i]``: row terms ``a`` (m, n) and
+    column terms ``b`` (m, d)."""
+
+    a: np.ndarray
+    b: np.ndarray
+
+
+class _PartSums(NamedTuple):
+    """Where one part of the rows writes: absolute column sums of ``B`` (``col_abs``, d),
+    each view's squared column sums of the new ``E`` (``err_col_sq``, m d), the new row norms
+    (``row_norms``, (m, n), the part's rows only) and four statistics (``stats``)."""
+
+    col_abs: np.ndarray
+    err_col_sq: np.ndarray
+    row_norms: np.ndarray
+    stats: np.ndarray
+
+
 @njit(cache=True)
-def _consensus_error_part(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, a_err, b_err, lo, hi,
-                          col_acc, err_col_acc, row_norms, stats):
+def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
     """:func:`consensus_error_update` on rows ``[lo, hi)``: absolute column sums of ``B``
-    added to ``col_acc``, each view's squared column sums of the new ``E`` to
-    ``err_col_acc[v d : (v + 1) d]``, the new row norms to ``row_norms[:, lo:hi]``;
-    ``stats`` receives the part's ``‖B‖_F²``, largest row abs sum, smallest entry (``inf``
-    for an empty part) and ``max |P_v − P̂ − E_v|`` (0.0 for an empty part)."""
+    added to ``sums.col_abs``, each view's squared column sums of the new ``E`` to
+    ``sums.err_col_sq[v d : (v + 1) d]``, the new row norms to ``sums.row_norms[:, lo:hi]``;
+    ``sums.stats`` receives the part's ``‖B‖_F²``, largest row abs sum, smallest entry
+    (``inf`` for an empty part) and ``max |P_v − P̂ − E_v|`` (0.0 for an empty part)."""
+    P, E, Y, Q, Zb, P_hat = arrays
+    a_err, b_err = terms
+    col_acc, err_col_acc, row_norms, stats = sums
     m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)

@@ -1,0 +1,163 @@
+"""The package's layout as a checked contract: which folder may import which, where a module
+lives, and the size of the kernels' signatures. Read from the source (``ast``), nothing runs."""
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOLVERS = ("mvmc", "mvfl", "emvc", "cmvnmf", "opimc")
+SHARED_KERNELS = {"_partition", "simplex", "clustering", "affinity"}
+
+
+def _imports(path, package):
+    """Absolute names of the modules ``path`` imports (relative imports resolved against
+    ``package``), with the names a ``from X import a, b`` brings in as ``X.a``, ``X.b`` too
+    (they may be submodules)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            out.add(module)
+            out.update(f"{module}.{alias.name}" for alias in node.names)
+    return out
+
+
+def _modules(folder, package):
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        rel = path.relative_to(ROOT / folder).with_suffix("")
+        parts = [p for p in rel.parts if p != "__init__"]
+        name = ".".join([package, *parts])
+        pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        yield name, path, _imports(path, pkg)
+
+
+def _fastmv_modules():
+    return list(_modules("fastmv", "fastmv"))
+
+
+def _kernel_modules():
+    return list(_modules("kernels", "fastmv.kernels"))
+
+
+def _area(module):
+    """``core``, ``blocks``, ``app``, a solver's name, ``kernels`` or ``public``."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return "public"
+    if parts[1] == "kernels":
+        return "kernels"
+    second = parts[1].lstrip("_")
+    if second in SOLVERS or second in ("core", "blocks", "app"):
+        return second if parts[1].startswith("_") else "public"
+    return "public"
+
+
+def test_kernels_import_only_numpy_numba_and_kernels_helpers():
+    """A kernel module imports numpy, numba, the standard library's typing helpers, the
+    shared kernel modules (the partition helpers and the generic kernels) and the parts of
+    its own solver's module (``opimc_layout`` for ``opimc``) — never ``fastmv`` itself."""
+    allowed_external = {"numpy", "numba", "typing", "types", "__future__"}
+    for name, _, imports in _kernel_modules():
+        own = name.rpartition(".")[2].split("_")[0]
+        for imp in imports:
+            top = imp.split(".")[0]
+            if top != "fastmv":
+                assert top in allowed_external, f"{name} imports {imp}"
+                continue
+            assert imp.startswith("fastmv.kernels"), f"{name} imports {imp}"
+            parts = imp.split(".")
+            if len(parts) < 3 or not (ROOT / "kernels" / f"{parts[2]}.py").exists():
+                continue  # ``from . import x`` names resolve below, or a symbol
+            target = parts[2]
+            assert target in SHARED_KERNELS or target.split("_")[0] == own, (
+                f"{name} imports the kernels of another solver: {imp}")
+
+
+def test_folders_import_downwards():
+    """``_core`` imports nothing above it; ``_blocks`` only ``_core``; a solver folder only
+    ``_core``, ``_blocks``, the kernels and the public helpers (``exceptions``, ``simulate``),
+    never another solver's folder. (A lazy ``import fastmv`` inside a function of
+    ``_core._result``, for the version stamp, is the one upward reference.)"""
+    order = {"core": {"core", "kernels"}, "blocks": {"core", "blocks", "kernels"}}
+    for s in SOLVERS:
+        order[s] = {"core", "blocks", "kernels", s}
+    for name, _, imports in _fastmv_modules():
+        area = _area(name)
+        if area not in order:
+            continue
+        for imp in imports:
+            if not imp.startswith("fastmv.") or imp in ("fastmv.exceptions",):
+                continue
+            target = _area(imp)
+            if target == "public":
+                if imp.split(".")[1] in ("exceptions", "simulate", "metrics"):
+                    continue
+                if area in SOLVERS and imp.split(".")[1] in ("datasets",):
+                    continue
+            assert target in order[area], f"{name} ({area}) imports {imp} ({target})"
+
+
+def test_a_module_used_by_one_solver_lives_in_its_folder():
+    """Every module of ``_core`` and ``_blocks`` is used by two solvers or more, or by the
+    public modules, ``_app``, the other shared folder or the tests, benchmarks and tools."""
+    users = {}
+    modules = _fastmv_modules()
+    for name, _, imports in modules:
+        for imp in imports:
+            users.setdefault(imp, set()).add(_area(name))
+    for folder in ("tests", "benchmarks", "tools"):
+        for _, _, imports in _modules(folder, folder):
+            for imp in imports:
+                users.setdefault(imp, set()).add("outside")
+    for name, path, _ in modules:
+        area = _area(name)
+        if area not in ("core", "blocks") or path.name == "__init__.py":
+            continue
+        who = users.get(name, set()) - {area}
+        solvers = who & set(SOLVERS)
+        assert len(solvers) >= 2 or who - set(SOLVERS), (
+            f"{name} is used by {sorted(who) or 'nobody'}: move it to that solver's folder")
+
+
+def test_every_solver_has_its_folder_kernels_and_tests():
+    for s in SOLVERS:
+        assert (ROOT / "fastmv" / f"_{s}" / "_solver.py").is_file()
+        assert (ROOT / "kernels" / f"{s}.py").is_file()
+        assert (ROOT / "tests" / s / f"test_{s}.py").is_file()
+        assert (ROOT / "tests" / s / "naive.py").is_file()
+        assert (ROOT / "benchmarks" / "references" / f"{s}.py").is_file()
+
+
+def _jitted_functions():
+    for path in sorted((ROOT / "kernels").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for dec in node.decorator_list:
+                target = dec.func if isinstance(dec, ast.Call) else dec
+                if getattr(target, "id", getattr(target, "attr", None)) == "njit":
+                    args = node.args
+                    n = len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs)
+                    yield f"{path.name}::{node.name}", n
+
+
+def test_no_jitted_function_takes_more_than_twelve_arguments():
+    """Related arrays travel as NamedTuples; a longer signature is a sign of a missing one."""
+    arity = dict(_jitted_functions())
+    assert len(arity) > 50  # the walk finds the kernels
+    too_long = {name: n for name, n in arity.items() if n > 12}
+    assert not too_long, too_long
+
+
+@pytest.mark.parametrize("module", ["fastmv.kernels.clustering", "fastmv.kernels.emvc"])
+def test_layout_helpers_resolve_relative_imports(module):
+    """The checks above read real imports (a guard against a walk that finds nothing)."""
+    found = dict((name, imports) for name, _, imports in _kernel_modules())[module]
+    assert "fastmv.kernels._partition" in found and "numpy" in found
