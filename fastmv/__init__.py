@@ -53,13 +53,23 @@ def _map_source_kernels():
 
 _map_source_kernels()
 
+# the registry of solvers (light: reading it imports no kernels, nor numpy)
+from ._core._spec import solver_specs as _solver_specs  # noqa: E402
+
+
+def _solver_names():
+    """Public name -> module, for every registered solver: its function, result and
+    estimator (the registry: :mod:`fastmv._core._spec`)."""
+    names = {}
+    for spec in _solver_specs().values():
+        names[spec.name] = names[spec.result] = spec.module
+        names[spec.estimator] = ".estimators"
+    return names
+
+
 # public name -> private module that defines it
 _LAZY = {
-    "mvmc": "._mvmc",
-    "mvfl": "._mvfl",
-    "emvc": "._emvc",
-    "cmvnmf": "._cmvnmf",
-    "opimc": "._opimc",
+    **_solver_names(),
     "kmeans": "._blocks._kmeans",
     "spectral_clustering": "._blocks._spectral",
     "spectral_embedding": "._blocks._spectral",
@@ -68,17 +78,7 @@ _LAZY = {
     "transition_matrix": "._blocks._affinity",
     "thread_limit": "._core._threads",
     "Result": "._core._result",
-    "MVMCResult": "._mvmc",
-    "MVFLResult": "._mvfl",
-    "EMVCResult": "._emvc",
-    "CMVNMFResult": "._cmvnmf",
-    "OPIMCResult": "._opimc",
     "KMeansResult": "._blocks._kmeans",
-    "MVMC": ".estimators",
-    "MVFL": ".estimators",
-    "EMVC": ".estimators",
-    "CMVNMF": ".estimators",
-    "OPIMC": ".estimators",
     "ConvergenceWarning": ".exceptions",
     "DegenerateSolutionWarning": ".exceptions",
 }
@@ -101,18 +101,18 @@ if TYPE_CHECKING:  # the lazy names, for IDEs and type checkers (``X as X``: re-
     from ._blocks._spectral import spectral_clustering as spectral_clustering
     from ._blocks._spectral import spectral_embedding as spectral_embedding
     from ._blocks._spectral import stationary_distribution as stationary_distribution
-    from ._cmvnmf import CMVNMFResult as CMVNMFResult
-    from ._cmvnmf import cmvnmf as cmvnmf
+    from ._cmvnmf._solver import CMVNMFResult as CMVNMFResult
+    from ._cmvnmf._solver import cmvnmf as cmvnmf
     from ._core._result import Result as Result
     from ._core._threads import thread_limit as thread_limit
-    from ._emvc import EMVCResult as EMVCResult
-    from ._emvc import emvc as emvc
-    from ._mvfl import MVFLResult as MVFLResult
-    from ._mvfl import mvfl as mvfl
-    from ._mvmc import MVMCResult as MVMCResult
-    from ._mvmc import mvmc as mvmc
-    from ._opimc import OPIMCResult as OPIMCResult
-    from ._opimc import opimc as opimc
+    from ._emvc._solver import EMVCResult as EMVCResult
+    from ._emvc._solver import emvc as emvc
+    from ._mvfl._solver import MVFLResult as MVFLResult
+    from ._mvfl._solver import mvfl as mvfl
+    from ._mvmc._solver import MVMCResult as MVMCResult
+    from ._mvmc._solver import mvmc as mvmc
+    from ._opimc._solver import OPIMCResult as OPIMCResult
+    from ._opimc._solver import opimc as opimc
     from .estimators import CMVNMF as CMVNMF
     from .estimators import EMVC as EMVC
     from .estimators import MVFL as MVFL
@@ -123,8 +123,9 @@ if TYPE_CHECKING:  # the lazy names, for IDEs and type checkers (``X as X``: re-
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        module = importlib.import_module(_LAZY[name], __name__)
+    lazy = _LAZY if name in _LAZY else _solver_names()  # a solver registered since import
+    if name in lazy:
+        module = importlib.import_module(lazy[name], __name__)
         value = getattr(module, name)
         globals()[name] = value
         return value
@@ -134,4 +135,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return __all__ + ["__version__"]
+    return sorted(set(__all__) | set(_solver_names())) + ["__version__"]

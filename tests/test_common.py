@@ -24,6 +24,8 @@ import threadpoolctl
 
 import fastmv
 from fastmv import metrics
+from fastmv._core._spec import planted as _planted
+from fastmv._core._spec import solver_specs
 from fastmv._core._validation import Interval, Options, _satisfies
 from fastmv.exceptions import ConvergenceWarning, DegenerateSolutionWarning
 
@@ -32,54 +34,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWa
 
 
 # ------------------------------------------------------------------------------- data
-def _planted(n=30, dims=(6, 5), c=3, seed=0, nonnegative=False):
-    rng = np.random.default_rng(seed)
-    y = np.repeat(np.arange(c), n // c)
-    views = []
-    for d in dims:
-        centers = rng.normal(0.0, 4.0, (c, d))
-        X = centers[y] + rng.normal(0.0, 1.0, (y.size, d))
-        views.append(np.abs(X) if nonnegative else X)
-    return views, y
-
-
-def _pairs(y, p, seed=0):
-    must, cannot = fastmv.simulate.pairwise_constraints(y, p, random_state=seed)
-    return must, cannot
-
-
-def _setup_mvmc():
-    views, y = _planted()
-    must, cannot = _pairs(y, 60)
-    return (views, 3, must, cannot), {"max_iter": 3}, y
-
-
-def _setup_mvfl():
-    views, y = _planted()
-    labels = np.full(y.size, -1)
-    labels[::5] = y[::5]
-    return (views, 3), {"labels": labels, "max_iter": 3}, y
-
-
-def _setup_emvc():
-    views, y = _planted()
-    P = [fastmv.transition_matrix(X) for X in views]
-    return (P, 0.01, 0.01), {"n_clusters": 3, "max_iter": 3}, y
-
-
-def _setup_cmvnmf():
-    views, y = _planted(nonnegative=True)
-    pairs = np.column_stack([np.arange(0, 30, 3), np.arange(0, 30, 3)])
-    cannot = np.column_stack([np.arange(0, 10), np.arange(10, 20)])
-    return (views, 3, {(0, 1): pairs}, {(0, 1): cannot}), {"max_iter": 3}, y
-
-
-def _setup_opimc():
-    views, y = _planted()
-    mask = np.ones((y.size, len(views)), dtype=bool)
-    mask[::4, 0] = False
-    return (views, 3), {"mask": mask, "chunk_size": 10}, y
-
+# The solvers and their small problems come from the registry (each solver's spec); the
+# building blocks' are here.
 
 def _setup_kmeans():
     views, y = _planted()
@@ -102,13 +58,7 @@ def _setup_transition():
     return (views[0],), {}, y
 
 
-SOLVERS = {
-    "mvmc": _setup_mvmc,
-    "mvfl": _setup_mvfl,
-    "emvc": _setup_emvc,
-    "cmvnmf": _setup_cmvnmf,
-    "opimc": _setup_opimc,
-}
+SOLVERS = {name: spec.fixture for name, spec in solver_specs().items()}
 BLOCKS = {
     "kmeans": _setup_kmeans,
     "spectral_clustering": _setup_spectral,

@@ -187,8 +187,9 @@ def _cmd_demo(args):
 
 
 def _demo_pictures(name, last, directory):
-    """Pictures of a solver's last demo setting: convergence and contingency table, plus
-    MVFL's view weights and an embedding of EMVC's consensus transition matrix."""
+    """Pictures of a solver's last demo setting: convergence and contingency table, plus the
+    solver's own (its spec's ``plots``: MVFL's view weights, an embedding of EMVC's consensus
+    transition matrix)."""
     plt = plot._pyplot()
     setting, pairs, result = last
 
@@ -204,10 +205,8 @@ def _demo_pictures(name, last, directory):
     keep = np.asarray(y_pred) >= 0
     save(plot.contingency(np.asarray(y_true)[keep], np.asarray(y_pred)[keep]), "contingency",
          title=False)
-    if name == "emvc":
-        save(plot.embedding(result.P_hat, y_pred, similarity=True), "embedding")
-    if name == "mvfl":
-        save(plot.view_weights(result, view_names=["fou", "fac", "zer"]), "view_weights")
+    for what, draw in REGISTRY[name].plots:
+        save(draw(result, y_pred), what)
 
 
 # ------------------------------------------------------------------------------------- run

@@ -1,8 +1,12 @@
-"""The solvers the command line knows: demo settings, side information and warm-up calls.
+"""The solvers as the command line sees them: the registry's specs plus ``run``.
 
-One :class:`SolverSpec` per solver, in :data:`REGISTRY`. Everything here goes through the
-public API (``fastmv.mvmc``, ``fastmv.simulate``, ...), so the command line exercises what
-users call. A spec says:
+One :class:`SolverSpec` per registered solver, in :data:`REGISTRY`, built from the solver's
+own spec (``fastmv/_<name>/_spec.py``: demo settings, side information, warm-up call,
+pictures; see :mod:`fastmv._core._spec`) and the command-line parts kept here: how ``run``
+calls it on a user's file and the options that simulate side information. A solver without
+its own ``run`` gets the generic one (the views, ``n_clusters`` and the side-information
+files given). ``run`` goes through the public API (``fastmv.mvmc``, ``fastmv.simulate``,
+...), so the command line exercises what users call. A spec says:
 
 - ``side``: which side-information files ``run`` accepts (``must``, ``cannot``, ``labels``,
   ``mask``);
@@ -17,15 +21,12 @@ users call. A spec says:
 
 Saved labels are always in the input's sample order: OPIMC's shuffled stream is mapped
 back, and CMVNMF saves one array per view in that view's row order.
-
-It is the one explicit registry of the five solvers for the command line, one small section
-per solver; the warm-up calls live in :mod:`fastmv._app._warmup`.
 """
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 import fastmv
 
 from .._blocks._affinity import transition_matrices
-from . import _warmup
+from .._core._spec import Setting, solver_specs
 from ._estimator_docs import DATA_ARGS, SIDE_ARGS
 
 __all__ = [
@@ -48,22 +49,6 @@ __all__ = [
 
 # Arguments the command line sets itself (``--seed``) or cannot take from text.
 _NOT_FROM_TEXT = {"random_state", "callback"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Setting:
-    """One row of the demo: ``solve()`` returns ``(pairs, result)`` where ``pairs`` is a list
-    of ``(y_true, y_pred)`` whose metrics are averaged into the row.
-
-    Examples
-    --------
-    >>> s = Setting("toy", lambda: ([(np.array([0, 1]), np.array([1, 0]))], None))
-    >>> s.label, len(s.solve()[0])
-    ('toy', 1)
-    """
-
-    label: str
-    solve: Callable[[], tuple]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,6 +105,7 @@ class SolverSpec:
     run: Callable[..., RunOutcome]
     warmup: Callable[..., None]
     sparse: bool = True
+    plots: tuple = ()
 
     @property
     def function(self) -> Callable:
@@ -150,12 +136,6 @@ def hyper_parameters(func: Callable) -> list:
             if p.name not in DATA_ARGS | SIDE_ARGS]
 
 
-def _lam3(value):
-    """MVFL's prior weight for the demo, unless the solver picks it itself (default None)."""
-    default = inspect.signature(fastmv.mvfl).parameters["lam3"].default
-    return {} if default is None else {"lam3": value}
-
-
 def _n_clusters(params, y):
     c = params.pop("n_clusters", None)
     if c is None:
@@ -174,19 +154,6 @@ def _describe_params(params):
 
 
 # --------------------------------------------------------------------------------- MVMC
-def _mvmc_demo(seed):
-    views, y = fastmv.datasets.load_handwritten(["fou", "fac", "zer"])
-    settings = []
-    for p in (1000, 5000):
-        ml, cl = fastmv.simulate.pairwise_constraints(y, p, random_state=seed)
-
-        def solve(ml=ml, cl=cl):
-            res = fastmv.mvmc(views, 10, ml, cl, random_state=seed)
-            return [(y, res.labels)], res
-        settings.append(Setting(f"{p} pairs", solve))
-    return settings
-
-
 def _mvmc_run(data, side, params, seed):
     views, y = data
     params = dict(params)
@@ -215,33 +182,6 @@ def _pairs_from_labelled(y, ratio, seed):
         fastmv.simulate.partial_labels(y, ratio, random_state=seed))
 
 
-def _mvfl_demo(seed):
-    views, y = fastmv.datasets.load_handwritten(["fou", "fac", "zer"])
-
-    def none():
-        res = fastmv.mvfl(views, 10, random_state=seed)
-        return [(y, res.labels)], res
-
-    lab = fastmv.simulate.partial_labels(y, 0.1, random_state=seed)
-
-    def labels():
-        res = fastmv.mvfl(views, 10, labels=lab, random_state=seed, **_lam3(100.0))
-        return [(y, res.labels)], res
-
-    ml, cl = _pairs_from_labelled(y, 0.1, seed)
-
-    def pairs():
-        res = fastmv.mvfl(views, 10, must_link=ml, cannot_link=cl, random_state=seed,
-                          **_lam3(0.01))
-        return [(y, res.labels)], res
-
-    tag = {"labels": "10% labels", "pairs": "pairs in 10%"}
-    if _lam3(1.0):
-        tag = {"labels": "10% labels, lam3=100", "pairs": "pairs in 10%, lam3=0.01"}
-    return [Setting("no prior", none), Setting(tag["labels"], labels),
-            Setting(tag["pairs"], pairs)]
-
-
 def _mvfl_run(data, side, params, seed):
     views, y = data
     params = dict(params)
@@ -264,41 +204,12 @@ def _mvfl_run(data, side, params, seed):
     else:
         kwargs["must_link"], kwargs["cannot_link"] = _pairs_from_labelled(y, ratio, seed)
         setting = f"pairs among {ratio:.0%} (simulated)"
-    if "lam3" not in params and (kwargs.get("must_link") is not None
-                                 or kwargs.get("cannot_link") is not None):
-        params.update(_lam3(0.01))  # pairs need a small prior weight (see fastmv.mvfl)
-    elif "lam3" not in params and "labels" in kwargs:
-        params.update(_lam3(100.0))
     res = fastmv.mvfl(views, c, random_state=seed, **kwargs, **params)
     return RunOutcome(setting + _describe_params(params), _scored(y, res.labels), res.labels,
                       res)
 
 
 # --------------------------------------------------------------------------------- EMVC
-def _emvc_demo(seed):
-    rng = np.random.default_rng(seed)
-    views, y = fastmv.datasets.load_handwritten(["fou", "pix"])
-    idx = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == k), 50, replace=False)
-                                  for k in np.unique(y)]))
-    views, y = [X[idx] for X in views], y[idx]
-    settings = []
-    for corrupted in (False, True):
-        Xs = (fastmv.simulate.corrupt(views, "samples", 0.2, random_state=seed) if corrupted
-              else views)
-        P_list = transition_matrices(Xs)
-        tag = "20% corrupt" if corrupted else "clean"
-
-        def mean(P_list=P_list):
-            P = sum(P_list) / len(P_list)
-            return [(y, fastmv.markov_spectral_clustering(P, 10, random_state=seed))], None
-
-        def solve(P_list=P_list):
-            res = fastmv.emvc(P_list, 0.01, 0.01, n_clusters=10, random_state=seed)
-            return [(y, res.labels)], res
-        settings += [Setting(f"{tag}: mean of P_v", mean), Setting(f"{tag}: EMVC", solve)]
-    return settings
-
-
 def _emvc_run(data, side, params, seed):
     views, y = data
     params = dict(params)
@@ -318,32 +229,6 @@ def _parse_sigma(text):
 
 
 # ------------------------------------------------------------------------------- CMVNMF
-def _cmvnmf_demo(seed):
-    names = ["fou", "pix", "zer"]
-    views, y = fastmv.datasets.load_handwritten(names)
-    Xs, ys, _ = fastmv.simulate.unmapped(views, y, keep=0.95, random_state=seed)
-    # 2% of the cross pairs (216 600 pairs) already tie the views (ACC 1.0, as 5% did) at
-    # half the constrained setting's time
-    ml, cl = fastmv.simulate.inter_view_constraints(ys, ratio=0.02, random_state=seed)
-    # Fewer starts than the default n_init=5 (with it these two rows took 7.7 s of the demo
-    # on an idle machine; docs/cmvnmf.md "The demo's settings", seeds 0-4): without pairs
-    # one start with tol=1e-4 converges (1e-6 is not reached in 300 sweeps) and scores above
-    # five starts on every seed (per-view NMF moves away from its k-means start; more sweeps
-    # and starts only lower the objective); with pairs three starts give ACC 1.0 on every
-    # seed, two do not.
-
-    def unconstrained():
-        res = fastmv.cmvnmf(Xs, 10, {}, {}, n_init=1, tol=1e-4, random_state=seed)
-        return list(zip(ys, res.labels)), res
-
-    def constrained():
-        res = fastmv.cmvnmf(Xs, 10, ml, cl, n_init=3, random_state=seed)
-        return [(np.concatenate(ys), np.concatenate(res.labels))], res
-
-    return [Setting("no pairs, per view (1 start, tol 1e-4)", unconstrained),
-            Setting("2% pairs, views jointly (3 starts)", constrained)]
-
-
 def _view_pairs(pairs, name, n_views):
     """``(p, 4)`` rows ``(view_a, row_i, view_b, row_j)`` -> CMVNMF's dict of pairs."""
     if pairs is None:
@@ -391,22 +276,6 @@ def _cmvnmf_run(data, side, params, seed):
 
 
 # -------------------------------------------------------------------------------- OPIMC
-def _opimc_demo(seed):
-    views, y = fastmv.datasets.load_handwritten(["fou", "fac", "kar", "pix", "zer"])
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(y.size)
-    views, y = [X[perm] for X in views], y[perm]
-    mask = fastmv.simulate.incomplete_mask(y.size, len(views), 0.4, random_state=seed)
-    settings = []
-    for passes in (1, 10):
-        def solve(passes=passes):
-            res = fastmv.opimc(views, 10, mask=mask, alpha=0.1, chunk_size=50,
-                               random_state=seed, **_warmup.opimc_passes(passes))
-            return [(y, res.labels)], res
-        settings.append(Setting(f"{passes} pass{'es' if passes > 1 else ''}", solve))
-    return settings
-
-
 def _opimc_run(data, side, params, seed):
     views, y = data
     params = dict(params)
@@ -454,33 +323,41 @@ def _optional_int(text):
     return None if str(text).lower() == "none" else int(text)
 
 
-REGISTRY = {
-    "mvmc": SolverSpec(
-        name="mvmc",
-        description="multi-view matrix completion with must-link / cannot-link pairs",
-        demo_note="Handwritten fou+fac+zer (n=2000), random pairs, C1=100, C2=1, k=100",
-        side=("must", "cannot"),
+_SIDE_ARG = {"must": "must_link", "cannot": "cannot_link", "labels": "labels", "mask": "mask"}
+
+
+def _generic_run(name):
+    """``run`` for a solver without its own: the views, ``n_clusters`` (or the file's number
+    of classes) and the side-information files given, nothing simulated."""
+    def run(data, side, params, seed):
+        views, y = data
+        params = dict(params)
+        c = _n_clusters(params, y)
+        kwargs = {_SIDE_ARG[k]: v for k, v in side.items() if v is not None}
+        res = solver_function(name)(views, c, random_state=seed, **kwargs, **params)
+        setting = (", ".join(f"given {k}" for k in kwargs) or "no side information")
+        return RunOutcome(setting + _describe_params(params), _scored(y, res.labels),
+                          res.labels, res)
+    return run
+
+
+# What ``run`` needs beyond the solver's spec, per solver (a solver without an entry gets
+# the generic ``run`` and no simulation options).
+_RUN = {
+    "mvmc": dict(
         simulation=(Option("n_constraints", int, 5000,
                            "pairs simulated from the file's labels when no --must/--cannot "
                            "file is given"),),
-        cli_defaults={}, demo=_mvmc_demo, run=_mvmc_run, warmup=_warmup.mvmc_warmup),
-    "mvfl": SolverSpec(
-        name="mvfl",
-        description="joint view/feature selection with partial labels or pairs",
-        demo_note="Handwritten fou+fac+zer (n=2000), lam1=lam2=1e-3",
-        side=("labels", "must", "cannot"),
+        cli_defaults={}, run=_mvmc_run),
+    "mvfl": dict(
         simulation=(Option("prior", str, "labels",
                            "side information simulated from the file's labels when no file "
                            "is given: labels, pairs or none"),
                     Option("label_ratio", float, 0.1,
                            "fraction of samples whose labels (or pairs among them) are "
                            "simulated")),
-        cli_defaults={}, demo=_mvfl_demo, run=_mvfl_run, warmup=_warmup.mvfl_warmup),
-    "emvc": SolverSpec(
-        name="emvc",
-        description="error-robust Markov-chain clustering of per-view transition matrices",
-        demo_note="Handwritten fou+pix, 500-sample subsample, lam1=lam2=0.01",
-        side=(),
+        cli_defaults={}, run=_mvfl_run),
+    "emvc": dict(
         simulation=(Option("unit_rows", _parse_bool, True,
                            "scale each view's rows to unit norm before the transition "
                            "matrices"),
@@ -488,30 +365,59 @@ REGISTRY = {
                            "Gaussian width of the transition matrices (a number or median)"),
                     Option("n_neighbors", _optional_int, None,
                            "keep this many nearest neighbours per row (default: all)")),
-        cli_defaults={"lam1": 0.01, "lam2": 0.01},
-        demo=_emvc_demo, run=_emvc_run, warmup=_warmup.emvc_warmup),
-    "cmvnmf": SolverSpec(
-        name="cmvnmf",
-        description="constrained NMF on unmapped views with inter-view pairs",
-        demo_note="Handwritten fou+pix+zer unmapped (95% kept, rows permuted per view), 2% of "
-                  "cross pairs as constraints",
-        side=("must", "cannot"),
+        cli_defaults={"lam1": 0.01, "lam2": 0.01}, run=_emvc_run),
+    "cmvnmf": dict(
         simulation=(Option("keep", float, 0.95,
                            "fraction of rows each view keeps when unmapped views are simulated "
                            "from a labelled file (no --must/--cannot given)"),
                     Option("constraint_ratio", float, 0.05,
                            "simulated inter-view pairs, as a fraction of all cross pairs")),
-        cli_defaults={}, demo=_cmvnmf_demo, run=_cmvnmf_run, warmup=_warmup.cmvnmf_warmup),
-    "opimc": SolverSpec(
-        name="opimc",
-        description="one-pass streaming clustering of incomplete views",
-        demo_note="Handwritten 5 views, 40% missing per view, shuffled, chunk 50, alpha 0.1",
-        side=("mask",),
+        cli_defaults={}, run=_cmvnmf_run),
+    "opimc": dict(
         simulation=(Option("missing_ratio", float, 0.4,
                            "fraction of each view removed when no --mask is given and the file "
                            "has labels (0: complete views)"),
                     Option("shuffle", _parse_bool, True,
                            "stream the samples in a random order (labels are saved in the "
                            "input's order)")),
-        cli_defaults={}, demo=_opimc_demo, run=_opimc_run, warmup=_warmup.opimc_warmup),
+        cli_defaults={}, run=_opimc_run),
 }
+
+
+def _cli_spec(spec):
+    extra = _RUN.get(spec.name, {})
+    return SolverSpec(
+        name=spec.name, description=spec.description, demo_note=spec.demo_note,
+        side=spec.side, simulation=extra.get("simulation", ()),
+        cli_defaults=extra.get("cli_defaults", {}), demo=spec.demo,
+        run=extra.get("run") or _generic_run(spec.name), warmup=spec.warmup,
+        sparse=spec.sparse, plots=spec.plots)
+
+
+class _Registry(MutableMapping):
+    """``{name: SolverSpec}`` over the registered solvers, read anew on every access (a solver
+    registered later appears); items set here (tests' stand-ins) hide the registry's."""
+
+    def __init__(self):
+        self._set = {}
+
+    def __getitem__(self, name):
+        if name in self._set:
+            return self._set[name]
+        spec = solver_specs()[name]
+        return _cli_spec(spec)
+
+    def __setitem__(self, name, value):
+        self._set[name] = value
+
+    def __delitem__(self, name):
+        del self._set[name]
+
+    def __iter__(self):
+        return iter({**dict.fromkeys(solver_specs()), **dict.fromkeys(self._set)})
+
+    def __len__(self):
+        return len(set(solver_specs()) | set(self._set))
+
+
+REGISTRY = _Registry()

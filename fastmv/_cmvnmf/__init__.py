@@ -1,5 +1,6 @@
-"""CMVNMF (docs/cmvnmf.md): the public function in ``_solver``, the pairwise constraints in
+"""CMVNMF (docs/cmvnmf.md): its spec (``SPEC``, read by the registry) in ``_spec``, the public
+function in ``_solver``, the pairwise constraints in
 ``_pairs``; kernels in ``fastmv.kernels.cmvnmf``."""
-from ._solver import CMVNMFResult, cmvnmf
+from ._spec import SPEC
 
-__all__ = ["CMVNMFResult", "cmvnmf"]
+__all__ = ["SPEC"]

@@ -1,5 +1,6 @@
-"""EMVC (docs/emvc.md): the public function in ``_solver``, singular value thresholding in
+"""EMVC (docs/emvc.md): its spec (``SPEC``, read by the registry) in ``_spec``, the public
+function in ``_solver``, singular value thresholding in
 ``_svt``; kernels in ``fastmv.kernels.emvc``."""
-from ._solver import EMVCResult, emvc
+from ._spec import SPEC
 
-__all__ = ["EMVCResult", "emvc"]
+__all__ = ["SPEC"]

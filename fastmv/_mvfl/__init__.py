@@ -1,5 +1,6 @@
-"""MVFL (docs/mvfl.md): the public function in ``_solver``, the ``F`` step in ``_fstep``,
+"""MVFL (docs/mvfl.md): its spec (``SPEC``, read by the registry) in ``_spec``, the public
+function in ``_solver``, the ``F`` step in ``_fstep``,
 the ``W, b`` step in ``_wstep``; kernels in ``fastmv.kernels.mvfl``."""
-from ._solver import MVFLResult, mvfl
+from ._spec import SPEC
 
-__all__ = ["MVFLResult", "mvfl"]
+__all__ = ["SPEC"]

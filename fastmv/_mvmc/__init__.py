@@ -1,6 +1,7 @@
-"""MVMC (docs/mvmc.md): the public function in ``_solver``, the outer iteration in
+"""MVMC (docs/mvmc.md): its spec (``SPEC``, read by the registry) in ``_spec``, the public
+function in ``_solver``, the outer iteration in
 ``_problem``, the clipped low-rank similarity in ``_lowrank``; kernels in
 ``fastmv.kernels.mvmc``."""
-from ._solver import MVMCResult, mvmc
+from ._spec import SPEC
 
-__all__ = ["MVMCResult", "mvmc"]
+__all__ = ["SPEC"]

@@ -9,8 +9,8 @@ from benchmarks.references import emvc as R
 from fastmv import metrics
 from fastmv._core._preprocessing import normalize_rows
 from fastmv._core._result import Result
-from fastmv._emvc import EMVCResult
 from fastmv._emvc import _solver as _emvc
+from fastmv._emvc._solver import EMVCResult
 from fastmv._emvc._svt import svt
 from fastmv.exceptions import ConvergenceWarning
 from fastmv.kernels import emvc as robust

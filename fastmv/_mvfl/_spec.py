@@ -1,0 +1,73 @@
+"""MVFL's specification: what the package's registry, command line, estimators and common
+tests know about it (see :mod:`fastmv._core._spec`)."""
+from __future__ import annotations
+
+from .._core._spec import Setting, SolverSpec, blobs, planted, warmup_call
+
+
+def _warmup(dtype=None, sparse=False):
+    from .. import simulate  # noqa: PLC0415
+    from . import _solver  # noqa: PLC0415 (the kernels: on first use)
+
+    views, y = blobs(60, (5, 4), 3, dtype=dtype or "float64", sparse=sparse)
+    lab = simulate.partial_labels(y, 0.3, random_state=0)
+    warmup_call(_solver.mvfl, views, 3, labels=lab, max_iter=2, random_state=0)
+    ml, cl = simulate.pairwise_constraints(y, 50, random_state=0)
+    warmup_call(_solver.mvfl, views, 3, must_link=ml, cannot_link=cl, max_iter=2,
+                random_state=0)
+
+
+def _demo(seed):
+    from .. import datasets, simulate  # noqa: PLC0415
+    from . import _solver  # noqa: PLC0415
+
+    views, y = datasets.load_handwritten(["fou", "fac", "zer"])
+
+    def none():
+        res = _solver.mvfl(views, 10, random_state=seed)
+        return [(y, res.labels)], res
+
+    lab = simulate.partial_labels(y, 0.1, random_state=seed)
+
+    def labels():
+        res = _solver.mvfl(views, 10, labels=lab, random_state=seed)
+        return [(y, res.labels)], res
+
+    ml, cl = simulate.pairs_from_labels(simulate.partial_labels(y, 0.1, random_state=seed))
+
+    def pairs():
+        res = _solver.mvfl(views, 10, must_link=ml, cannot_link=cl, random_state=seed)
+        return [(y, res.labels)], res
+
+    return [Setting("no prior", none), Setting("10% labels", labels),
+            Setting("pairs in 10%", pairs)]
+
+
+def _fixture():
+    import numpy as np  # noqa: PLC0415
+
+    views, y = planted()
+    labels = np.full(y.size, -1)
+    labels[::5] = y[::5]
+    return (views, 3), {"labels": labels, "max_iter": 3}, y
+
+
+def _view_weights(result, y_pred):
+    from .. import plot  # noqa: PLC0415 (matplotlib: on first use)
+
+    return plot.view_weights(result, view_names=["fou", "fac", "zer"])
+
+
+SPEC = SolverSpec(
+    name="mvfl",
+    module="fastmv._mvfl._solver",
+    result="MVFLResult",
+    estimator="MVFL",
+    description="joint view/feature selection with partial labels or pairs",
+    side=("labels", "must", "cannot"),
+    warmup=_warmup,
+    demo=_demo,
+    demo_note="Handwritten fou+fac+zer (n=2000), lam1=lam2=1e-3",
+    fixture=_fixture,
+    plots=(("view_weights", _view_weights),),
+)
