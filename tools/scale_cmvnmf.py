@@ -72,7 +72,7 @@ def quality(name, draws, ratios=(0.0, 0.005, 0.05)):
 
 def speed_case(title, Xs, ml, cl, c, sweeps, repeat=3):
     from benchmarks.references.cmvnmf import cmvnmf_reference
-    from fastmv._cmvnmf._solver import _prepare, _Problem
+    from fastmv._cmvnmf._solver import Problem, _prepare
     data = _prepare(Xs, c, ml, cl, 1.0, "l2")
     Xn, c, blocks = data.views, data.n_clusters, data.blocks
     rng = np.random.default_rng(0)
@@ -81,7 +81,7 @@ def speed_case(title, Xs, ml, cl, c, sweeps, repeat=3):
     n_pairs = sum(len(v) for v in ml.values()) + sum(len(v) for v in cl.values())
 
     def fast():
-        p = _Problem(Xn, blocks, U0, V0, beta=1.0, rescale=True)
+        p = Problem(Xn, blocks, U0, V0, beta=1.0, rescale=True)
         for _ in range(sweeps):
             p.sweep()
             p.objective()

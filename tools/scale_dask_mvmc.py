@@ -68,7 +68,7 @@ def _run(views, ml, cl, args, client=None):
         maps.append(self)
 
     _executor.BlockMap.__init__ = register
-    problem_class = _mvmc.MVMCProblem
+    problem_class = _mvmc.Problem
 
     def cpu_now():  # client (user, system), workers (user, system) summed
         workers = (sum(client.run(_cpu_times).values()) if client is not None
@@ -82,7 +82,7 @@ def _run(views, ml, cl, args, client=None):
             shipped.append(shipped_now())  # the bases U, sent once per call
             cpus.append(cpu_now())
 
-    _mvmc.MVMCProblem = Timed
+    _mvmc.Problem = Timed
     ready = []
     stamps, shipped, cpus = [], [], []
     label = "executor" if executor is not None else "threads "
@@ -118,7 +118,7 @@ def _run(views, ml, cl, args, client=None):
                               executor=executor)
     finally:
         _executor.BlockMap.__init__ = original
-        _mvmc.MVMCProblem = problem_class
+        _mvmc.Problem = problem_class
     total = time.perf_counter() - t0
     spectral = t0 + total - stamps[-1]
     c_all = cpu_now() - cpu0

@@ -6,7 +6,7 @@ only by must-link / cannot-link pairs between (or within) views. One sweep updat
 ``V_a`` for every view in turn (Gauss–Seidel) by multiplicative rules; intra-view blocks use
 the symmetrised rule of docs/algorithms.md §4.4, so with ``rescale=False`` the objective is
 non-increasing at every update. :func:`cmvnmf` = :func:`_prepare` (validated, normalised,
-scaled data) + :func:`_initial_factors` + :class:`_Problem` (one ``step()`` per sweep) driven
+scaled data) + :func:`_initial_factors` + :class:`Problem` (one ``step()`` per sweep) driven
 by :func:`fastmv._core._driver.iterate`, once per start.
 
 Scale: when the views' largest entry is far from 1 (``normalize=None`` on data near the
@@ -125,7 +125,7 @@ def _scaled(X, log2_scale):
 
 
 # --------------------------------------------------------------------------- the problem
-class _Problem:
+class Problem:
     """Data, constraint patterns and current factors of one CMVNMF run.
 
     The public :func:`cmvnmf` drives it sweep by sweep; the tests drive it update by update
@@ -318,7 +318,7 @@ def _initial_factors(data, init, rng, n_jobs):
 def _solve(data, init, rescale, rng, n_jobs, **driver):
     """One start: initial factors, then the driver. Returns (problem, trace)."""
     U0, V0 = _initial_factors(data, init, rng, n_jobs)
-    problem = _Problem(data.views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
+    problem = Problem(data.views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
     problem.initial = problem.objective()
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
 

@@ -21,7 +21,7 @@ import threading
 import time
 import warnings
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -44,6 +44,20 @@ class Step(NamedTuple):
     residual: float | None = None
     #: Solver-specific view of the iterate, handed to callbacks (do not modify).
     state: Mapping | None = None
+
+
+@runtime_checkable
+class Problem(Protocol):
+    """What :func:`iterate` drives: one iteration per ``step()``.
+
+    Every solver folder has the same three names in its ``_solver`` module: ``_prepare``
+    (validated data from the public function's arguments), a ``Problem`` class satisfying
+    this protocol, and ``_solve`` (the problem or problems iterated by :func:`iterate`,
+    then the result); the public function is ``_solve(_prepare(...), ...)``.
+    """
+
+    def step(self) -> Step | float:
+        """One iteration; the objective after it (or a :class:`Step`)."""
 
 
 class IterationInfo(NamedTuple):

@@ -8,7 +8,7 @@ Lagrangian with the authors' updates (taken from their code) and two fixes: the 
 is elementwise (the authors solve an ``(mn) × (mn)`` diagonal system per column) and the
 stopping rule is on primal residuals (theirs fires when the objective rises).
 
-The solver is :func:`_prepare_emvc` (validated data), :class:`_EMVCProblem` (one augmented-
+The solver is :func:`_prepare` (validated data), :class:`Problem` (one augmented-
 Lagrangian iteration per ``step()``) and the shared driver :func:`fastmv._core._driver.iterate`.
 """
 from __future__ import annotations
@@ -124,7 +124,7 @@ class EMVCResult(Result):
     svt_method: tuple
 
 
-class _EMVCData(NamedTuple):
+class _Data(NamedTuple):
     """Validated input of one solve."""
 
     P: np.ndarray  # (m, n, n) stack of the views, in the working precision
@@ -154,8 +154,8 @@ def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
     return stack
 
 
-def _prepare_emvc(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
-                  random_state):
+def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
+             random_state):
     """Checks that the declarations cannot state, and the views as one stack."""
     if mu_max < mu:
         raise ValueError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
@@ -163,15 +163,15 @@ def _prepare_emvc(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtyp
     P = _check_P_list(P_list, dt)
     if n_clusters is not None:
         n_clusters = check_n_clusters(n_clusters, P.shape[1])
-    return _EMVCData(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
-                     full_svd, n_clusters, check_random_state(random_state))
+    return _Data(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
+                 full_svd, n_clusters, check_random_state(random_state))
 
 
-class _EMVCProblem:
+class Problem:
     """The augmented-Lagrangian state; ``step()`` runs one iteration (``docs/algorithms.md
     §3.3``) and returns the objective and the primal residual."""
 
-    def __init__(self, data: _EMVCData):
+    def __init__(self, data: _Data):
         self.data = data
         P = data.P
         m, n, _ = P.shape
@@ -381,11 +381,17 @@ def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6
     >>> res.converged, bool(res.labels[0] == res.labels[3] != res.labels[4])
     (True, True)
     """
-    data = _prepare_emvc(P_list, lam1, lam2, n_clusters=n_clusters, mu=mu, rho=rho,
-                         mu_max=mu_max, init=init, dtype=dtype, full_svd=full_svd,
-                         random_state=random_state)
+    data = _prepare(P_list, lam1, lam2, n_clusters=n_clusters, mu=mu, rho=rho,
+                    mu_max=mu_max, init=init, dtype=dtype, full_svd=full_svd,
+                    random_state=random_state)
+    return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
+                  progress=progress, n_jobs=n_jobs)
+
+
+def _solve(data, *, max_iter, tol, callback, verbose, progress, n_jobs):
+    """The iterations, driven by the shared driver, then the spectral step; the result."""
     with thread_limit(n_jobs):
-        problem = _EMVCProblem(data)
+        problem = Problem(data)
         trace = iterate(problem, solver="emvc", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress)
         labels = problem.labels(n_jobs)

@@ -4,8 +4,8 @@ cluster labels (Yin, Zhang, Wu, Li, Pattern Recognition 2019; docs/algorithms.md
 The solver alternates the IRLS reweighting (``P_k``, ``Q`` from the group and row norms of
 ``W``, guarded as ``sqrt(‖·‖² + ε²)``), the ``W, b`` step (:mod:`fastmv._mvfl._wstep`) and the
 ``F`` step (:mod:`fastmv._mvfl._fstep`). This module holds the input preparation
-(:func:`_prepare_mvfl`), the problem object the shared driver iterates
-(:class:`_MVFLProblem`), the restarts and the public function. Notes on defaults and
+(:func:`_prepare`), the problem object the shared driver iterates
+(:class:`Problem`), the restarts and the public function. Notes on defaults and
 measurements: ``docs/mvfl.md``.
 """
 from __future__ import annotations
@@ -243,9 +243,9 @@ def _prepare_prior(n, c, labels, must_link, cannot_link):
     return {"kind": "none", "all": rows_all}
 
 
-def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3, rho,
-                  anchor, eps, init, n_init, random_state, normalize, solver,
-                  f_step) -> _Data:
+def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3, rho,
+             anchor, eps, init, n_init, random_state, normalize, solver,
+             f_step) -> _Data:
     """Validate the data and the parameters the declarations cannot check alone."""
     views = check_views(X_list, "X_list", accept_sparse=True)
     n = views[0].shape[0]
@@ -315,7 +315,7 @@ def _initial_F(X, data: _Data, rng, n_jobs):
 # the problem the driver iterates
 
 
-class _MVFLProblem:
+class Problem:
     """One run of MVFL from one start; ``step()`` is one outer iteration."""
 
     def __init__(self, data: _Data, X, wstep, view_ptr, F0):
@@ -378,7 +378,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     wstep = WStep(Xw, route)
     best = None
     for _ in range(data.n_init):
-        problem = _MVFLProblem(data, X, wstep, view_ptr, _initial_F(X, data, data.rng, n_jobs))
+        problem = Problem(data, X, wstep, view_ptr, _initial_F(X, data, data.rng, n_jobs))
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress, warn=False)
         final = trace.objective[-1] if trace.n_iter else np.inf
@@ -539,8 +539,8 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
     >>> bool(fastmv.metrics.accuracy(y, r.labels) == 1.0), r.converged
     (True, True)
     """
-    data = _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3,
-                         rho, anchor, eps, init, n_init, random_state, normalize, solver, f_step)
+    data = _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3,
+                    rho, anchor, eps, init, n_init, random_state, normalize, solver, f_step)
     with thread_limit(n_jobs):
         return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
                       progress=progress, n_jobs=n_jobs)

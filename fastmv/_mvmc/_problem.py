@@ -236,7 +236,7 @@ class ViewProblem:
         return x, fx
 
 
-class MVMCProblem:
+class Problem:
     """The outer iteration of MVMC for :func:`fastmv._core._driver.iterate`.
 
     Parameters

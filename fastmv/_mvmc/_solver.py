@@ -2,7 +2,7 @@
 (docs/algorithms.md §1; Zhao et al., "Multi-View Matrix Completion for Clustering with Side
 Information").
 
-The public function is a composition: :func:`_prepare_mvmc` (validated data and parameters),
+The public function is a composition: :func:`_prepare` (validated data and parameters),
 the view bases and the problem (:mod:`fastmv._mvmc._problem`), the shared driver
 (:func:`fastmv._core._driver.iterate`), and the spectral step on the completed similarity
 (:mod:`fastmv._mvmc._lowrank`), with checks that the answer has content.
@@ -33,7 +33,7 @@ from .._core._validation import (
 )
 from ..exceptions import DegenerateSolutionWarning
 from ._lowrank import ClippedLowRankOperator
-from ._problem import MVMCProblem, view_basis
+from ._problem import Problem, view_basis
 
 __all__ = ["mvmc", "MVMCResult", "ClippedLowRankOperator"]
 
@@ -86,14 +86,14 @@ class MVMCResult(Result):
         return op.toarray() if dense else op
 
 
-class _Prepared(NamedTuple):
+class _Data(NamedTuple):
     views: list
     n_clusters: int
     pairs: tuple  # (i, j, s): pairs i < j and their observed similarity
     rng: np.random.Generator
 
 
-def _prepare_mvmc(X_list, n_clusters, must_link, cannot_link, random_state):
+def _prepare(X_list, n_clusters, must_link, cannot_link, random_state):
     """Validated views, cluster count, canonical constrained pairs and the random generator.
 
     Errors name the argument: views (shape, values, sparse structure), pairs out of range or
@@ -112,7 +112,7 @@ def _prepare_mvmc(X_list, n_clusters, must_link, cannot_link, random_state):
     s = np.concatenate([np.ones(ml.shape[0]), np.zeros(cl.shape[0])])
     order = np.lexsort((both[:, 1], both[:, 0]))
     pairs = (both[order, 0], both[order, 1], s[order])
-    return _Prepared(views, n_clusters, pairs, check_random_state(random_state))
+    return _Data(views, n_clusters, pairs, check_random_state(random_state))
 
 
 def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
@@ -280,14 +280,24 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
     >>> bool((res.labels[:10] == res.labels[0]).all() and res.labels[10] != res.labels[0])
     True
     """
-    data = _prepare_mvmc(X_list, n_clusters, must_link, cannot_link, random_state)
+    data = _prepare(X_list, n_clusters, must_link, cannot_link, random_state)
+    return _solve(data, C1=C1, C2=C2, k=k, max_iter=max_iter, inner_iter=inner_iter, tol=tol,
+                  accelerated=accelerated, normalize=normalize, step=step, n_init=n_init,
+                  verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs,
+                  executor=executor)
+
+
+def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize, step,
+           n_init, verbose, progress, callback, n_jobs, executor):
+    """The view bases, the outer iterations driven by the shared driver, then the spectral
+    step; the result."""
     with thread_limit(n_jobs) as n_threads:
         Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)
              for v, X in enumerate(data.views)]
         with open_block_map(executor) as blocks:
             with task_map(n_threads) as map_:
-                problem = MVMCProblem(Z, data.pairs, float(C1), float(C2), inner_iter,
-                                      bool(accelerated), step, map_, blocks)
+                problem = Problem(Z, data.pairs, float(C1), float(C2), inner_iter,
+                                  bool(accelerated), step, map_, blocks)
                 trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,
                                 callback=callback, verbose=verbose, progress=progress)
             labels = _cluster(problem.similarity(), data.n_clusters, n_init, data.rng,

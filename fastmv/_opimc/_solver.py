@@ -5,9 +5,9 @@ chunks of rows; only the global statistics ``R_v`` (``d_v × c`` per-cluster sum
 ``T_v`` (per-cluster counts) and the centres ``U_v`` persist between chunks, so memory is
 O(Σ d_v (s + c)) whatever ``n`` is (plus the ``n`` output labels).
 
-The solver has the shape every fastmv solver has: :func:`_prepare_opimc` (validated inputs:
+The solver has the shape every fastmv solver has: :func:`_prepare` (validated inputs:
 a chunk source and a chunk builder, see ``_opimc_sources`` and ``_opimc_chunks``), a problem
-object whose ``step()`` is one pass over the stream (:class:`_OPIMCProblem`), and the shared
+object whose ``step()`` is one pass over the stream (:class:`Problem`), and the shared
 driver ``fastmv._core._driver.iterate`` that owns the loop over passes and its convergence test.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ class OPIMCResult(Result):
 # validated inputs
 # ---------------------------------------------------------------------------------------
 
-class _Prepared(NamedTuple):
+class _Data(NamedTuple):
     source: object            # _ArraySource or _StreamSource
     spec: _Spec
     builder: _ChunkBuilder
@@ -94,8 +94,8 @@ def _is_stream(X_list) -> bool:
                 and all(_looks_like_view(X) for X in X_list))
 
 
-def _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
-                   random_state) -> _Prepared:
+def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
+             random_state) -> _Data:
     """Chunk source, builder and start of an OPIMC call (shapes, dtypes, ``init``)."""
     if _is_view(X_list) and not isinstance(X_list, (list, tuple)):
         raise TypeError("X_list must be a list of views (one 2-D array per view) or an "
@@ -121,8 +121,8 @@ def _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normali
         raise ValueError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
                          f"{n} (all samples), got {labels.size}")
     start = init if isinstance(init, str) else None
-    return _Prepared(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
-                     int(n_clusters), start, labels, centers, check_random_state(random_state))
+    return _Data(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
+                 int(n_clusters), start, labels, centers, check_random_state(random_state))
 
 
 def _parse_init(init, spec, n_clusters, n):
@@ -166,10 +166,10 @@ def _with_chunk(exc: Exception, t: int, start: int | None) -> Exception:
     return new.with_traceback(exc.__traceback__)
 
 
-class _OPIMCProblem:
+class Problem:
     """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
 
-    def __init__(self, prep: _Prepared, *, alpha, max_inner_iter, inner_tol, n_init, bar,
+    def __init__(self, prep: _Data, *, alpha, max_inner_iter, inner_tol, n_init, bar,
                  read_ahead=False):
         self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
         self.alpha, self.max_inner_iter, self.inner_tol = alpha, max_inner_iter, inner_tol
@@ -428,8 +428,16 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
     >>> res.labels.shape, [u.shape for u in res.U], res.n_iter
     ((500,), [(20, 3), (30, 3)], 1)
     """
-    prep = _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
-                          random_state)
+    prep = _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
+                    random_state)
+    return _solve(prep, chunk_size=chunk_size, alpha=alpha, max_iter=max_iter, tol=tol,
+                  max_inner_iter=max_inner_iter, inner_tol=inner_tol, n_init=n_init,
+                  verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs)
+
+
+def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol, n_init,
+           verbose, progress, callback, n_jobs):
+    """The passes over the stream, driven by the shared driver; returns the result."""
     total = None if prep.n is None else -(-prep.n // chunk_size) * max_iter
     # two threads or more: one reads and builds the next chunk while the others cluster the
     # current one (its kernels are serial and release the GIL; BLAS gets the other threads).
@@ -441,9 +449,9 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
     kernel_jobs = n_threads - 1 if read_ahead else n_jobs
     with thread_limit(kernel_jobs, single_threaded_blas=False), \
             progress_bar(total, progress, "opimc chunks") as bar:
-        problem = _OPIMCProblem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
-                                inner_tol=float(inner_tol), n_init=int(n_init), bar=bar,
-                                read_ahead=read_ahead)
+        problem = Problem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
+                          inner_tol=float(inner_tol), n_init=int(n_init), bar=bar,
+                          read_ahead=read_ahead)
         trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
                         callback=callback, verbose=verbose, warn=max_iter > 1)
     return OPIMCResult(labels=problem.labels, objective=trace.objective, n_iter=trace.n_iter,

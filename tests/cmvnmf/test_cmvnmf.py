@@ -15,7 +15,7 @@ import scipy.sparse as sp
 import fastmv
 from benchmarks.references import cmvnmf as R
 from fastmv import metrics, simulate
-from fastmv._cmvnmf._solver import _prepare, _Problem
+from fastmv._cmvnmf._solver import Problem, _prepare
 from fastmv.kernels import cmvnmf as K
 from tests.cmvnmf import naive as N
 from tests.conftest import shared_dataset
@@ -224,7 +224,7 @@ def test_objective_non_increasing_at_every_update(sparse, seed):
     X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
     data = _prepare(X, 3, ml, cl, beta, "l2")
     views = data.views
-    prob = _Problem(views, data.blocks, U0, V0, beta=beta, rescale=False)
+    prob = Problem(views, data.blocks, U0, V0, beta=beta, rescale=False)
     f = _dense_objective(views, prob, ml, cl, beta)
     assert np.isclose(prob.objective(), f, rtol=1e-10)
     start = f
@@ -247,7 +247,7 @@ def test_intra_view_symmetrised_rule_reaches_stationary_point():
     X = [rng.random((12, 5))]
     ml = {(0, 0): np.array([[0, 1], [1, 2], [3, 7], [4, 9]])}
     data = _prepare(X, 2, ml, {}, 2.0, None)
-    prob = _Problem(data.views, data.blocks, [rng.random((5, 2))], [rng.random((12, 2))], beta=2.0,
+    prob = Problem(data.views, data.blocks, [rng.random((5, 2))], [rng.random((12, 2))], beta=2.0,
                     rescale=False)
     for _ in range(5000):
         prob.sweep()
