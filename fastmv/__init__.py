@@ -123,12 +123,14 @@ if TYPE_CHECKING:  # the lazy names, for IDEs and type checkers (``X as X``: re-
 
 
 def __getattr__(name):
-    lazy = _LAZY if name in _LAZY else _solver_names()  # a solver registered since import
-    if name in lazy:
-        module = importlib.import_module(lazy[name], __name__)
+    if name in _LAZY:
+        module = importlib.import_module(_LAZY[name], __name__)
         value = getattr(module, name)
         globals()[name] = value
         return value
+    registered = _solver_names()  # a solver registered since import (not cached: it may go)
+    if name in registered:
+        return getattr(importlib.import_module(registered[name], __name__), name)
     if name in _SUBMODULES:
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'fastmv' has no attribute {name!r}")

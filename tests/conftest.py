@@ -6,6 +6,7 @@ checkout (override with ``FASTMV_SHARED_DATASETS``). Tests that need it use
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -28,3 +29,13 @@ def shared_dataset(filename: str) -> Path:
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+# tests/test_new_solver.py runs the common tests in a child process with the toy solver
+# registered (the stand-in for a new solver's one registry line)
+if os.environ.get("FASTMV_TEST_TOY_SOLVER") == "1":
+    from fastmv._core._spec import registered
+    from tests.toy import SPEC as _TOY
+
+    _TOY_REGISTRATION = registered(_TOY)  # held for the session's lifetime
+    _TOY_REGISTRATION.__enter__()
