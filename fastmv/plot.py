@@ -83,7 +83,7 @@ def convergence(result: Any, ax: Any = None) -> Any:
     label = "objective" + ("" if converged is None else
                            f" ({'converged' if bool(converged) else 'not converged'})")
     line, = ax.plot(it, obj, "o-", ms=3, color="C0", label=label)
-    ax.set_xlabel("pass" if hasattr(result, "n_passes") else "iteration")
+    ax.set_xlabel("pass" if hasattr(result, "chunk_loss") else "iteration")  # OPIMC: passes
     ax.set_ylabel("objective", color="C0")
     if obj.size and np.all(obj > 0) and obj.max() > 100 * obj.min():
         ax.set_yscale("log")  # a large first step would flatten the rest of the curve

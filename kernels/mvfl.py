@@ -63,8 +63,8 @@ def weight_norms(W, view_ptr, eps):
     Notes
     -----
     Time O(d c), memory O(d + m c). Serial: ``d c`` is far below the work that pays for
-    waking the thread pool (a parallel launch after the BLAS calls of the ``W`` step cost
-    ~9 ms of CPU per call on Handwritten, ``d c = 3390``).
+    waking the thread pool (a parallel launch after the BLAS calls of the ``W`` step: see
+    docs/mvfl.md).
 
     Cost: reads ``d c b`` bytes (``b`` the itemsize) and writes ``(d + m c) b``; ``2 d c``
     flops.
@@ -153,7 +153,8 @@ def cholesky_solve(L, R):
     -----
     Time O(c d²), memory O(d) besides the output. Serial: MVFL's joint ``F`` step calls this
     once per trial point with ``d`` in the hundreds, where one call on one thread beats ``c``
-    LAPACK ``potrs`` calls (about 3× on Handwritten, ``d = 339``, ``c = 10``). The forward sums run as reassociable dot products (vectorised; the rounding
+    LAPACK ``potrs`` calls (docs/mvfl.md). The forward sums run as reassociable dot
+    products (vectorised; the rounding
     differs from ``potrs`` at the 1e-16 level, is deterministic and does not depend on the
     thread count).
 

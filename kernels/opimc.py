@@ -31,8 +31,8 @@ work is BLAS, which gets the call's threads; the rest is O(s d) or O(s c) per ch
 parallel launch per kernel call (many per chunk) would not speed up. With two threads or more,
 ``fastmv.opimc`` reads and builds the next chunk on a second thread instead.
 
-It is one module, longer than most, because its kernels form one per-chunk loop that shares
-the chunk layout; the layout and the statistics kernels are already in their own modules.
+Its kernels form one per-chunk loop that shares the chunk layout; the layout and the
+statistics kernels are in ``opimc_layout`` and ``opimc_stats``.
 """
 from __future__ import annotations
 

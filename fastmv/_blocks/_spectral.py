@@ -71,9 +71,8 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     Made for operators whose product with a block of ``p`` vectors costs little more than
     with one vector: a tile pass over a low-rank-plus-correction similarity (MVMC's ``S``)
     is compute-bound in the tile construction, so ARPACK's single-vector Lanczos, which needs
-    about 30 products for 10 eigenpairs, pays 30 passes, where this needs 7–9 (measured on
-    MVMC similarities at n = 5000 and 20000; at n = 20000 2.7× less time than ARPACK in the
-    same run).
+    about 30 products for 10 eigenpairs, pays 30 passes, where this needs fewer (the counts
+    and times on MVMC similarities: docs/performance.md "Figures behind the code's choices").
 
     Parameters
     ----------

@@ -61,8 +61,8 @@ _controller_modules = -1
 
 
 def _blas_controller(refresh):
-    """The BLAS libraries loaded now. Scanning the loaded libraries costs about a millisecond
-    (up to 30 ms on a busy machine), more than a whole small OPIMC pass, so the scan is
+    """The BLAS libraries loaded now. Scanning the loaded libraries costs more than a whole
+    small OPIMC pass (docs/performance.md "Figures behind the code's choices"), so the scan is
     repeated only by the first of overlapping calls and only when modules were imported since
     the last one: a BLAS library loaded later (e.g. SciPy's OpenBLAS, which Numba's ``np.dot``
     calls) comes with an import and would otherwise run unlimited."""
@@ -193,8 +193,9 @@ def task_map(n_threads):
     that is not possible (one thread, or a Numba threading layer that is not thread-safe).
 
     For work made of medium-sized BLAS calls and Numba kernels that alternate every few
-    milliseconds: run that way, no thread pool ever busy-waits against another, which on 2
-    cores measured faster than letting BLAS and Numba each use both cores in turn. Results
+    milliseconds: run that way, no thread pool ever busy-waits against another, which is
+    faster than letting BLAS and Numba each use every core in turn (docs/performance.md
+    "Thread policy"). Results
     come back in input order, so a caller that reduces them in that order gets results that do
     not depend on the scheduling.
     """

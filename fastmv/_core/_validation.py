@@ -5,8 +5,8 @@ value) with a message that names the offending argument, and never modifies its 
 returned arrays are new objects whenever a conversion was needed, and callers that write
 into an array they received must copy it first (``copy=True``).
 
-It is one module, longer than most, because it is the one validator: the imperative checks
-of data arguments and the declared-parameter vocabulary must agree, so they live together.
+The imperative checks of data arguments and the declared-parameter vocabulary must agree,
+so they live together.
 """
 from __future__ import annotations
 

@@ -189,8 +189,8 @@ def _match_clusters(km, rows, classes, c):
     clusters arbitrarily: the permutation maximising the labelled samples whose cluster id
     equals their class (an assignment problem on the ``c × c`` contingency table) is applied.
     """
-    # import cost: scipy.sparse.csgraph (~20 ms), not scipy.optimize (~0.6 s), and only
-    # when labels are given
+    # import cost: scipy.sparse.csgraph, much cheaper than scipy.optimize, and only when
+    # labels are given (docs/performance.md "Figures behind the code's choices")
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: PLC0415
 
     table = np.zeros((c, c))

@@ -279,8 +279,8 @@ class Problem:
 # ---------------------------------------------------------------------------------------
 
 #: Chunks of at least this many values (rows × Σ d_v) are read ahead on a second thread when
-#: the call has two threads or more (Handwritten's 50 × 649 was slower that way; 2000 × 1000
-#: much faster, see docs/opimc.md).
+#: the call has two threads or more (small chunks are slower that way, large ones much
+#: faster: docs/opimc.md).
 READ_AHEAD_MIN_VALUES = 2 ** 17
 
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
@@ -443,7 +443,7 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
     # current one (its kernels are serial and release the GIL; BLAS gets the other threads).
     # Small chunks are read in the clustering thread: building them is mostly Python, which a
     # second thread would contend for the GIL with; BLAS is then left as the caller set it
-    # (limiting it costs a library scan of 1-30 ms, more than such a pass).
+    # (limiting it costs a library scan, more than such a pass; docs/performance.md "Figures behind the code's choices").
     n_threads = effective_n_jobs(n_jobs)
     read_ahead = n_threads >= 2 and chunk_size * prep.builder.D >= READ_AHEAD_MIN_VALUES
     kernel_jobs = n_threads - 1 if read_ahead else n_jobs

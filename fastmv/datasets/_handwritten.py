@@ -121,7 +121,7 @@ def load_handwritten(views=None, *, dtype=np.float64):
 
     Notes
     -----
-    The archive is decompressed once per process (about 20 ms) and cached; each call then
+    The archive is decompressed once per process and cached; each call then
     costs one copy of the selected views, ``O(2000 * sum d_v)`` time and memory.
 
     Examples
