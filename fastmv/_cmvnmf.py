@@ -47,7 +47,7 @@ from ._validation import (
     check_views,
     declare_params,
 )
-from .exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from .exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
@@ -298,7 +298,7 @@ def _initial_factors(data, init, rng, n_jobs):
             V_list.append((scale * np.abs(rng.standard_normal((n, c)))).astype(dtype))
         return U_list, V_list
     if len(init) != 2 or len(init[0]) != len(data.views) or len(init[1]) != len(data.views):
-        raise ValueError(f"init must give one U and one V per view ({len(data.views)} views) "
+        raise InvalidParameterError(f"init must give one U and one V per view ({len(data.views)} views) "
                          "as a pair (U_list, V_list)")
     for a, X in enumerate(data.views):
         n, d = X.shape
@@ -307,9 +307,9 @@ def _initial_factors(data, init, rng, n_jobs):
         V = check_array(init[1][a], f"init[1][{a}]", accept_sparse=False, dtype=dtype,
                         nonnegative=True, copy=True)
         if U.shape != (d, c):
-            raise ValueError(f"init[0][{a}] must have shape ({d}, {c}), got {U.shape}")
+            raise InvalidParameterError(f"init[0][{a}] must have shape ({d}, {c}), got {U.shape}")
         if V.shape != (n, c):
-            raise ValueError(f"init[1][{a}] must have shape ({n}, {c}), got {V.shape}")
+            raise InvalidParameterError(f"init[1][{a}] must have shape ({n}, {c}), got {V.shape}")
         U_list.append(U)
         V_list.append(np.ldexp(V, -data.log2_scale).astype(dtype))
     return U_list, V_list

@@ -35,6 +35,7 @@ from ._validation import (
     check_transition_matrices,
     declare_params,
 )
+from .exceptions import InvalidParameterError
 
 __all__ = ["emvc", "EMVCResult"]
 
@@ -158,7 +159,7 @@ def _prepare_emvc(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtyp
                   random_state):
     """Checks that the declarations cannot state, and the views as one stack."""
     if mu_max < mu:
-        raise ValueError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
+        raise InvalidParameterError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
     dt = check_dtype(dtype)
     P = _check_P_list(P_list, dt)
     if n_clusters is not None:

@@ -45,7 +45,7 @@ from ._validation import (
     check_views,
     declare_params,
 )
-from .exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from .exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 
 __all__ = ["mvfl", "MVFLResult"]
 
@@ -228,7 +228,7 @@ class _Data(NamedTuple):
 def _prepare_prior(n, c, labels, must_link, cannot_link):
     rows_all = np.arange(n, dtype=np.int64)
     if labels is not None and (must_link is not None or cannot_link is not None):
-        raise ValueError("give at most one kind of prior: labels, or must_link/cannot_link "
+        raise InvalidParameterError("give at most one kind of prior: labels, or must_link/cannot_link "
                          "pairs, not both")
     if labels is not None:
         y = check_partial_labels(labels, n, c, "labels")
@@ -251,7 +251,7 @@ def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2
     n = views[0].shape[0]
     c = check_n_clusters(n_clusters, n)
     if lam1 + lam2 <= 0:
-        raise ValueError("lam1 and lam2 cannot both be 0: the W step needs the regularising "
+        raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the regularising "
                          "diagonal lam1 P_k + lam2 Q")
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
     if lam3 is None:
@@ -264,9 +264,9 @@ def _prepare_mvfl(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2
         init = check_array(init, "init", accept_sparse=False, dtype=np.float64,
                            nonnegative=True, copy=True)
         if init.shape != (n, c):
-            raise ValueError(f"init must have shape ({n}, {c}), got {init.shape}")
+            raise InvalidParameterError(f"init must have shape ({n}, {c}), got {init.shape}")
         if not init.any():
-            raise ValueError("init is all zero: every sample would start in one cluster and "
+            raise InvalidParameterError("init is all zero: every sample would start in one cluster and "
                              "F would stay 0; give a nonnegative init with a positive entry "
                              "in every row, or init='k-means++'")
     return _Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),

@@ -33,6 +33,7 @@ from ._result import Result
 from ._solver import Step, iterate, progress_bar, state_view
 from ._threads import effective_n_jobs, thread_limit
 from ._validation import Interval, Options, check_n_clusters, check_random_state, declare_params
+from .exceptions import InvalidParameterError
 
 __all__ = ["opimc", "OPIMCResult"]
 
@@ -103,16 +104,16 @@ def _prepare_opimc(X_list, n_clusters, mask, chunk_size, max_iter, init, normali
         n_clusters = check_n_clusters(n_clusters, n)
     else:
         if isinstance(X_list, (list, tuple)) and len(X_list) == 0:
-            raise ValueError("X_list must hold at least one view")
+            raise InvalidParameterError("X_list must hold at least one view")
         if mask is not None:
-            raise ValueError("mask is not used with a chunk stream: yield (blocks, mask_block)")
+            raise InvalidParameterError("mask is not used with a chunk stream: yield (blocks, mask_block)")
         source = _StreamSource(X_list, chunk_size, max_iter)
         source.peek_spec()
         n = None
     spec = source.spec
     labels, centers = _parse_init(init, spec, n_clusters, n)
     if labels is not None and n is not None and labels.size not in (min(chunk_size, n), n):
-        raise ValueError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
+        raise InvalidParameterError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
                          f"{n} (all samples), got {labels.size}")
     start = init if isinstance(init, str) else None
     return _Prepared(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
@@ -129,19 +130,19 @@ def _parse_init(init, spec, n_clusters, n):
         for v, u in enumerate(init):
             u = np.asarray(u, dtype=np.float64)
             if u.shape != (spec.dims[v], n_clusters):
-                raise ValueError(f"init[{v}] must have shape (d_v, n_clusters) = "
+                raise InvalidParameterError(f"init[{v}] must have shape (d_v, n_clusters) = "
                                  f"({spec.dims[v]}, {n_clusters}), got {u.shape}")
             if not np.isfinite(u).all():
-                raise ValueError(f"init[{v}] contains NaN or infinite values")
+                raise InvalidParameterError(f"init[{v}] contains NaN or infinite values")
             centers.append(u)
         return None, centers
     lab = np.asarray(init)
     if lab.ndim != 1 or lab.dtype.kind not in "iu":
-        raise ValueError("init must be 'random', 'k-means++', a 1-D integer array of initial "
+        raise InvalidParameterError("init must be 'random', 'k-means++', a 1-D integer array of initial "
                          "labels (for the first chunk, or for all n samples) or a list of "
                          "per-view centres (d_v, n_clusters)")
     if lab.size and (lab.min() < 0 or lab.max() >= n_clusters):
-        raise ValueError(f"init labels must lie in [0, n_clusters) = [0, {n_clusters})")
+        raise InvalidParameterError(f"init labels must lie in [0, n_clusters) = [0, {n_clusters})")
     return lab.astype(np.int64), None
 
 
@@ -198,7 +199,7 @@ class _OPIMCProblem:
             if prep.init_labels is None:
                 return lab, self._run(ch, lab, START_FROM_CENTERS, fill)
             if prep.init_labels.size < s:
-                raise ValueError(f"init labels must have length >= {s}")
+                raise InvalidParameterError(f"init labels must have length >= {s}")
             lab[:] = prep.init_labels[:s]
             return lab, self._run(ch, lab, START_FROM_LABELS, fill)
         best, c, fresh = None, prep.n_clusters, self.stats

@@ -28,7 +28,7 @@ import numpy as np
 from .exceptions import ConvergenceWarning
 
 __all__ = ["Step", "IterationInfo", "Trace", "iterate", "relative_change", "verbose_logging",
-           "progress_bar", "logger"]
+           "progress_bar", "logger", "interrupt_guard"]
 
 logger = logging.getLogger("fastmv")
 
@@ -185,6 +185,53 @@ def _caller_stacklevel() -> int:
     return level
 
 
+# A task run on a helper thread (:func:`fastmv._threads.task_map`) learns through this
+# thread-local event that the caller's thread was interrupted, so that a Ctrl-C does not wait
+# for every restart still running on the pool to finish.
+_cancel = threading.local()
+
+
+class Cancelled(Exception):
+    """Raised inside a helper-thread task whose caller has stopped (interrupted or failed)."""
+
+
+@contextlib.contextmanager
+def cancel_scope(event):
+    """Run the body as a task that :func:`check_cancelled` stops once ``event`` is set."""
+    previous = getattr(_cancel, "event", None)
+    _cancel.event = event
+    try:
+        yield
+    finally:
+        _cancel.event = previous
+
+
+def check_cancelled() -> None:
+    """Raise :class:`Cancelled` if this thread's task was cancelled (see :func:`cancel_scope`)."""
+    event = getattr(_cancel, "event", None)
+    if event is not None and event.is_set():
+        raise Cancelled("the caller of this task stopped")
+
+
+@contextlib.contextmanager
+def interrupt_guard():
+    """Re-raise a Ctrl-C that surfaced inside a compiled call as :class:`KeyboardInterrupt`.
+
+    A SIGINT handled while a Numba dispatcher is running leaves the interpreter's exception
+    set when the compiled function returns, and CPython then reports a ``SystemError``
+    ("returned a result with an exception set") whose cause is the ``KeyboardInterrupt``.
+    """
+    try:
+        yield
+    except SystemError as exc:
+        cause, seen = exc, 0
+        while isinstance(cause, SystemError) and seen < 8:
+            cause, seen = cause.__cause__ or cause.__context__, seen + 1
+        if isinstance(cause, KeyboardInterrupt):
+            raise KeyboardInterrupt(*cause.args) from None
+        raise
+
+
 def _as_step(value) -> Step:
     if isinstance(value, Step):
         return value
@@ -235,7 +282,9 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
     with verbose_logging(verbose) as log, \
             progress_bar(max_iter, progress, solver) as bar:
         for it in range(1, max_iter + 1):
-            step = _as_step(problem.step())
+            check_cancelled()
+            with interrupt_guard():
+                step = _as_step(problem.step())
             f = float(step.objective)
             if step.residual is not None:
                 r = float(step.residual)
@@ -257,7 +306,7 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
                     stop = callback(info)
                 except StopIteration:
                     stop = True
-                if stop is True:
+                if stop is True or (isinstance(stop, np.bool_) and bool(stop)):
                     stop_reason = "callback"
                     break
             if r <= tol:

@@ -27,6 +27,7 @@ from ._validation import (
     check_random_state,
     declare_params,
 )
+from .exceptions import InvalidParameterError
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
            "stationary_distribution"]
@@ -38,12 +39,31 @@ _DENSE_EIGH_MAX_N = 1000
 def _as_similarity(S, name):
     if isinstance(S, spla.LinearOperator):
         if S.shape[0] != S.shape[1]:
-            raise ValueError(f"{name} must be square, got shape {S.shape}")
+            raise InvalidParameterError(f"{name} must be square, got shape {S.shape}")
         return S
     S = check_array(S, name, accept_sparse=True)
     if S.shape[0] != S.shape[1]:
-        raise ValueError(f"{name} must be square, got shape {S.shape}")
+        raise InvalidParameterError(f"{name} must be square, got shape {S.shape}")
     return S
+
+
+def _check_symmetric_nonnegative(S, name):
+    """What the docstring requires of an explicit similarity (an operator is only multiplied):
+    no negative entry, and ``S = Sᵀ`` up to rounding (relative to the largest entry)."""
+    if isinstance(S, spla.LinearOperator):
+        return
+    values = S.data if sp.issparse(S) else S
+    if values.size == 0:
+        return
+    if values.min() < 0:
+        raise InvalidParameterError(f"{name} has negative entries; a nonnegative similarity is "
+                                    "required")
+    scale = float(values.max())
+    diff = abs(S - S.T)
+    worst = float(diff.max()) if (not sp.issparse(diff) or diff.nnz) else 0.0
+    if worst > 1e-8 * scale:
+        raise InvalidParameterError(f"{name} is not symmetric (largest |S - S.T| = {worst:.3g}, "
+                                    f"largest entry {scale:.3g}); pass (S + S.T) / 2")
 
 
 def _top_eigenvectors(A, k, rng, dense=None):
@@ -185,7 +205,7 @@ def spectral_embedding(S, n_components, *, random_state=None):
     rng = check_random_state(random_state)
     deg = np.asarray(S @ np.ones(n)).ravel()
     if np.any(deg < -1e-12 * max(1.0, np.abs(deg).max())):
-        raise ValueError("S has negative degrees (row sums); a nonnegative similarity is required")
+        raise InvalidParameterError("S has negative degrees (row sums); a nonnegative similarity is required")
     inv_sqrt = np.zeros(n)
     pos = deg > 0
     inv_sqrt[pos] = 1.0 / np.sqrt(deg[pos])
@@ -262,6 +282,7 @@ def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=N
     True
     """
     S = _as_similarity(S, "S")
+    _check_symmetric_nonnegative(S, "S")
     n = S.shape[0]
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
@@ -305,7 +326,7 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
-        raise ValueError(f"P must be square, got shape {P.shape}")
+        raise InvalidParameterError(f"P must be square, got shape {P.shape}")
     if n == 1:
         return np.ones(1)
     try:
@@ -379,9 +400,9 @@ def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
-        raise ValueError(f"P must be square, got shape {P.shape}")
+        raise InvalidParameterError(f"P must be square, got shape {P.shape}")
     if (P.data if sp.issparse(P) else P).min(initial=0.0) < 0:
-        raise ValueError("P has negative entries; a transition matrix is nonnegative")
+        raise InvalidParameterError("P has negative entries; a transition matrix is nonnegative")
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
     pi = stationary_distribution(P)
