@@ -8,6 +8,7 @@ dense array.
 """
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import Executor
 from numbers import Integral
 
@@ -19,6 +20,7 @@ import scipy.sparse.linalg as spla
 from ._kmeans import kmeans
 from ._linalg import BlockKrylov, fix_signs
 from ._preprocessing import normalize_rows
+from ._solver import _caller_stacklevel
 from ._validation import (
     Interval,
     check_array,
@@ -27,13 +29,21 @@ from ._validation import (
     check_random_state,
     declare_params,
 )
-from .exceptions import InvalidParameterError
+from .exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
            "stationary_distribution"]
 
 # Below this size a dense eigh of the n × n matrix is faster and more robust than ARPACK.
 _DENSE_EIGH_MAX_N = 1000
+# ARPACK's restart cap (scipy's default, 10 n, let a stalled solve run for many minutes on a
+# nearly rank-one matrix); past it, a dense eigh below this size, block Krylov above.
+_ARPACK_MAX_RESTARTS = 300
+_DENSE_FALLBACK_MAX_N = 6000
+_BLOCK_FALLBACK_PRODUCTS = 200
+# An eigenvalue of the symmetrised chain below this fraction of the largest carries no cluster:
+# fewer than n_clusters above it is a degenerate (nearly low-rank) transition matrix.
+_DEGENERATE_EIGENVALUE = 1e-3
 
 
 def _as_similarity(S, name):
@@ -78,9 +88,31 @@ def _top_eigenvectors(A, k, rng, dense=None):
         w, V = sla.eigh((dense_A + dense_A.T) / 2, subset_by_index=[n - k, n - 1])
     else:
         v0 = rng.uniform(-1, 1, size=n)
-        w, V = spla.eigsh(A, k=k, which="LA", v0=v0)
+        try:
+            w, V = spla.eigsh(A, k=k, which="LA", v0=v0, maxiter=_ARPACK_MAX_RESTARTS)
+        except (spla.ArpackNoConvergence, spla.ArpackError):
+            w, V = _eigen_fallback(A, k, rng)
     order = np.argsort(w)[::-1]
     return w[order], fix_signs(V[:, order])
+
+
+def _eigen_fallback(A, k, rng):
+    """Top-``k`` eigenpairs of symmetric ``A`` when ARPACK stalled (a clustered or near-zero
+    spectrum around the ``k``-th eigenvalue): a dense ``eigh`` up to a size, else the block
+    Krylov solver (a block of ``k + 2`` vectors separates clustered eigenvalues that
+    single-vector Lanczos resolves slowly), warning when that too stops unconverged."""
+    n = A.shape[0]
+    if n <= _DENSE_FALLBACK_MAX_N:
+        dense_A = A @ np.eye(n) if isinstance(A, spla.LinearOperator) else (
+            A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64))
+        return sla.eigh((dense_A + dense_A.T) / 2, subset_by_index=[n - k, n - 1])
+    w, V, info = block_krylov_eigenpairs(lambda X: A @ X, n, k, random_state=rng,
+                                         tol=1e-8, max_products=_BLOCK_FALLBACK_PRODUCTS)
+    if not info["converged"]:
+        warnings.warn(f"the top-{k} eigensolve did not converge (ARPACK stalled, block Krylov "
+                      f"stopped at relative residual {info['residual']:.2g}); the spectral "
+                      "embedding is approximate", ConvergenceWarning, stacklevel=4)
+    return w, V
 
 
 def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None, tol=1e-10,
@@ -332,7 +364,8 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     try:
         if n <= 2:
             raise spla.ArpackNoConvergence("tiny", np.empty(0), np.empty((n, 0)))
-        w, v = spla.eigs(P.T, k=1, which="LM", v0=np.full(n, 1.0 / n), tol=1e-12, maxiter=5000)
+        w, v = spla.eigs(P.T, k=1, which="LM", v0=np.full(n, 1.0 / n), tol=1e-12,
+                         maxiter=_ARPACK_MAX_RESTARTS)
         pi = np.abs(np.real(v[:, 0]))
     except (spla.ArpackNoConvergence, spla.ArpackError, ValueError, TypeError):
         pi = np.full(n, 1.0 / n)
@@ -415,8 +448,16 @@ def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n
         B = s[:, None] * P * si[None, :]
         Theta = (B + B.T) * 0.5
     if not sp.issparse(Theta) and n <= _DENSE_EIGH_MAX_N:
-        _, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
+        w, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
     else:
-        _, V = _top_eigenvectors(Theta, n_clusters, rng)
+        w, V = _top_eigenvectors(Theta, n_clusters, rng)
+    rank = int(np.count_nonzero(w > _DEGENERATE_EIGENVALUE * max(w[0], 0.0)))
+    if n_clusters > 1 and rank < n_clusters:
+        warnings.warn(
+            f"P is nearly rank {rank}: only {rank} of its top {n_clusters} eigenvalues exceed "
+            f"{_DEGENERATE_EIGENVALUE:g} of the largest (eigenvalues {np.array2string(w, precision=2)}"
+            f"), so the remaining clusters are split by noise; with EMVC, P_hat collapsed: "
+            "raise lam1 and lam2 (larger error penalties keep more of the views in P_hat)",
+            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     V = normalize_rows(V)
     return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels
