@@ -40,6 +40,8 @@ def gram_to_sq_distances(G, sq_norms):
     Cost: moves ``1.5 n² b`` bytes (``b`` the itemsize: the upper triangle read, both triangles
     written) and does ``1.5 n²`` flops; memory-bound.
     """
+    if G.shape[0] != G.shape[1] or sq_norms.shape[0] != G.shape[0]:
+        raise ValueError("gram_to_sq_distances: G must be square n x n and sq_norms of length n")
     n = G.shape[0]
     for i in range(n):
         G[i, i] = 0.0
@@ -72,6 +74,8 @@ def strict_upper_triangle(A):
     Cost: moves ``n² b`` bytes (``n²/2`` entries read, ``n²/2`` written), no flops;
     memory-bound.
     """
+    if A.shape[0] != A.shape[1]:
+        raise ValueError("strict_upper_triangle: A must be square")
     n = A.shape[0]
     out = np.empty(n * (n - 1) // 2, dtype=A.dtype)
     for i in range(n):
@@ -157,6 +161,8 @@ def keep_nearest_neighbors(D2, n_neighbors):
     Cost: reads ``n² b`` bytes and writes ``n²`` bytes (the boolean mask); ``O(n² log n)``
     comparisons at worst (a partial sort per row).
     """
+    if D2.shape[0] != D2.shape[1]:
+        raise ValueError("keep_nearest_neighbors: D2 must be square")
     n = D2.shape[0]
     keep = np.zeros((n, n), dtype=np.bool_)
     for i in prange(n):

@@ -40,6 +40,7 @@ import numpy as np
 from numba import njit
 
 from . import streaming_layout
+from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
 from .streaming_layout import (  # noqa: F401  (re-exported: see __all__)
     REPLACE_PREVIOUS,
     START_FROM_CENTERS,
@@ -100,6 +101,10 @@ def stream_cross(dense, view_ptr, U):
     Cost: reads ``8 (Σ s_v d_v + D c)`` bytes and writes ``8 Σ s_v c``; ``2 Σ s_v d_v c`` flops
     in GEMMs.
     """
+    if (not valid_view_ptr(view_ptr, U.shape[0])
+            or not valid_dense_rows(dense, view_ptr, dense.position.shape[0])):
+        raise ValueError("stream_cross: view_ptr must rise from 0 to the rows of U and the dense "
+                         "layout be consistent")
     n_dense = dense.row_start.shape[0] - 1
     c = U.shape[1]
     xdt = dense.values.dtype
@@ -180,6 +185,20 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     without it ``2 r Σ d_v c`` more flops over ``8 r Σ d_v`` bytes of rows; CSR rows
     ``12 nnz(rows)`` bytes and ``2 nnz(rows) c`` flops.
     """
+    s_w = W.shape[0]
+    if (not valid_view_ptr(view_ptr, U.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
+            or not valid_dense_rows(dense, view_ptr, s_w)
+            or not valid_sparse_rows(sparse, s_w, U.shape[0])):
+        raise ValueError("stream_assign: view_ptr must rise from 0 to the rows of U, one view per column "
+                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+    if (usq.shape[0] != W.shape[1] or usq.shape[1] != U.shape[1] or not in_range(rows, 0, s_w)
+            or out.labels.shape[0] < s_w or out.best.shape[0] < s_w or out.second.shape[0] < s_w):
+        raise ValueError("stream_assign: usq must be (m, c), rows lie in [0, s) and out hold s rows")
+    if G.shape[0] > 0:
+        if dense is None:
+            raise ValueError("stream_assign: G must be empty without dense views")
+        if G.shape[0] < dense.row_start[dense.row_start.shape[0] - 1] or G.shape[1] != U.shape[1]:
+            raise ValueError("stream_assign: G must hold one row of c products per stored dense row")
     m = W.shape[1]
     c = usq.shape[1]
     acc = np.empty(c)
@@ -240,6 +259,11 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
 
     Cost: reads ``8 Σ s_v d_v + 12 nnz`` bytes; ``2 (Σ s_v d_v + nnz)`` flops.
     """
+    if (view_ptr.shape[0] < 2 or not valid_view_ptr(view_ptr, view_ptr[view_ptr.shape[0] - 1])
+            or not valid_dense_rows(dense, view_ptr, s)
+            or not valid_sparse_rows(sparse, s, view_ptr[view_ptr.shape[0] - 1])):
+        raise ValueError("stream_row_sqnorms: view_ptr must rise from 0 and the chunk layout "
+                         "(dense, sparse) match s rows")
     xsq = np.zeros(s)
     if dense is not None:
         for v in range(dense.row_start.shape[0] - 1):
@@ -278,6 +302,8 @@ def stream_center_shift(U_old, U):
 
     Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
     """
+    if U_old.shape[0] != U.shape[0] or U_old.shape[1] != U.shape[1]:
+        raise ValueError("stream_center_shift: U_old must have the shape of U")
     c = U.shape[1]
     acc = np.zeros(c)
     for j in range(U.shape[0]):
@@ -308,6 +334,8 @@ def stream_center_sqnorms(U, view_ptr):
 
     Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
     """
+    if not valid_view_ptr(view_ptr, U.shape[0]):
+        raise ValueError("stream_center_sqnorms: view_ptr must rise from 0 to the rows of U")
     m = view_ptr.shape[0] - 1
     c = U.shape[1]
     usq = np.zeros((m, c))
@@ -347,6 +375,14 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     Cost: reads ``8 (Σ s_v d_v + D c + s m) + 12 nnz`` bytes;
     ``2 Σ s_v d_v c + 2 nnz c + ~3 s m c`` flops (GEMM-bound for dense views).
     """
+    s_w = W.shape[0]
+    if (not valid_view_ptr(view_ptr, U.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
+            or not valid_dense_rows(dense, view_ptr, s_w)
+            or not valid_sparse_rows(sparse, s_w, U.shape[0])):
+        raise ValueError("stream_chunk_assign: view_ptr must rise from 0 to the rows of U, one view per column "
+                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+    if labels.shape[0] != s_w:
+        raise ValueError("stream_chunk_assign: labels must have one entry per row of W")
     s = W.shape[0]
     c = U.shape[1]
     usq = stream_center_sqnorms(U, view_ptr)
@@ -491,6 +527,20 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     bytes and ``2 n_changed d`` flops for the statistics; much less when the bounds leave most
     rows out.
     """
+    s_w = W.shape[0]
+    if (not valid_view_ptr(view_ptr, stats.centers.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
+            or not valid_dense_rows(dense, view_ptr, s_w)
+            or not valid_sparse_rows(sparse, s_w, stats.centers.shape[0])):
+        raise ValueError("stream_chunk_iterate: view_ptr must rise from 0 to the rows of U, one view per column "
+                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+    c_s = stats.centers.shape[1]
+    if (labels.shape[0] != s_w or stats.sums.shape[0] != c_s
+            or stats.sums.shape[1] != stats.centers.shape[0]
+            or stats.counts.shape[0] != W.shape[1] or stats.counts.shape[1] != c_s
+            or start < START_FROM_LABELS or start > REPLACE_PREVIOUS
+            or (start != START_FROM_CENTERS and not in_range(labels, 0, c_s))):
+        raise ValueError("stream_chunk_iterate: labels must have s entries in [0, c), the "
+                         "statistics be R (c, D), T (m, c), U (D, c), and start a start mode")
     R, T, U = stats.sums, stats.counts, stats.centers
     s = labels.shape[0]
     c = U.shape[1]
