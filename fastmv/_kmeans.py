@@ -27,7 +27,7 @@ from fastmv.kernels.clustering import (
 from ._executor import open_block_map
 from ._preprocessing import row_norms
 from ._result import Result
-from ._solver import Step, check_cancelled, iterate
+from ._solver import Step, check_cancelled, iterate, warn_if_degenerate
 from ._threads import PARALLEL_MIN_WORK, task_map, thread_limit
 from ._validation import (
     Interval,
@@ -417,6 +417,9 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
             runs = list(map_runs(run, range(n_init)))
     best = min(runs, key=lambda result: result[2])  # the first of equal inertias
     labels, centers, inertia, trace = best
+    warn_if_degenerate(labels, n_clusters, "kmeans",
+                       "X has fewer distinct points than that (identical rows); lower "
+                       "n_clusters")
     centers = np.ldexp(centers + data.mean, -data.exponent).astype(X.dtype, copy=False)
     return KMeansResult(labels=labels,
                         objective=_caller_units(trace.objective, data.exponent, "inertia"),

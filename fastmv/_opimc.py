@@ -30,10 +30,10 @@ from ._dask import DaskChunkStream, is_dask_collection
 from ._opimc_chunks import _ChunkBuilder, _kmeanspp, _read_chunks
 from ._opimc_sources import _ArraySource, _is_view, _looks_like_view, _Spec, _StreamSource
 from ._result import Result
-from ._solver import Step, iterate, progress_bar, state_view
+from ._solver import Step, iterate, progress_bar, state_view, warn_if_degenerate
 from ._threads import effective_n_jobs, thread_limit
 from ._validation import Interval, Options, check_n_clusters, check_random_state, declare_params
-from .exceptions import InvalidParameterError
+from .exceptions import DegenerateSolutionError, InvalidParameterError
 
 __all__ = ["opimc", "OPIMCResult"]
 
@@ -441,6 +441,14 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
                                 read_ahead=read_ahead)
         trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
                         callback=callback, verbose=verbose, warn=max_iter > 1)
+    if not (np.all(np.isfinite(trace.objective)) and np.all(np.isfinite(problem.stats.centers))):
+        raise DegenerateSolutionError(
+            "opimc: the objective or the centres overflowed float64 (squared distances of "
+            "data this large in magnitude do not fit); use normalize='l2' or rescale the views")
+    warn_if_degenerate(problem.labels, prep.n_clusters, "opimc",
+                       "the views have fewer distinct rows than that, or too little spread "
+                       "(identical samples, one-dimensional views); lower n_clusters or use "
+                       "normalize=None on data whose rows differ only in scale")
     return OPIMCResult(labels=problem.labels, objective=trace.objective, n_iter=trace.n_iter,
                        converged=trace.converged, U=problem.centers(),
                        chunk_loss=np.asarray(problem.chunk_loss, dtype=np.float64),

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .exceptions import ConvergenceWarning
+from .exceptions import ConvergenceWarning, DegenerateSolutionWarning
 
 __all__ = ["Step", "IterationInfo", "Trace", "iterate", "relative_change", "verbose_logging",
            "progress_bar", "logger", "interrupt_guard"]
@@ -230,6 +230,22 @@ def interrupt_guard():
         if isinstance(cause, KeyboardInterrupt):
             raise KeyboardInterrupt(*cause.args) from None
         raise
+
+
+def warn_if_degenerate(labels, n_clusters: int, solver: str, hint: str) -> None:
+    """The degenerate-answer promise: a :class:`~fastmv.exceptions.DegenerateSolutionWarning`
+    when ``labels`` (one array, or one per view) use fewer than ``n_clusters`` distinct
+    values, naming what to change (``hint``)."""
+    parts = labels if isinstance(labels, (list, tuple)) else [labels]
+    for v, lab in enumerate(parts):
+        lab = np.asarray(lab)
+        found = np.unique(lab).size
+        if lab.size >= n_clusters and found < n_clusters:
+            where = f" in view {v}" if len(parts) > 1 else ""
+            warnings.warn(f"{solver}: only {found} of n_clusters={n_clusters} clusters{where} "
+                          f"hold samples; {hint}", DegenerateSolutionWarning,
+                          stacklevel=_caller_stacklevel())
+            return
 
 
 def _as_step(value) -> Step:
