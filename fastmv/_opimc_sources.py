@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_sparse_structure
+from .exceptions import InvalidParameterError
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -61,10 +62,11 @@ def _view_dtype(obj):
 def _check_view_dtype(dt, name):
     if dt is None:
         return
-    if dt == object or not (np.issubdtype(dt, np.number) or dt == bool):
-        raise TypeError(f"{name} must be numeric, got dtype {dt}")
+    if dt == object or np.dtype(dt).kind in "mM" or not (np.issubdtype(dt, np.number)
+                                                         or dt == bool):
+        raise InvalidParameterError(f"{name} must be numeric, got dtype {dt}")
     if np.issubdtype(dt, np.complexfloating):
-        raise TypeError(f"{name} must be real, got complex values")
+        raise InvalidParameterError(f"{name} must be real, got complex values")
 
 
 def _chunk_dtype(dtypes):
