@@ -49,7 +49,8 @@ def _parameters_doc(cls, func):
         if len(own) < len(entry_names):
             header = ", ".join(own) + " :" + header.split(":", 1)[1]
         for n in own:
-            if solver_defaults.get(n) is inspect.Parameter.empty:
+            if solver_defaults.get(n) is inspect.Parameter.empty or \
+                    estimator_default(func, n, solver_defaults.get(n)) != solver_defaults.get(n):
                 header += f" (estimator default {init[n].default!r})"
         lines.append(header)
         lines += body if body else ["    See the solver function."]
@@ -99,8 +100,9 @@ _FIT_DOC = """Fit the model{extra}.
 
         Parameters
         ----------
-        Xs : list of array-like or scipy.sparse matrices
-            {xs}
+        Xs : list of array-like, scipy.sparse matrices or pandas DataFrames
+            {xs} A row that is all NaN is a sample missing from that
+            view ({missing}).
         y : None
             Ignored (scikit-learn convention for clustering).
 {side}        view_sizes : sequence of int, optional
@@ -131,6 +133,10 @@ _SIDE_DOC = {
               "            Partial labels, ``-1`` for unknown.\n",
     "mask": "        mask : array-like of bool, shape (n, m), optional\n"
             "            ``True`` where a sample is present in a view.\n",
+    "pair_labels": "        labels : array-like of int, shape (n,), optional\n"
+                   "            Partial labels, ``-1`` for unknown: every pair among the labelled "
+                   "samples\n            becomes a must-link or cannot-link pair (one entry "
+                   "per sample, so\n            ``GridSearchCV`` splits it with the samples).\n",
     "cmvnmf_pairs": "        must_link, cannot_link : dict or None\n"
                     "            ``{(a, b): (p, 2) int array}`` inter-view pairs (see "
                     ":func:`fastmv.cmvnmf`).\n",
@@ -139,26 +145,38 @@ _SIDE_DOC = {
 
 def _fit_doc(cls, xs, side, example):
     args, fit, attr, out = example
-    return _FIT_DOC.format(xs=xs, side="".join(_SIDE_DOC[s] for s in side), extra="",
+    missing = ("handled by the solver" if cls == "OPIMC" else
+               "replaced by the mean of the view's present rows")
+    return _FIT_DOC.format(xs=xs, missing=missing, side="".join(_SIDE_DOC[s] for s in side), extra="",
                            cls=cls, args=args, fit=fit, attr=attr, out=out)
 
 
 _REQUIRED_DEFAULTS = {"n_clusters": 2, "lam1": 0.01, "lam2": 0.01}
+# Estimator defaults that differ from the function's: EMVC's function leaves n_clusters None
+# (P_hat alone), an estimator must label the samples.
+ESTIMATOR_DEFAULTS = {"emvc": {"n_clusters": 2}}
+
+
+def estimator_default(func, name, default):
+    """The estimator's default of parameter ``name`` of solver ``func``."""
+    return ESTIMATOR_DEFAULTS.get(func.__name__, {}).get(name, default)
 
 
 def _init_source(func) -> str:
-    """Source of the explicit ``__init__`` an estimator of ``func`` needs: the solver's
-    hyper-parameters in signature order and kind, the solver's defaults (estimator defaults
-    for the required ones). Used by the test that keeps the estimators in step."""
+    """Source of the explicit ``__init__`` an estimator of ``func`` needs: ``n_clusters``
+    first (positional, as in scikit-learn), then the solver's other hyper-parameters as
+    keywords in signature order, the solver's defaults (estimator defaults for the required
+    ones and those in :data:`ESTIMATOR_DEFAULTS`). Used by the test that keeps the
+    estimators in step."""
     params = [p for p in inspect.signature(func).parameters.values()
               if p.name not in DATA_ARGS | SIDE_ARGS]
-    parts, star = ["self"], False
-    for p in params:
-        if p.kind is p.KEYWORD_ONLY and not star:
+    params.sort(key=lambda p: p.name != "n_clusters")
+    parts = ["self"]
+    for i, p in enumerate(params):
+        if i == 1:
             parts.append("*")
-            star = True
         default = p.default if p.default is not p.empty else _REQUIRED_DEFAULTS[p.name]
-        parts.append(f"{p.name}={default!r}")
+        parts.append(f"{p.name}={estimator_default(func, p.name, default)!r}")
     lines = [f"    def __init__({', '.join(parts)}):"]
     lines += [f"        self.{p.name} = {p.name}" for p in params]
     return "\n".join(lines)

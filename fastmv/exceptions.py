@@ -14,6 +14,7 @@ __all__ = [
     "DegenerateSolutionWarning",
     "DegenerateSolutionError",
     "InvalidParameterError",
+    "NotFittedError",
 ]
 
 
@@ -41,4 +42,12 @@ class InvalidParameterError(ValueError, TypeError):
 
     Subclasses both ``ValueError`` and ``TypeError``, as scikit-learn's error of the same
     name does, so code catching either keeps working.
+    """
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator's ``predict``, ``transform`` or ``score`` was called before ``fit``.
+
+    Subclasses ``ValueError`` and ``AttributeError``, as scikit-learn's error of the same name
+    does.
     """
