@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
 
 from ._affinity import transition_matrices
 from ._cmvnmf import cmvnmf
@@ -283,6 +284,17 @@ def _unit_rows(V):
     return V / np.where(norms > 0, norms, 1.0)
 
 
+def _matched_to(labels, reference, c):
+    """``labels`` renumbered to agree most with ``reference`` (same samples)."""
+    ok = (labels >= 0) & (reference >= 0)
+    table = np.zeros((c, c))
+    np.add.at(table, (labels[ok], reference[ok]), 1)
+    rows, cols = linear_sum_assignment(-table)
+    mapping = np.arange(c)
+    mapping[rows] = cols
+    return np.where(labels >= 0, mapping[np.maximum(labels, 0)], labels)
+
+
 def _one_hot(labels, c):
     labels = np.asarray(labels)
     out = np.zeros((labels.size, c), dtype=np.float64)
@@ -347,10 +359,14 @@ class _MultiViewClusterer(BaseEstimator):
         if not isinstance(views, list) or not all(
                 isinstance(V, np.ndarray) or sp.issparse(V) for V in views):
             return None
+        per_view = isinstance(self.labels_, list)
+        if per_view and len({V.shape[0] for V in views}) > 1:
+            return None  # unmapped views: no sample has a row in every view
         centres = []
         for v, V in enumerate(views):
-            labels = np.asarray(self.labels_[v] if isinstance(self.labels_, list)
-                                else self.labels_)
+            labels = np.asarray(self.labels_[v] if per_view else self.labels_)
+            if per_view and v > 0:  # number each view's clusters as view 0's
+                labels = _matched_to(labels, np.asarray(self.labels_[0]), c)
             present = labels >= 0
             missing = _missing_rows(V)
             if missing is not None:
@@ -402,9 +418,10 @@ class _MultiViewClusterer(BaseEstimator):
                                  "first")
         if centres is None:
             raise InvalidParameterError(
-                f"{type(self).__name__} was fitted on input without per-sample features "
-                "(transition matrices, a stream or a dask array): predict, transform and "
-                "score need in-memory views (EMVC: fit the views with transition=True)")
+                f"{type(self).__name__} was fitted on input without aligned per-sample "
+                "features (transition matrices, a stream, a dask array, or CMVNMF's views of "
+                "different lengths): predict, transform and score need in-memory views of "
+                "the same samples (EMVC: fit the views with transition=True)")
         if view_sizes is None and not isinstance(Xs, (list, tuple)):
             view_sizes = self.view_sizes_
         views = _split_views(Xs, view_sizes)
