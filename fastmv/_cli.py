@@ -35,11 +35,11 @@ from ._cli_options import (
     CLIError,
     _int,
     _load_side,
-    check_side,
     _one_line,
     _Parser,
     _typed,
     build_run_parser,
+    check_side,
 )
 from ._registry import REGISTRY
 

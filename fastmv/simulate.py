@@ -37,6 +37,7 @@ from ._pair_codes import (
     _sample_codes,
     _split,
 )
+from ._solver import _caller_stacklevel
 from ._validation import (
     Interval,
     Options,
@@ -382,7 +383,7 @@ def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
     if r > cap:
         warnings.warn(f"missing_ratio={missing_ratio} would leave some samples with no view "
                       f"(n={n}, n_views={m}); each view misses {cap} samples instead of {r}",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_caller_stacklevel())
         r = cap
     missing = np.zeros((n, m), dtype=bool)
     if r == 0:

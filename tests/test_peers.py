@@ -254,3 +254,38 @@ def test_mvlearn_pattern_against_mvlearn_when_installed():
     ours = OPIMC(n_clusters=3, random_state=0).fit(Xs)
     assert theirs.predict(Xs).shape == ours.predict(Xs).shape
     assert fastmv.metrics.ari(theirs.labels_, ours.labels_) > 0.9
+
+
+# ------------------------------------------------------ warnings point at the user's line
+def _trigger_convergence_warning(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [w for w in caught if issubclass(w.category, fastmv.exceptions.ConvergenceWarning)]
+
+
+@pytest.mark.parametrize("name", ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc"])
+def test_convergence_warning_points_at_the_callers_line(name):
+    Xs, y = _two_views(n=60)
+    if name == "cmvnmf":
+        Xs = [X - X.min() for X in Xs]
+    kw = {"max_iter": 2, "tol": 1e-300, "random_state": 0}
+    if name == "opimc":
+        # structureless data in small chunks: the second pass still moves
+        rng = np.random.default_rng(0)
+        Xs = [rng.random((60, 5)), rng.random((60, 8))]
+        kw.update(chunk_size=10)
+    P = [fastmv.transition_matrix(X) for X in Xs]
+    calls = {
+        "mvmc": lambda: fastmv.mvmc(Xs, 3, [[0, 3]], [[0, 1]], **kw),
+        "mvfl": lambda: fastmv.mvfl(Xs, 3, **kw),
+        "emvc": lambda: fastmv.emvc(P, 0.01, 0.01, n_clusters=3, **kw),
+        "cmvnmf": lambda: fastmv.cmvnmf(Xs, 3, {}, {}, n_init=2, **kw),
+        "opimc": lambda: fastmv.opimc(Xs, 3, **kw),
+    }
+    est = {"mvmc": MVMC, "mvfl": MVFL, "emvc": EMVC, "cmvnmf": CMVNMF, "opimc": OPIMC}[name]
+    fit_kw = {"emvc": {"transition": True}, "mvmc": {"must_link": [[0, 3]]}}.get(name, {})
+    for call in (calls[name], lambda: est(3, **kw).fit(Xs, **fit_kw)):
+        caught = _trigger_convergence_warning(call)
+        assert caught, name
+        assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]
