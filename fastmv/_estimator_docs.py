@@ -40,6 +40,7 @@ def _parameters_doc(cls, func):
     init = inspect.signature(cls.__init__).parameters
     names = [n for n in init if n != "self"]
     lines = ["Parameters", "----------"]
+    blocks = []  # (position in __init__, lines): documented in the signature's order
     done = set()
     solver_defaults = {p.name: p.default for p in inspect.signature(func).parameters.values()}
     for entry_names, header, body in _parameter_entries(func):
@@ -52,13 +53,15 @@ def _parameters_doc(cls, func):
             if solver_defaults.get(n) is inspect.Parameter.empty or \
                     estimator_default(func, n, solver_defaults.get(n)) != solver_defaults.get(n):
                 header += f" (estimator default {init[n].default!r})"
-        lines.append(header)
-        lines += body if body else ["    See the solver function."]
+        blocks.append((names.index(own[0]),
+                       [header] + (body if body else ["    See the solver function."])))
         done.update(own)
     for n in names:
         if n not in done:
-            lines += [f"{n} : object, default {init[n].default!r}",
-                      f"    Passed to :func:`fastmv.{func.__name__}`."]
+            blocks.append((names.index(n), [f"{n} : object, default {init[n].default!r}",
+                                            f"    Passed to :func:`fastmv.{func.__name__}`."]))
+    for _, block in sorted(blocks, key=lambda b: b[0]):
+        lines += block
     return "\n".join(lines)
 
 
@@ -71,7 +74,18 @@ def _attributes_doc(result_fields, matrices_doc):
              "    Everything the solver returned.",
              "objective_ : ndarray", "    Objective history.",
              "n_iter_ : int or ndarray", "    Iterations run.",
-             "converged_ : bool", "    Whether the stopping test was met."]
+             "converged_ : bool", "    Whether the stopping test was met.",
+             "embedding_ : ndarray of shape (n_samples, n_clusters)" + (
+                 " or list of ndarray" if "list" in matrices_doc else ""),
+             "    One-hot assignment of the samples (``labels_`` as columns; no NaN).",
+             "centers_ : list of ndarray or None",
+             "    Per view, the (n_clusters, d_v) mean of each cluster's present rows scaled to",
+             "    unit norm (NaN for a cluster absent from the view): what ``predict``,",
+             "    ``transform`` and ``score`` use; None when ``fit`` had no per-sample",
+             "    features.",
+             "view_sizes_ : list of int or None",
+             "    The views' widths when ``fit`` got one 2-D array (used by ``predict``).",
+             "n_views_ : int", "    Number of views seen by ``fit``."]
     for f in result_fields:
         lines += [f"{f}_ : see ``result_.{f}``", f"    {matrices_doc}"]
     return "\n".join(lines)

@@ -947,3 +947,7 @@ class ViewTransformer(BaseEstimator):
 
 
 ESTIMATORS: dict = {"mvmc": MVMC, "mvfl": MVFL, "emvc": EMVC, "cmvnmf": CMVNMF, "opimc": OPIMC}
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

@@ -51,3 +51,7 @@ class NotFittedError(ValueError, AttributeError):
     Subclasses ``ValueError`` and ``AttributeError``, as scikit-learn's error of the same name
     does.
     """
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

@@ -378,3 +378,7 @@ def evaluate(y_true, y_pred) -> dict:
         "purity": _purity(t),
         "entropy": _entropy(t, 2.0),
     }
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

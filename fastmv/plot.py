@@ -388,3 +388,7 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     ax.set_xticks([])
     ax.set_yticks([])
     return ax
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

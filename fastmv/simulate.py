@@ -535,3 +535,7 @@ def corrupt(X, kind, level, *, random_state=None):
     else:
         out = [_entries(V, level, rng) for V in views]
     return out if is_list else out[0]
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)
