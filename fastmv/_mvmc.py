@@ -154,7 +154,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
 def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
          max_iter=100, inner_iter=10, tol=1e-6, accelerated=True, normalize="l2",
          step="tight", n_init=10, random_state=None, verbose=False, progress=False,
-         callback=None, n_jobs=None, executor=None):
+         callback=None, n_jobs=None, executor=None) -> MVMCResult:
     """Multi-view matrix completion with must-link / cannot-link constraints (MVMC).
 
     Completes the pairwise similarity ``S`` from a few observed entries (``1`` on
