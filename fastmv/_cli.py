@@ -6,12 +6,16 @@
 - ``run SOLVER --data FILE`` runs one solver on a user's ``.mat`` file (with or without
   labels) and prints the metrics (when the file has labels), the seconds and where the labels
   were saved; ``--json`` prints one JSON object instead. ``run SOLVER --help`` lists the
-  solver's options, taken from its signature and docstring.
+  solver's options, taken from its signature and docstring. Side information comes from
+  files, checked against the data before the solve, or from the file's own labels with
+  ``--simulate`` only (announced in the output); ``--out`` and ``--plot`` are checked before
+  the solve too.
 - ``compile`` fills Numba's cache for every solver (float64 and float32, dense and sparse).
 - ``list`` lists the solvers.
 
 Every error is one line on stderr (``fastmv: error: ...``) naming the option or file, with exit
-status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead.
+status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead. Ctrl-C exits 130 ("fastmv:
+interrupted"), a closed pipe 141 without a message; ``--version`` prints the version.
 
 ``run``'s options and side-information files are built in :mod:`fastmv._cli_options`; what
 each solver needs lives in :mod:`fastmv._registry`.

@@ -9,8 +9,10 @@ users call. A spec says:
 - ``demo(seed)``: the demo's settings on the embedded Handwritten data, each a
   :class:`Setting` whose ``solve`` is timed on its own;
 - ``run(data, side, params, seed)``: one solve on a user's data, with the user's side
-  information or, when none is given and the file has labels, side information simulated
-  from the labels (the simulation options are declared in ``simulation``);
+  information, without any (where the method allows), or, only when ``params["simulate"]``
+  is true (``--simulate``), with side information simulated from the file's labels (the
+  simulation options are the ``simulation`` entries with ``simulated=True``; the others
+  build the input, e.g. EMVC's transition matrices);
 - ``warmup(dtype, sparse)``: a tiny synthetic call that compiles (or loads from Numba's
   cache) the kernels the solver uses; the demo times it apart and ``python -m fastmv
   compile`` runs it for every variant the solver supports.
