@@ -277,11 +277,21 @@ def _impute_missing(Xs):
 
 
 def _unit_rows(V):
-    """Dense rows scaled to unit L2 norm (zero rows stay zero)."""
-    V = V.toarray() if sp.issparse(V) else np.asarray(V, dtype=np.float64)
+    """Rows scaled to unit L2 norm (zero rows stay zero); sparse stays sparse (CSR)."""
+    if sp.issparse(V):
+        V = sp.csr_matrix(V, dtype=np.float64)
+        norms = np.sqrt(np.asarray(V.multiply(V).sum(axis=1)).ravel())
+        return sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ V
     V = np.asarray(V, dtype=np.float64)
     norms = np.linalg.norm(V, axis=1, keepdims=True)
     return V / np.where(norms > 0, norms, 1.0)
+
+
+def _sq_distances(U, C):
+    """Squared distances between the rows of ``U`` (dense or sparse) and of dense ``C``."""
+    sq = np.asarray(U.multiply(U).sum(axis=1)).ravel() if sp.issparse(U) else (U * U).sum(1)
+    cross = np.asarray(U @ C.T)
+    return np.maximum(sq[:, None] - 2 * cross + (C * C).sum(1)[None, :], 0)
 
 
 def _matched_to(labels, reference, c):
@@ -377,8 +387,10 @@ class _MultiViewClusterer(BaseEstimator):
             U = _unit_rows(V[rows])
             C = np.full((c, V.shape[1]), np.nan)
             counts = np.bincount(labels[rows], minlength=c)[:c]
-            sums = np.zeros((c, V.shape[1]))
-            np.add.at(sums, labels[rows], U)
+            members = sp.csr_matrix((np.ones(rows.size), (labels[rows], np.arange(rows.size))),
+                                    shape=(c, rows.size))
+            sums = members @ U
+            sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
             C[counts > 0] = sums[counts > 0] / counts[counts > 0, None]
             centres.append(C)
         return centres
@@ -439,13 +451,12 @@ class _MultiViewClusterer(BaseEstimator):
             missing = _missing_rows(V)
             present = np.ones(n, dtype=bool) if missing is None else ~missing
             U = _unit_rows(V[np.flatnonzero(present)])
-            if not np.all(np.isfinite(U)):
+            if not np.all(np.isfinite(U.data if sp.issparse(U) else U)):
                 raise InvalidParameterError(f"Xs[{v}] contains NaN or infinite values outside "
                                             "all-NaN (missing) rows")
             ok = np.all(np.isfinite(C), axis=1)
             D = np.zeros((U.shape[0], C.shape[0]))
-            D[:, ok] = np.maximum(
-                (U * U).sum(1)[:, None] - 2 * U @ C[ok].T + (C[ok] * C[ok]).sum(1)[None, :], 0)
+            D[:, ok] = _sq_distances(U, C[ok])
             total[present] += D * ok
             count[present] += ok
         nowhere = ~count.any(axis=1)

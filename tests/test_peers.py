@@ -289,3 +289,14 @@ def test_convergence_warning_points_at_the_callers_line(name):
         caught = _trigger_convergence_warning(call)
         assert caught, name
         assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]
+
+
+def test_sparse_views_predict_without_densifying():
+    sp = pytest.importorskip("scipy.sparse")
+    Xs, y = _two_views()
+    Xs = [X - X.min() for X in Xs]
+    dense = OPIMC(3, random_state=0).fit(Xs)
+    sparse = OPIMC(3, random_state=0).fit([sp.csr_matrix(X) for X in Xs])
+    np.testing.assert_array_equal(dense.labels_, sparse.labels_)
+    np.testing.assert_allclose(dense.transform(Xs), sparse.transform([sp.csr_matrix(X)
+                                                                       for X in Xs]))
