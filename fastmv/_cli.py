@@ -293,7 +293,10 @@ def _cmd_run(name, argv):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
-        outcome = spec.run((views, y), side, params, args.seed)
+        try:
+            outcome = spec.run((views, y), side, params, args.seed)
+        except ValueError as exc:  # InvalidParameterError too: say the option, not the name
+            raise CLIError(_as_option(exc, parser)) from exc
         seconds = time.perf_counter() - start
     notes = list(dict.fromkeys(f"{w.category.__name__}: {_one_line(w.message)}"
                                for w in caught))
@@ -336,6 +339,21 @@ def _cmd_run(name, argv):
     if args.plot:
         print(f"picture saved to {args.plot}")
     return 0
+
+
+_PARAMETER_MESSAGE = re.compile(r"^The '(\w+)' parameter of \w+\(\) (.*)$|^(\w+)=(.*)$", re.S)
+
+
+def _as_option(exc, parser):
+    """A solver's message about parameter ``name`` as one about the option ``--name``."""
+    msg = _one_line(exc)
+    m = _PARAMETER_MESSAGE.match(msg)
+    options = {o for a in parser._actions for o in a.option_strings}
+    if m and m.group(1) and f"--{m.group(1)}" in options:
+        return f"--{m.group(1)}: {m.group(2)}"
+    if m and m.group(3) and f"--{m.group(3)}" in options:
+        return f"--{m.group(3)}: {m.group(3)}={m.group(4)}"
+    return msg
 
 
 def _save_labels(target, labels):
