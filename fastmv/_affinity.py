@@ -65,7 +65,8 @@ def _inv_two_sigma_sq(sigma, exponent):
     "dtype": [Options({np.float32, np.float64, "float32", "float64"}), np.dtype],
     "n_jobs": ["n_jobs"],
 })
-def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, n_jobs=None):
+def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64,
+                      n_jobs=None) -> np.ndarray:
     """Row-stochastic Gaussian-kernel transition matrix of one view.
 
     ``P[i, j] = exp(−‖x_i − x_j‖² / (2σ²)) / Σ_l exp(−‖x_i − x_l‖² / (2σ²))``, self-loops

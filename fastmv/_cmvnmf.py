@@ -36,7 +36,7 @@ from fastmv.kernels.nmf import (
 from ._cmvnmf_pairs import Constraints, build_constraints, prepare_pairs
 from ._preprocessing import normalize_rows
 from ._result import Result
-from ._solver import Step, iterate, state_view
+from ._solver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
 from ._threads import serial_when_small, thread_limit
 from ._validation import (
     Interval,
@@ -333,7 +333,7 @@ def _result(problem, trace, data, max_iter, tol):
     if trace.stop_reason == "max_iter" and max_iter > 0:
         warnings.warn(f"cmvnmf stopped at max_iter={max_iter} before reaching tol={tol:g} "
                       f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
-                      "converged answer", ConvergenceWarning, stacklevel=4)
+                      "converged answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
     U_list, V_scaled = problem.factors()
     e = data.log2_scale
     with np.errstate(over="ignore", under="ignore"):
@@ -350,12 +350,13 @@ def _result(problem, trace, data, max_iter, tol):
         if not np.any(V):
             warnings.warn(f"cmvnmf: the factor V of view {a} collapsed to zero (every sample "
                           "in cluster 0); lower beta or change init", DegenerateSolutionWarning,
-                          stacklevel=4)
+                          stacklevel=_caller_stacklevel())
         elif lab.size >= data.n_clusters and np.unique(lab).size < data.n_clusters:
             warnings.warn(f"cmvnmf: only {np.unique(lab).size} of n_clusters="
                           f"{data.n_clusters} clusters of view {a} hold samples (a column of "
                           "V is zero or dominated, e.g. by all-zero rows); lower beta, raise "
-                          "n_init or change init", DegenerateSolutionWarning, stacklevel=4)
+                          "n_init or change init", DegenerateSolutionWarning,
+                          stacklevel=_caller_stacklevel())
     return CMVNMFResult(labels=labels, objective=objective, n_iter=trace.n_iter,
                         converged=trace.converged, U=U_list, V=V_list, initial_objective=initial)
 
@@ -425,7 +426,8 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     random_state : None, int or numpy Generator
         Seeds the initialisations.
     verbose : bool or int, default False
-        Log the objective after every sweep (logger ``"fastmv"``).
+        Log one line per start (sweeps, final objective, why it stopped) to the logger
+        ``"fastmv"``; ``2`` also logs the objective after every sweep.
     callback : callable, optional
         ``callback(info)`` after every sweep with a :class:`fastmv._solver.IterationInfo`
         whose ``state`` holds read-only ``"U"`` and ``"V"`` lists (in the internal scale of
@@ -475,12 +477,17 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     """
     rng = check_random_state(random_state)
     data = _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize)
+    # verbose=True: one line per start; 2 or more: every sweep as well
+    every_sweep = not isinstance(verbose, bool) and verbose >= 2
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
-                  verbose=verbose, progress=progress)
+                  verbose=verbose if every_sweep else False, progress=progress)
     best = None
-    with thread_limit(n_jobs):
-        for _ in range(n_init if isinstance(init, str) else 1):
+    n_starts = n_init if isinstance(init, str) else 1
+    with thread_limit(n_jobs), verbose_logging(verbose) as log:
+        for start in range(n_starts):
             run = _solve(data, init, rescale, rng, n_jobs, **driver)
+            log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,
+                n_starts, run[1].n_iter, _final(*run), run[1].stop_reason, run[1].seconds)
             stopped = run[1].stop_reason == "callback"   # the caller's stop ends every start
             if best is None or stopped or _final(*run) < _final(*best):
                 best = run

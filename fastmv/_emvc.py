@@ -286,7 +286,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 })
 def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6, rho=1.9,
          mu_max=1e10, init="mean", dtype=None, full_svd="auto", random_state=None,
-         verbose=False, progress=False, callback=None, n_jobs=None):
+         verbose=False, progress=False, callback=None, n_jobs=None) -> EMVCResult:
     """Error-robust multi-view clustering (EMVC) of row-stochastic transition matrices.
 
     Solves ``min ‖P̂‖_* + lam1 ‖E‖_G1 + lam2 ‖E‖_2,1`` s.t. ``P_v = P̂ + E_v`` for every view

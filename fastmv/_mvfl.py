@@ -33,7 +33,7 @@ from ._mvfl_fstep import (
 from ._mvfl_wstep import WStep, choose_route
 from ._preprocessing import canonical_pairs, check_pair_conflicts, normalize_rows
 from ._result import Result
-from ._solver import Step, iterate, state_view
+from ._solver import Step, _caller_stacklevel, iterate, state_view
 from ._threads import thread_limit
 from ._validation import (
     Interval,
@@ -390,7 +390,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     if trace.stop_reason == "max_iter" and max_iter > 0:
         warnings.warn(f"mvfl stopped at max_iter={max_iter} before reaching tol={tol:g} "
                       f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
-                      "converged answer", ConvergenceWarning, stacklevel=3)
+                      "converged answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
     fields = problem.result_fields()
     found = np.unique(fields["labels"]).size
     if found < min(data.c, fields["labels"].size):
@@ -398,7 +398,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
             f"mvfl: only {found} of n_clusters={data.c} clusters hold samples: the "
             "indicator F collapsed onto fewer columns. Try normalize='l2' for sparse or count "
             "data, smaller lam1/lam2, or a larger rho (orthogonality weight)",
-            DegenerateSolutionWarning, stacklevel=3)
+            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     return MVFLResult(objective=trace.objective, n_iter=trace.n_iter,
                       converged=trace.converged, normalize=schemes, **fields)
 

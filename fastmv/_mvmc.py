@@ -22,7 +22,7 @@ from ._lowrank import ClippedLowRankOperator
 from ._mvmc_problem import MVMCProblem, view_basis
 from ._preprocessing import canonical_pairs, check_pair_conflicts
 from ._result import Result
-from ._solver import iterate
+from ._solver import _caller_stacklevel, iterate
 from ._spectral import spectral_clustering
 from ._threads import task_map, thread_limit
 from ._validation import (
@@ -123,7 +123,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
             "the completed similarity S is identically zero (every M_v = 0), so every sample "
             "gets label 0: the trace penalty outweighs the fit to the must-links (with only "
             f"cannot-links, or too few must-links for C1={C1:g}). Raise C1 (or C2), or add "
-            "must-link pairs", DegenerateSolutionWarning, stacklevel=4)
+            "must-link pairs", DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
         return np.zeros(n, dtype=np.int64)
     labels = np.asarray(spectral_clustering(S, n_clusters, n_init=n_init, random_state=rng,
                                             n_jobs=n_jobs, executor=executor), dtype=np.int64)
@@ -133,7 +133,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
             f"the spectral step found only {found} of n_clusters={n_clusters} clusters: the "
             f"completed similarity S (rank {S.rank}) has too little cluster structure, usually "
             f"because C1={C1:g} is too small for the number of must-links. Raise C1 (or C2)",
-            DegenerateSolutionWarning, stacklevel=4)
+            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     return labels
 
 
@@ -154,7 +154,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
 def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
          max_iter=100, inner_iter=10, tol=1e-6, accelerated=True, normalize="l2",
          step="tight", n_init=10, random_state=None, verbose=False, progress=False,
-         callback=None, n_jobs=None, executor=None):
+         callback=None, n_jobs=None, executor=None) -> MVMCResult:
     """Multi-view matrix completion with must-link / cannot-link constraints (MVMC).
 
     Completes the pairwise similarity ``S`` from a few observed entries (``1`` on

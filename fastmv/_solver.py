@@ -312,8 +312,9 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
             objective.append(f)
             residual.append(r)
             elapsed = time.perf_counter() - start
-            log("%s: iter %4d  objective %.8e  residual %.3e  elapsed %.2fs",
-                solver, it, f, r, elapsed)
+            # the first step of a solver without an initial objective has no residual yet
+            log("%s: iter %4d  objective %.8e  residual %s  elapsed %.2fs",
+                solver, it, f, f"{r:.3e}" if np.isfinite(r) else "-", elapsed)
             bar.update(1)
             if callback is not None:
                 info = IterationInfo(solver, it, f, r, elapsed,

@@ -195,7 +195,7 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     return theta[:kk], X, {"products": products, "residual": residual, "converged": converged}
 
 
-def spectral_embedding(S, n_components, *, random_state=None):
+def spectral_embedding(S, n_components, *, random_state=None) -> np.ndarray:
     """Row-normalised top eigenvectors of ``D^{-1/2} S D^{-1/2}`` (Ng, Jordan & Weiss).
 
     Parameters
@@ -275,7 +275,7 @@ def spectral_embedding(S, n_components, *, random_state=None):
     "executor": [Executor, None],
 })
 def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None,
-                        executor=None):
+                        executor=None) -> np.ndarray:
     """Ng–Jordan–Weiss spectral clustering of a symmetric nonnegative similarity.
 
     Parameters
@@ -323,7 +323,7 @@ def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=N
                   executor=executor).labels
 
 
-def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
+def stationary_distribution(P, *, tol=1e-12, max_iter=10000) -> np.ndarray:
     """Stationary distribution ``π`` of a row-stochastic matrix (``Pᵀπ = π``, ``Σπ = 1``).
 
     Parameters
@@ -388,7 +388,8 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     "random_state": ["random_state"],
     "n_jobs": ["n_jobs"],
 })
-def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
+def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None,
+                               n_jobs=None) -> np.ndarray:
     """Spectral clustering of a Markov chain (Zhou, Huang & Schölkopf, 2005).
 
     With ``π`` the stationary distribution of ``P`` and ``Π = diag(π)``, the symmetric

@@ -15,6 +15,7 @@ __all__ = [
     "DegenerateSolutionError",
     "InvalidParameterError",
     "InvalidFileError",
+    "NotFittedError",
 ]
 
 
@@ -52,3 +53,15 @@ class InvalidFileError(ValueError):
     Raised before anything is built from the file; the message names the file and the problem.
     A ``ValueError``, so code catching that keeps working.
     """
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator's ``predict``, ``transform`` or ``score`` was called before ``fit``.
+
+    Subclasses ``ValueError`` and ``AttributeError``, as scikit-learn's error of the same name
+    does.
+    """
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

@@ -457,8 +457,13 @@ def test_callback_info_and_verbose(caplog):
     assert res.n_iter == 3 and [s[0] for s in seen] == [1, 2, 3] and not res.converged
     assert seen[-1][1] == res.objective[-1] and seen[0][2] == 3
     with caplog.at_level("INFO", logger="fastmv"):
-        fastmv.cmvnmf(Xs, 4, None, None, verbose=True, max_iter=2, random_state=0, n_init=1)
+        fastmv.cmvnmf(Xs, 4, None, None, verbose=2, max_iter=2, random_state=0, n_init=1)
     assert "cmvnmf: iter    2  objective" in caplog.text
+    caplog.clear()
+    with caplog.at_level("INFO", logger="fastmv"):  # True: one line per start, no sweeps
+        fastmv.cmvnmf(Xs, 4, None, None, verbose=True, max_iter=2, random_state=0, n_init=3)
+    lines = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
+    assert len(lines) == 3 and lines[2].startswith("cmvnmf: start 3/3  sweeps    2")
     assert "CMVNMFResult" in repr(res)
 
 
