@@ -38,16 +38,17 @@ LABEL_RATIO = 0.1
 PAIRS_PER_SAMPLE = 5
 
 
-def load(name):
-    """Views (dense float64) and labels of a shared dataset, by file stem."""
+def load(name, views=None):
+    """Views (dense float64) and labels of a shared dataset, by file stem; ``views``: the
+    indices of the views to keep (default all)."""
     import fastmv
     from fastmv._shared_data import shared_dataset
 
     path = shared_dataset(f"{name}.mat")
     if path is None:
         raise FileNotFoundError(f"{name}.mat not found (set FASTMV_SHARED_DATASETS)")
-    views, y = fastmv.datasets.load_mat(path)
-    return [X.toarray() if sp.issparse(X) else np.asarray(X) for X in views], y
+    Xs, y = fastmv.datasets.load_mat(path, views=views)
+    return [X.toarray() if sp.issparse(X) else np.asarray(X) for X in Xs], y
 
 
 def _l2(X):
@@ -127,14 +128,15 @@ def _variants(kind, views, y, seed):
     return out
 
 
-def _cache_path(name, kind, seeds):
+def _cache_path(name, kind, seeds, views):
     root = Path(os.environ.get("FASTMV_BASELINE_CACHE", "/tmp/fastmv_baseline"))
     root.mkdir(parents=True, exist_ok=True)
     tag = "-".join(str(s) for s in seeds)
-    return root / f"v{VERSION}_{name}_{kind}_{tag}.json"
+    vtag = "" if views is None else "_v" + "-".join(str(v) for v in views)
+    return root / f"v{VERSION}_{name}{vtag}_{kind}_{tag}.json"
 
 
-def baseline(name, kind="none", seeds=range(5), *, cache=True):
+def baseline(name, kind="none", seeds=range(5), *, views=None, cache=True):
     """The best simple alternative on one shared dataset.
 
     Parameters
@@ -146,6 +148,8 @@ def baseline(name, kind="none", seeds=range(5), *, cache=True):
         ``"incomplete"`` and ``"unmapped"`` are compared with ``"none"`` on the complete data.
     seeds : iterable of int
         Seeds of the k-means restarts and of the simulated supervision.
+    views : sequence of int, optional
+        Indices of the views used (as the compared solver's protocol), default all.
     cache : bool
         Read / write the JSON cache.
 
@@ -160,20 +164,20 @@ def baseline(name, kind="none", seeds=range(5), *, cache=True):
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     base_kind = "none" if kind in ("incomplete", "unmapped") else kind
     seeds = [int(s) for s in seeds]
-    path = _cache_path(name, base_kind, seeds)
+    path = _cache_path(name, base_kind, seeds, views)
     if cache and path.exists():
         return json.loads(path.read_text())
-    views, y = load(name)
+    Xs, y = load(name, views)
     per = {}
     for seed in seeds:
-        for variant, labels in _variants(base_kind, views, y, seed).items():
+        for variant, labels in _variants(base_kind, Xs, y, seed).items():
             acc, nmi = _scores(y, labels)
             entry = per.setdefault(variant, {"acc": [], "nmi": []})
             entry["acc"].append(acc)
             entry["nmi"].append(nmi)
     best = max(per, key=lambda v: np.mean(per[v]["acc"]))
     result = {
-        "dataset": name, "kind": base_kind, "seeds": seeds, "best": best,
+        "dataset": name, "kind": base_kind, "seeds": seeds, "views": views, "best": best,
         "acc": [float(np.mean(per[best]["acc"])), float(np.std(per[best]["acc"]))],
         "nmi": [float(np.mean(per[best]["nmi"])), float(np.std(per[best]["nmi"]))],
         "variants": per,
