@@ -283,11 +283,16 @@ def _initial_factors(data, init, rng, n_jobs):
     U_list, V_list = [], []
     if init == "k-means++":
         from ._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
-        for X in data.views:
-            res = kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
+        runs = [kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
+                for X in data.views]
+        perms = _aligned_cluster_order([r.labels for r in runs], data.blocks.blocks, c)
+        for X, res, perm in zip(data.views, runs, perms):
+            # column perm[k] of the view's factors holds its k-means cluster k
             V = np.full((X.shape[0], c), 0.2, dtype=dtype)
-            V[np.arange(X.shape[0]), res.labels] += 1.0
-            U_list.append(np.ascontiguousarray(np.maximum(res.centers.T, 0.0), dtype=dtype))
+            V[np.arange(X.shape[0]), perm[res.labels]] += 1.0
+            U = np.zeros((X.shape[1], c), dtype=dtype)
+            U[:, perm] = np.maximum(res.centers.T, 0.0)
+            U_list.append(U)
             V_list.append(V)
         return U_list, V_list
     if init == "random":
@@ -313,6 +318,55 @@ def _initial_factors(data, init, rng, n_jobs):
         U_list.append(U)
         V_list.append(np.ldexp(V, -data.log2_scale).astype(dtype))
     return U_list, V_list
+
+
+def _aligned_cluster_order(labels, blocks, c):
+    """Per view, the column each of its k-means clusters takes, so that clusters the
+    inter-view pairs tie together share a column.
+
+    Independent k-means runs number their clusters arbitrarily. The constraint terms compare
+    ``V_a[i]`` with ``V_b[j]`` column by column, so a start whose cluster 3 in view ``a`` is
+    cluster 7 in view ``b`` makes every must-link pair pull against the data term: such
+    starts end in a worse local minimum (higher objective, lower accuracy; docs/cmvnmf.md
+    "Aligned starts"). Views are aligned greedily, the one with the most pairs to the views
+    already placed first, by the assignment maximising must-links minus cannot-links that
+    agree (Hungarian method); a view with no pairs to the others keeps its numbering.
+    """
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415
+
+    m = len(labels)
+    perms = [np.arange(c) for _ in range(m)]
+    pairs = {}
+    for (a, b), (must, cannot) in blocks.items():
+        if a != b:
+            pairs[(a, b)] = (np.asarray(must).reshape(-1, 2), np.asarray(cannot).reshape(-1, 2))
+    placed = [0] if m else []
+    while len(placed) < m:
+        best, best_count = None, -1
+        for b in range(m):
+            if b in placed:
+                continue
+            count = sum(len(mu) + len(cn) for (x, z), (mu, cn) in pairs.items()
+                        if (x == b and z in placed) or (z == b and x in placed))
+            if count > best_count:
+                best, best_count = b, count
+        score = np.zeros((c, c))               # score[k, l]: view best's cluster k ~ column l
+        for (x, z), (mu, cn) in pairs.items():
+            if x == best and z in placed:
+                own, other, a = 0, 1, z
+            elif z == best and x in placed:
+                own, other, a = 1, 0, x
+            else:
+                continue
+            for P, sign in ((mu, 1.0), (cn, -1.0)):
+                if len(P):
+                    np.add.at(score, (labels[best][P[:, own]], perms[a][labels[a][P[:, other]]]),
+                              sign)
+        if best_count > 0:
+            rows, cols = linear_sum_assignment(score, maximize=True)
+            perms[best] = cols[np.argsort(rows)]
+        placed.append(best)
+    return perms
 
 
 def _solve(data, init, rescale, rng, n_jobs, **driver):

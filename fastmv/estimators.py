@@ -796,9 +796,9 @@ class OPIMC(_MultiViewClusterer):
     def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 250,
                  max_iter: int = 1, tol: float = 1e-06, max_inner_iter: int = 30,
                  inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'random',
-                 n_init: int = 3, random_state: Any = None, verbose: bool | int = False,
-                 progress: bool = False, callback: Callable | None = None,
-                 n_jobs: int | None = None) -> None:
+                 n_init: int = 3, shuffle: bool = True, random_state: Any = None,
+                 verbose: bool | int = False, progress: bool = False,
+                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.alpha = alpha
         self.chunk_size = chunk_size
@@ -809,6 +809,7 @@ class OPIMC(_MultiViewClusterer):
         self.normalize = normalize
         self.init = init
         self.n_init = n_init
+        self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
         self.progress = progress
