@@ -33,11 +33,12 @@ from fastmv.kernels.nmf import (
     multiplicative_update,
 )
 
-from ._cmvnmf_pairs import Constraints, build_constraints, prepare_pairs
+from ._cmvnmf_pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
 from ._preprocessing import normalize_rows
 from ._result import Result
 from ._solver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
 from ._threads import serial_when_small, thread_limit
+from ._tuning import from_pairs, grid_search, pair_folds, pair_score, tuning_rng
 from ._validation import (
     Interval,
     Options,
@@ -55,6 +56,11 @@ _EPS = 1e-10
 # views whose largest entry lies in this range are solved as given: squares and products of
 # such entries with factors of similar size stay far from float64's (and float32's) limits
 _SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
+# beta="auto": the constraint weights compared, the old default first (it wins ties), and
+# the folds over the pairs (docs/defaults.md, "Self-tuning"). Every candidate and fold costs
+# one start from one shared initialisation, so tuning costs len × folds single starts.
+_TUNE_BETAS = (1.0, 0.1, 10.0)
+_TUNE_FOLDS = 3
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -77,11 +83,14 @@ class CMVNMFResult(Result):
         Nonnegative cluster indicators.
     initial_objective : float
         Objective at the initial factors of the start kept.
+    normalize : list of str or None
+        The normalisation applied to each view (``normalize="auto"`` resolved).
     """
 
     U: list
     V: list
     initial_objective: float
+    normalize: list = None
 
 
 # --------------------------------------------------------------------------- validation
@@ -91,6 +100,7 @@ class _Data(NamedTuple):
     blocks: Constraints  # the pairs, as patterns built once for every start
     beta: float
     log2_scale: int      # the views were divided by 2**log2_scale
+    schemes: list        # the normalisation applied to each view
 
 
 def _max_abs(X):
@@ -98,21 +108,64 @@ def _max_abs(X):
     return float(np.max(np.abs(data))) if data.size else 0.0
 
 
+def _has_negative(X):
+    data = X.data if sp.issparse(X) else X
+    return bool(data.size) and float(data.min()) < 0
+
+
+def _view_scheme(X, normalize):
+    """The scheme applied to one view (``"auto"`` resolved: ``"minmax"`` for a view with a
+    negative entry, ``"l2"`` otherwise)."""
+    if normalize == "auto":
+        return "minmax" if _has_negative(X) else "l2"
+    return normalize
+
+
+def _minmax(X):
+    """Each feature shifted and scaled to ``[0, 1]`` (constant features become 0), then each
+    row to unit ℓ2 norm. A sparse view whose smallest entry of some feature is negative is
+    densified by the shift; one with no negative entry keeps its zeros (its minimum is 0)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        lo = np.minimum(X.min(axis=0).toarray().ravel(), 0.0) if X.shape[0] else 0.0
+        hi = X.max(axis=0).toarray().ravel()
+        if np.any(lo < 0):
+            X = X.toarray()
+    else:
+        lo, hi = X.min(axis=0), X.max(axis=0)
+    span = hi - lo
+    inv = np.zeros_like(span, dtype=np.float64)
+    np.divide(1.0, span, out=inv, where=span > 0)
+    if sp.issparse(X):
+        Y = sp.csr_matrix(X @ sp.diags(inv.astype(X.dtype)))
+        Y.sort_indices()
+    else:
+        Y = ((X - lo) * inv).astype(X.dtype, copy=False)
+        Y[:, span <= 0] = 0.0
+    return normalize_rows(Y, "l2")
+
+
+def _normalized(X, scheme):
+    return _minmax(X) if scheme == "minmax" else normalize_rows(X, scheme)
+
+
 def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
-    views = check_views(X_list, "X_list", same_n=False, nonnegative=True)
-    dtype = np.float32 if all(X.dtype == np.float32 for X in views) else np.float64
-    views = [X.astype(dtype) if X.dtype != dtype else X for X in views]
-    n_list = [X.shape[0] for X in views]
+    raw = check_views(X_list, "X_list", same_n=False,
+                      nonnegative=normalize not in ("auto", "minmax"))
+    dtype = np.float32 if all(X.dtype == np.float32 for X in raw) else np.float64
+    raw = [X.astype(dtype) if X.dtype != dtype else X for X in raw]
+    n_list = [X.shape[0] for X in raw]
     n_clusters = check_n_clusters(n_clusters, min(n_list))
     pairs = prepare_pairs(must_link, cannot_link, n_list, dtype)
-    views = [normalize_rows(X, normalize) for X in views]
+    schemes = [_view_scheme(X, normalize) for X in raw]
+    views = [_normalized(X, sc) for X, sc in zip(raw, schemes)]
     # data far from 1 (possible with normalize=None) is divided by one power of two for all
     # views: exact, keeps the views' relative weights; ordinary data is left as it is
     top = max(_max_abs(X) for X in views)
     log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
         else math.frexp(top)[1]
     views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
-    return _Data(views, n_clusters, pairs, float(beta), log2_scale)
+    return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes)
 
 
 def _scaled(X, log2_scale):
@@ -415,21 +468,76 @@ def _result(problem, trace, data, max_iter, tol):
                         converged=trace.converged, U=U_list, V=V_list, initial_objective=initial)
 
 
+# --------------------------------------------------------------------------- tuning
+def _flat_pairs(constraints):
+    """``{(a, b): (p, 2)}`` as one ``(P, 4)`` array of rows ``(a, i, b, j)``."""
+    rows = [np.column_stack([np.full(len(p), a), np.asarray(p)[:, 0], np.full(len(p), b),
+                             np.asarray(p)[:, 1]])
+            for (a, b), p in (constraints or {}).items() if len(p)]
+    return (np.vstack(rows).astype(np.int64) if rows else np.zeros((0, 4), np.int64))
+
+
+def _as_dict(flat):
+    out = {}
+    for a, b in {(int(r[0]), int(r[2])) for r in flat}:
+        sel = (flat[:, 0] == a) & (flat[:, 2] == b)
+        out[(a, b)] = flat[sel][:, [1, 3]]
+    return out
+
+
+def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, rescale, rng,
+               n_jobs, max_iter, tol, log):
+    """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
+    shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._tuning.
+    pair_score`, balanced over must- and cannot-links)."""
+    n_list = [np.shape(X)[0] for X in X_list]
+    flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
+    flat_c = _flat_pairs(_check_constraints(cannot_link, "cannot_link", n_list))
+    sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
+    fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
+    full = _prepare(X_list, n_clusters, None, None, 1.0, normalize)
+    U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
+    # the explicit start is given in the data's units: undo the internal scale
+    V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
+    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=None, verbose=False,
+                  progress=False)
+
+    offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
+
+    def same(flat, labels):
+        lab = np.concatenate(labels)
+        return lab[offsets[flat[:, 0]] + flat[:, 1]] == lab[offsets[flat[:, 2]] + flat[:, 3]]
+
+    def evaluate(beta, f):
+        data = _prepare(X_list, n_clusters, _as_dict(flat_m[fm != f]),
+                        _as_dict(flat_c[fc != f]), beta, normalize)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            problem, _ = _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]),
+                                rescale, rng, n_jobs, **driver)
+        labels = [np.argmax(problem.V(a), axis=1) for a in range(problem.m)]
+        score = pair_score(lambda flat: same(flat, labels), flat_m[fm == f], flat_c[fc == f])
+        return score, 1
+
+    return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
+                       method="held-out inter-view pairs honoured, one start per fit", log=log)
+
+
 # --------------------------------------------------------------------------- public
 @declare_params({
     "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
     "must_link": ["mapping", None], "cannot_link": ["mapping", None],
-    "beta": [Interval(Real, 0, None, closed="left")],
+    "beta": [Interval(Real, 0, None, closed="left"), Options({"auto"})],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
-    "normalize": [Options({"l2", "l1"}), None],
+    "normalize": [Options({"auto", "l2", "l1", "minmax"}), None],
     "init": [Options({"k-means++", "random"}), tuple, list],
     "n_init": [Interval(Integral, 1, None, closed="left")], "rescale": ["boolean"],
     "random_state": ["random_state"], "verbose": ["verbose"], "callback": [callable, None],
     "progress": ["boolean"], "n_jobs": ["n_jobs"],
 })
-def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300, tol=1e-6,
-           normalize="l2", init="k-means++", n_init=5, rescale=True,
+def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta="auto", max_iter=300, tol=1e-6,
+           normalize="auto", init="k-means++", n_init=5, rescale=True,
            random_state=None, verbose=False, callback=None, progress=False,
            n_jobs=None) -> CMVNMFResult:
     """Constrained multi-view NMF clustering of unmapped views (CMVNMF).
@@ -442,7 +550,7 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     Parameters
     ----------
     X_list : list of array-like or scipy.sparse matrices, shapes (n_a, d_a)
-        Nonnegative views, samples in rows; ``n_a`` may differ between views and rows need not
+        Views, samples in rows (nonnegative, or see ``normalize``); ``n_a`` may differ between views and rows need not
         correspond. Sparse views are used as CSR and never densified.
     n_clusters : int
         Number of clusters ``c`` (``1 <= c <= min_a n_a``).
@@ -454,16 +562,30 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     cannot_link : dict or None
         Pairs that must not share a cluster, in the same layout. A pair given both as
         must-link and as cannot-link raises ``ValueError``.
-    beta : float, default 1.0
+    beta : float or "auto", default "auto"
         Weight of the constraint term (``β >= 0``; ``0`` gives independent NMF per view).
+        ``"auto"`` with pairs: chosen from ``(1, 0.1, 10)`` by 3-fold validation over the
+        pairs (fit on two thirds of the pairs, one start from one shared initialisation;
+        score: the share of held-out must-links kept together and of cannot-links kept
+        apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
+        Cost: ``3 candidates × 3 folds = 9`` single starts beside the ``n_init`` starts of
+        the solve (with the default ``n_init=5``: at most ``1 + 9/5 = 2.8`` times the solve
+        with a fixed ``beta``). The choice and the scores are in ``result.tuning``
+        (docs/defaults.md, "Self-tuning"). Without pairs: 1. A number skips the tuning.
     max_iter : int, default 300
         Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``
         returns the initialisation.
     tol : float, default 1e-6
         Stop when the objective's relative change over a sweep is ``<= tol``.
-    normalize : {"l2", "l1", None}, default "l2"
+    normalize : {"auto", "l2", "l1", "minmax"} or None, default "auto"
         Scale every sample (row) of every view to unit norm first (all-zero rows stay zero);
-        the constraint terms need the views' ``V`` comparable. ``None`` uses the data as is.
+        the constraint terms need the views' ``V`` comparable. ``"minmax"``: each feature
+        shifted and scaled to ``[0, 1]``, then every row to unit ℓ2 norm; the way forward
+        for views with negative values (features such as z-scored descriptors or signed
+        image statistics), which NMF cannot factorise as given. ``"auto"``: ``"minmax"``
+        for a view with a negative entry, ``"l2"`` for every other view. ``None`` uses the
+        data as is. With ``"l2"``, ``"l1"`` or ``None`` a negative entry raises
+        ``ValueError``.
     init : {"k-means++", "random"} or (U_list, V_list), default "k-means++"
         ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data;
         ``V`` = one-hot labels + 0.2, ``U`` = centroids (clipped at 0). ``"random"``: scaled
@@ -496,7 +618,9 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     -------
     CMVNMFResult
         Per-view ``labels`` (argmax of the rows of ``V_a``), ``objective`` per sweep,
-        ``n_iter``, ``converged``, ``U``, ``V`` and ``initial_objective``.
+        ``n_iter``, ``converged``, ``U``, ``V``, ``initial_objective``, ``normalize`` (the
+        scheme of every view) and ``tuning`` (``beta="auto"`` with pairs: the record of the
+        choice; else ``None``).
 
     Warns
     -----
@@ -530,6 +654,19 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     [True, True]
     """
     rng = check_random_state(random_state)
+    tuning = None
+    if isinstance(beta, str):
+        pairs = [p for d in (must_link, cannot_link) if d for p in d.values() if len(p)]
+        if pairs:
+            _prepare(X_list, n_clusters, must_link, cannot_link, 1.0, normalize)  # validate
+            with thread_limit(n_jobs), verbose_logging(verbose) as log:
+                beta, record = _tune_beta(X_list, n_clusters, must_link, cannot_link,
+                                          normalize, init if isinstance(init, str) else
+                                          "k-means++", rescale, rng, n_jobs, max_iter, tol,
+                                          log)
+            tuning = {"beta": record}
+        else:
+            beta = 1.0
     data = _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize)
     # verbose=True: one line per start; 2 or more: every sweep as well
     every_sweep = not isinstance(verbose, bool) and verbose >= 2
@@ -547,4 +684,5 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
                 best = run
             if stopped:
                 break
-    return _result(*best, data, max_iter, tol)
+    return dataclasses.replace(_result(*best, data, max_iter, tol), tuning=tuning,
+                               normalize=data.schemes)

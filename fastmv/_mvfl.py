@@ -33,8 +33,17 @@ from ._mvfl_fstep import (
 from ._mvfl_wstep import WStep, choose_route
 from ._preprocessing import canonical_pairs, check_pair_conflicts, normalize_rows
 from ._result import Result
-from ._solver import Step, _caller_stacklevel, iterate, state_view
+from ._solver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
 from ._threads import thread_limit
+from ._tuning import (
+    from_labels,
+    from_pairs,
+    grid_search,
+    label_folds,
+    neighbour_score,
+    pair_folds,
+    tuning_rng,
+)
 from ._validation import (
     Interval,
     Options,
@@ -58,6 +67,11 @@ _TEXT_DENSITY = 0.1
 # couples rows and must stay small (larger values merge clusters).
 _LAM3_LABELS = 100.0
 _LAM3_PAIRS = 0.01
+# normalize="auto" with labels or pairs: the schemes compared by internal validation, and
+# its folds (docs/defaults.md, "Self-tuning"). The proxy fits nothing heavier than a
+# nearest-neighbour rule, so five folds cost next to nothing beside one solve.
+_TUNE_SCHEMES = ("l2", "zscore")
+_TUNE_FOLDS = 5
 # k-means restarts behind each initial F (init="k-means++").
 _KMEANS_N_INIT = 10
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
@@ -239,7 +253,8 @@ def _prepare_prior(n, c, labels, must_link, cannot_link):
         ml = canonical_pairs(must_link, "must_link", n)
         cl = canonical_pairs(cannot_link, "cannot_link", n)
         check_pair_conflicts(ml, cl)
-        return {"kind": "pairs", "Ip": pair_csr(n, ml, cl), "all": rows_all}
+        return {"kind": "pairs", "Ip": pair_csr(n, ml, cl), "all": rows_all, "must": ml,
+                "cannot": cl}
     return {"kind": "none", "all": rows_all}
 
 
@@ -278,6 +293,10 @@ def _normalized_data(data: _Data):
     """Normalised, concatenated ``X``, the view boundaries and the scheme of each view."""
     schemes = [(_auto_scheme(V) if data.normalize == "auto" else data.normalize)
                for V in data.views]
+    return _normalized_with(data, schemes)
+
+
+def _normalized_with(data: _Data, schemes):
     normed = [_normalize_view(V, s) for V, s in zip(data.views, schemes)]
     view_ptr = np.concatenate([[0], np.cumsum([V.shape[1] for V in normed])]).astype(np.int64)
     return _concatenate(normed), view_ptr, schemes
@@ -371,8 +390,46 @@ class _MVFLProblem:
                     view_ptr=self.view_ptr, lam3=self.d.lam3)
 
 
+def _supervision(prior):
+    if prior["kind"] == "labels":
+        return from_labels(prior["rows"], prior["classes"])
+    if prior["kind"] == "pairs":
+        return from_pairs(prior["must"], prior["cannot"])
+    return None
+
+
+def _tune_normalize(data: _Data, log):
+    """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
+    concatenation predicts the held-out supervision best (:func:`fastmv._tuning.
+    neighbour_score`: 1-nearest labelled neighbour, or the pair-distance AUC); the per-view
+    rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it."""
+    sup = _supervision(data.prior)
+    rule = [_auto_scheme(V) for V in data.views]
+    first = max(set(rule), key=rule.count)
+    candidates = [first] + [s for s in _TUNE_SCHEMES if s != first]
+    rng = tuning_rng(data.rng)
+    folds = (label_folds(sup, _TUNE_FOLDS, rng) if sup.kind == "labels"
+             else pair_folds(sup, _TUNE_FOLDS, rng))
+    spaces = {}
+
+    def evaluate(scheme, f):
+        if scheme not in spaces:
+            spaces[scheme] = _normalized_with(data, [scheme] * len(data.views))[0]
+        return neighbour_score(spaces[scheme], sup, folds, f), 0
+
+    method = ("1-nearest labelled neighbour on the normalised views" if sup.kind == "labels"
+              else "AUC of pair distances on the normalised views")
+    chosen, record = grid_search("normalize", candidates, evaluate, _TUNE_FOLDS,
+                                 method=method, log=log)
+    return data._replace(normalize=chosen), {"normalize": record}
+
+
 def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     """Normalise, set up the W step, run ``n_init`` starts; the lowest final objective wins."""
+    tuning = None
+    if data.normalize == "auto" and data.prior["kind"] != "none":
+        with verbose_logging(verbose) as log:
+            data, tuning = _tune_normalize(data, log)
     X, view_ptr, schemes = _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
     wstep = WStep(Xw, route)
@@ -400,7 +457,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
             "data, smaller lam1/lam2, or a larger rho (orthogonality weight)",
             DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     return MVFLResult(objective=trace.objective, n_iter=trace.n_iter,
-                      converged=trace.converged, normalize=schemes, **fields)
+                      converged=trace.converged, normalize=schemes, tuning=tuning, **fields)
 
 
 # ------------------------------------------------------------------------------------------

@@ -71,6 +71,11 @@ class Result:
     converged : bool
         Whether the solver's convergence test was met (``False`` when it stopped at
         ``max_iter`` or because a callback asked it to).
+    tuning : dict or None
+        Options resolved by internal validation on the caller's supervision (``"auto"``
+        options with labels or pairs; docs/defaults.md, "Self-tuning"): option name to
+        ``{"candidates", "scores" (candidates × folds), "mean", "chosen", "folds",
+        "method", "solves"}``. ``None`` when nothing was tuned. Keyword-only.
 
     Examples
     --------
@@ -86,6 +91,7 @@ class Result:
     objective: np.ndarray
     n_iter: int
     converged: bool
+    tuning: Any = dataclasses.field(default=None, kw_only=True)
 
     _save_skip: ClassVar[tuple] = ()
 

@@ -266,7 +266,8 @@ def test_intra_view_symmetrised_rule_reaches_stationary_point():
 def test_solver_equals_numpy_reference(sparse, rescale):
     rng = np.random.default_rng(7)
     X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
-    res = fastmv.cmvnmf(X, 3, ml, cl, init=(U0, V0), rescale=rescale, max_iter=25, tol=0.0)
+    res = fastmv.cmvnmf(X, 3, ml, cl, beta=1.0, init=(U0, V0), rescale=rescale, max_iter=25,
+                        tol=0.0)
     views = _prepare(X, 3, ml, cl, 1.0, "l2").views
     U, V, hist = N.cmvnmf_reference(views, ml, cl, U0, V0, 25, rescale=rescale)
     assert res.n_iter == 25 and not res.converged
@@ -291,7 +292,7 @@ def test_transposed_keys_equal_canonical():
     # split one block's pairs over both orientations: merged into one block
     half = {(0, 1): ml[(0, 1)][:20], (1, 0): ml[(0, 1)][20:, ::-1]}
     ml_split = {**{k: v for k, v in ml.items() if k != (0, 1)}, **half}
-    kw = dict(init=(U0, V0), max_iter=15, tol=0.0)
+    kw = dict(init=(U0, V0), max_iter=15, tol=0.0, beta=1.0)
     r0 = fastmv.cmvnmf(X, 3, ml, cl, **kw)
     r1 = fastmv.cmvnmf(X, 3, flipped_ml, cl, **kw)
     r2 = fastmv.cmvnmf(X, 3, ml_split, cl, **kw)
@@ -508,7 +509,7 @@ def test_result_contract():
 def test_n_init_keeps_the_lowest_objective():
     (Xs, ys, _), rng = _planted_unmapped(7, n=80, noise=3.0)
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=rng)
-    kw = dict(max_iter=20, tol=0.0, init="random")
+    kw = dict(max_iter=20, tol=0.0, init="random", beta=1.0)
     best = fastmv.cmvnmf(Xs, 4, ml, cl, n_init=4, random_state=np.random.default_rng(5), **kw)
     gen = np.random.default_rng(5)
     singles = [fastmv.cmvnmf(Xs, 4, ml, cl, n_init=1, random_state=gen, **kw).objective[-1]
@@ -574,10 +575,11 @@ def test_validation_errors():
     ok = {(0, 1): np.array([[0, 0]])}
     bad = X[1].copy()
     bad[2, 1] = -1.0
-    with pytest.raises(ValueError, match=r"X_list\[1\].*negative"):
-        fastmv.cmvnmf([X[0], bad], 2, ok, None)
-    with pytest.raises(ValueError, match=r"X_list\[1\].*negative"):
-        fastmv.cmvnmf([X[0], sp.csr_matrix(bad)], 2, ok, None)
+    for norm in ("l2", "l1", None):
+        with pytest.raises(ValueError, match=r"X_list\[1\].*negative"):
+            fastmv.cmvnmf([X[0], bad], 2, ok, None, normalize=norm)
+        with pytest.raises(ValueError, match=r"X_list\[1\].*negative"):
+            fastmv.cmvnmf([X[0], sp.csr_matrix(bad)], 2, ok, None, normalize=norm)
     with pytest.raises(ValueError, match=r"must_link.*view index 2"):
         fastmv.cmvnmf(X, 2, {(0, 2): np.array([[0, 0]])}, None)
     with pytest.raises(ValueError, match=r"cannot_link\[\(0, 1\)\]"):
