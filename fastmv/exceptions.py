@@ -14,6 +14,8 @@ __all__ = [
     "DegenerateSolutionWarning",
     "DegenerateSolutionError",
     "InvalidParameterError",
+    "InvalidFileError",
+    "NotFittedError",
 ]
 
 
@@ -42,3 +44,24 @@ class InvalidParameterError(ValueError, TypeError):
     Subclasses both ``ValueError`` and ``TypeError``, as scikit-learn's error of the same
     name does, so code catching either keeps working.
     """
+
+
+class InvalidFileError(ValueError):
+    """A file given to fastmv (a saved result, a ``.mat`` dataset) is damaged, is not what it
+    claims to be, or declares more data than it could hold.
+
+    Raised before anything is built from the file; the message names the file and the problem.
+    A ``ValueError``, so code catching that keeps working.
+    """
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator's ``predict``, ``transform`` or ``score`` was called before ``fit``.
+
+    Subclasses ``ValueError`` and ``AttributeError``, as scikit-learn's error of the same name
+    does.
+    """
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

@@ -45,6 +45,9 @@ the public functions, their validation and their documentation.
 from __future__ import annotations
 
 from numbers import Real
+from typing import Any
+
+from numpy.typing import ArrayLike
 
 from ._core._contingency import _acc, _ari, _entropy, _nmi, _prf, _purity, _table
 from ._core._validation import Interval, Options, declare_params
@@ -69,7 +72,7 @@ _AVERAGE_METHODS = ("geometric", "arithmetic", "min", "max", "joint")
     "y_pred": ["array-like"],
     "sparse": ["boolean"],
 })
-def contingency_matrix(y_true, y_pred, *, sparse: bool = False):
+def contingency_matrix(y_true: ArrayLike, y_pred: ArrayLike, *, sparse: bool = False) -> Any:
     """Contingency table of two labelings.
 
     Parameters
@@ -105,7 +108,7 @@ _TWO_LABELINGS = {"y_true": ["array-like"], "y_pred": ["array-like"]}
 
 
 @declare_params(_TWO_LABELINGS)
-def accuracy(y_true, y_pred) -> float:
+def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Clustering accuracy under the best one-to-one matching of clusters to classes.
 
     Parameters
@@ -141,7 +144,7 @@ def accuracy(y_true, y_pred) -> float:
     "y_pred": ["array-like"],
     "average_method": [Options(set(_AVERAGE_METHODS))],
 })
-def nmi(y_true, y_pred, average_method: str = "geometric") -> float:
+def nmi(y_true: ArrayLike, y_pred: ArrayLike, average_method: str = "geometric") -> float:
     """Normalized mutual information.
 
     Parameters
@@ -175,7 +178,7 @@ def nmi(y_true, y_pred, average_method: str = "geometric") -> float:
 
 
 @declare_params(_TWO_LABELINGS)
-def ari(y_true, y_pred) -> float:
+def ari(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Adjusted Rand index (Hubert & Arabie 1985).
 
     Parameters
@@ -203,7 +206,7 @@ def ari(y_true, y_pred) -> float:
 
 
 @declare_params(_TWO_LABELINGS)
-def precision(y_true, y_pred) -> float:
+def precision(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Pairwise precision: of the sample pairs put in one cluster, the fraction that share a class.
 
     Parameters
@@ -230,7 +233,7 @@ def precision(y_true, y_pred) -> float:
 
 
 @declare_params(_TWO_LABELINGS)
-def recall(y_true, y_pred) -> float:
+def recall(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Pairwise recall: of the sample pairs sharing a class, the fraction put in one cluster.
 
     Parameters
@@ -257,7 +260,7 @@ def recall(y_true, y_pred) -> float:
 
 
 @declare_params(_TWO_LABELINGS)
-def f_score(y_true, y_pred) -> float:
+def f_score(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Pairwise F-score, the harmonic mean of pairwise :func:`precision` and :func:`recall`.
 
     Parameters
@@ -285,7 +288,7 @@ def f_score(y_true, y_pred) -> float:
 
 
 @declare_params(_TWO_LABELINGS)
-def purity(y_true, y_pred) -> float:
+def purity(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Purity: (1/n) Σ_j max_i N_ij — each cluster counted as its majority class.
 
     Parameters
@@ -312,7 +315,7 @@ def purity(y_true, y_pred) -> float:
     "y_pred": ["array-like"],
     "base": [Interval(Real, 1, None, closed="neither")],
 })
-def entropy(y_true, y_pred, *, base: float = 2) -> float:
+def entropy(y_true: ArrayLike, y_pred: ArrayLike, *, base: float = 2) -> float:
     """Average cluster entropy (lower is better).
 
     Parameters
@@ -342,7 +345,7 @@ def entropy(y_true, y_pred, *, base: float = 2) -> float:
 
 
 @declare_params(_TWO_LABELINGS)
-def evaluate(y_true, y_pred) -> dict:
+def evaluate(y_true: ArrayLike, y_pred: ArrayLike) -> dict:
     """All measures at once (the contingency table is built once).
 
     Parameters
@@ -378,3 +381,7 @@ def evaluate(y_true, y_pred) -> dict:
         "purity": _purity(t),
         "entropy": _entropy(t, 2.0),
     }
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

@@ -27,6 +27,7 @@ from scipy.optimize import linear_sum_assignment
 
 from . import metrics
 from ._blocks._affinity import transition_matrices
+from .exceptions import InvalidParameterError
 
 __all__ = ["contingency", "convergence", "embedding", "feature_weights", "view_weights"]
 
@@ -76,7 +77,14 @@ def convergence(result: Any, ax: Any = None) -> Any:
     >>> len(ax.lines)
     1
     """
+    if not hasattr(result, "objective"):
+        raise InvalidParameterError(
+            f"result must be a fastmv solver's result (with an objective history), got "
+            f"{type(result).__name__}")
     obj = np.asarray(result.objective, dtype=np.float64).reshape(-1)
+    chunk_loss = getattr(result, "chunk_loss", None)
+    if obj.size == 1 and chunk_loss is not None and np.size(chunk_loss) > 1:
+        return _one_pass(result, _axes(ax))
     ax = _axes(ax)
     it = np.arange(1, obj.size + 1)
     converged = getattr(result, "converged", None)
@@ -100,6 +108,34 @@ def convergence(result: Any, ax: Any = None) -> Any:
             handles.append(h)
     ax.legend(handles=handles, loc="upper right", fontsize="small")
     ax.set_title(type(result).__name__.replace("Result", "") + " convergence")
+    return ax
+
+
+def _one_pass(result, ax):
+    """A single streaming pass (OPIMC's default) has no iteration history to converge: draw
+    the loss after each chunk per sample streamed so far (a level line: the centres describe
+    new chunks as well as the old), and the inner iterations each chunk took (a chunk that
+    hits ``max_inner_iter`` did not settle)."""
+    loss = np.asarray(result.chunk_loss, dtype=np.float64)
+    loss = loss.reshape(-1, loss.shape[-1])[-1]
+    chunks = np.arange(1, loss.size + 1)
+    n = np.size(getattr(result, "labels", ())) or loss.size
+    seen = np.minimum(chunks * -(-n // loss.size), n)  # equal chunks, the last one shorter
+    line, = ax.plot(chunks, loss / seen, "o-", ms=3, color="C0",
+                    label="loss per sample streamed so far (one pass)")
+    ax.set_xlabel("chunk")
+    ax.set_ylabel("loss per sample", color="C0")
+    handles = [line]
+    inner = getattr(result, "chunk_iter", None)
+    if inner is not None:
+        inner = np.asarray(inner).reshape(-1, loss.size)[-1]
+        twin = ax.twinx()
+        h, = twin.step(chunks, inner, where="mid", color="C1", label="inner iterations")
+        twin.set_ylabel("inner iterations per chunk", color="C1")
+        twin.set_ylim(0, max(1, inner.max()) * 1.15)
+        handles.append(h)
+    ax.legend(handles=handles, loc="best", fontsize="small")
+    ax.set_title(type(result).__name__.replace("Result", "") + ": one pass over the stream")
     return ax
 
 
@@ -130,7 +166,15 @@ def view_weights(result: Any, ax: Any = None, view_names: Sequence[str] | None =
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['view 0', 'view 1']
     """
+    if getattr(result, "view_weights", None) is None:
+        raise InvalidParameterError(
+            "result must have view weights (a result of fastmv.mvfl, or an object with a "
+            f"view_weights array of shape (n_views, n_clusters)); {type(result).__name__} has "
+            "none")
     W = np.asarray(result.view_weights, dtype=np.float64)
+    if W.ndim != 2:
+        raise InvalidParameterError(f"result.view_weights must be 2-D (n_views, n_clusters), "
+                                    f"got shape {W.shape}")
     m, c = W.shape
     names = list(view_names) if view_names is not None else [f"view {v}" for v in range(m)]
     ax = _axes(ax, figsize=(max(4.0, 0.5 * c + 2.5), max(2.5, 0.5 * m + 1.5)))
@@ -302,8 +346,10 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     >>> from fastmv.plot import embedding
     >>> X = np.vstack([np.zeros((5, 2)), np.ones((5, 2))]) + 0.01 * np.arange(20).reshape(10, 2)
     >>> ax = embedding(X, np.repeat([0, 1], 5))
-    >>> ax.collections[0].get_offsets().shape
-    (10, 2)
+    >>> [c.get_offsets().shape for c in ax.collections]
+    [(5, 2), (5, 2)]
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['0', '1']
     """
     S = _similarity(X_or_similarity, similarity)
     labels = np.asarray(labels).reshape(-1)
@@ -327,13 +373,22 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     known = labels >= 0 if labels.dtype.kind in "iu" else np.ones(n, bool)
     if not np.all(known):
         ax.scatter(Y[~known, 0], Y[~known, 1], s=6, c="lightgrey")
-    sc = ax.scatter(Y[known, 0], Y[known, 1], s=8, c=np.unique(labels[known],
-                    return_inverse=True)[1], cmap="tab10" if np.unique(labels).size <= 10
-                    else "tab20")
+    classes, codes = np.unique(labels[known], return_inverse=True)
+    cmap = _pyplot().get_cmap("tab10" if classes.size <= 10 else "tab20")
+    for k, label in enumerate(classes):
+        sel = codes == k
+        ax.scatter(Y[known][sel, 0], Y[known][sel, 1], s=8, color=cmap(k % cmap.N),
+                   label=str(label))
+    if classes.size <= 20:
+        ax.legend(title="cluster", fontsize="small", title_fontsize="small", markerscale=2,
+                  loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     ax.set_xlabel("spectral coordinate 1")
     ax.set_ylabel("spectral coordinate 2")
     ax.set_title(f"spectral embedding, {np.unique(labels[known]).size} clusters")
     ax.set_xticks([])
     ax.set_yticks([])
-    del sc
     return ax
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

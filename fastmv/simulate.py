@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._core._corruption import _KINDS, _entries, _gaussian, _samples
+from ._core._driver import _caller_stacklevel
 from ._core._pair_codes import (
     _MAX_PAIR_N,
     _codes_of,
@@ -49,6 +53,9 @@ from ._core._validation import (
     declare_params,
 )
 
+# an int seed, a numpy Generator or None (fresh entropy)
+_RandomState = int | np.random.Generator | None
+
 __all__ = [
     "pairwise_constraints",
     "partial_labels",
@@ -67,7 +74,9 @@ _BUDGETS = frozenset({"pairs", "samples"})
     "y": ["array-like"], "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
     "ratio": [Interval(numbers.Real, 0, 1, closed="both"), None], "random_state": ["random_state"],
 })
-def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None):
+def pairwise_constraints(y: ArrayLike, n_constraints: int | None = None, *,
+                         ratio: float | None = None,
+                         random_state: _RandomState = None) -> tuple[np.ndarray, np.ndarray]:
     """Must-link and cannot-link pairs drawn uniformly from all sample pairs.
 
     Parameters
@@ -120,8 +129,10 @@ def pairwise_constraints(y, n_constraints=None, *, ratio=None, random_state=None
     "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
     "view_pairs": ["array-like", None], "budget": [Options(_BUDGETS)], "random_state": ["random_state"],
 })
-def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, view_pairs=None,
-                           budget="pairs", random_state=None):
+def inter_view_constraints(labels_per_view: Sequence[ArrayLike], *, ratio: float | None = None,
+                           n_constraints: int | None = None,
+                           view_pairs: ArrayLike | None = None, budget: str = "pairs",
+                           random_state: _RandomState = None) -> tuple[dict, dict]:
     """Must-link and cannot-link pairs between the rows of different (unmapped) views.
 
     Parameters
@@ -234,7 +245,8 @@ def inter_view_constraints(labels_per_view, *, ratio=None, n_constraints=None, v
     "y": ["array-like"], "ratio": [Interval(numbers.Real, 0, 1, closed="both")],
     "stratify": ["boolean"], "random_state": ["random_state"],
 })
-def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
+def partial_labels(y: ArrayLike, ratio: float, *, stratify: bool = False,
+                   random_state: _RandomState = None) -> np.ndarray:
     """Reveal the labels of a random fraction of the samples.
 
     Parameters
@@ -294,7 +306,7 @@ def partial_labels(y, ratio, *, stratify: bool = False, random_state=None):
 
 
 @declare_params({"labels": ["array-like"]})
-def pairs_from_labels(labels):
+def pairs_from_labels(labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Every pair among the labelled samples of a partial labelling, as constraints.
 
     How MVFL's paper turns labelled samples into pairwise constraints: a must-link where two
@@ -334,7 +346,8 @@ def pairs_from_labels(labels):
     "n_views": [Interval(numbers.Integral, 1, None, closed="left")],
     "missing_ratio": [Interval(numbers.Real, 0, 1, closed="both")], "random_state": ["random_state"],
 })
-def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
+def incomplete_mask(n: int, n_views: int, missing_ratio: float, *,
+                    random_state: _RandomState = None) -> np.ndarray:
     """Presence mask for incomplete multi-view data: every sample keeps at least one view.
 
     Scheme: with ``r = round(missing_ratio · n)``, every view misses exactly ``r`` samples.
@@ -382,7 +395,7 @@ def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
     if r > cap:
         warnings.warn(f"missing_ratio={missing_ratio} would leave some samples with no view "
                       f"(n={n}, n_views={m}); each view misses {cap} samples instead of {r}",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_caller_stacklevel())
         r = cap
     missing = np.zeros((n, m), dtype=bool)
     if r == 0:
@@ -410,7 +423,8 @@ def incomplete_mask(n, n_views, missing_ratio, *, random_state=None):
     "X_list": ["views"], "y": ["array-like"],
     "keep": [Interval(numbers.Real, 0, 1, closed="right")], "random_state": ["random_state"],
 })
-def unmapped(X_list, y, keep=0.95, *, random_state=None):
+def unmapped(X_list: Sequence[Any], y: ArrayLike, keep: float = 0.95, *,
+             random_state: _RandomState = None) -> tuple[list, list, list]:
     """Turn mapped multi-view data into unmapped views (the CMVNMF protocol).
 
     Each view independently keeps a uniformly random subset of ``round(keep · n)`` samples (at
@@ -470,7 +484,7 @@ def unmapped(X_list, y, keep=0.95, *, random_state=None):
     "X": ["array-like", "views"], "kind": [Options(_KINDS)],
     "level": [Interval(numbers.Real, None, None)], "random_state": ["random_state"],
 })
-def corrupt(X, kind, level, *, random_state=None):
+def corrupt(X: Any, kind: str, level: float, *, random_state: _RandomState = None) -> Any:
     """Damage data the way EMVC's robustness experiments do.
 
     Parameters
@@ -534,3 +548,7 @@ def corrupt(X, kind, level, *, random_state=None):
     else:
         out = [_entries(V, level, rng) for V in views]
     return out if is_list else out[0]
+
+
+def __dir__():  # dir(module) lists the public names, not the imports
+    return list(__all__)

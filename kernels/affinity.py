@@ -40,6 +40,8 @@ def gram_to_sq_distances(G, sq_norms):
     Cost: moves ``1.5 n² b`` bytes (``b`` the itemsize: the upper triangle read, both triangles
     written) and does ``1.5 n²`` flops; memory-bound.
     """
+    if G.shape[0] != G.shape[1] or sq_norms.shape[0] != G.shape[0]:
+        raise ValueError("gram_to_sq_distances: G must be square n x n and sq_norms of length n")
     n = G.shape[0]
     for i in range(n):
         G[i, i] = 0.0
@@ -72,6 +74,8 @@ def strict_upper_triangle(A):
     Cost: moves ``n² b`` bytes (``n²/2`` entries read, ``n²/2`` written), no flops;
     memory-bound.
     """
+    if A.shape[0] != A.shape[1]:
+        raise ValueError("strict_upper_triangle: A must be square")
     n = A.shape[0]
     out = np.empty(n * (n - 1) // 2, dtype=A.dtype)
     for i in range(n):
@@ -157,6 +161,8 @@ def keep_nearest_neighbors(D2, n_neighbors):
     Cost: reads ``n² b`` bytes and writes ``n²`` bytes (the boolean mask); ``O(n² log n)``
     comparisons at worst (a partial sort per row).
     """
+    if D2.shape[0] != D2.shape[1]:
+        raise ValueError("keep_nearest_neighbors: D2 must be square")
     n = D2.shape[0]
     keep = np.zeros((n, n), dtype=np.bool_)
     for i in prange(n):
@@ -167,3 +173,84 @@ def keep_nearest_neighbors(D2, n_neighbors):
         for t in range(min(n_neighbors, n - 1)):
             keep[i, order[t]] = True
     return keep
+
+
+@njit(cache=True)
+def nearest_neighbors_rows(D2, n_neighbors):
+    """Each row's ``n_neighbors`` smallest off-diagonal squared distances and their columns.
+
+    Parameters
+    ----------
+    D2 : ndarray, shape (n, n)
+        Squared distances (not modified).
+    n_neighbors : int
+        Neighbours per row, ``1 <= n_neighbors <= n − 1``.
+
+    Returns
+    -------
+    index : ndarray of int64, shape (n, n_neighbors)
+        Columns of the neighbours, nearest first (ties broken by column index).
+    sq_dist : ndarray, shape (n, n_neighbors)
+        Their squared distances.
+
+    Notes
+    -----
+    Serial; one stable sort per row. Cost: reads ``n² b`` bytes, ``O(n² log n)`` comparisons;
+    writes ``O(n · n_neighbors)``: the only memory beyond ``D2``.
+    """
+    n = D2.shape[0]
+    index = np.empty((n, n_neighbors), dtype=np.int64)
+    sq_dist = np.empty((n, n_neighbors), dtype=D2.dtype)
+    for i in range(n):
+        row = D2[i].copy()
+        row[i] = np.inf
+        order = np.argsort(row, kind="mergesort")
+        for t in range(n_neighbors):
+            index[i, t] = order[t]
+            sq_dist[i, t] = row[order[t]]
+    return index, sq_dist
+
+
+@njit(cache=True)
+def local_scaling_transition_rows(out, index, sq_dist, sigma):
+    """Overwrite ``out`` with the row-stochastic locally scaled kNN transition matrix.
+
+    ``W[i, j] = exp(−‖x_i − x_j‖² / (σ_i σ_j))`` for ``j`` among the neighbours of ``i`` or
+    ``i`` among those of ``j`` (the symmetrised kNN graph), ``W[i, i] = 1``, 0 elsewhere;
+    then every row is divided by its sum.
+
+    Parameters
+    ----------
+    out : ndarray, shape (n, n)
+        Overwritten (its content is not read).
+    index, sq_dist : ndarray, shape (n, k)
+        From :func:`nearest_neighbors_rows`.
+    sigma : ndarray, shape (n,)
+        Local widths ``σ_i > 0``.
+
+    Returns
+    -------
+    out : ndarray, shape (n, n)
+
+    Notes
+    -----
+    Serial. Cost: writes ``n² b`` bytes (zeroing) and ``2 n k`` entries, ``n k`` exponentials,
+    then one pass over each row for its sum (``2 n² b`` bytes); memory-bound.
+    """
+    n, k = index.shape
+    out[:] = 0.0
+    for i in range(n):
+        out[i, i] = 1.0
+        for t in range(k):
+            j = index[i, t]
+            w = np.exp(-sq_dist[i, t] / (sigma[i] * sigma[j]))
+            out[i, j] = w
+            out[j, i] = w
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += out[i, j]
+        inv = 1.0 / s
+        for j in range(n):
+            out[i, j] *= inv
+    return out

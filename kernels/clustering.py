@@ -19,6 +19,7 @@ arithmetic is float64 (see :func:`fastmv.kmeans`).
 import numpy as np
 from numba import njit, prange
 
+from ._checks import valid_csr
 from ._partition import _serial_copy, part_bounds, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
@@ -81,6 +82,8 @@ def nearest_center(inner, x_sq_norms, c_sq_norms):
     Cost: reads ``(n c + 2 n + c) b`` bytes (``b`` the itemsize) and writes ``16 n``; ``3 n c``
     flops; memory-bound.
     """
+    if x_sq_norms.shape[0] != inner.shape[0] or c_sq_norms.shape[0] != inner.shape[1]:
+        raise ValueError("nearest_center: x_sq_norms must have n entries and c_sq_norms c")
     n, c = inner.shape
     labels = np.empty(n, dtype=np.int64)
     sq_dist = np.empty(n, dtype=inner.dtype)
@@ -196,6 +199,8 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     ``2 n d c`` flops in GEMMs plus ``n d`` for the sums and ``3 n c`` for the argmin:
     GEMM-bound for ``c`` beyond a few.
     """
+    if centers.shape[1] != X.shape[1] or x_sq_norms.shape[0] != X.shape[0]:
+        raise ValueError("lloyd_step: centers must have d columns and x_sq_norms n entries")
     C2, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_setup(
         centers, X.shape[0], n_parts)
     for p in prange(bounds.shape[0] - 1):
@@ -247,6 +252,9 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     ``2 nnz c + nnz + 3 n c`` flops; the rows of ``Cᵀ`` it gathers stay in cache while
     ``8 d c`` bytes fit there.
     """
+    if not valid_csr(indptr, indices, data, x_sq_norms.shape[0], centers.shape[1]):
+        raise ValueError("lloyd_step_csr: indptr must have n + 1 non-decreasing entries up to "
+                         "nnz and indices lie in [0, d) (n = len(x_sq_norms), d = centers' columns)")
     CT, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_csr_setup(
         indptr, centers, n_parts)
     for p in prange(bounds.shape[0] - 1):
@@ -346,6 +354,10 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     Cost: reads ``8 (n d + 2 n)`` bytes and writes ``8 n t``; ``2 n d t`` flops in GEMMs plus
     ``~4 n t``.
     """
+    if (candidates.shape[1] != X.shape[1] or x_sq_norms.shape[0] != X.shape[0]
+            or closest.shape[0] != X.shape[0]):
+        raise ValueError("seeding_distances: candidates must have d columns, x_sq_norms and "
+                         "closest n entries")
     n = X.shape[0]
     t = candidates.shape[0]
     YT = np.ascontiguousarray(candidates.T)
@@ -392,6 +404,10 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
 
     Cost: reads ``12 nnz + 16 n`` bytes and writes ``8 n t``; ``2 nnz t + 4 n t`` flops.
     """
+    if (closest.shape[0] != x_sq_norms.shape[0]
+            or not valid_csr(indptr, indices, data, x_sq_norms.shape[0], candidates.shape[1])):
+        raise ValueError("seeding_distances_csr: indptr must have n + 1 non-decreasing entries up "
+                         "to nnz, indices lie in [0, d), closest have n entries")
     n = indptr.shape[0] - 1
     t = candidates.shape[0]
     YT = np.ascontiguousarray(candidates.T)

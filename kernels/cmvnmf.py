@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ._checks import in_range, valid_csr, valid_ptr
 from ._partition import _zeros
 
 _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector scratch each)
@@ -70,6 +71,10 @@ def pattern_csr(rows, cols, n_rows, n_cols):
     Cost: moves ``~40 nnz + 8 (n_rows + n_cols)`` bytes (two counting sorts: the index arrays
     read and written twice); no flops.
     """
+    if (rows.shape[0] != cols.shape[0] or not in_range(rows, 0, n_rows)
+            or not in_range(cols, 0, n_cols)):
+        raise ValueError("pattern_csr: rows and cols must have one entry each, in [0, n_rows) "
+                         "and [0, n_cols)")
     nnz = rows.shape[0]
     # pass 1: entry order sorted by column
     count = np.zeros(n_cols + 1, dtype=np.int64)
@@ -127,6 +132,9 @@ def csr_matmul(indptr, indices, data, B):
     the itemsize); gathers a row of ``B`` per stored entry (``nnz c b`` bytes, from cache while
     ``B`` fits there); ``2 nnz c`` flops.
     """
+    if not valid_csr(indptr, indices, data, indptr.shape[0] - 1, B.shape[0]):
+        raise ValueError("csr_matmul: (indptr, indices, data) must be a valid CSR structure with "
+                         "column indices in [0, B.shape[0])")
     n_rows = indptr.shape[0] - 1
     out = _zeros_like_rows(n_rows, B)
     for i in prange(n_rows):
@@ -234,6 +242,23 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     result written) plus ``(nnz_m + nnz_c)(8 + c b)`` for the gathered rows of ``V_all``;
     ``2 n c² + 2 (nnz_m + nnz_c) c + ~10 n c`` flops.
     """
+    n_u, c_u = F.shape
+    if (numer.shape[0] != n_u or numer.shape[1] != c_u or gram.shape[0] != c_u
+            or gram.shape[1] != c_u):
+        raise ValueError("multiplicative_update: numer must have the shape (n, c) of F and "
+                         "gram (c, c)")
+    if terms.must_indptr.shape[0] > 0:
+        n_all = terms.V_all.shape[0]
+        if (terms.V_all.shape[1] != c_u or terms.deg_num.shape[0] < n_u
+                or terms.deg_den.shape[0] < n_u
+                or (terms.split.shape[0] > 0 and terms.deg_pen.shape[0] < n_u)
+                or not valid_ptr(terms.must_indptr, n_u, terms.must_indices.shape[0])
+                or not valid_ptr(terms.cannot_indptr, n_u, terms.cannot_indices.shape[0])
+                or not in_range(terms.must_indices[:terms.must_indptr[n_u]], 0, n_all)
+                or not in_range(terms.cannot_indices[:terms.cannot_indptr[n_u]], 0, n_all)):
+            raise ValueError("multiplicative_update: the constraint patterns must be CSR "
+                             "structures of n rows with columns in [0, V_all rows), the "
+                             "degrees have n entries and V_all c columns")
     n, c = F.shape
     out = np.empty((n, c), dtype=F.dtype)
     constrained = terms.must_indptr.shape[0] > 0
@@ -328,6 +353,9 @@ def constraint_penalty(V_all, must, cannot):
     Cost: reads ``(p_m + p_c)(16 + 2 c b)`` bytes (``b`` the itemsize: each pair and its two
     gathered rows); ``~3 (p_m + p_c) c`` flops.
     """
+    if ((must.shape[0] > 0 and must.shape[1] != 2) or (cannot.shape[0] > 0 and cannot.shape[1] != 2)
+            or not in_range(must, 0, V_all.shape[0]) or not in_range(cannot, 0, V_all.shape[0])):
+        raise ValueError("constraint_penalty: must and cannot must be (p, 2) pairs of rows of V_all")
     c = V_all.shape[1]
     p_m = must.shape[0]
     p_c = cannot.shape[0]

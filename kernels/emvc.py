@@ -116,6 +116,13 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     simplex projection per row (expected ``~6 n²`` compare-and-branch operations, which
     bound it).
     """
+    m_v, n_v, d_v = P.shape
+    if (E.shape != P.shape or Y.shape != P.shape or Zb.shape != (n_v, d_v)
+            or P_hat.shape != (n_v, d_v) or (has_q and Q.shape != (n_v, d_v))
+            or weights.col_norms.shape[0] < m_v or weights.col_norms.shape[1] < d_v
+            or weights.row_norms.shape[0] < m_v or weights.row_norms.shape[1] < n_v):
+        raise ValueError("consensus_error_update: E and Y must have the shape (m, n, n) of P, "
+                         "Q, Zb and P_hat (n, n), the norms in weights (m, n)")
     m, n, d = P.shape
     # the E step's row and column terms: E_v[r, i] = T[r, i] / (a[v, r] + b[v, i])
     inv_mu = 1.0 / mu

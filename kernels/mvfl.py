@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._checks import in_range, valid_csr, valid_ptr
 from ._partition import n_parts, part_range
 
 __all__ = [
@@ -69,6 +70,8 @@ def weight_norms(W, view_ptr, eps):
     Cost: reads ``d c b`` bytes (``b`` the itemsize) and writes ``(d + m c) b``; ``2 d c``
     flops.
     """
+    if not valid_ptr(view_ptr, view_ptr.shape[0] - 1, W.shape[0]) or view_ptr[-1] != W.shape[0]:
+        raise ValueError("weight_norms: view_ptr must rise from 0 to W.shape[0]")
     d, c = W.shape
     m = view_ptr.shape[0] - 1
     e2 = eps * eps
@@ -119,6 +122,10 @@ def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
     Cost: reads ``(m c + d) b`` bytes (``b`` the itemsize) and writes ``c d b``; ``~3 c d``
     flops.
     """
+    if (view_ptr.shape[0] != groups.shape[0] + 1
+            or not valid_ptr(view_ptr, groups.shape[0], rows.shape[0])
+            or view_ptr[-1] != rows.shape[0]):
+        raise ValueError("irls_diagonal: view_ptr must have m + 1 entries rising from 0 to len(rows)")
     m, c = groups.shape
     d = rows.shape[0]
     D = np.empty((c, d), dtype=rows.dtype)
@@ -161,6 +168,9 @@ def cholesky_solve(L, R):
     Cost: reads each used triangle twice, ``c d² b`` bytes (``b`` the itemsize; from cache
     when a factor fits in L2), writes ``d c b``; ``2 c d²`` flops.
     """
+    if (L.shape[1] != R.shape[0] or L.shape[2] != R.shape[0]
+            or (L.shape[0] != 1 and L.shape[0] != R.shape[1])):
+        raise ValueError("cholesky_solve: L must have shape (1 or c, d, d) for R of shape (d, c)")
     d, c = R.shape
     p = L.shape[0]
     S = np.empty((d, c), dtype=R.dtype)
@@ -211,6 +221,11 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
     Cost: reads ``24 nnz`` bytes (``X`` and ``Xᵀ`` in CSR) and ``c d b`` (``b`` the itemsize),
     writes ``c n² b``; ``2 c Σ_f nnz(X[:, f])²`` flops.
     """
+    n_x = indptr.shape[0] - 1
+    if (n_x < 0 or not valid_csr(indptr, indices, data, n_x, dinv.shape[1])
+            or not valid_csr(t_indptr, t_indices, t_data, dinv.shape[1], n_x)):
+        raise ValueError("sparse_weighted_gram: X and X.T must be valid CSR structures of "
+                         "shapes (n, d) and (d, n), d = dinv.shape[1]")
     c, d = dinv.shape
     n = indptr.shape[0] - 1
     dT = np.ascontiguousarray(dinv.T)
@@ -258,6 +273,8 @@ def pair_gram(F, indptr, indices, data):
     Cost: reads ``12 nnz + n c b`` bytes (``b`` the itemsize; the rows of ``F`` gathered per
     stored entry come from cache while ``F`` fits there); ``2 nnz c + 2 n c²`` flops.
     """
+    if not valid_csr(indptr, indices, data, F.shape[0], F.shape[0]):
+        raise ValueError("pair_gram: I_p must be a valid n x n CSR structure, n = F.shape[0]")
     n, c = F.shape
     # a fixed partition (not one part per thread): the summation order, and so the rounding,
     # does not depend on the thread count
@@ -334,6 +351,12 @@ def multiplicative_f_update(F, Z, Gamma, lam, indptr, indices, data, rows):
     and writes ``n c b``; ``2 nnz c + 4 r c² + ~10 r c`` flops for ``r`` rows (``nnz`` of those
     rows).
     """
+    n_f = F.shape[0]
+    if (Z.shape[0] != n_f or Z.shape[1] != F.shape[1] or Gamma.shape[0] != F.shape[1]
+            or Gamma.shape[1] != F.shape[1] or not in_range(rows, 0, n_f)
+            or (indptr.shape[0] > 0 and not valid_csr(indptr, indices, data, n_f, n_f))):
+        raise ValueError("multiplicative_f_update: Z must match F, Gamma be c x c, rows lie in "
+                         "[0, n) and I_p be a valid n x n CSR structure (or empty)")
     n, c = F.shape
     out = F.copy()
     gp = np.empty((c, c), dtype=np.float64)
@@ -408,6 +431,11 @@ def labelled_rows_update(F, Z, rows, classes, lam):
 
     Cost: moves ``3 l c b + 16 l`` bytes (``b`` the itemsize); ``~3 l c`` flops.
     """
+    if (Z.shape[0] != F.shape[0] or Z.shape[1] != F.shape[1]
+            or classes.shape[0] != rows.shape[0] or not in_range(rows, 0, F.shape[0])
+            or not in_range(classes, 0, F.shape[1])):
+        raise ValueError("labelled_rows_update: Z must match F, rows lie in [0, n) and classes "
+                         "in [0, c), one class per row")
     c = F.shape[1]
     scale = 1.0 / (1.0 + lam)
     for r in prange(rows.shape[0]):

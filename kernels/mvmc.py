@@ -9,6 +9,8 @@ only do through ``n × n`` temporaries (the naive masked residual) or several pa
 import numpy as np
 from numba import njit, prange
 
+from ._checks import in_range, valid_csr, valid_ptr
+
 
 @njit(cache=True, nogil=True)
 def _zeros_like(Z):
@@ -73,6 +75,12 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     row of ``B`` and of ``Z`` per stored entry, ``nnz (r/2 + k) b`` bytes from cache or memory;
     ``nnz (r + 2 k)`` flops. Bound by the gathers' latency.
     """
+    n_m = A.shape[0]
+    if (B.shape[0] != n_m or B.shape[1] != A.shape[1] or Z.shape[0] != n_m
+            or not valid_csr(indptr, indices, values, n_m, n_m)
+            or mirror.shape[0] < indptr[n_m] or not in_range(mirror[:indptr[n_m]], 0, indptr[n_m])):
+        raise ValueError("masked_residual_product: A, B and Z must have n rows, (indptr, indices, "
+                         "values) be a valid n x n CSR structure and mirror index its entries")
     n, k = Z.shape
     r = A.shape[1]
     res = np.empty(indices.size, dtype=np.float64)
@@ -223,6 +231,8 @@ def dense_to_csr(A, indptr):
 
     Cost: reads ``p q b`` bytes (``b`` the itemsize) and writes ``nnz (4 + b)``; no flops.
     """
+    if not valid_ptr(indptr, A.shape[0], A.shape[0] * A.shape[1]):
+        raise ValueError("dense_to_csr: indptr must have p + 1 non-decreasing entries from 0")
     p, q = A.shape
     nnz = indptr[p]
     indices = np.empty(nnz, dtype=np.int32)

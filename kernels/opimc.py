@@ -40,6 +40,7 @@ import numpy as np
 from numba import njit
 
 from . import opimc_layout
+from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
 from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     REPLACE_PREVIOUS,
     START_FROM_CENTERS,
@@ -51,7 +52,15 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     stream_gather_view,
     stream_layout,
 )
-from .opimc_stats import (
+from .opimc_stats import (  # noqa: F401  (the public ones re-exported, as before)
+    _stream_loss,
+    _stream_move_counts,
+    _stream_move_csr,
+    _stream_move_dense,
+    _stream_scatter_counts,
+    _stream_scatter_csr,
+    _stream_scatter_dense,
+    _stream_update_centers,
     stream_loss,
     stream_move_counts,
     stream_move_csr,
@@ -100,6 +109,17 @@ def stream_cross(dense, view_ptr, U):
     Cost: reads ``8 (Σ s_v d_v + D c)`` bytes and writes ``8 Σ s_v c``; ``2 Σ s_v d_v c`` flops
     in GEMMs.
     """
+    if (not valid_view_ptr(view_ptr, U.shape[0])
+            or not valid_dense_rows(dense, view_ptr, dense.position.shape[0])):
+        raise ValueError("stream_cross: view_ptr must rise from 0 to the rows of U and the dense "
+                         "layout be consistent")
+    return _stream_cross(dense, view_ptr, U)
+
+
+@njit(cache=True)
+def _stream_cross(dense, view_ptr, U):
+    """:func:`stream_cross` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     n_dense = dense.row_start.shape[0] - 1
     c = U.shape[1]
     xdt = dense.values.dtype
@@ -120,8 +140,6 @@ def stream_cross(dense, view_ptr, U):
             for k in range(c):
                 G[p0 + r, k] = Gv[r, k]
     return G
-
-
 @njit(cache=True, inline="always")
 def _argmin2(acc, i, out):
     """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""
@@ -180,6 +198,27 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     without it ``2 r Σ d_v c`` more flops over ``8 r Σ d_v`` bytes of rows; CSR rows
     ``12 nnz(rows)`` bytes and ``2 nnz(rows) c`` flops.
     """
+    s_w = W.shape[0]
+    if (not valid_view_ptr(view_ptr, U.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
+            or not valid_dense_rows(dense, view_ptr, s_w)
+            or not valid_sparse_rows(sparse, s_w, U.shape[0])):
+        raise ValueError("stream_assign: view_ptr must rise from 0 to the rows of U, one view per column "
+                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+    if (usq.shape[0] != W.shape[1] or usq.shape[1] != U.shape[1] or not in_range(rows, 0, s_w)
+            or out.labels.shape[0] < s_w or out.best.shape[0] < s_w or out.second.shape[0] < s_w):
+        raise ValueError("stream_assign: usq must be (m, c), rows lie in [0, s) and out hold s rows")
+    if G.shape[0] > 0:
+        if dense is None:
+            raise ValueError("stream_assign: G must be empty without dense views")
+        if G.shape[0] < dense.row_start[dense.row_start.shape[0] - 1] or G.shape[1] != U.shape[1]:
+            raise ValueError("stream_assign: G must hold one row of c products per stored dense row")
+    return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
+
+
+@njit(cache=True)
+def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
+    """:func:`stream_assign` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     m = W.shape[1]
     c = usq.shape[1]
     acc = np.empty(c)
@@ -216,8 +255,6 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
                 for k in range(c):
                     acc[k] -= x * U[j, k]
         _argmin2(acc, i, out)
-
-
 @njit(cache=True, nogil=True)
 def stream_row_sqnorms(dense, sparse, view_ptr, s):
     """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
@@ -240,6 +277,18 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
 
     Cost: reads ``8 Σ s_v d_v + 12 nnz`` bytes; ``2 (Σ s_v d_v + nnz)`` flops.
     """
+    if (view_ptr.shape[0] < 2 or not valid_view_ptr(view_ptr, view_ptr[view_ptr.shape[0] - 1])
+            or not valid_dense_rows(dense, view_ptr, s)
+            or not valid_sparse_rows(sparse, s, view_ptr[view_ptr.shape[0] - 1])):
+        raise ValueError("stream_row_sqnorms: view_ptr must rise from 0 and the chunk layout "
+                         "(dense, sparse) match s rows")
+    return _stream_row_sqnorms(dense, sparse, view_ptr, s)
+
+
+@njit(cache=True, nogil=True)
+def _stream_row_sqnorms(dense, sparse, view_ptr, s):
+    """:func:`stream_row_sqnorms` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     xsq = np.zeros(s)
     if dense is not None:
         for v in range(dense.row_start.shape[0] - 1):
@@ -257,8 +306,6 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
                 x = np.float64(sparse.data[p])
                 xsq[i] += x * x
     return xsq
-
-
 @njit(cache=True)
 def stream_center_shift(U_old, U):
     """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
@@ -278,6 +325,15 @@ def stream_center_shift(U_old, U):
 
     Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
     """
+    if U_old.shape[0] != U.shape[0] or U_old.shape[1] != U.shape[1]:
+        raise ValueError("stream_center_shift: U_old must have the shape of U")
+    return _stream_center_shift(U_old, U)
+
+
+@njit(cache=True)
+def _stream_center_shift(U_old, U):
+    """:func:`stream_center_shift` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     c = U.shape[1]
     acc = np.zeros(c)
     for j in range(U.shape[0]):
@@ -287,8 +343,6 @@ def stream_center_shift(U_old, U):
     for k in range(c):
         acc[k] = np.sqrt(acc[k])
     return acc
-
-
 @njit(cache=True)
 def stream_center_sqnorms(U, view_ptr):
     """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
@@ -308,6 +362,15 @@ def stream_center_sqnorms(U, view_ptr):
 
     Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
     """
+    if not valid_view_ptr(view_ptr, U.shape[0]):
+        raise ValueError("stream_center_sqnorms: view_ptr must rise from 0 to the rows of U")
+    return _stream_center_sqnorms(U, view_ptr)
+
+
+@njit(cache=True)
+def _stream_center_sqnorms(U, view_ptr):
+    """:func:`stream_center_sqnorms` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     m = view_ptr.shape[0] - 1
     c = U.shape[1]
     usq = np.zeros((m, c))
@@ -316,8 +379,6 @@ def stream_center_sqnorms(U, view_ptr):
             for k in range(c):
                 usq[v, k] += U[j, k] * U[j, k]
     return usq
-
-
 @njit(cache=True, nogil=True)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
@@ -347,17 +408,30 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     Cost: reads ``8 (Σ s_v d_v + D c + s m) + 12 nnz`` bytes;
     ``2 Σ s_v d_v c + 2 nnz c + ~3 s m c`` flops (GEMM-bound for dense views).
     """
+    s_w = W.shape[0]
+    if (not valid_view_ptr(view_ptr, U.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
+            or not valid_dense_rows(dense, view_ptr, s_w)
+            or not valid_sparse_rows(sparse, s_w, U.shape[0])):
+        raise ValueError("stream_chunk_assign: view_ptr must rise from 0 to the rows of U, one view per column "
+                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+    if labels.shape[0] != s_w:
+        raise ValueError("stream_chunk_assign: labels must have one entry per row of W")
+    return _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels)
+
+
+@njit(cache=True, nogil=True)
+def _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
+    """:func:`stream_chunk_assign` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     s = W.shape[0]
     c = U.shape[1]
-    usq = stream_center_sqnorms(U, view_ptr)
+    usq = _stream_center_sqnorms(U, view_ptr)
     out = Nearest(labels, np.empty(s), np.empty(s))
     G = np.empty((0, c))
     if dense is not None:
-        G = stream_cross(dense, view_ptr, U)
-    stream_assign(dense, sparse, W, view_ptr, U, usq, G, np.arange(s), out)
+        G = _stream_cross(dense, view_ptr, U)
+    _stream_assign(dense, sparse, W, view_ptr, U, usq, G, np.arange(s), out)
     return out.best, out.second
-
-
 @njit(cache=True, inline="always")
 def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
     """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
@@ -375,7 +449,7 @@ def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
 
 @njit(cache=True, inline="always")
 def _usq_max(U, view_ptr):
-    usq = stream_center_sqnorms(U, view_ptr)
+    usq = _stream_center_sqnorms(U, view_ptr)
     out = np.zeros(usq.shape[0])
     for v in range(usq.shape[0]):
         for k in range(usq.shape[1]):
@@ -387,12 +461,12 @@ def _usq_max(U, view_ptr):
 def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     """Move the rows whose label changed from ``old`` to ``new`` in the statistics;
     returns how many changed."""
-    n_changed = stream_move_counts(old, new, W, stats.counts)
+    n_changed = _stream_move_counts(old, new, W, stats.counts)
     if n_changed > 0:
         if dense is not None:
-            stream_move_dense(dense, view_ptr, old, new, stats.sums)
+            _stream_move_dense(dense, view_ptr, old, new, stats.sums)
         if sparse is not None:
-            stream_move_csr(sparse, old, new, stats.sums)
+            _stream_move_csr(sparse, old, new, stats.sums)
     return n_changed
 
 
@@ -491,6 +565,20 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     bytes and ``2 n_changed d`` flops for the statistics; much less when the bounds leave most
     rows out.
     """
+    s_w = W.shape[0]
+    if (not valid_view_ptr(view_ptr, stats.centers.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
+            or not valid_dense_rows(dense, view_ptr, s_w)
+            or not valid_sparse_rows(sparse, s_w, stats.centers.shape[0])):
+        raise ValueError("stream_chunk_iterate: view_ptr must rise from 0 to the rows of U, one view per column "
+                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+    c_s = stats.centers.shape[1]
+    if (labels.shape[0] != s_w or stats.sums.shape[0] != c_s
+            or stats.sums.shape[1] != stats.centers.shape[0]
+            or stats.counts.shape[0] != W.shape[1] or stats.counts.shape[1] != c_s
+            or start < START_FROM_LABELS or start > REPLACE_PREVIOUS
+            or (start != START_FROM_CENTERS and not in_range(labels, 0, c_s))):
+        raise ValueError("stream_chunk_iterate: labels must have s entries in [0, c), the "
+                         "statistics be R (c, D), T (m, c), U (D, c), and start a start mode")
     R, T, U = stats.sums, stats.counts, stats.centers
     s = labels.shape[0]
     c = U.shape[1]
@@ -502,7 +590,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     for i in range(s):
         ub[i] = np.inf
         lb[i] = -np.inf
-    xsq = stream_row_sqnorms(dense, sparse, view_ptr, s)
+    xsq = _stream_row_sqnorms(dense, sparse, view_ptr, s)
     dmax = 1
     for v in range(m):
         dmax = max(dmax, view_ptr[v + 1] - view_ptr[v])
@@ -514,7 +602,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     gamma = 4.0 * (dmax + 8) * eps
     out = Nearest(new, np.empty(s), np.empty(s))
     if start != START_FROM_LABELS:
-        best, second = stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
+        best, second = _stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
         out = Nearest(new, best, second)
         usq, usq_max = _usq_max(U, view_ptr)
         for i in range(s):
@@ -525,11 +613,11 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     else:
         _copy(new, labels)
         if dense is not None:
-            stream_scatter_dense(dense, view_ptr, labels, R, 1.0)
+            _stream_scatter_dense(dense, view_ptr, labels, R, 1.0)
         if sparse is not None:
-            stream_scatter_csr(sparse, labels, R, 1.0)
-        stream_scatter_counts(labels, W, T, 1.0)
-    loss_old = stream_loss(U, R, T, view_ptr, alpha)
+            _stream_scatter_csr(sparse, labels, R, 1.0)
+        _stream_scatter_counts(labels, W, T, 1.0)
+    loss_old = _stream_loss(U, R, T, view_ptr, alpha)
     loss = loss_old
     n_iter = 0
     converged = False
@@ -540,8 +628,8 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
         for j in range(U.shape[0]):
             for k in range(c):
                 U_old[j, k] = U[j, k]
-        stream_update_centers(R, T, view_ptr, alpha, fill, U)
-        delta = stream_center_shift(U_old, U)
+        _stream_update_centers(R, T, view_ptr, alpha, fill, U)
+        delta = _stream_center_shift(U_old, U)
         k1, d1, d2 = _second_largest(delta)
         n_act = 0
         for i in range(s):
@@ -554,19 +642,19 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
         if n_act > 0:
             usq, usq_max = _usq_max(U, view_ptr)
             if 4 * n_act > s:
-                best, second = stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
+                best, second = _stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
                 out = Nearest(new, best, second)
                 for i in range(s):
                     _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
             else:
                 rows = active[:n_act]
-                stream_assign(dense, sparse, W, view_ptr, U, usq, no_cross, rows, out)
+                _stream_assign(dense, sparse, W, view_ptr, U, usq, no_cross, rows, out)
                 for r in range(n_act):
                     _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
         n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
         if n_changed > 0:
             _copy(new, labels)
-        loss = stream_loss(U, R, T, view_ptr, alpha)
+        loss = _stream_loss(U, R, T, view_ptr, alpha)
         n_iter = it + 1
         if n_changed == 0 or abs(loss - loss_old) < tol * abs(loss_old):
             converged = True

@@ -10,6 +10,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ._checks import in_range
+
 __all__ = [
     "DenseRows",
     "SparseRows",
@@ -95,6 +97,8 @@ def stream_layout(P, dense_dims):
 
     Cost: reads ``s m`` bytes (the mask) and writes ``8 (Σ s_v + s n_dense + s m)``; no flops.
     """
+    if dense_dims.shape[0] > P.shape[1] or not in_range(dense_dims, 0, 2 ** 62):
+        raise ValueError("stream_layout: dense_dims must have at most m nonnegative entries")
     s, m = P.shape
     nd = dense_dims.shape[0]
     row_start = np.zeros(nd + 1, np.int64)
@@ -196,6 +200,10 @@ def stream_gather_view(X, rows, normalize, out, status):
     Cost: reads ``s_v d b`` bytes (``b`` the itemsize; the second pass of a row hits the cache)
     and writes ``s_v d b``; ``3 s_v d`` flops when normalising.
     """
+    if (not in_range(rows, 0, X.shape[0]) or out.shape[0] < rows.shape[0] * X.shape[1]
+            or status.shape[0] < rows.shape[0]):
+        raise ValueError("stream_gather_view: rows must lie in [0, s), out hold s_v d values and "
+                         "status s_v entries")
     d = X.shape[1]
     for r in range(rows.shape[0]):
         status[r] = _gather_row(X, rows[r], normalize, out, r * d)

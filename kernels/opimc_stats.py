@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
+
 __all__ = [
     "stream_scatter_dense",
     "stream_move_dense",
@@ -83,11 +85,21 @@ def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     Cost: reads ``8 (Σ s_v d_v + s)`` bytes and read-modify-writes rows of ``R`` (``8 c D``
     bytes, cache-resident while they fit); ``Σ s_v d_v`` flops.
     """
+    if (not valid_view_ptr(view_ptr, R.shape[1])
+            or not valid_dense_rows(dense, view_ptr, labels.shape[0])
+            or not in_range(labels, 0, R.shape[0])):
+        raise ValueError("stream_scatter_dense: view_ptr must rise from 0 to D, the dense layout "
+                         "match the labels' rows, labels lie in [0, c)")
+    return _stream_scatter_dense(dense, view_ptr, labels, R, sign)
+
+
+@njit(cache=True)
+def _stream_scatter_dense(dense, view_ptr, labels, R, sign):
+    """:func:`stream_scatter_dense` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, np.empty(0, np.int64), labels, R, sign)
-
-
 @njit(cache=True)
 def stream_move_dense(dense, view_ptr, old, new, R):
     """Move the dense rows whose label changed: ``R[old] -= x`` and ``R[new] += x``.
@@ -111,11 +123,21 @@ def stream_move_dense(dense, view_ptr, old, new, R):
 
     Cost: reads ``16 s + 8 n_changed d`` bytes; ``2 n_changed d`` flops.
     """
+    if (old.shape[0] != new.shape[0] or not valid_view_ptr(view_ptr, R.shape[1])
+            or not valid_dense_rows(dense, view_ptr, old.shape[0])
+            or not in_range(old, 0, R.shape[0]) or not in_range(new, 0, R.shape[0])):
+        raise ValueError("stream_move_dense: old and new must have one label in [0, c) per row "
+                         "of the dense layout; view_ptr must rise from 0 to D")
+    return _stream_move_dense(dense, view_ptr, old, new, R)
+
+
+@njit(cache=True)
+def _stream_move_dense(dense, view_ptr, old, new, R):
+    """:func:`stream_move_dense` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, old, new, R, 1.0)
-
-
 @njit(cache=True)
 def _csr_rows(sparse, labels, skip_equal_to, R, sign):
     """Add ``sign`` × each CSR row to its cluster's row of ``R`` in row order; rows with
@@ -151,11 +173,20 @@ def stream_scatter_csr(sparse, labels, R, sign):
     Cost: reads ``12 nnz + 8 s`` bytes and read-modify-writes ``nnz`` entries of ``R``;
     ``nnz`` flops.
     """
+    if (not valid_sparse_rows(sparse, labels.shape[0], R.shape[1])
+            or not in_range(labels, 0, R.shape[0])):
+        raise ValueError("stream_scatter_csr: sparse must be a CSR structure of one row per label "
+                         "with columns in [0, D), labels in [0, c)")
+    return _stream_scatter_csr(sparse, labels, R, sign)
+
+
+@njit(cache=True)
+def _stream_scatter_csr(sparse, labels, R, sign):
+    """:func:`stream_scatter_csr` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     if sparse.data.shape[0] == 0:
         return
     _csr_rows(sparse, labels, np.empty(0, np.int64), R, sign)
-
-
 @njit(cache=True)
 def stream_move_csr(sparse, old, new, R):
     """Move the CSR rows whose label changed: ``R[old[i]] -= x_i``, ``R[new[i]] += x_i``.
@@ -174,12 +205,21 @@ def stream_move_csr(sparse, old, new, R):
 
     Cost: reads ``16 s + 12 nnz_changed`` bytes; ``2 nnz_changed`` flops.
     """
+    if (old.shape[0] != new.shape[0] or not valid_sparse_rows(sparse, old.shape[0], R.shape[1])
+            or not in_range(old, 0, R.shape[0]) or not in_range(new, 0, R.shape[0])):
+        raise ValueError("stream_move_csr: old and new must have one label in [0, c) per CSR row, "
+                         "columns in [0, D)")
+    return _stream_move_csr(sparse, old, new, R)
+
+
+@njit(cache=True)
+def _stream_move_csr(sparse, old, new, R):
+    """:func:`stream_move_csr` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     if sparse.data.shape[0] == 0:
         return
     _csr_rows(sparse, old, new, R, -1.0)
     _csr_rows(sparse, new, old, R, 1.0)
-
-
 @njit(cache=True)
 def stream_scatter_counts(labels, W, T, sign):
     """Per-cluster counts of present rows: ``T[v, labels[i]] += sign * W[i, v]``.
@@ -199,13 +239,21 @@ def stream_scatter_counts(labels, W, T, sign):
 
     Cost: reads ``8 s (m + 1)`` bytes; ``s m`` flops.
     """
+    if (W.shape[0] != labels.shape[0] or W.shape[1] != T.shape[0]
+            or not in_range(labels, 0, T.shape[1])):
+        raise ValueError("stream_scatter_counts: W must be (s, m) for s labels in [0, c), T (m, c)")
+    return _stream_scatter_counts(labels, W, T, sign)
+
+
+@njit(cache=True)
+def _stream_scatter_counts(labels, W, T, sign):
+    """:func:`stream_scatter_counts` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     s, m = W.shape
     for i in range(s):
         k = labels[i]
         for v in range(m):
             T[v, k] += sign * W[i, v]
-
-
 @njit(cache=True)
 def stream_move_counts(old, new, W, T):
     """Move the counts of the rows whose label changed: ``T[:, old] -= W[i]``,
@@ -229,6 +277,16 @@ def stream_move_counts(old, new, W, T):
 
     Cost: reads ``16 s + 8 n_changed m`` bytes; ``2 n_changed m`` flops.
     """
+    if (W.shape[0] != old.shape[0] or new.shape[0] != old.shape[0] or W.shape[1] != T.shape[0]
+            or not in_range(old, 0, T.shape[1]) or not in_range(new, 0, T.shape[1])):
+        raise ValueError("stream_move_counts: W must be (s, m) for s labels in [0, c), T (m, c)")
+    return _stream_move_counts(old, new, W, T)
+
+
+@njit(cache=True)
+def _stream_move_counts(old, new, W, T):
+    """:func:`stream_move_counts` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     s, m = W.shape
     n_changed = 0
     for i in range(s):
@@ -238,8 +296,6 @@ def stream_move_counts(old, new, W, T):
                 T[v, old[i]] -= W[i, v]
                 T[v, new[i]] += W[i, v]
     return n_changed
-
-
 @njit(cache=True)
 def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """Centre update ``U_v = R_v (T_v + αI)⁻¹`` (``T_v`` diagonal: a column scaling).
@@ -265,6 +321,20 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
 
     Cost: reads ``8 (c D + m c + D)`` bytes and writes ``8 D c``; ``~2 D c`` flops.
     """
+    if (not valid_view_ptr(view_ptr, U.shape[0]) or R.shape[0] != U.shape[1]
+            or R.shape[1] != U.shape[0] or T.shape[0] != view_ptr.shape[0] - 1
+            or T.shape[1] != U.shape[1]):
+        raise ValueError("stream_update_centers: U must be (D, c), R (c, D), T (m, c) and view_ptr rise from 0 "
+                         "to D in m + 1 entries")
+    if fill.shape[0] != 0 and fill.shape[0] != U.shape[0]:
+        raise ValueError("stream_update_centers: fill must be empty or have D entries")
+    return _stream_update_centers(R, T, view_ptr, alpha, fill, U)
+
+
+@njit(cache=True)
+def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
+    """:func:`stream_update_centers` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     m = view_ptr.shape[0] - 1
     c = R.shape[0]
     has_fill = fill.shape[0] > 0
@@ -276,8 +346,6 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
                     U[j, k] = R[k, j] / (t + alpha)
                 elif has_fill:
                     U[j, k] = fill[j]
-
-
 @njit(cache=True)
 def stream_loss(U, R, T, view_ptr, alpha):
     """The streamed OPIMC loss ``Σ_v (−2 tr(U_vᵀ R_v) + tr(U_vᵀ U_v T_v) + α ‖U_v‖²)``.
@@ -303,6 +371,18 @@ def stream_loss(U, R, T, view_ptr, alpha):
 
     Cost: reads ``8 (2 D c + m c)`` bytes; ``~5 D c`` flops.
     """
+    if (not valid_view_ptr(view_ptr, U.shape[0]) or R.shape[0] != U.shape[1]
+            or R.shape[1] != U.shape[0] or T.shape[0] != view_ptr.shape[0] - 1
+            or T.shape[1] != U.shape[1]):
+        raise ValueError("stream_loss: U must be (D, c), R (c, D), T (m, c) and view_ptr rise from 0 "
+                         "to D in m + 1 entries")
+    return _stream_loss(U, R, T, view_ptr, alpha)
+
+
+@njit(cache=True)
+def _stream_loss(U, R, T, view_ptr, alpha):
+    """:func:`stream_loss` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
     m = view_ptr.shape[0] - 1
     c = U.shape[1]
     loss = 0.0

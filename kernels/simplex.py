@@ -110,6 +110,8 @@ def rowwise_simplex_projection(A, out):
     expected ``~6 n d`` flops and comparisons (Condat's algorithm); bound by its data-dependent
     branches, not by memory.
     """
+    if out.shape[0] != A.shape[0] or out.shape[1] != A.shape[1]:
+        raise ValueError("rowwise_simplex_projection: out must have the shape of A")
     n, d = A.shape
     n_chunks = _n_chunks(n)
     for t in prange(n_chunks):

@@ -87,6 +87,40 @@ def transition_matrix(X, sigma="median"):
     return K / K.sum(axis=1, keepdims=True)
 
 
+def nearest_neighbors_rows(D2, k):
+    """Each row's k smallest off-diagonal entries (stable: ties by column), and the values."""
+    n = D2.shape[0]
+    index = np.zeros((n, k), np.int64)
+    values = np.zeros((n, k), D2.dtype)
+    for i in range(n):
+        row = D2[i].astype(np.float64)
+        row[i] = np.inf
+        order = np.argsort(row, kind="stable")[:k]
+        index[i], values[i] = order, D2[i, order]
+    return index, values
+
+
+def local_scaling_transition(X, k, scale_neighbor=7):
+    """Locally scaled symmetric kNN transition matrix from the definition: cosine geometry
+    (L2 rows) for nonnegative, mostly-zero X, Euclidean otherwise."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if np.all(X >= 0) and np.count_nonzero(X) <= 0.5 * X.size:
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        X = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+    D2 = np.array([[np.sum((X[i] - X[j]) ** 2) for j in range(n)] for i in range(n)])
+    index, values = nearest_neighbors_rows(D2, k)
+    sigma = np.sqrt(values[:, min(scale_neighbor, k) - 1])
+    sigma[sigma <= 0] = sigma[sigma > 0].min() if np.any(sigma > 0) else 1.0
+    keep = np.eye(n, dtype=bool)
+    for i in range(n):
+        keep[i, index[i]] = True
+    keep |= keep.T
+    W = np.where(keep, np.exp(-D2 / np.outer(sigma, sigma)), 0.0)
+    np.fill_diagonal(W, 1.0)
+    return W / W.sum(axis=1, keepdims=True)
+
+
 def lloyd_step(X, centers, x_sq_norms, n_parts=1):
     """Assignment then per-cluster sums, straight from the definitions."""
     d = ((X[:, None, :] - centers[None, :, :]) ** 2).sum(-1)

@@ -35,14 +35,14 @@ def test_gaussian_rows_handles_infinite_rows():
 
 def test_transition_matrix_matches_definition(rng):
     X = rng.standard_normal((40, 6))
-    np.testing.assert_allclose(fastmv.transition_matrix(X), naive.transition_matrix(X),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fastmv.transition_matrix(X, kernel="gaussian"),
+                               naive.transition_matrix(X), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(fastmv.transition_matrix(X, sigma=2.0),
                                naive.transition_matrix(X, sigma=2.0), rtol=1e-10, atol=1e-12)
     # sparse input and float32 agree
-    np.testing.assert_allclose(fastmv.transition_matrix(sp.csr_matrix(X)),
+    np.testing.assert_allclose(fastmv.transition_matrix(sp.csr_matrix(X), kernel="gaussian"),
                                naive.transition_matrix(X), rtol=1e-10, atol=1e-12)
-    P32 = fastmv.transition_matrix(X.astype(np.float32), dtype=np.float32)
+    P32 = fastmv.transition_matrix(X.astype(np.float32), kernel="gaussian", dtype=np.float32)
     assert P32.dtype == np.float32
     np.testing.assert_allclose(P32, naive.transition_matrix(X), rtol=1e-3, atol=1e-6)
 
@@ -112,3 +112,69 @@ def test_tiny_and_huge_sigma_give_the_limits(rng):
     assert np.all(np.isfinite(P2)) and P2[0, 0] + P2[0, 10] == pytest.approx(1.0)
     U = fastmv.transition_matrix(X, sigma=1e300)
     np.testing.assert_allclose(U, np.full((10, 10), 0.1), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ the local kNN kernel
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [2, 3, 9, 50])
+def test_local_kernels_match_twins(n, dtype, rng):
+    X = rng.standard_normal((n, 3))
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1).astype(dtype)
+    tol = dict(rtol=1e-4, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    for k in sorted({1, min(4, n - 1), n - 1}):
+        index, values = A.nearest_neighbors_rows(D2, k)
+        ref_index, ref_values = naive.nearest_neighbors_rows(D2, k)
+        np.testing.assert_array_equal(index, ref_index)
+        np.testing.assert_allclose(values, ref_values, **tol)
+        sigma = np.sqrt(values[:, -1]).astype(dtype)
+        P = A.local_scaling_transition_rows(np.full((n, n), np.nan, dtype), index, values, sigma)
+        keep = np.eye(n, dtype=bool)
+        for i in range(n):
+            keep[i, index[i]] = True
+        keep |= keep.T
+        W = np.where(keep, np.exp(-D2.astype(np.float64) / np.outer(sigma, sigma)), 0.0)
+        np.fill_diagonal(W, 1.0)
+        np.testing.assert_allclose(P, W / W.sum(1, keepdims=True), **tol)
+
+
+def test_local_kernel_matches_its_definition(rng):
+    X = rng.standard_normal((60, 5))                       # dense: Euclidean
+    for k in (3, 10, 59):
+        np.testing.assert_allclose(fastmv.transition_matrix(X, n_neighbors=k),
+                                   naive.local_scaling_transition(X, k), rtol=1e-10, atol=1e-13)
+    # tf-idf-like rows (counts times per-term weights: no tied distances): cosine geometry
+    C = rng.poisson(0.3, (60, 40)) * (0.5 + rng.random(40))
+    assert np.count_nonzero(C) < 0.5 * C.size
+    P = fastmv.transition_matrix(sp.csr_matrix(C), n_neighbors=8)
+    np.testing.assert_allclose(P, naive.local_scaling_transition(C, 8), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(P.sum(1), 1.0, rtol=1e-12)
+    # default neighbours: max(10, round(sqrt(n))) for counts, 10 otherwise
+    np.testing.assert_allclose(fastmv.transition_matrix(C),
+                               naive.local_scaling_transition(C, 10), rtol=1e-10, atol=1e-13)
+    with pytest.raises(ValueError, match="sigma"):
+        fastmv.transition_matrix(X, sigma=1.0, kernel="local")
+    # a number for sigma selects the Gaussian kernel
+    np.testing.assert_allclose(fastmv.transition_matrix(X, sigma=2.0),
+                               naive.transition_matrix(X, sigma=2.0), rtol=1e-10, atol=1e-12)
+    assert fastmv.transition_matrix(X[:1]).tolist() == [[1.0]]
+    np.testing.assert_allclose(fastmv.transition_matrix(np.ones((4, 3))), 0.25)
+
+
+def test_text_mode_survives_planted_word_counts():
+    """Documents drawn from three topics over a shared vocabulary, with the long-tailed
+    lengths of real text: the global Gaussian kernel's P is nearly uniform and its spectral
+    clustering collapses; the local cosine kNN graph recovers the topics."""
+    rng = np.random.default_rng(0)
+    n_docs, vocab, c = 300, 600, 3
+    y = np.repeat(np.arange(c), n_docs // c)
+    topics = rng.dirichlet(np.full(vocab, 0.05), size=c)
+    background = rng.dirichlet(np.ones(vocab))
+    lengths = rng.lognormal(4.0, 1.0, n_docs).astype(int) + 5
+    X = np.array([rng.multinomial(m, 0.5 * topics[t] + 0.5 * background)
+                  for m, t in zip(lengths, y)], dtype=float)
+    acc = {}
+    for kernel in ("gaussian", "auto"):
+        P = fastmv.transition_matrix(X, kernel=kernel)
+        labels = fastmv.markov_spectral_clustering(P, c, random_state=0)
+        acc[kernel] = fastmv.metrics.accuracy(y, labels)
+    assert acc["auto"] >= 0.95 and acc["gaussian"] < 0.8, acc

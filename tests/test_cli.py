@@ -103,10 +103,13 @@ def test_demo_plot_writes_pictures(monkeypatch, tmp_path, capsys):
 def test_saved_labels_score_the_printed_figure(solver, labelled, tmp_path, capsys):
     path, y = labelled
     out = tmp_path / ("labels.npz" if solver == "cmvnmf" else "labels.npy")
-    rc = _cli.main(["run", solver, "--data", path, "--out", str(out), "--json", *FAST[solver]])
+    sim = ["--simulate"] if solver in ("mvmc", "cmvnmf") else []
+    rc = _cli.main(["run", solver, "--data", path, "--out", str(out), "--json", *sim,
+                    *FAST[solver]])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     report = json.loads(captured.out)
+    assert report["simulated"] is bool(sim)
     assert report["labels_file"] == str(out)
     y0 = y - 1
     if solver == "cmvnmf":  # one array per view, each in the input's row order, -1 = dropped
@@ -135,7 +138,7 @@ def test_run_table_and_default_output(labelled, tmp_path, monkeypatch, capsys):
 def test_opimc_saves_the_input_order_not_the_stream_order(labelled, tmp_path, capsys):
     path, y = labelled
     out = tmp_path / "o.npy"
-    assert _cli.main(["run", "opimc", "--data", path, "--out", str(out), "--missing_ratio", "0",
+    assert _cli.main(["run", "opimc", "--data", path, "--out", str(out),
                       "--json", *FAST["opimc"]]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["metrics"]["acc"] > 0.9  # well separated blobs
@@ -209,7 +212,7 @@ def test_run_help_lists_the_solver_options(capsys):
     assert _cli.main(["run", "mvfl", "--help"]) == 0
     out = capsys.readouterr().out
     for option in ("--data", "--labels", "--must", "--cannot", "--lam1", "--lam3", "--json",
-                   "--plot", "--prior", "--normalize"):
+                   "--plot", "--prior", "--normalize", "--simulate"):
         assert option in out, option
     assert "View-selection weight" in out  # the description comes from the docstring
     assert _cli.main(["run", "opimc", "--help"]) == 0

@@ -27,7 +27,13 @@ from fastmv import metrics
 from fastmv._core._spec import planted as _planted
 from fastmv._core._spec import solver_specs
 from fastmv._core._validation import Interval, Options, _satisfies
-from fastmv.exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from fastmv.exceptions import (
+    ConvergenceWarning,
+    DegenerateSolutionError,
+    DegenerateSolutionWarning,
+    InvalidFileError,
+    InvalidParameterError,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning",
                                         "ignore::fastmv.exceptions.DegenerateSolutionWarning")
@@ -196,7 +202,7 @@ def test_invalid_value_raises_naming_the_parameter(name, param, value):
     sig = inspect.signature(func)
     bound = sig.bind_partial(*args, **kwargs)
     bound.arguments[param] = value
-    with pytest.raises((TypeError, ValueError)) as err:
+    with pytest.raises(InvalidParameterError) as err:
         func(*bound.args, **bound.kwargs)
     assert param in str(err.value), str(err.value)
 
@@ -274,7 +280,7 @@ def test_result_contract_and_save_load(name, tmp_path):
     np.testing.assert_array_equal(back.objective, res.objective)
 
 
-@pytest.mark.parametrize("how", ["return_true", "stop_iteration"])
+@pytest.mark.parametrize("how", ["return_true", "numpy_true", "stop_iteration"])
 @pytest.mark.parametrize("name", list(SOLVERS))
 def test_callback_stops_the_solve(name, how):
     args, kwargs, _ = _setup(name)
@@ -285,6 +291,8 @@ def test_callback_stops_the_solve(name, how):
         assert info.solver and np.isfinite(info.objective)
         if how == "return_true":
             return True
+        if how == "numpy_true":  # what a comparison of NumPy scalars returns
+            return np.float64(info.objective) == np.float64(info.objective)
         raise StopIteration
 
     kwargs = {**kwargs, "random_state": 0, "callback": callback, "tol": 0.0}
@@ -379,3 +387,141 @@ def test_invalid_declaration_kinds_exist():
     assert not Interval(Real, 0, None, closed="neither").is_satisfied_by(0.0)
     assert Options({"a", None}).is_satisfied_by(None)
     assert _invalid_values([Interval(Integral, 1, None, closed="left")])
+
+
+# ------------------------------------------------------------- one validator, one error
+CLUSTERING = [n for n in SETUPS if n != "transition_matrix"]
+
+
+@pytest.mark.parametrize("name", CLUSTERING)
+def test_n_clusters_above_n_raises_invalid_parameter_error(name):
+    args, kwargs, y = _setup(name)
+    params = inspect.signature(_function(name)).parameters
+    if "n_clusters" in kwargs or list(params).index("n_clusters") >= len(args):
+        kwargs = {**kwargs, "n_clusters": y.size + 1}
+    else:
+        i = list(params).index("n_clusters")
+        args = args[:i] + (y.size + 1,) + args[i + 1:]
+    with pytest.raises(InvalidParameterError, match="n_clusters"):
+        _call(name, args, kwargs)
+
+
+def _ten_places():
+    views, y = _planted()
+    P = [fastmv.transition_matrix(X) for X in views]
+    labels = np.full(y.size, -1)
+    labels[::5] = y[::5]
+    return {
+        "mvfl-lam1-lam2-zero": ("lam1", lambda: fastmv.mvfl(views, 3, labels=labels, lam1=0.0,
+                                                             lam2=0.0)),
+        "kmeans-init-shape": ("init", lambda: fastmv.kmeans(views[0], 3, init=np.zeros((2, 6)))),
+        "opimc-init-labels": ("init", lambda: fastmv.opimc(views, 3, init=np.full(y.size, 7))),
+        "thread_limit-zero": ("n_jobs", lambda: fastmv.thread_limit(0).__enter__()),
+        "emvc-not-stochastic": ("P_list", lambda: fastmv.emvc([2 * p for p in P], 0.1, 0.1)),
+        "mvmc-must-0x3": ("must_link", lambda: fastmv.mvmc(views, 3, np.zeros((0, 3), int),
+                                                            _pairs(y, 10)[1])),
+        "mvfl-must-0x3": ("must_link", lambda: fastmv.mvfl(views, 3,
+                                                            must_link=np.zeros((0, 3), int))),
+        "spectral-negative": ("S", lambda: fastmv.spectral_clustering(-np.ones((6, 6)), 2)),
+        "spectral-asymmetric": ("S", lambda: fastmv.spectral_clustering(
+            np.triu(np.ones((6, 6))), 2)),
+        "opimc-mask-half": ("mask", lambda: fastmv.opimc(views, 3, mask=np.full((y.size, 2),
+                                                                                 0.5))),
+    }
+
+
+@pytest.mark.parametrize("case", list(_ten_places()))
+def test_bad_values_raise_invalid_parameter_error_naming_the_argument(case):
+    name, call = _ten_places()[case]
+    with pytest.raises(InvalidParameterError) as err:
+        call()
+    assert name.split("_")[0] in str(err.value), str(err.value)
+
+
+def _with_first_view(name, args, make):
+    """``args`` of ``name`` with its data (every view, or the matrix) replaced by ``make(X)``."""
+    if name in ("mvmc", "mvfl", "cmvnmf", "opimc", "emvc"):
+        return (type(args[0])(make(X) for X in args[0]),) + tuple(args[1:])
+    return (make(np.asarray(args[0])),) + tuple(args[1:])
+
+
+@pytest.mark.parametrize("kind", ["m8[s]", "M8[D]"])
+@pytest.mark.parametrize("name", list(SETUPS))
+def test_timedelta_and_datetime_data_are_refused(name, kind):
+    args, kwargs, _ = _setup(name)
+    args = _with_first_view(name, args, lambda X: np.asarray(X).astype(kind))
+    with pytest.raises(InvalidParameterError, match="numeric"):
+        _call(name, args, kwargs)
+
+
+def _identical(name, X):
+    X = np.asarray(X)
+    if name in ("emvc", "markov_spectral_clustering"):  # the transition matrix of one point
+        return np.full(X.shape, 1.0 / X.shape[1])
+    return np.ones_like(X)
+
+
+@pytest.mark.parametrize("name", [n for n in CLUSTERING if n != "spectral_clustering"])
+def test_identical_samples_keep_the_degenerate_answer_promise(name):
+    """Fewer distinct labels than n_clusters (or a non-finite objective) never passes
+    silently: it warns DegenerateSolutionWarning or raises a fastmv error."""
+    args, kwargs, y = _setup(name)
+    args = _with_first_view(name, args, lambda X: _identical(name, X))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = _call(name, args, {**kwargs, "random_state": 0})
+        except (DegenerateSolutionError, InvalidParameterError):
+            return
+    warned = any(issubclass(w.category, DegenerateSolutionWarning) for w in caught)
+    labels = res if isinstance(res, np.ndarray) else res.labels
+    parts = labels if isinstance(labels, list) else [labels]
+    degenerate = any(np.unique(p).size < 3 for p in parts)
+    objective = getattr(res, "objective", np.zeros(1))
+    assert warned or not (degenerate or not np.all(np.isfinite(objective)))
+
+
+def _tamper(path, out, **replace):
+    """Copy the saved result at ``path`` to ``out`` with some arrays or meta fields replaced."""
+    import json
+    import zipfile
+
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(bytes(arrays["__fastmv_result__"]).decode())
+    for key, value in replace.items():
+        if isinstance(value, np.ndarray):
+            arrays[key] = value
+        else:
+            meta["fields"][key] = {"kind": "literal", "value": value}
+    arrays["__fastmv_result__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(out, **arrays)
+    assert zipfile.is_zipfile(out)
+    return out
+
+
+@pytest.mark.parametrize("tamper", ["labels-2d-float", "n_iter-string", "converged-string",
+                                    "objective-2d", "truncated", "not-a-zip"])
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_tampered_result_files_raise_invalid_file_error_naming_the_file(name, tamper, tmp_path):
+    args, kwargs, y = _setup(name)
+    res = _call(name, args, {**kwargs, "random_state": 0})
+    path = tmp_path / "r.npz"
+    res.save(path)
+    bad = tmp_path / "bad.npz"
+    if tamper == "labels-2d-float":
+        _tamper(path, bad, labels=np.zeros((3, 2)))
+        if name == "cmvnmf":
+            _tamper(path, bad, **{"labels.0": np.zeros((3, 2))})
+    elif tamper == "n_iter-string":
+        _tamper(path, bad, n_iter="3")
+    elif tamper == "converged-string":
+        _tamper(path, bad, converged="yes")
+    elif tamper == "objective-2d":
+        _tamper(path, bad, objective=np.zeros((2, 2)))
+    elif tamper == "truncated":
+        bad.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    else:
+        bad.write_bytes(b"PK\x03\x04" + bytes(range(256)) * 4)
+    with pytest.raises(InvalidFileError, match="bad.npz"):
+        fastmv.Result.load(bad)

@@ -37,7 +37,11 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
         f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}{fix}")
     for name, p in solver.items():
         if p.default is not inspect.Parameter.empty:
-            assert init[name].default == p.default, f"default of {name}{fix}"
+            expected = _estimator_docs.estimator_default(func, name, p.default)
+            assert init[name].default == expected, f"default of {name}{fix}"
+    # n_clusters first and the only positional parameter, as in scikit-learn
+    assert list(init)[0] == "n_clusters"
+    assert all(p.kind is p.KEYWORD_ONLY for p in list(init.values())[1:])
     assert all(p.kind is not p.VAR_KEYWORD for p in init.values())
 
 

@@ -11,6 +11,7 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import fastmv  # noqa: E402
 from fastmv import plot  # noqa: E402
 
 # small max_iter on purpose: the pictures need a history, not a converged answer
@@ -78,11 +79,13 @@ def test_embedding(kind, tmp_path):
     arg = {"data": X, "views": [X, X[:, ::-1]],
            "similarity": np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))}[kind]
     ax = plot.embedding(arg, y)
-    offsets = ax.collections[0].get_offsets()
-    assert offsets.shape == (60, 2) and np.all(np.isfinite(offsets))
+    per_cluster = [np.asarray(c.get_offsets()) for c in ax.collections]  # one per cluster
+    assert [len(o) for o in per_cluster] == [20, 20, 20]
+    assert all(np.all(np.isfinite(o)) for o in per_cluster)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0", "1", "2"]
     # well-separated blobs stay apart in the embedding
-    centres = np.array([offsets[y == k].mean(0) for k in range(3)])
-    spread = max(offsets[y == k].std(0).max() for k in range(3))
+    centres = np.array([o.mean(0) for o in per_cluster])
+    spread = max(o.std(0).max() for o in per_cluster)
     gaps = np.linalg.norm(centres[:, None] - centres[None], axis=-1)[np.triu_indices(3, 1)]
     assert gaps.min() > 2 * spread
     _save(ax, tmp_path / f"emb_{kind}.png")
@@ -104,3 +107,19 @@ def test_clear_import_error_without_matplotlib(monkeypatch):
     fresh = importlib.reload(plot)  # importing fastmv.plot itself needs no matplotlib
     with pytest.raises(ImportError, match=r"fastmv\[plot\]"):
         fresh.convergence(SimpleNamespace(objective=np.ones(3)))
+
+
+def test_one_pass_convergence_and_view_weights_of_other_results(tmp_path):
+    """OPIMC's default single pass draws the loss over the chunks, not one dot; a result
+    without view weights gets a fastmv error, not an AttributeError."""
+    X, y = _blobs()
+    res = fastmv.opimc([X, X[:, ::-1]], 3, chunk_size=10, random_state=0)
+    ax = plot.convergence(res)
+    assert ax.get_xlabel() == "chunk" and len(ax.lines[0].get_xdata()) == 6
+    assert "one pass" in ax.get_legend().get_texts()[0].get_text()
+    assert "not converged" not in ax.get_legend().get_texts()[0].get_text()
+    _save(ax, tmp_path / "opimc_one_pass.png")
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="view weights"):
+        plot.view_weights(res)
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="objective"):
+        plot.convergence(object())

@@ -6,6 +6,7 @@ import scipy.sparse.linalg as spla
 
 import fastmv
 from fastmv import metrics
+from fastmv.exceptions import DegenerateSolutionWarning
 
 
 def _block_similarity(rng, sizes, within=1.0, between=0.02, noise=0.01):
@@ -235,3 +236,45 @@ def test_spectral_clustering_executor_gives_identical_labels():
     with ThreadPoolExecutor(2) as pool:
         res = fastmv.spectral_clustering(S, 3, random_state=0, executor=pool)
     np.testing.assert_array_equal(res, ref)
+
+
+# ------------------------------------------------------------- bounded eigensolves
+def _nearly_rank_one_chain(n=2708, seed=0):
+    """A symmetric row-stochastic ``P`` whose spectrum is that of a collapsed EMVC consensus:
+    1, 9e-4, 5e-4, 3e-4, 3e-5, 4e-6 and then exact zeros."""
+    rng = np.random.default_rng(seed)
+    U = rng.standard_normal((n, 6))
+    U -= U.mean(axis=0)  # orthogonal to the constant vector: rows keep summing to 1
+    U, _ = np.linalg.qr(U)
+    lam = np.array([9e-4, 5e-4, 3e-4, 3e-5, 4e-6, 0.0])
+    P = np.full((n, n), 1.0 / n) + (U * lam) @ U.T
+    return (P + P.T) / 2
+
+
+def test_nearly_rank_one_chain_returns_in_seconds_and_warns():
+    import time
+
+    P = _nearly_rank_one_chain()
+    assert P.min() >= 0 and np.allclose(P.sum(axis=1), 1.0)
+    start = time.process_time()
+    with pytest.warns(DegenerateSolutionWarning, match="nearly rank 1"):
+        labels = fastmv.markov_spectral_clustering(P, 7, n_init=2, random_state=0, n_jobs=1)
+    assert time.process_time() - start < 60  # CPU seconds; several minutes before the cap
+    assert labels.shape == (P.shape[0],)
+
+
+def test_stalled_arpack_falls_back_to_the_same_eigenvectors(monkeypatch):
+    from fastmv import _spectral
+
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((300, 300))
+    A = A + A.T
+    w_ref, V_ref = _spectral._top_eigenvectors(A, 4, np.random.default_rng(0), dense=A)
+    monkeypatch.setattr(_spectral, "_ARPACK_MAX_RESTARTS", 1)
+    w, V = _spectral._top_eigenvectors(A, 4, np.random.default_rng(0))
+    np.testing.assert_allclose(w, w_ref, rtol=1e-8)
+    np.testing.assert_allclose(np.abs(V.T @ V_ref), np.eye(4), atol=1e-6)
+    # past the dense size the block Krylov solver takes over
+    monkeypatch.setattr(_spectral, "_DENSE_FALLBACK_MAX_N", 10)
+    w, V = _spectral._top_eigenvectors(A, 4, np.random.default_rng(0))
+    np.testing.assert_allclose(w, w_ref, rtol=1e-6)

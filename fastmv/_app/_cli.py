@@ -6,12 +6,16 @@
 - ``run SOLVER --data FILE`` runs one solver on a user's ``.mat`` file (with or without
   labels) and prints the metrics (when the file has labels), the seconds and where the labels
   were saved; ``--json`` prints one JSON object instead. ``run SOLVER --help`` lists the
-  solver's options, taken from its signature and docstring.
+  solver's options, taken from its signature and docstring. Side information comes from
+  files, checked against the data before the solve, or from the file's own labels with
+  ``--simulate`` only (announced in the output); ``--out`` and ``--plot`` are checked before
+  the solve too.
 - ``compile`` fills Numba's cache for every solver (float64 and float32, dense and sparse).
 - ``list`` lists the solvers.
 
 Every error is one line on stderr (``fastmv: error: ...``) naming the option or file, with exit
-status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead.
+status 2; set ``FASTMV_DEBUG=1`` to see the traceback instead. Ctrl-C exits 130 ("fastmv:
+interrupted"), a closed pipe 141 without a message; ``--version`` prints the version.
 
 ``run``'s options and side-information files are built in :mod:`fastmv._app._cli_options`; what
 each solver needs lives in :mod:`fastmv._app._registry`.
@@ -39,6 +43,7 @@ from ._cli_options import (
     _Parser,
     _typed,
     build_run_parser,
+    check_side,
 )
 from ._registry import REGISTRY
 
@@ -210,20 +215,73 @@ def _demo_pictures(name, last, directory):
 
 
 # ------------------------------------------------------------------------------------- run
+def _output_path(path, option, ext):
+    """Where ``--out`` / ``--plot`` will write, checked before the solve: ``(path, stream)``
+    with ``stream`` True for an existing non-regular file (``/dev/null``, a pipe), written
+    as given, without an added extension."""
+    if os.path.isdir(path):
+        raise CLIError(f"{option}: {path} is a directory; give a file name")
+    if os.path.exists(path) and not os.path.isfile(path):
+        if not os.access(path, os.W_OK):
+            raise CLIError(f"{option}: cannot write to {path}")
+        return path, True
+    if ext and not path.endswith(ext):
+        path += ext
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CLIError(f"{option}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise CLIError(f"{option}: cannot write to {path} (permission denied)")
+    return path, False
+
+
+def _simulation_options(spec, args, y):
+    """The simulation options' values (defaults filled in) after checking that they are used
+    only with ``--simulate``, and ``--simulate`` only with labels and without side files."""
+    simulate = bool(getattr(args, "simulate", False))
+    values = {}
+    for opt in spec.simulation:
+        value = getattr(args, opt.name)
+        if opt.simulated and value is not None and not simulate:
+            raise CLIError(f"--{opt.name} applies only with --simulate (side information "
+                           "drawn from the file's labels)")
+        values[opt.name] = opt.default if value is None else value
+    if simulate:
+        if y is None:
+            raise CLIError(f"--simulate draws side information from the data file's labels; "
+                           f"{args.data} has none")
+        given = [f"--{s}" for s in spec.side if getattr(args, s) is not None]
+        if given:
+            raise CLIError(f"--simulate and {', '.join(given)} exclude each other: use the "
+                           "file(s) or simulate, not both")
+    return simulate, values
+
+
 def _cmd_run(name, argv):
     parser = build_run_parser(name)
     args = parser.parse_args(argv)
     spec = REGISTRY[name]
     if not os.path.isfile(args.data):
         raise CLIError(f"--data: file not found: {args.data}")
+    out = args.out
+    if out is None:
+        stem = os.path.splitext(os.path.basename(args.data))[0]
+        out = f"{stem}.{name}.labels"
+    out, out_stream = _output_path(out, "--out", ".npz" if name == "cmvnmf" else ".npy")
+    if args.plot:
+        plot._pyplot()  # fail before the solve when matplotlib is missing
+        _output_path(args.plot, "--plot", None)
     views, y = datasets.load_mat(args.data, views=args.views)
     side = {s: _load_side(getattr(args, s), s) for s in spec.side
             if getattr(args, s) is not None}
+    check_side(side, views, name)
+    simulate, simulation = _simulation_options(spec, args, y)
     params = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
     for key, value in spec.cli_defaults.items():
         params.setdefault(key, value)
-    for opt in spec.simulation:
-        params[opt.name] = getattr(args, opt.name)
+    params.update(simulation)
+    if any(opt.simulated for opt in spec.simulation):
+        params["simulate"] = simulate
     params["n_clusters"] = args.n_clusters
     # compile (or load from Numba's cache) the kernels for this kind of data first, so that
     # "seconds" is the solve alone
@@ -234,24 +292,20 @@ def _cmd_run(name, argv):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
-        outcome = spec.run((views, y), side, params, args.seed)
+        try:
+            outcome = spec.run((views, y), side, params, args.seed)
+        except ValueError as exc:  # InvalidParameterError too: say the option, not the name
+            raise CLIError(_as_option(exc, parser)) from exc
         seconds = time.perf_counter() - start
     notes = list(dict.fromkeys(f"{w.category.__name__}: {_one_line(w.message)}"
                                for w in caught))
     for note in notes:  # one line each, after the solve
         print(f"fastmv: warning: {note}", file=sys.stderr)
-    out = args.out
-    if out is None:
-        stem = os.path.splitext(os.path.basename(args.data))[0]
-        out = f"{stem}.{name}.labels" + (".npz" if isinstance(outcome.labels, dict) else ".npy")
-    if isinstance(outcome.labels, dict):
-        np.savez(out, **outcome.labels)
-        if not out.endswith(".npz"):
-            out += ".npz"
+    if out_stream:
+        with open(out, "wb") as f:
+            _save_labels(f, outcome.labels)
     else:
-        np.save(out, np.asarray(outcome.labels))
-        if not out.endswith(".npy"):
-            out += ".npy"
+        _save_labels(out, outcome.labels)
     scores = _scores(outcome.scored)
     if args.plot:
         _run_picture(name, outcome, args.plot)
@@ -264,7 +318,7 @@ def _cmd_run(name, argv):
         "converged": _jsonable(getattr(res, "converged", None)),
         "labels_file": os.path.abspath(out), "plot_file":
             os.path.abspath(args.plot) if args.plot else None,
-        "warnings": notes,
+        "warnings": notes, "simulated": simulate,
     }
     if args.json:
         print(json.dumps(report))
@@ -272,6 +326,10 @@ def _cmd_run(name, argv):
     header = ("solver", "setting") + (("ACC", "NMI", "ARI") if scores else ()) + ("seconds",)
     row = (name, outcome.setting) + ((tuple(f"{scores[k]:.3f}" for k in ("acc", "nmi", "ari"))
                                       if scores else ()) + (f"{seconds:.2f}",))
+    if simulate:
+        print(f"note: --simulate: the side information was drawn from the file's own labels "
+              f"({outcome.setting.split(',')[0]}); the metrics are those of a run that was "
+              "shown part of the answer")
     print(format_table(header, [row]))
     if not scores:
         print("(no labels in the file: metrics omitted)")
@@ -280,6 +338,28 @@ def _cmd_run(name, argv):
     if args.plot:
         print(f"picture saved to {args.plot}")
     return 0
+
+
+_PARAMETER_MESSAGE = re.compile(r"^The '(\w+)' parameter of \w+\(\) (.*)$|^(\w+)=(.*)$", re.S)
+
+
+def _as_option(exc, parser):
+    """A solver's message about parameter ``name`` as one about the option ``--name``."""
+    msg = _one_line(exc)
+    m = _PARAMETER_MESSAGE.match(msg)
+    options = {o for a in parser._actions for o in a.option_strings}
+    if m and m.group(1) and f"--{m.group(1)}" in options:
+        return f"--{m.group(1)}: {m.group(2)}"
+    if m and m.group(3) and f"--{m.group(3)}" in options:
+        return f"--{m.group(3)}: {m.group(3)}={m.group(4)}"
+    return msg
+
+
+def _save_labels(target, labels):
+    if isinstance(labels, dict):
+        np.savez(target, **labels)
+    else:
+        np.save(target, np.asarray(labels))
 
 
 def _jsonable(v):
@@ -352,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m fastmv",
                      description="fastmv: fast multi-view clustering (MVMC, MVFL, EMVC, "
                                  "CMVNMF, OPIMC).")
+    parser.add_argument("--version", action="version",
+                        version=f"fastmv {_version()} (python -m fastmv)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = sub.add_parser(
         "demo", help="run every solver on the embedded Handwritten data",
@@ -381,6 +463,35 @@ def build_parser() -> argparse.ArgumentParser:
                       help="subset of solvers (default: all)")
     sub.add_parser("list", help="list the solvers")
     return parser
+
+
+def _version():
+    from . import __version__  # noqa: PLC0415 (the package's __init__ imports nothing eagerly)
+
+    return __version__
+
+
+def _interrupted(exc):
+    """Whether ``exc`` is, or was caused by, a KeyboardInterrupt (a compiled call can wrap
+    it in a SystemError)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _quiet_broken_pipe():
+    """The reader went away (``fastmv list | head -2``): send the rest of stdout nowhere so
+    that the interpreter's final flush does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 141  # 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -417,10 +528,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_run(args.solver, args.options)
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except KeyboardInterrupt:
         print("fastmv: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one clear line, no traceback (FASTMV_DEBUG=1 shows it)
+        if _interrupted(exc):
+            print("fastmv: interrupted", file=sys.stderr)
+            return 130
         if os.environ.get("FASTMV_DEBUG"):
             raise
         msg = _one_line(exc)

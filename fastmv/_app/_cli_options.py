@@ -13,7 +13,7 @@ import numpy as np
 from ._estimator_docs import _parameter_entries
 from ._registry import REGISTRY, _parse_bool, hyper_parameters
 
-__all__ = ["CLIError", "build_run_parser"]
+__all__ = ["CLIError", "build_run_parser", "check_side"]
 
 
 class CLIError(Exception):
@@ -51,6 +51,17 @@ def _int(text):
         raise ValueError("expected an integer") from None
 
 
+def _bool_or_level(text):
+    """``verbose``: true/false or a level (0, 1, 2)."""
+    try:
+        return _parse_bool(text)
+    except ValueError:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError("expected true, false or a level 0, 1, 2") from None
+
+
 def _float(text):
     try:
         return float(text)
@@ -61,7 +72,7 @@ def _float(text):
 def _value_parser(name, default):
     """A text -> value converter chosen from the parameter's default."""
     if isinstance(default, bool):
-        return _parse_bool
+        return _bool_or_level if name == "verbose" else _parse_bool
     if isinstance(default, int):
         return _int
     if isinstance(default, float):
@@ -94,6 +105,13 @@ def _typed(name, convert):
     parse.__name__ = getattr(convert, "__name__", name)
     return parse
 
+
+_UNSUPERVISED = {
+    "mvmc": "mvmc stops with a message: it needs --must and/or --cannot pairs.",
+    "mvfl": "mvfl runs without a prior (unsupervised).",
+    "cmvnmf": "cmvnmf runs on the file's views as they are, without pairs.",
+    "opimc": "opimc runs on the complete views.",
+}
 
 _SIDE_HELP = {
     "must": "file (.npy or .txt) of must-link pairs, one pair of 0-based sample indices per row"
@@ -155,13 +173,28 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
         side = parser.add_argument_group("side information (files)")
         for s in spec.side:
             side.add_argument(f"--{s}", default=None, metavar="FILE", help=_SIDE_HELP[s])
-    if spec.simulation:
+    simulated = [o for o in spec.simulation if o.simulated]
+    if simulated:
         sim = parser.add_argument_group(
-            "simulated side information (used when the file has labels and no side-information "
-            "file is given)" if spec.side else "input construction")
-        for opt in spec.simulation:
-            sim.add_argument(f"--{opt.name}", type=_typed(opt.name, opt.type),
-                             default=opt.default, help=opt.help)
+            "simulated side information (only with --simulate)",
+            "Side information drawn from the data file's own labels, to try the solver on a "
+            "labelled benchmark. Without --simulate and without side-information files "
+            f"{_UNSUPERVISED[name]}")
+        sim.add_argument("--simulate", action="store_true",
+                         help="draw the side information from the file's labels (announced "
+                              "in the output; the file must have labels)")
+        for opt in simulated:
+            sim.add_argument(f"--{opt.name}", type=_typed(opt.name, opt.type), default=None,
+                             help=f"{opt.help} (default: {opt.default}; needs --simulate)")
+    construction = [o for o in spec.simulation if not o.simulated]
+    if construction:
+        group = parser.add_argument_group("input construction")
+        for opt in construction:
+            boolean = opt.type is _parse_bool
+            group.add_argument(f"--{opt.name}", type=_typed(opt.name, opt.type),
+                               default=opt.default, nargs="?" if boolean else None,
+                               const=True if boolean else None,
+                               help=f"{opt.help} (default: {opt.default})")
     docs = _param_docs(func)
     group = parser.add_argument_group(f"{name} parameters (see help(fastmv.{name}))")
     for p in hyper_parameters(func):
@@ -172,9 +205,11 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
             continue
         if not isinstance(default, (bool, int, float, str, type(None))):
             continue
+        boolean = isinstance(default, bool)  # a flag: --verbose alone means true
         group.add_argument(f"--{p.name}", dest=f"param_{p.name}", metavar=p.name.upper(),
                            type=_typed(p.name, _value_parser(p.name, default)),
-                           default=argparse.SUPPRESS,
+                           default=argparse.SUPPRESS, nargs="?" if boolean else None,
+                           const=True if boolean else None,
                            help=(docs.get(p.name) or "") + f" (default: {default!r})")
     return parser
 
@@ -196,10 +231,77 @@ def _load_side(path, option):
         raise CLIError(f"--{option}: cannot read {path}: {_one_line(exc)}") from None
     if option == "labels":
         arr = np.asarray(arr).reshape(-1)
+    if arr.dtype.kind not in "biuf":
+        raise CLIError(f"--{option}: {path} must hold numbers, got dtype {arr.dtype}")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise CLIError(f"--{option}: {path} must hold integers")
         arr = arr.astype(np.int64)
     if option == "mask":
+        if arr.ndim != 2 or not np.isin(arr, (0, 1)).all():
+            raise CLIError(f"--{option}: {path} must be a 2-D table of 0 and 1 (one row per "
+                           f"sample, one column per view), got shape {arr.shape} with values "
+                           f"{_some_values(arr)}")
         return arr.astype(bool)
     return arr
+
+
+def _some_values(arr):
+    values = np.unique(arr)
+    text = ", ".join(str(v) for v in values[:6])
+    return text + (", ..." if values.size > 6 else "")
+
+
+def check_side(side: dict, views: list, name: str) -> None:
+    """Side-information arrays against the data (the number of samples and views), each
+    error naming its option.
+
+    Parameters
+    ----------
+    side : dict
+        ``{option: array}`` as read by :func:`_load_side`.
+    views : list of array-like
+        The data's views.
+    name : str
+        The solver.
+
+    Examples
+    --------
+    >>> check_side({"labels": np.array([0, -1])}, [np.zeros((3, 2))], "mvfl")
+    Traceback (most recent call last):
+    ...
+    fastmv._cli_options.CLIError: --labels: 2 labels for 3 samples
+    """
+    n, m = views[0].shape[0], len(views)
+    for option, arr in side.items():
+        if option == "mask":
+            if arr.shape != (n, m):
+                raise CLIError(f"--mask: shape {arr.shape}, expected ({n}, {m}): one row per "
+                               "sample, one column per view")
+        elif option == "labels":
+            if arr.size != n:
+                raise CLIError(f"--labels: {arr.size} labels for {n} samples")
+            if arr.size and arr.min() < -1:
+                raise CLIError("--labels: labels must be -1 (unknown) or a class 0, 1, ...; "
+                               f"got {int(arr.min())}")
+        elif name == "cmvnmf":
+            if arr.ndim != 2 or arr.shape[1] != 4:
+                raise CLIError(f"--{option}: cmvnmf pairs need 4 columns (view_a, row_i, "
+                               f"view_b, row_j), got shape {arr.shape}")
+            for col_view, col_row in ((0, 1), (2, 3)):
+                v = arr[:, col_view]
+                if v.size and (v.min() < 0 or v.max() >= m):
+                    raise CLIError(f"--{option}: view index out of range 0..{m - 1}")
+                sizes = np.array([V.shape[0] for V in views])[v]
+                bad = (arr[:, col_row] < 0) | (arr[:, col_row] >= sizes)
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise CLIError(f"--{option}: row {i}: row index {int(arr[i, col_row])} "
+                                   f"out of range for view {int(v[i])} "
+                                   f"({int(sizes[i])} rows)")
+        else:
+            if arr.ndim != 2 or arr.shape[1] != 2:
+                raise CLIError(f"--{option}: pairs need 2 columns (two 0-based sample "
+                               f"indices), got shape {arr.shape}")
+            if arr.size and (arr.min() < 0 or arr.max() >= n):
+                raise CLIError(f"--{option}: sample index out of range 0..{n - 1}")

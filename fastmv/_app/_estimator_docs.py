@@ -40,6 +40,7 @@ def _parameters_doc(cls, func):
     init = inspect.signature(cls.__init__).parameters
     names = [n for n in init if n != "self"]
     lines = ["Parameters", "----------"]
+    blocks = []  # (position in __init__, lines): documented in the signature's order
     done = set()
     solver_defaults = {p.name: p.default for p in inspect.signature(func).parameters.values()}
     for entry_names, header, body in _parameter_entries(func):
@@ -49,15 +50,18 @@ def _parameters_doc(cls, func):
         if len(own) < len(entry_names):
             header = ", ".join(own) + " :" + header.split(":", 1)[1]
         for n in own:
-            if solver_defaults.get(n) is inspect.Parameter.empty:
+            if solver_defaults.get(n) is inspect.Parameter.empty or \
+                    estimator_default(func, n, solver_defaults.get(n)) != solver_defaults.get(n):
                 header += f" (estimator default {init[n].default!r})"
-        lines.append(header)
-        lines += body if body else ["    See the solver function."]
+        blocks.append((names.index(own[0]),
+                       [header] + (body if body else ["    See the solver function."])))
         done.update(own)
     for n in names:
         if n not in done:
-            lines += [f"{n} : object, default {init[n].default!r}",
-                      f"    Passed to :func:`fastmv.{func.__name__}`."]
+            blocks.append((names.index(n), [f"{n} : object, default {init[n].default!r}",
+                                            f"    Passed to :func:`fastmv.{func.__name__}`."]))
+    for _, block in sorted(blocks, key=lambda b: b[0]):
+        lines += block
     return "\n".join(lines)
 
 
@@ -70,7 +74,18 @@ def _attributes_doc(result_fields, matrices_doc):
              "    Everything the solver returned.",
              "objective_ : ndarray", "    Objective history.",
              "n_iter_ : int or ndarray", "    Iterations run.",
-             "converged_ : bool", "    Whether the stopping test was met."]
+             "converged_ : bool", "    Whether the stopping test was met.",
+             "embedding_ : ndarray of shape (n_samples, n_clusters)" + (
+                 " or list of ndarray" if "list" in matrices_doc else ""),
+             "    One-hot assignment of the samples (``labels_`` as columns; no NaN).",
+             "centers_ : list of ndarray or None",
+             "    Per view, the (n_clusters, d_v) mean of each cluster's present rows scaled to",
+             "    unit norm (NaN for a cluster absent from the view): what ``predict``,",
+             "    ``transform`` and ``score`` use; None when ``fit`` had no per-sample",
+             "    features.",
+             "view_sizes_ : list of int or None",
+             "    The views' widths when ``fit`` got one 2-D array (used by ``predict``).",
+             "n_views_ : int", "    Number of views seen by ``fit``."]
     for f in result_fields:
         lines += [f"{f}_ : see ``result_.{f}``", f"    {matrices_doc}"]
     return "\n".join(lines)
@@ -99,8 +114,9 @@ _FIT_DOC = """Fit the model{extra}.
 
         Parameters
         ----------
-        Xs : list of array-like or scipy.sparse matrices
-            {xs}
+        Xs : list of array-like, scipy.sparse matrices or pandas DataFrames
+            {xs} A row that is all NaN is a sample missing from that
+            view ({missing}).
         y : None
             Ignored (scikit-learn convention for clustering).
 {side}        view_sizes : sequence of int, optional
@@ -131,6 +147,10 @@ _SIDE_DOC = {
               "            Partial labels, ``-1`` for unknown.\n",
     "mask": "        mask : array-like of bool, shape (n, m), optional\n"
             "            ``True`` where a sample is present in a view.\n",
+    "pair_labels": "        labels : array-like of int, shape (n,), optional\n"
+                   "            Partial labels, ``-1`` for unknown: every pair among the labelled "
+                   "samples\n            becomes a must-link or cannot-link pair (one entry "
+                   "per sample, so\n            ``GridSearchCV`` splits it with the samples).\n",
     "cmvnmf_pairs": "        must_link, cannot_link : dict or None\n"
                     "            ``{(a, b): (p, 2) int array}`` inter-view pairs (see "
                     ":func:`fastmv.cmvnmf`).\n",
@@ -139,26 +159,38 @@ _SIDE_DOC = {
 
 def _fit_doc(cls, xs, side, example):
     args, fit, attr, out = example
-    return _FIT_DOC.format(xs=xs, side="".join(_SIDE_DOC[s] for s in side), extra="",
+    missing = ("handled by the solver" if cls == "OPIMC" else
+               "replaced by the mean of the view's present rows")
+    return _FIT_DOC.format(xs=xs, missing=missing, side="".join(_SIDE_DOC[s] for s in side), extra="",
                            cls=cls, args=args, fit=fit, attr=attr, out=out)
 
 
 _REQUIRED_DEFAULTS = {"n_clusters": 2, "lam1": 0.01, "lam2": 0.01}
+# Estimator defaults that differ from the function's: EMVC's function leaves n_clusters None
+# (P_hat alone), an estimator must label the samples.
+ESTIMATOR_DEFAULTS = {"emvc": {"n_clusters": 2}}
+
+
+def estimator_default(func, name, default):
+    """The estimator's default of parameter ``name`` of solver ``func``."""
+    return ESTIMATOR_DEFAULTS.get(func.__name__, {}).get(name, default)
 
 
 def _init_source(func) -> str:
-    """Source of the explicit ``__init__`` an estimator of ``func`` needs: the solver's
-    hyper-parameters in signature order and kind, the solver's defaults (estimator defaults
-    for the required ones). Used by the test that keeps the estimators in step."""
+    """Source of the explicit ``__init__`` an estimator of ``func`` needs: ``n_clusters``
+    first (positional, as in scikit-learn), then the solver's other hyper-parameters as
+    keywords in signature order, the solver's defaults (estimator defaults for the required
+    ones and those in :data:`ESTIMATOR_DEFAULTS`). Used by the test that keeps the
+    estimators in step."""
     params = [p for p in inspect.signature(func).parameters.values()
               if p.name not in DATA_ARGS | SIDE_ARGS]
-    parts, star = ["self"], False
-    for p in params:
-        if p.kind is p.KEYWORD_ONLY and not star:
+    params.sort(key=lambda p: p.name != "n_clusters")
+    parts = ["self"]
+    for i, p in enumerate(params):
+        if i == 1:
             parts.append("*")
-            star = True
         default = p.default if p.default is not p.empty else _REQUIRED_DEFAULTS[p.name]
-        parts.append(f"{p.name}={default!r}")
+        parts.append(f"{p.name}={estimator_default(func, p.name, default)!r}")
     lines = [f"    def __init__({', '.join(parts)}):"]
     lines += [f"        self.{p.name} = {p.name}" for p in params]
     return "\n".join(lines)

@@ -13,8 +13,10 @@ files given). ``run`` goes through the public API (``fastmv.mvmc``, ``fastmv.sim
 - ``demo(seed)``: the demo's settings on the embedded Handwritten data, each a
   :class:`Setting` whose ``solve`` is timed on its own;
 - ``run(data, side, params, seed)``: one solve on a user's data, with the user's side
-  information or, when none is given and the file has labels, side information simulated
-  from the labels (the simulation options are declared in ``simulation``);
+  information, without any (where the method allows), or, only when ``params["simulate"]``
+  is true (``--simulate``), with side information simulated from the file's labels (the
+  simulation options are the ``simulation`` entries with ``simulated=True``; the others
+  build the input, e.g. EMVC's transition matrices);
 - ``warmup(dtype, sparse)``: a tiny synthetic call that compiles (or loads from Numba's
   cache) the kernels the solver uses; the demo times it apart and ``python -m fastmv
   compile`` runs it for every variant the solver supports.
@@ -65,6 +67,7 @@ class Option:
     type: Callable[[str], Any]
     default: Any
     help: str
+    simulated: bool = False  # side information drawn from the labels: only with --simulate
 
 
 @dataclasses.dataclass
@@ -136,6 +139,42 @@ def hyper_parameters(func: Callable) -> list:
             if p.name not in DATA_ARGS | SIDE_ARGS]
 
 
+<<<<<<< HEAD:fastmv/_app/_registry.py
+=======
+def _lam3(value):
+    """MVFL's prior weight for the demo, unless the solver picks it itself (default None)."""
+    default = inspect.signature(fastmv.mvfl).parameters["lam3"].default
+    return {} if default is None else {"lam3": value}
+
+
+def _fraction(low_open, high_open):
+    """A text -> float converter for a fraction in [0, 1], ends open as asked."""
+    def parse(text):
+        value = float(text)
+        lo = value > 0 if low_open else value >= 0
+        hi = value < 1 if high_open else value <= 1
+        if not (lo and hi):
+            raise ValueError(f"expected a number in {'(' if low_open else '['}0, 1"
+                             f"{')' if high_open else ']'}")
+        return value
+    parse.__name__ = "fraction"
+    return parse
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise ValueError("expected a positive integer")
+    return value
+
+
+def _prior(text):
+    if text not in ("labels", "pairs", "none"):
+        raise ValueError("expected one of labels, pairs, none")
+    return text
+
+
+>>>>>>> integ-old:fastmv/_registry.py
 def _n_clusters(params, y):
     c = params.pop("n_clusters", None)
     if c is None:
@@ -158,12 +197,14 @@ def _mvmc_run(data, side, params, seed):
     views, y = data
     params = dict(params)
     n_constraints = params.pop("n_constraints")
+    simulate = params.pop("simulate", False)
     c = _n_clusters(params, y)
     ml, cl = side.get("must"), side.get("cannot")
     if ml is None and cl is None:
-        if y is None:
-            raise ValueError("mvmc needs --must and/or --cannot pair files (the data file has "
-                             "no labels to simulate pairs from)")
+        if not simulate or y is None:
+            raise ValueError("mvmc needs --must and/or --cannot pair files, or --simulate to "
+                             "draw pairs from the data file's labels (--n_constraints, "
+                             "default 5000)")
         n = y.size
         n_constraints = min(int(n_constraints), n * (n - 1) // 2)
         ml, cl = fastmv.simulate.pairwise_constraints(y, n_constraints, random_state=seed)
@@ -186,6 +227,7 @@ def _mvfl_run(data, side, params, seed):
     views, y = data
     params = dict(params)
     prior, ratio = params.pop("prior"), params.pop("label_ratio")
+    simulate = params.pop("simulate", False)
     c = _n_clusters(params, y)
     given = {k: side[k] for k in ("labels", "must", "cannot") if side.get(k) is not None}
     kwargs = {}
@@ -196,7 +238,7 @@ def _mvfl_run(data, side, params, seed):
         else:
             kwargs["must_link"], kwargs["cannot_link"] = given.get("must"), given.get("cannot")
             setting = f"{_count(kwargs['must_link'])} must, {_count(kwargs['cannot_link'])} cannot"
-    elif prior == "none" or y is None:
+    elif prior == "none" or y is None or not simulate:
         setting = "no prior"
     elif prior == "labels":
         kwargs["labels"] = fastmv.simulate.partial_labels(y, ratio, random_state=seed)
@@ -251,9 +293,11 @@ def _cmvnmf_run(data, side, params, seed):
     views, y = data
     params = dict(params)
     keep, ratio = params.pop("keep"), params.pop("constraint_ratio")
+    simulate = params.pop("simulate", False)
     c = _n_clusters(params, y)
     m = len(views)
-    if side.get("must") is not None or side.get("cannot") is not None or y is None:
+    if side.get("must") is not None or side.get("cannot") is not None or y is None \
+            or not simulate:
         ml = _view_pairs(side.get("must"), "must", m)
         cl = _view_pairs(side.get("cannot"), "cannot", m)
         res = fastmv.cmvnmf(views, c, ml, cl, random_state=seed, **params)
@@ -263,6 +307,10 @@ def _cmvnmf_run(data, side, params, seed):
         n_pairs = sum(len(p) for p in ml.values()) + sum(len(p) for p in cl.values())
         return RunOutcome(f"{n_pairs} given pairs" + _describe_params(params), scored, labels,
                           res)
+    kept = int(round(keep * y.size))
+    if kept < c:
+        raise ValueError(f"--keep {keep:g} keeps about {kept} of the {y.size} rows per view, "
+                         f"fewer than the {c} clusters; raise --keep")
     Xs, ys, index = fastmv.simulate.unmapped(views, y, keep=keep, random_state=seed)
     ml, cl = fastmv.simulate.inter_view_constraints(ys, ratio=ratio, random_state=seed)
     res = fastmv.cmvnmf(Xs, c, ml, cl, random_state=seed, **params)
@@ -280,11 +328,12 @@ def _opimc_run(data, side, params, seed):
     views, y = data
     params = dict(params)
     missing_ratio, shuffle = params.pop("missing_ratio"), params.pop("shuffle")
+    simulate = params.pop("simulate", False)
     c = _n_clusters(params, y)
     n = views[0].shape[0]
     rng = np.random.default_rng(seed)
     mask = side.get("mask")
-    if mask is None and y is not None and missing_ratio > 0:
+    if mask is None and y is not None and simulate and missing_ratio > 0:
         mask = fastmv.simulate.incomplete_mask(n, len(views), missing_ratio, random_state=seed)
         setting = f"{missing_ratio:.0%} missing (simulated)"
     elif mask is None:
@@ -323,6 +372,7 @@ def _optional_int(text):
     return None if str(text).lower() == "none" else int(text)
 
 
+<<<<<<< HEAD:fastmv/_app/_registry.py
 _SIDE_ARG = {"must": "must_link", "cannot": "cannot_link", "labels": "labels", "mask": "mask"}
 
 
@@ -358,6 +408,34 @@ _RUN = {
                            "simulated")),
         cli_defaults={}, run=_mvfl_run),
     "emvc": dict(
+=======
+REGISTRY = {
+    "mvmc": SolverSpec(
+        name="mvmc",
+        description="multi-view matrix completion with must-link / cannot-link pairs",
+        demo_note="Handwritten fou+fac+zer (n=2000), random pairs, C1=100, C2=1, k=100",
+        side=("must", "cannot"),
+        simulation=(Option("n_constraints", _positive_int, 5000,
+                           "number of pairs drawn from the file's labels", simulated=True),),
+        cli_defaults={}, demo=_mvmc_demo, run=_mvmc_run, warmup=_warmup.mvmc_warmup),
+    "mvfl": SolverSpec(
+        name="mvfl",
+        description="joint view/feature selection with partial labels or pairs",
+        demo_note="Handwritten fou+fac+zer (n=2000), lam1=lam2=1e-3",
+        side=("labels", "must", "cannot"),
+        simulation=(Option("prior", _prior, "labels",
+                           "what to draw from the file's labels: labels, pairs or none",
+                           simulated=True),
+                    Option("label_ratio", _fraction(True, False), 0.1,
+                           "fraction of samples whose labels (or pairs among them) are "
+                           "revealed", simulated=True)),
+        cli_defaults={}, demo=_mvfl_demo, run=_mvfl_run, warmup=_warmup.mvfl_warmup),
+    "emvc": SolverSpec(
+        name="emvc",
+        description="error-robust Markov-chain clustering of per-view transition matrices",
+        demo_note="Handwritten fou+pix, 500-sample subsample, lam1=lam2=0.01",
+        side=(),
+>>>>>>> integ-old:fastmv/_registry.py
         simulation=(Option("unit_rows", _parse_bool, True,
                            "scale each view's rows to unit norm before the transition "
                            "matrices"),
@@ -365,6 +443,7 @@ _RUN = {
                            "Gaussian width of the transition matrices (a number or median)"),
                     Option("n_neighbors", _optional_int, None,
                            "keep this many nearest neighbours per row (default: all)")),
+<<<<<<< HEAD:fastmv/_app/_registry.py
         cli_defaults={"lam1": 0.01, "lam2": 0.01}, run=_emvc_run),
     "cmvnmf": dict(
         simulation=(Option("keep", float, 0.95,
@@ -377,6 +456,31 @@ _RUN = {
         simulation=(Option("missing_ratio", float, 0.4,
                            "fraction of each view removed when no --mask is given and the file "
                            "has labels (0: complete views)"),
+=======
+        cli_defaults={"lam1": 0.01, "lam2": 0.01},
+        demo=_emvc_demo, run=_emvc_run, warmup=_warmup.emvc_warmup),
+    "cmvnmf": SolverSpec(
+        name="cmvnmf",
+        description="constrained NMF on unmapped views with inter-view pairs",
+        demo_note="Handwritten fou+pix+zer unmapped (95% kept, rows permuted per view), 2% of "
+                  "cross pairs as constraints",
+        side=("must", "cannot"),
+        simulation=(Option("keep", _fraction(True, False), 0.95,
+                           "fraction of rows each view keeps (rows dropped and permuted per "
+                           "view, saved as -1)", simulated=True),
+                    Option("constraint_ratio", _fraction(True, False), 0.05,
+                           "inter-view pairs drawn, as a fraction of all cross pairs",
+                           simulated=True)),
+        cli_defaults={}, demo=_cmvnmf_demo, run=_cmvnmf_run, warmup=_warmup.cmvnmf_warmup),
+    "opimc": SolverSpec(
+        name="opimc",
+        description="one-pass streaming clustering of incomplete views",
+        demo_note="Handwritten 5 views, 40% missing per view, shuffled, chunk 50, alpha 0.1",
+        side=("mask",),
+        simulation=(Option("missing_ratio", _fraction(False, True), 0.4,
+                           "fraction of each view's samples removed (0: complete views)",
+                           simulated=True),
+>>>>>>> integ-old:fastmv/_registry.py
                     Option("shuffle", _parse_bool, True,
                            "stream the samples in a random order (labels are saved in the "
                            "input's order)")),

@@ -1,4 +1,4 @@
-"""Gaussian-kernel transition matrices (the input of :func:`fastmv.emvc`)."""
+"""Transition matrices of kNN / Gaussian graphs (the input of :func:`fastmv.emvc`)."""
 from __future__ import annotations
 
 import math
@@ -12,6 +12,8 @@ from fastmv.kernels.affinity import (
     gaussian_transition_rows,
     gram_to_sq_distances,
     keep_nearest_neighbors,
+    local_scaling_transition_rows,
+    nearest_neighbors_rows,
     strict_upper_triangle,
 )
 
@@ -58,30 +60,82 @@ def _inv_two_sigma_sq(sigma, exponent):
     return min(inv, float(np.finfo(np.float64).max))
 
 
+#: Scale of the local kernel: σ_i is the distance to the i-th sample's 7th nearest neighbour
+#: (Zelnik-Manor & Perona, "Self-tuning spectral clustering", NIPS 2004).
+LOCAL_SCALE_NEIGHBOR = 7
+#: Views whose entries are nonnegative and at least this fraction zero are read as counts or
+#: tf-idf rows: the local kernel then measures distances between L2-normalised rows (cosine).
+SPARSE_ZERO_FRACTION = 0.5
+
+
+def _is_count_like(X):
+    """Nonnegative with mostly zero entries (word counts, tf-idf, bags of features)."""
+    n, d = X.shape
+    if n * d == 0:
+        return False
+    if sp.issparse(X):
+        values, nonzero = X.data, X.count_nonzero()
+    else:
+        values, nonzero = X, np.count_nonzero(X)
+    return bool(values.size == 0 or values.min() >= 0) and nonzero <= (
+        1 - SPARSE_ZERO_FRACTION) * n * d
+
+
+def _default_neighbors(n, count_like):
+    """``n_neighbors`` of the local kernel: ``max(10, round(√n))`` for count-like rows (a
+    bag of words shares few terms with any one neighbour: more neighbours are needed to
+    connect a class), 10 otherwise; at most ``n − 1`` (docs/emvc.md "The graph")."""
+    k = max(10, int(round(math.sqrt(n)))) if count_like else 10
+    return max(min(k, n - 1), 0)
+
+
 @declare_params({
     "X": ["array-like"],
     "sigma": [Options({"median"}), Interval(Real, 0, None, closed="neither")],
     "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+    "kernel": [Options({"auto", "local", "gaussian"})],
     "dtype": [Options({np.float32, np.float64, "float32", "float64"}), np.dtype],
     "n_jobs": ["n_jobs"],
 })
-def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, n_jobs=None):
-    """Row-stochastic Gaussian-kernel transition matrix of one view.
+def transition_matrix(X, sigma="median", n_neighbors=None, *, kernel="auto", dtype=np.float64,
+                      n_jobs=None) -> np.ndarray:
+    """Row-stochastic transition matrix of one view's similarity graph.
 
-    ``P[i, j] = exp(−‖x_i − x_j‖² / (2σ²)) / Σ_l exp(−‖x_i − x_l‖² / (2σ²))``, self-loops
-    included (as in the EMVC/RMSC authors' construction).
+    Two constructions:
+
+    - ``kernel="local"`` (what ``"auto"`` gives unless ``sigma`` is a number): the symmetric
+      kNN graph with local scaling, ``W[i, j] = exp(−‖x_i − x_j‖² / (σ_i σ_j))`` for ``j``
+      among the ``n_neighbors`` nearest neighbours of ``i`` or ``i`` among those of ``j``,
+      ``W[i, i] = 1``, zero elsewhere, ``σ_i`` the distance from ``x_i`` to its 7th nearest
+      neighbour (Zelnik-Manor & Perona 2004); ``P = W`` with rows scaled to sum 1. When the
+      view is count-like (nonnegative, at least half its entries zero: word counts, tf-idf)
+      the distances are those of the L2-normalised rows, i.e. cosine distances.
+    - ``kernel="gaussian"``: the dense Gaussian kernel of the EMVC/RMSC authors,
+      ``P[i, j] = exp(−‖x_i − x_j‖² / (2σ²)) / Σ_l exp(−‖x_i − x_l‖² / (2σ²))``, self-loops
+      included, one global width ``σ``.
+
+    The global Gaussian kernel fails on text: with the median width every pair of documents
+    is at nearly the same distance, every ``P_v`` is nearly uniform and EMVC or spectral
+    clustering of it returns one big cluster (BBCSport, 3Sources: docs/emvc.md "The
+    graph"). The local kernel adapts the width to each sample's neighbourhood and keeps
+    only neighbours, so it survives both text and dense features.
 
     Parameters
     ----------
     X : array-like or scipy.sparse matrix, shape (n, d)
         One view, samples in rows.
     sigma : "median" or float > 0, default "median"
-        Kernel width; ``"median"`` takes the median of the ``n (n − 1) / 2`` pairwise
-        (non-squared) distances ``‖x_i − x_j‖``, ``i < j``.
+        Width of the Gaussian kernel; ``"median"`` takes the median of the ``n (n − 1) / 2``
+        pairwise (non-squared) distances ``‖x_i − x_j‖``, ``i < j``. A number with
+        ``kernel="auto"`` selects the Gaussian kernel; the local kernel takes no ``sigma``.
     n_neighbors : int or None, default None
-        If given, keep only each sample's ``n_neighbors`` nearest neighbours (and itself),
-        symmetrise the kept set (``i ~ j`` if either keeps the other), then normalise rows.
-        ``sigma="median"`` is still taken over all pairs.
+        Local kernel: neighbours per sample (default ``max(10, round(√n))`` for count-like
+        views, 10 otherwise, at most ``n − 1``). Gaussian kernel: if given, keep only each
+        sample's ``n_neighbors`` nearest neighbours (and itself), symmetrise the kept set
+        (``i ~ j`` if either keeps the other), then normalise rows; ``sigma="median"`` is
+        still taken over all pairs.
+    kernel : {"auto", "local", "gaussian"}, default "auto"
+        The construction (above).
     dtype : float64 or float32, default float64
         Precision of the computation and of the result.
     n_jobs : int or None, default None
@@ -94,14 +148,15 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
 
     Notes
     -----
-    docs/algorithms.md §6. ``X`` is first scaled by a power of two (exact) so that its
+    docs/algorithms.md §6. Both kernels are invariant to scaling ``X`` by a constant (the
+    Gaussian one with ``sigma="median"``). ``X`` is first scaled by a power of two (exact) so that its
     squared distances stay finite and nonzero: with ``sigma="median"`` (scale-invariant)
     ``X`` and ``c X`` give the same ``P`` for any ``c`` in 1e-300…1e300, and a fixed
     ``sigma`` is applied in the caller's units. Distances come from one BLAS ``syrk``
     (``X Xᵀ``, n² d flops) written straight into the output and turned into distances and
-    then probabilities in place by parallel Numba kernels: the ``n × n`` output is the only
-    ``n × n`` array, plus ``n²/2`` values for the median (or an ``n × n`` bool mask with
-    ``n_neighbors``).
+    then probabilities in place by Numba kernels: the ``n × n`` output is the only ``n × n``
+    array, plus ``n²/2`` values for the median (or an ``n × n`` bool mask with
+    ``n_neighbors``); the local kernel needs ``O(n · n_neighbors)`` beyond the output.
 
     Examples
     --------
@@ -113,10 +168,25 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
     [1.0, 1.0, 1.0]
     >>> bool(np.allclose(P, fastmv.transition_matrix(X * 1e300)))
     True
+    >>> Z = np.array([[0.0, 1.0], [1.0, 1.0], [5.0, 1.0], [6.0, 1.0]])
+    >>> P = fastmv.transition_matrix(Z, n_neighbors=1)          # local kernel, 1 neighbour
+    >>> (P[0] > 0).tolist(), (P[2] > 0).tolist()
+    ([True, True, False, False], [False, False, True, True])
+    >>> G = fastmv.transition_matrix(Z, kernel="gaussian")      # dense global kernel
+    >>> bool(np.all(G > 0))
+    True
     """
     dtype = check_dtype(dtype)
     X = check_array(X, "X", accept_sparse=True)
     n = X.shape[0]
+    if kernel == "local" and not isinstance(sigma, str):
+        raise ValueError("sigma is the width of kernel='gaussian'; the local kernel takes "
+                         "its widths from the neighbours (leave sigma='median')")
+    if kernel == "auto":
+        kernel = "gaussian" if not isinstance(sigma, str) else "local"
+    if kernel == "local":
+        with thread_limit(n_jobs):
+            return _local_transition(X, n_neighbors, dtype)
     if isinstance(sigma, str):
         sigma = None
     with thread_limit(n_jobs):
@@ -149,9 +219,32 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, dtype=np.float64, 
     return P
 
 
+def _local_transition(X, n_neighbors, dtype):
+    """The locally scaled kNN transition matrix (``transition_matrix(kernel="local")``)."""
+    n = X.shape[0]
+    count_like = _is_count_like(X)
+    if count_like:
+        X = normalize_rows(X, "l2")
+    k = _default_neighbors(n, count_like) if n_neighbors is None else min(n_neighbors, n - 1)
+    if k < 1:
+        return np.ones((n, n), dtype=dtype)
+    X, _ = _scaled(X, dtype)
+    sq = row_norms(X, squared=True).astype(dtype, copy=False)
+    D2 = gram_to_sq_distances(_gram(X, dtype), sq)
+    index, sq_dist = nearest_neighbors_rows(D2, k)
+    scale = min(LOCAL_SCALE_NEIGHBOR, k) - 1
+    sigma = np.sqrt(sq_dist[:, scale]).astype(np.float64)
+    positive = sigma[sigma > 0]
+    # duplicates: a sample with 7 identical neighbours takes the smallest positive width
+    # (all samples identical: any width, P uniform over the kept neighbours)
+    sigma[sigma <= 0] = positive.min() if positive.size else 1.0
+    return local_scaling_transition_rows(D2, index, sq_dist, sigma.astype(dtype))
+
+
 def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=True):
-    """One Gaussian transition matrix per view, the rows of each view scaled to unit norm
-    first (how the demo, the command line and ``EMVC(transition=True)`` build EMVC's input).
+    """One transition matrix per view (:func:`transition_matrix`, ``kernel="auto"``), the
+    rows of each view scaled to unit norm first (how the demo, the command line and
+    ``EMVC(transition=True)`` build EMVC's input).
 
     Examples
     --------

@@ -24,7 +24,7 @@ from fastmv.kernels.clustering import (
     seeding_distances_csr,
 )
 
-from .._core._driver import Step, iterate
+from .._core._driver import Step, check_cancelled, iterate, warn_if_degenerate
 from .._core._executor import open_block_map
 from .._core._preprocessing import row_norms
 from .._core._result import Result
@@ -37,7 +37,7 @@ from .._core._validation import (
     check_random_state,
     declare_params,
 )
-from ..exceptions import DegenerateSolutionError
+from ..exceptions import DegenerateSolutionError, InvalidParameterError
 
 __all__ = ["KMeansResult", "kmeans"]
 
@@ -222,6 +222,7 @@ def kmeans_plusplus(data, n_clusters, rng, n_local_trials=None):
     dist, pots = data.seeding_distances(centers[:1], np.full(n, np.inf))
     closest, potential = dist[0], pots[0]
     for c in range(1, n_clusters):
+        check_cancelled()
         if potential <= 0:  # every sample coincides with a center: any choice is optimal
             cand = rng.integers(n, size=1)
         else:
@@ -386,7 +387,7 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
     else:
         init_centers = check_array(init, "init", accept_sparse=False, dtype=np.float64)
         if init_centers.shape != (n_clusters, d):
-            raise ValueError(f"init must have shape ({n_clusters}, {d}), got {init_centers.shape}")
+            raise InvalidParameterError(f"init must have shape ({n_clusters}, {d}), got {init_centers.shape}")
         n_init = 1
 
     data = _Data(X)
@@ -416,6 +417,9 @@ def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++"
             runs = list(map_runs(run, range(n_init)))
     best = min(runs, key=lambda result: result[2])  # the first of equal inertias
     labels, centers, inertia, trace = best
+    warn_if_degenerate(labels, n_clusters, "kmeans",
+                       "X has fewer distinct points than that (identical rows); lower "
+                       "n_clusters")
     centers = np.ldexp(centers + data.mean, -data.exponent).astype(X.dtype, copy=False)
     return KMeansResult(labels=labels,
                         objective=_caller_units(trace.objective, data.exponent, "inertia"),

@@ -8,6 +8,7 @@ dense array.
 """
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import Executor
 from numbers import Integral
 
@@ -16,6 +17,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .._core._driver import _caller_stacklevel
 from .._core._linalg import BlockKrylov, fix_signs
 from .._core._preprocessing import normalize_rows
 from .._core._validation import (
@@ -26,6 +28,7 @@ from .._core._validation import (
     check_random_state,
     declare_params,
 )
+from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 from ._kmeans import kmeans
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
@@ -33,17 +36,44 @@ __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_cluster
 
 # Below this size a dense eigh of the n × n matrix is faster and more robust than ARPACK.
 _DENSE_EIGH_MAX_N = 1000
+# ARPACK's restart cap (scipy's default, 10 n, let a stalled solve run for many minutes on a
+# nearly rank-one matrix); past it, a dense eigh below this size, block Krylov above.
+_ARPACK_MAX_RESTARTS = 300
+_DENSE_FALLBACK_MAX_N = 6000
+_BLOCK_FALLBACK_PRODUCTS = 200
+# An eigenvalue of the symmetrised chain below this fraction of the largest carries no cluster:
+# fewer than n_clusters above it is a degenerate (nearly low-rank) transition matrix.
+_DEGENERATE_EIGENVALUE = 1e-3
 
 
 def _as_similarity(S, name):
     if isinstance(S, spla.LinearOperator):
         if S.shape[0] != S.shape[1]:
-            raise ValueError(f"{name} must be square, got shape {S.shape}")
+            raise InvalidParameterError(f"{name} must be square, got shape {S.shape}")
         return S
     S = check_array(S, name, accept_sparse=True)
     if S.shape[0] != S.shape[1]:
-        raise ValueError(f"{name} must be square, got shape {S.shape}")
+        raise InvalidParameterError(f"{name} must be square, got shape {S.shape}")
     return S
+
+
+def _check_symmetric_nonnegative(S, name):
+    """What the docstring requires of an explicit similarity (an operator is only multiplied):
+    no negative entry, and ``S = Sᵀ`` up to rounding (relative to the largest entry)."""
+    if isinstance(S, spla.LinearOperator):
+        return
+    values = S.data if sp.issparse(S) else S
+    if values.size == 0:
+        return
+    if values.min() < 0:
+        raise InvalidParameterError(f"{name} has negative entries; a nonnegative similarity is "
+                                    "required")
+    scale = float(values.max())
+    diff = abs(S - S.T)
+    worst = float(diff.max()) if (not sp.issparse(diff) or diff.nnz) else 0.0
+    if worst > 1e-8 * scale:
+        raise InvalidParameterError(f"{name} is not symmetric (largest |S - S.T| = {worst:.3g}, "
+                                    f"largest entry {scale:.3g}); pass (S + S.T) / 2")
 
 
 def _top_eigenvectors(A, k, rng, dense=None):
@@ -58,9 +88,31 @@ def _top_eigenvectors(A, k, rng, dense=None):
         w, V = sla.eigh((dense_A + dense_A.T) / 2, subset_by_index=[n - k, n - 1])
     else:
         v0 = rng.uniform(-1, 1, size=n)
-        w, V = spla.eigsh(A, k=k, which="LA", v0=v0)
+        try:
+            w, V = spla.eigsh(A, k=k, which="LA", v0=v0, maxiter=_ARPACK_MAX_RESTARTS)
+        except (spla.ArpackNoConvergence, spla.ArpackError):
+            w, V = _eigen_fallback(A, k, rng)
     order = np.argsort(w)[::-1]
     return w[order], fix_signs(V[:, order])
+
+
+def _eigen_fallback(A, k, rng):
+    """Top-``k`` eigenpairs of symmetric ``A`` when ARPACK stalled (a clustered or near-zero
+    spectrum around the ``k``-th eigenvalue): a dense ``eigh`` up to a size, else the block
+    Krylov solver (a block of ``k + 2`` vectors separates clustered eigenvalues that
+    single-vector Lanczos resolves slowly), warning when that too stops unconverged."""
+    n = A.shape[0]
+    if n <= _DENSE_FALLBACK_MAX_N:
+        dense_A = A @ np.eye(n) if isinstance(A, spla.LinearOperator) else (
+            A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64))
+        return sla.eigh((dense_A + dense_A.T) / 2, subset_by_index=[n - k, n - 1])
+    w, V, info = block_krylov_eigenpairs(lambda X: A @ X, n, k, random_state=rng,
+                                         tol=1e-8, max_products=_BLOCK_FALLBACK_PRODUCTS)
+    if not info["converged"]:
+        warnings.warn(f"the top-{k} eigensolve did not converge (ARPACK stalled, block Krylov "
+                      f"stopped at relative residual {info['residual']:.2g}); the spectral "
+                      "embedding is approximate", ConvergenceWarning, stacklevel=4)
+    return w, V
 
 
 def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None, tol=1e-10,
@@ -142,7 +194,7 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     return theta[:kk], X, {"products": products, "residual": residual, "converged": converged}
 
 
-def spectral_embedding(S, n_components, *, random_state=None):
+def spectral_embedding(S, n_components, *, random_state=None) -> np.ndarray:
     """Row-normalised top eigenvectors of ``D^{-1/2} S D^{-1/2}`` (Ng, Jordan & Weiss).
 
     Parameters
@@ -184,7 +236,7 @@ def spectral_embedding(S, n_components, *, random_state=None):
     rng = check_random_state(random_state)
     deg = np.asarray(S @ np.ones(n)).ravel()
     if np.any(deg < -1e-12 * max(1.0, np.abs(deg).max())):
-        raise ValueError("S has negative degrees (row sums); a nonnegative similarity is required")
+        raise InvalidParameterError("S has negative degrees (row sums); a nonnegative similarity is required")
     inv_sqrt = np.zeros(n)
     pos = deg > 0
     inv_sqrt[pos] = 1.0 / np.sqrt(deg[pos])
@@ -222,7 +274,7 @@ def spectral_embedding(S, n_components, *, random_state=None):
     "executor": [Executor, None],
 })
 def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None,
-                        executor=None):
+                        executor=None) -> np.ndarray:
     """Ng–Jordan–Weiss spectral clustering of a symmetric nonnegative similarity.
 
     Parameters
@@ -261,6 +313,7 @@ def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=N
     True
     """
     S = _as_similarity(S, "S")
+    _check_symmetric_nonnegative(S, "S")
     n = S.shape[0]
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
@@ -269,7 +322,7 @@ def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=N
                   executor=executor).labels
 
 
-def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
+def stationary_distribution(P, *, tol=1e-12, max_iter=10000) -> np.ndarray:
     """Stationary distribution ``π`` of a row-stochastic matrix (``Pᵀπ = π``, ``Σπ = 1``).
 
     Parameters
@@ -304,13 +357,14 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
-        raise ValueError(f"P must be square, got shape {P.shape}")
+        raise InvalidParameterError(f"P must be square, got shape {P.shape}")
     if n == 1:
         return np.ones(1)
     try:
         if n <= 2:
             raise spla.ArpackNoConvergence("tiny", np.empty(0), np.empty((n, 0)))
-        w, v = spla.eigs(P.T, k=1, which="LM", v0=np.full(n, 1.0 / n), tol=1e-12, maxiter=5000)
+        w, v = spla.eigs(P.T, k=1, which="LM", v0=np.full(n, 1.0 / n), tol=1e-12,
+                         maxiter=_ARPACK_MAX_RESTARTS)
         pi = np.abs(np.real(v[:, 0]))
     except (spla.ArpackNoConvergence, spla.ArpackError, ValueError, TypeError):
         pi = np.full(n, 1.0 / n)
@@ -333,7 +387,8 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000):
     "random_state": ["random_state"],
     "n_jobs": ["n_jobs"],
 })
-def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n_jobs=None):
+def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None,
+                               n_jobs=None) -> np.ndarray:
     """Spectral clustering of a Markov chain (Zhou, Huang & Schölkopf, 2005).
 
     With ``π`` the stationary distribution of ``P`` and ``Π = diag(π)``, the symmetric
@@ -378,9 +433,9 @@ def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
-        raise ValueError(f"P must be square, got shape {P.shape}")
+        raise InvalidParameterError(f"P must be square, got shape {P.shape}")
     if (P.data if sp.issparse(P) else P).min(initial=0.0) < 0:
-        raise ValueError("P has negative entries; a transition matrix is nonnegative")
+        raise InvalidParameterError("P has negative entries; a transition matrix is nonnegative")
     n_clusters = check_n_clusters(n_clusters, n)
     rng = check_random_state(random_state)
     pi = stationary_distribution(P)
@@ -393,8 +448,16 @@ def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None, n
         B = s[:, None] * P * si[None, :]
         Theta = (B + B.T) * 0.5
     if not sp.issparse(Theta) and n <= _DENSE_EIGH_MAX_N:
-        _, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
+        w, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
     else:
-        _, V = _top_eigenvectors(Theta, n_clusters, rng)
+        w, V = _top_eigenvectors(Theta, n_clusters, rng)
+    rank = int(np.count_nonzero(w > _DEGENERATE_EIGENVALUE * max(w[0], 0.0)))
+    if n_clusters > 1 and rank < n_clusters:
+        warnings.warn(
+            f"P is nearly rank {rank}: only {rank} of its top {n_clusters} eigenvalues exceed "
+            f"{_DEGENERATE_EIGENVALUE:g} of the largest (eigenvalues {np.array2string(w, precision=2)}"
+            f"), so the remaining clusters are split by noise; with EMVC, P_hat collapsed: "
+            "raise lam1 and lam2 (larger error penalties keep more of the views in P_hat)",
+            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     V = normalize_rows(V)
     return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels

@@ -33,10 +33,11 @@ from fastmv.kernels.cmvnmf import (
     multiplicative_update,
 )
 
-from .._core._driver import Step, iterate, state_view
+from .._core._driver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
 from .._core._preprocessing import normalize_rows
 from .._core._result import Result
 from .._core._threads import serial_when_small, thread_limit
+from .._core._tuning import from_pairs, grid_search, pair_folds, pair_score, tuning_rng
 from .._core._validation import (
     Interval,
     Options,
@@ -46,8 +47,8 @@ from .._core._validation import (
     check_views,
     declare_params,
 )
-from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
-from ._pairs import Constraints, build_constraints, prepare_pairs
+from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
+from ._pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
@@ -55,6 +56,11 @@ _EPS = 1e-10
 # views whose largest entry lies in this range are solved as given: squares and products of
 # such entries with factors of similar size stay far from float64's (and float32's) limits
 _SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
+# beta="auto": the constraint weights compared, the old default first (it wins ties), and
+# the folds over the pairs (docs/defaults.md, "Self-tuning"). Every candidate and fold costs
+# one start from one shared initialisation, so tuning costs len × folds single starts.
+_TUNE_BETAS = (1.0, 0.1, 10.0)
+_TUNE_FOLDS = 3
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -77,11 +83,14 @@ class CMVNMFResult(Result):
         Nonnegative cluster indicators.
     initial_objective : float
         Objective at the initial factors of the start kept.
+    normalize : list of str or None
+        The normalisation applied to each view (``normalize="auto"`` resolved).
     """
 
     U: list
     V: list
     initial_objective: float
+    normalize: list = None
 
 
 # --------------------------------------------------------------------------- validation
@@ -91,6 +100,7 @@ class _Data(NamedTuple):
     blocks: Constraints  # the pairs, as patterns built once for every start
     beta: float
     log2_scale: int      # the views were divided by 2**log2_scale
+    schemes: list        # the normalisation applied to each view
 
 
 def _max_abs(X):
@@ -98,21 +108,64 @@ def _max_abs(X):
     return float(np.max(np.abs(data))) if data.size else 0.0
 
 
+def _has_negative(X):
+    data = X.data if sp.issparse(X) else X
+    return bool(data.size) and float(data.min()) < 0
+
+
+def _view_scheme(X, normalize):
+    """The scheme applied to one view (``"auto"`` resolved: ``"minmax"`` for a view with a
+    negative entry, ``"l2"`` otherwise)."""
+    if normalize == "auto":
+        return "minmax" if _has_negative(X) else "l2"
+    return normalize
+
+
+def _minmax(X):
+    """Each feature shifted and scaled to ``[0, 1]`` (constant features become 0), then each
+    row to unit ℓ2 norm. A sparse view whose smallest entry of some feature is negative is
+    densified by the shift; one with no negative entry keeps its zeros (its minimum is 0)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        lo = np.minimum(X.min(axis=0).toarray().ravel(), 0.0) if X.shape[0] else 0.0
+        hi = X.max(axis=0).toarray().ravel()
+        if np.any(lo < 0):
+            X = X.toarray()
+    else:
+        lo, hi = X.min(axis=0), X.max(axis=0)
+    span = hi - lo
+    inv = np.zeros_like(span, dtype=np.float64)
+    np.divide(1.0, span, out=inv, where=span > 0)
+    if sp.issparse(X):
+        Y = sp.csr_matrix(X @ sp.diags(inv.astype(X.dtype)))
+        Y.sort_indices()
+    else:
+        Y = ((X - lo) * inv).astype(X.dtype, copy=False)
+        Y[:, span <= 0] = 0.0
+    return normalize_rows(Y, "l2")
+
+
+def _normalized(X, scheme):
+    return _minmax(X) if scheme == "minmax" else normalize_rows(X, scheme)
+
+
 def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
-    views = check_views(X_list, "X_list", same_n=False, nonnegative=True)
-    dtype = np.float32 if all(X.dtype == np.float32 for X in views) else np.float64
-    views = [X.astype(dtype) if X.dtype != dtype else X for X in views]
-    n_list = [X.shape[0] for X in views]
+    raw = check_views(X_list, "X_list", same_n=False,
+                      nonnegative=normalize not in ("auto", "minmax"))
+    dtype = np.float32 if all(X.dtype == np.float32 for X in raw) else np.float64
+    raw = [X.astype(dtype) if X.dtype != dtype else X for X in raw]
+    n_list = [X.shape[0] for X in raw]
     n_clusters = check_n_clusters(n_clusters, min(n_list))
     pairs = prepare_pairs(must_link, cannot_link, n_list, dtype)
-    views = [normalize_rows(X, normalize) for X in views]
+    schemes = [_view_scheme(X, normalize) for X in raw]
+    views = [_normalized(X, sc) for X, sc in zip(raw, schemes)]
     # data far from 1 (possible with normalize=None) is divided by one power of two for all
     # views: exact, keeps the views' relative weights; ordinary data is left as it is
     top = max(_max_abs(X) for X in views)
     log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
         else math.frexp(top)[1]
     views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
-    return _Data(views, n_clusters, pairs, float(beta), log2_scale)
+    return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes)
 
 
 def _scaled(X, log2_scale):
@@ -283,11 +336,16 @@ def _initial_factors(data, init, rng, n_jobs):
     U_list, V_list = [], []
     if init == "k-means++":
         from .._blocks._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
-        for X in data.views:
-            res = kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
+        runs = [kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
+                for X in data.views]
+        perms = _aligned_cluster_order([r.labels for r in runs], data.blocks.blocks, c)
+        for X, res, perm in zip(data.views, runs, perms):
+            # column perm[k] of the view's factors holds its k-means cluster k
             V = np.full((X.shape[0], c), 0.2, dtype=dtype)
-            V[np.arange(X.shape[0]), res.labels] += 1.0
-            U_list.append(np.ascontiguousarray(np.maximum(res.centers.T, 0.0), dtype=dtype))
+            V[np.arange(X.shape[0]), perm[res.labels]] += 1.0
+            U = np.zeros((X.shape[1], c), dtype=dtype)
+            U[:, perm] = np.maximum(res.centers.T, 0.0)
+            U_list.append(U)
             V_list.append(V)
         return U_list, V_list
     if init == "random":
@@ -298,7 +356,7 @@ def _initial_factors(data, init, rng, n_jobs):
             V_list.append((scale * np.abs(rng.standard_normal((n, c)))).astype(dtype))
         return U_list, V_list
     if len(init) != 2 or len(init[0]) != len(data.views) or len(init[1]) != len(data.views):
-        raise ValueError(f"init must give one U and one V per view ({len(data.views)} views) "
+        raise InvalidParameterError(f"init must give one U and one V per view ({len(data.views)} views) "
                          "as a pair (U_list, V_list)")
     for a, X in enumerate(data.views):
         n, d = X.shape
@@ -307,12 +365,61 @@ def _initial_factors(data, init, rng, n_jobs):
         V = check_array(init[1][a], f"init[1][{a}]", accept_sparse=False, dtype=dtype,
                         nonnegative=True, copy=True)
         if U.shape != (d, c):
-            raise ValueError(f"init[0][{a}] must have shape ({d}, {c}), got {U.shape}")
+            raise InvalidParameterError(f"init[0][{a}] must have shape ({d}, {c}), got {U.shape}")
         if V.shape != (n, c):
-            raise ValueError(f"init[1][{a}] must have shape ({n}, {c}), got {V.shape}")
+            raise InvalidParameterError(f"init[1][{a}] must have shape ({n}, {c}), got {V.shape}")
         U_list.append(U)
         V_list.append(np.ldexp(V, -data.log2_scale).astype(dtype))
     return U_list, V_list
+
+
+def _aligned_cluster_order(labels, blocks, c):
+    """Per view, the column each of its k-means clusters takes, so that clusters the
+    inter-view pairs tie together share a column.
+
+    Independent k-means runs number their clusters arbitrarily. The constraint terms compare
+    ``V_a[i]`` with ``V_b[j]`` column by column, so a start whose cluster 3 in view ``a`` is
+    cluster 7 in view ``b`` makes every must-link pair pull against the data term: such
+    starts end in a worse local minimum (higher objective, lower accuracy; docs/cmvnmf.md
+    "Aligned starts"). Views are aligned greedily, the one with the most pairs to the views
+    already placed first, by the assignment maximising must-links minus cannot-links that
+    agree (Hungarian method); a view with no pairs to the others keeps its numbering.
+    """
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415
+
+    m = len(labels)
+    perms = [np.arange(c) for _ in range(m)]
+    pairs = {}
+    for (a, b), (must, cannot) in blocks.items():
+        if a != b:
+            pairs[(a, b)] = (np.asarray(must).reshape(-1, 2), np.asarray(cannot).reshape(-1, 2))
+    placed = [0] if m else []
+    while len(placed) < m:
+        best, best_count = None, -1
+        for b in range(m):
+            if b in placed:
+                continue
+            count = sum(len(mu) + len(cn) for (x, z), (mu, cn) in pairs.items()
+                        if (x == b and z in placed) or (z == b and x in placed))
+            if count > best_count:
+                best, best_count = b, count
+        score = np.zeros((c, c))               # score[k, l]: view best's cluster k ~ column l
+        for (x, z), (mu, cn) in pairs.items():
+            if x == best and z in placed:
+                own, other, a = 0, 1, z
+            elif z == best and x in placed:
+                own, other, a = 1, 0, x
+            else:
+                continue
+            for P, sign in ((mu, 1.0), (cn, -1.0)):
+                if len(P):
+                    np.add.at(score, (labels[best][P[:, own]], perms[a][labels[a][P[:, other]]]),
+                              sign)
+        if best_count > 0:
+            rows, cols = linear_sum_assignment(score, maximize=True)
+            perms[best] = cols[np.argsort(rows)]
+        placed.append(best)
+    return perms
 
 
 def _solve(data, init, rescale, rng, n_jobs, **driver):
@@ -333,7 +440,7 @@ def _result(problem, trace, data, max_iter, tol):
     if trace.stop_reason == "max_iter" and max_iter > 0:
         warnings.warn(f"cmvnmf stopped at max_iter={max_iter} before reaching tol={tol:g} "
                       f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
-                      "converged answer", ConvergenceWarning, stacklevel=4)
+                      "converged answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
     U_list, V_scaled = problem.factors()
     e = data.log2_scale
     with np.errstate(over="ignore", under="ignore"):
@@ -350,30 +457,87 @@ def _result(problem, trace, data, max_iter, tol):
         if not np.any(V):
             warnings.warn(f"cmvnmf: the factor V of view {a} collapsed to zero (every sample "
                           "in cluster 0); lower beta or change init", DegenerateSolutionWarning,
-                          stacklevel=4)
-        elif data.n_clusters > 1 and lab.size > 1 and np.all(lab == lab[0]):
-            warnings.warn(f"cmvnmf: every sample of view {a} is in one cluster although "
-                          f"n_clusters={data.n_clusters}; lower beta, raise n_init or change "
-                          "init", DegenerateSolutionWarning, stacklevel=4)
+                          stacklevel=_caller_stacklevel())
+        elif lab.size >= data.n_clusters and np.unique(lab).size < data.n_clusters:
+            warnings.warn(f"cmvnmf: only {np.unique(lab).size} of n_clusters="
+                          f"{data.n_clusters} clusters of view {a} hold samples (a column of "
+                          "V is zero or dominated, e.g. by all-zero rows); lower beta, raise "
+                          "n_init or change init", DegenerateSolutionWarning,
+                          stacklevel=_caller_stacklevel())
     return CMVNMFResult(labels=labels, objective=objective, n_iter=trace.n_iter,
                         converged=trace.converged, U=U_list, V=V_list, initial_objective=initial)
+
+
+# --------------------------------------------------------------------------- tuning
+def _flat_pairs(constraints):
+    """``{(a, b): (p, 2)}`` as one ``(P, 4)`` array of rows ``(a, i, b, j)``."""
+    rows = [np.column_stack([np.full(len(p), a), np.asarray(p)[:, 0], np.full(len(p), b),
+                             np.asarray(p)[:, 1]])
+            for (a, b), p in (constraints or {}).items() if len(p)]
+    return (np.vstack(rows).astype(np.int64) if rows else np.zeros((0, 4), np.int64))
+
+
+def _as_dict(flat):
+    out = {}
+    for a, b in {(int(r[0]), int(r[2])) for r in flat}:
+        sel = (flat[:, 0] == a) & (flat[:, 2] == b)
+        out[(a, b)] = flat[sel][:, [1, 3]]
+    return out
+
+
+def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, rescale, rng,
+               n_jobs, max_iter, tol, log):
+    """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
+    shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._tuning.
+    pair_score`, balanced over must- and cannot-links)."""
+    n_list = [np.shape(X)[0] for X in X_list]
+    flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
+    flat_c = _flat_pairs(_check_constraints(cannot_link, "cannot_link", n_list))
+    sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
+    fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
+    full = _prepare(X_list, n_clusters, None, None, 1.0, normalize)
+    U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
+    # the explicit start is given in the data's units: undo the internal scale
+    V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
+    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=None, verbose=False,
+                  progress=False)
+
+    offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
+
+    def same(flat, labels):
+        lab = np.concatenate(labels)
+        return lab[offsets[flat[:, 0]] + flat[:, 1]] == lab[offsets[flat[:, 2]] + flat[:, 3]]
+
+    def evaluate(beta, f):
+        data = _prepare(X_list, n_clusters, _as_dict(flat_m[fm != f]),
+                        _as_dict(flat_c[fc != f]), beta, normalize)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            problem, _ = _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]),
+                                rescale, rng, n_jobs, **driver)
+        labels = [np.argmax(problem.V(a), axis=1) for a in range(problem.m)]
+        score = pair_score(lambda flat: same(flat, labels), flat_m[fm == f], flat_c[fc == f])
+        return score, 1
+
+    return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
+                       method="held-out inter-view pairs honoured, one start per fit", log=log)
 
 
 # --------------------------------------------------------------------------- public
 @declare_params({
     "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
     "must_link": ["mapping", None], "cannot_link": ["mapping", None],
-    "beta": [Interval(Real, 0, None, closed="left")],
+    "beta": [Interval(Real, 0, None, closed="left"), Options({"auto"})],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
-    "normalize": [Options({"l2", "l1"}), None],
+    "normalize": [Options({"auto", "l2", "l1", "minmax"}), None],
     "init": [Options({"k-means++", "random"}), tuple, list],
     "n_init": [Interval(Integral, 1, None, closed="left")], "rescale": ["boolean"],
     "random_state": ["random_state"], "verbose": ["verbose"], "callback": [callable, None],
     "progress": ["boolean"], "n_jobs": ["n_jobs"],
 })
-def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300, tol=1e-6,
-           normalize="l2", init="k-means++", n_init=5, rescale=True,
+def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta="auto", max_iter=300, tol=1e-6,
+           normalize="auto", init="k-means++", n_init=5, rescale=True,
            random_state=None, verbose=False, callback=None, progress=False,
            n_jobs=None) -> CMVNMFResult:
     """Constrained multi-view NMF clustering of unmapped views (CMVNMF).
@@ -386,7 +550,7 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     Parameters
     ----------
     X_list : list of array-like or scipy.sparse matrices, shapes (n_a, d_a)
-        Nonnegative views, samples in rows; ``n_a`` may differ between views and rows need not
+        Views, samples in rows (nonnegative, or see ``normalize``); ``n_a`` may differ between views and rows need not
         correspond. Sparse views are used as CSR and never densified.
     n_clusters : int
         Number of clusters ``c`` (``1 <= c <= min_a n_a``).
@@ -398,16 +562,30 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     cannot_link : dict or None
         Pairs that must not share a cluster, in the same layout. A pair given both as
         must-link and as cannot-link raises ``ValueError``.
-    beta : float, default 1.0
+    beta : float or "auto", default "auto"
         Weight of the constraint term (``β >= 0``; ``0`` gives independent NMF per view).
+        ``"auto"`` with pairs: chosen from ``(1, 0.1, 10)`` by 3-fold validation over the
+        pairs (fit on two thirds of the pairs, one start from one shared initialisation;
+        score: the share of held-out must-links kept together and of cannot-links kept
+        apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
+        Cost: ``3 candidates × 3 folds = 9`` single starts beside the ``n_init`` starts of
+        the solve (with the default ``n_init=5``: at most ``1 + 9/5 = 2.8`` times the solve
+        with a fixed ``beta``). The choice and the scores are in ``result.tuning``
+        (docs/defaults.md, "Self-tuning"). Without pairs: 1. A number skips the tuning.
     max_iter : int, default 300
         Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``
         returns the initialisation.
     tol : float, default 1e-6
         Stop when the objective's relative change over a sweep is ``<= tol``.
-    normalize : {"l2", "l1", None}, default "l2"
+    normalize : {"auto", "l2", "l1", "minmax"} or None, default "auto"
         Scale every sample (row) of every view to unit norm first (all-zero rows stay zero);
-        the constraint terms need the views' ``V`` comparable. ``None`` uses the data as is.
+        the constraint terms need the views' ``V`` comparable. ``"minmax"``: each feature
+        shifted and scaled to ``[0, 1]``, then every row to unit ℓ2 norm; the way forward
+        for views with negative values (features such as z-scored descriptors or signed
+        image statistics), which NMF cannot factorise as given. ``"auto"``: ``"minmax"``
+        for a view with a negative entry, ``"l2"`` for every other view. ``None`` uses the
+        data as is. With ``"l2"``, ``"l1"`` or ``None`` a negative entry raises
+        ``ValueError``.
     init : {"k-means++", "random"} or (U_list, V_list), default "k-means++"
         ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data;
         ``V`` = one-hot labels + 0.2, ``U`` = centroids (clipped at 0). ``"random"``: scaled
@@ -424,7 +602,8 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     random_state : None, int or numpy Generator
         Seeds the initialisations.
     verbose : bool or int, default False
-        Log the objective after every sweep (logger ``"fastmv"``).
+        Log one line per start (sweeps, final objective, why it stopped) to the logger
+        ``"fastmv"``; ``2`` also logs the objective after every sweep.
     callback : callable, optional
         ``callback(info)`` after every sweep with a :class:`fastmv._core._driver.IterationInfo`
         whose ``state`` holds read-only ``"U"`` and ``"V"`` lists (in the internal scale of
@@ -439,7 +618,9 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     -------
     CMVNMFResult
         Per-view ``labels`` (argmax of the rows of ``V_a``), ``objective`` per sweep,
-        ``n_iter``, ``converged``, ``U``, ``V`` and ``initial_objective``.
+        ``n_iter``, ``converged``, ``U``, ``V``, ``initial_objective``, ``normalize`` (the
+        scheme of every view) and ``tuning`` (``beta="auto"`` with pairs: the record of the
+        choice; else ``None``).
 
     Warns
     -----
@@ -473,16 +654,35 @@ def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta=1.0, max_iter=300
     [True, True]
     """
     rng = check_random_state(random_state)
+    tuning = None
+    if isinstance(beta, str):
+        pairs = [p for d in (must_link, cannot_link) if d for p in d.values() if len(p)]
+        if pairs:
+            _prepare(X_list, n_clusters, must_link, cannot_link, 1.0, normalize)  # validate
+            with thread_limit(n_jobs), verbose_logging(verbose) as log:
+                beta, record = _tune_beta(X_list, n_clusters, must_link, cannot_link,
+                                          normalize, init if isinstance(init, str) else
+                                          "k-means++", rescale, rng, n_jobs, max_iter, tol,
+                                          log)
+            tuning = {"beta": record}
+        else:
+            beta = 1.0
     data = _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize)
+    # verbose=True: one line per start; 2 or more: every sweep as well
+    every_sweep = not isinstance(verbose, bool) and verbose >= 2
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
-                  verbose=verbose, progress=progress)
+                  verbose=verbose if every_sweep else False, progress=progress)
     best = None
-    with thread_limit(n_jobs):
-        for _ in range(n_init if isinstance(init, str) else 1):
+    n_starts = n_init if isinstance(init, str) else 1
+    with thread_limit(n_jobs), verbose_logging(verbose) as log:
+        for start in range(n_starts):
             run = _solve(data, init, rescale, rng, n_jobs, **driver)
+            log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,
+                n_starts, run[1].n_iter, _final(*run), run[1].stop_reason, run[1].seconds)
             stopped = run[1].stop_reason == "callback"   # the caller's stop ends every start
             if best is None or stopped or _final(*run) < _final(*best):
                 best = run
             if stopped:
                 break
-    return _result(*best, data, max_iter, tol)
+    return dataclasses.replace(_result(*best, data, max_iter, tol), tuning=tuning,
+                               normalize=data.schemes)

@@ -25,10 +25,10 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 
 __all__ = ["Step", "IterationInfo", "Trace", "iterate", "relative_change", "verbose_logging",
-           "progress_bar", "logger"]
+           "progress_bar", "logger", "interrupt_guard"]
 
 logger = logging.getLogger("fastmv")
 
@@ -199,6 +199,69 @@ def _caller_stacklevel() -> int:
     return level
 
 
+# A task run on a helper thread (:func:`fastmv._threads.task_map`) learns through this
+# thread-local event that the caller's thread was interrupted, so that a Ctrl-C does not wait
+# for every restart still running on the pool to finish.
+_cancel = threading.local()
+
+
+class Cancelled(Exception):
+    """Raised inside a helper-thread task whose caller has stopped (interrupted or failed)."""
+
+
+@contextlib.contextmanager
+def cancel_scope(event):
+    """Run the body as a task that :func:`check_cancelled` stops once ``event`` is set."""
+    previous = getattr(_cancel, "event", None)
+    _cancel.event = event
+    try:
+        yield
+    finally:
+        _cancel.event = previous
+
+
+def check_cancelled() -> None:
+    """Raise :class:`Cancelled` if this thread's task was cancelled (see :func:`cancel_scope`)."""
+    event = getattr(_cancel, "event", None)
+    if event is not None and event.is_set():
+        raise Cancelled("the caller of this task stopped")
+
+
+@contextlib.contextmanager
+def interrupt_guard():
+    """Re-raise a Ctrl-C that surfaced inside a compiled call as :class:`KeyboardInterrupt`.
+
+    A SIGINT handled while a Numba dispatcher is running leaves the interpreter's exception
+    set when the compiled function returns, and CPython then reports a ``SystemError``
+    ("returned a result with an exception set") whose cause is the ``KeyboardInterrupt``.
+    """
+    try:
+        yield
+    except SystemError as exc:
+        cause, seen = exc, 0
+        while isinstance(cause, SystemError) and seen < 8:
+            cause, seen = cause.__cause__ or cause.__context__, seen + 1
+        if isinstance(cause, KeyboardInterrupt):
+            raise KeyboardInterrupt(*cause.args) from None
+        raise
+
+
+def warn_if_degenerate(labels, n_clusters: int, solver: str, hint: str) -> None:
+    """The degenerate-answer promise: a :class:`~fastmv.exceptions.DegenerateSolutionWarning`
+    when ``labels`` (one array, or one per view) use fewer than ``n_clusters`` distinct
+    values, naming what to change (``hint``)."""
+    parts = labels if isinstance(labels, (list, tuple)) else [labels]
+    for v, lab in enumerate(parts):
+        lab = np.asarray(lab)
+        found = np.unique(lab).size
+        if lab.size >= n_clusters and found < n_clusters:
+            where = f" in view {v}" if len(parts) > 1 else ""
+            warnings.warn(f"{solver}: only {found} of n_clusters={n_clusters} clusters{where} "
+                          f"hold samples; {hint}", DegenerateSolutionWarning,
+                          stacklevel=_caller_stacklevel())
+            return
+
+
 def _as_step(value) -> Step:
     if isinstance(value, Step):
         return value
@@ -249,7 +312,9 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
     with verbose_logging(verbose) as log, \
             progress_bar(max_iter, progress, solver) as bar:
         for it in range(1, max_iter + 1):
-            step = _as_step(problem.step())
+            check_cancelled()
+            with interrupt_guard():
+                step = _as_step(problem.step())
             f = float(step.objective)
             if step.residual is not None:
                 r = float(step.residual)
@@ -261,8 +326,9 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
             objective.append(f)
             residual.append(r)
             elapsed = time.perf_counter() - start
-            log("%s: iter %4d  objective %.8e  residual %.3e  elapsed %.2fs",
-                solver, it, f, r, elapsed)
+            # the first step of a solver without an initial objective has no residual yet
+            log("%s: iter %4d  objective %.8e  residual %s  elapsed %.2fs",
+                solver, it, f, f"{r:.3e}" if np.isfinite(r) else "-", elapsed)
             bar.update(1)
             if callback is not None:
                 info = IterationInfo(solver, it, f, r, elapsed,
@@ -271,7 +337,7 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
                     stop = callback(info)
                 except StopIteration:
                     stop = True
-                if stop is True:
+                if stop is True or (isinstance(stop, np.bool_) and bool(stop)):
                     stop_reason = "callback"
                     break
             if r <= tol:

@@ -22,6 +22,8 @@ Dask is imported only when the executor is Dask's (its module is checked by name
 from __future__ import annotations
 
 import collections
+import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import pickle
 import threading
@@ -36,6 +38,8 @@ _WINDOW = 16
 # Arguments that pickle to fewer bytes than this travel inline with every task; larger ones
 # are sent once per map call (scattered on Dask), which costs a round trip of its own.
 _INLINE_MAX_BYTES = 1 << 16
+# Seconds a wait for one task's result lasts before the executor's workers are checked.
+_POLL_SECONDS = 1.0
 
 
 def is_dask_executor(executor) -> bool:
@@ -171,7 +175,7 @@ class BlockMap:
             while pending:
                 item, future = pending.popleft()
                 try:
-                    result = future.result()
+                    result = self._result(future)
                 except Exception as exc:
                     hint = (" (the task or data it needs was lost with a worker, and the "
                             "executor could not recover it)"
@@ -188,10 +192,41 @@ class BlockMap:
                 future.cancel()
             del sent  # per-call data: dropping the futures releases it on the cluster
 
+    def _result(self, future):
+        """The task's result, waiting in bounded slices: a process pool that lost a worker
+        can leave a future that never completes (the pool's manager thread stuck on the dead
+        worker's queue), so between slices the pool's processes are checked."""
+        if is_dask_executor(self.executor):
+            return future.result()  # Dask retries lost tasks and reports what it gave up on
+        while True:
+            try:
+                return future.result(timeout=_POLL_SECONDS)
+            except concurrent.futures.TimeoutError:
+                lost = _lost_worker(self.executor)
+                if lost is not None:
+                    raise concurrent.futures.process.BrokenProcessPool(
+                        f"a worker process of the executor ended (exit code {lost}) while "
+                        "a task was running; the executor cannot finish the solve") from None
+
     def close(self):
         """Release everything sent with :meth:`keep` / :meth:`keep_each`."""
         with self._lock:
             self._kept.clear()
+
+
+def _lost_worker(executor):
+    """Exit code of a process of ``executor`` that ended abnormally, or None (also for
+    executors without processes)."""
+    if getattr(executor, "_broken", False):
+        return "unknown (the pool is broken)"
+    processes = getattr(executor, "_processes", None)
+    if not isinstance(processes, dict):
+        return None
+    for process in list(processes.values()):
+        code = getattr(process, "exitcode", None)
+        if code is not None and code != 0:
+            return code
+    return None
 
 
 def _is_future(obj) -> bool:

@@ -17,6 +17,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from ._files import read_npz
+from .exceptions import InvalidFileError
+
 __all__ = ["Result"]
 
 _REGISTRY: dict[str, type] = {}
@@ -68,6 +71,11 @@ class Result:
     converged : bool
         Whether the solver's convergence test was met (``False`` when it stopped at
         ``max_iter`` or because a callback asked it to).
+    tuning : dict or None
+        Options resolved by internal validation on the caller's supervision (``"auto"``
+        options with labels or pairs; docs/defaults.md, "Self-tuning"): option name to
+        ``{"candidates", "scores" (candidates × folds), "mean", "chosen", "folds",
+        "method", "solves"}``. ``None`` when nothing was tuned. Keyword-only.
 
     Examples
     --------
@@ -83,6 +91,7 @@ class Result:
     objective: np.ndarray
     n_iter: int
     converged: bool
+    tuning: Any = dataclasses.field(default=None, kw_only=True)
 
     _save_skip: ClassVar[tuple] = ()
 
@@ -155,25 +164,82 @@ class Result:
         -------
         Result
             The saved result.
+
+        Raises
+        ------
+        fastmv.exceptions.InvalidFileError
+            The file is not a saved result, is damaged, declares more data than it holds (or
+            than :data:`fastmv._files.MAX_INFLATION` times its size), refers to arrays it does
+            not hold, holds a malformed sparse matrix, or breaks the result contract (1-D
+            integer ``labels``, 1-D float ``objective``, int ``n_iter``, bool ``converged``).
+            Nothing is built from a file before it is checked.
         """
-        with np.load(os.fspath(path), allow_pickle=False) as data:
-            if _META not in data:
-                raise ValueError(f"{os.fspath(path)} is not a saved fastmv result")
-            meta = json.loads(bytes(data[_META]).decode())
-            name = meta["class"]
-            klass = _REGISTRY.get(name, Result if name == "Result" else None)
-            if klass is None:
-                # the module defining it may not be imported yet
-                import fastmv  # noqa: PLC0415 (circular: the package imports this module)
-                for public in dir(fastmv):
-                    getattr(fastmv, public, None)
-                klass = _REGISTRY.get(name)
-            if klass is None:
-                raise ValueError(f"{os.fspath(path)} holds an unknown result class {name!r}")
-            if cls is not Result and not issubclass(klass, cls):
-                raise TypeError(f"{os.fspath(path)} holds a {name}, not a {cls.__name__}")
-            values = {k: _unpack(spec, data) for k, spec in meta["fields"].items()}
-        return klass(**values)
+        path = os.fspath(path)
+        data = read_npz(path)
+        if _META not in data:
+            raise InvalidFileError(f"{path} is not a saved fastmv result (no {_META} entry)")
+        meta = _read_meta(path, data.pop(_META))
+        name = meta["class"]
+        klass = _REGISTRY.get(name, Result if name == "Result" else None)
+        if klass is None:
+            # the module defining it may not be imported yet
+            import fastmv  # noqa: PLC0415 (circular: the package imports this module)
+            for public in dir(fastmv):
+                getattr(fastmv, public, None)
+            klass = _REGISTRY.get(name)
+        if klass is None:
+            raise InvalidFileError(f"{path} holds an unknown result class {name!r}")
+        if cls is not Result and not issubclass(klass, cls):
+            raise TypeError(f"{path} holds a {name}, not a {cls.__name__}")
+        fields = meta["fields"]
+        used: set[str] = set()
+        values = {k: _unpack(spec, data, f"{path} [{k}]", used, 0)
+                  for k, spec in fields.items()}
+        _check_contract(path, values)
+        try:
+            return klass(**values)
+        except (TypeError, ValueError) as exc:
+            raise InvalidFileError(f"{path}: cannot rebuild a {name}: {exc}") from None
+
+
+# a saved result nests lists of arrays a few levels deep at most
+_MAX_DEPTH = 16
+_KINDS = {"literal", "array", "csr", "list", "tuple", "dict"}
+
+
+def _read_meta(path, raw):
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise InvalidFileError(f"{path}: the {_META} entry is not a byte string")
+    try:
+        meta = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidFileError(f"{path}: the {_META} entry is not valid JSON "
+                               f"({type(exc).__name__})") from None
+    if (not isinstance(meta, dict) or not isinstance(meta.get("class"), str)
+            or not isinstance(meta.get("fields"), dict)):
+        raise InvalidFileError(f"{path}: the {_META} entry lacks 'class' and 'fields'")
+    return meta
+
+
+def _check_contract(path, values):
+    """The four fields every result has, with the types the contract promises."""
+    labels = values.get("labels")
+    parts = labels if isinstance(labels, (list, tuple)) and labels else [labels]
+    if labels is not None and not all(isinstance(v, np.ndarray) and v.ndim == 1
+                                      and v.dtype.kind in "iu" for v in parts):
+        raise InvalidFileError(f"{path}: labels must be a 1-D integer array (or one per view), "
+                               f"got {_describe(labels)}")
+    objective = values.get("objective")
+    if not (isinstance(objective, np.ndarray) and objective.ndim == 1
+            and objective.dtype.kind == "f"):
+        raise InvalidFileError(f"{path}: objective must be a 1-D float array, got "
+                               f"{_describe(objective)}")
+    n_iter = values.get("n_iter")
+    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
+        raise InvalidFileError(f"{path}: n_iter must be an int >= 0, got {n_iter!r}")
+    if not isinstance(values.get("converged"), bool):
+        raise InvalidFileError(f"{path}: converged must be a bool, got "
+                               f"{values.get('converged')!r}")
 
 
 def _pack(key, value, arrays):
@@ -202,17 +268,64 @@ def _pack(key, value, arrays):
     raise TypeError(f"cannot save field {key!r} of type {type(value).__name__}")
 
 
-def _unpack(spec, data):
+def _unpack(spec, data, where, used, depth):
+    """The value ``spec`` describes, every reference and structure checked."""
+    if depth > _MAX_DEPTH:
+        raise InvalidFileError(f"{where}: nested deeper than {_MAX_DEPTH} levels")
+    if not isinstance(spec, dict) or spec.get("kind") not in _KINDS:
+        raise InvalidFileError(f"{where}: malformed field description")
     kind = spec["kind"]
     if kind == "literal":
-        return spec["value"]
+        value = spec.get("value")
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise InvalidFileError(f"{where}: a literal must be a number, string or null")
+        return value
     if kind == "array":
-        return np.array(data[spec["key"]])
+        return _array(data, spec.get("key"), where, used)
     if kind == "csr":
-        key = spec["key"]
-        return sp.csr_matrix((data[f"{key}.data"], data[f"{key}.indices"],
-                              data[f"{key}.indptr"]), shape=tuple(spec["shape"]))
+        return _csr(spec, data, where, used)
+    items = spec.get("items")
     if kind == "dict":
-        return {k: _unpack(v, data) for k, v in spec["items"].items()}
-    items = [_unpack(s, data) for s in spec["items"]]
-    return items if kind == "list" else tuple(items)
+        if not isinstance(items, dict):
+            raise InvalidFileError(f"{where}: malformed dict description")
+        return {k: _unpack(v, data, f"{where}.{k}", used, depth + 1) for k, v in items.items()}
+    if not isinstance(items, list):
+        raise InvalidFileError(f"{where}: malformed {kind} description")
+    out = [_unpack(s, data, f"{where}.{i}", used, depth + 1) for i, s in enumerate(items)]
+    return out if kind == "list" else tuple(out)
+
+
+def _array(data, key, where, used):
+    if not isinstance(key, str) or key not in data:
+        raise InvalidFileError(f"{where}: refers to an array {key!r} the file does not hold")
+    if key in used:
+        raise InvalidFileError(f"{where}: the array {key!r} is referred to twice")
+    used.add(key)
+    return data[key]
+
+
+def _csr(spec, data, where, used):
+    key, shape = spec.get("key"), spec.get("shape")
+    if not isinstance(key, str):
+        raise InvalidFileError(f"{where}: malformed sparse description")
+    if (not isinstance(shape, list) or len(shape) != 2
+            or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in shape)):
+        raise InvalidFileError(f"{where}: sparse shape must be two ints >= 0, got {shape!r}")
+    values, indices, indptr = (_array(data, f"{key}.{part}", where, used)
+                               for part in ("data", "indices", "indptr"))
+    n_rows, n_cols = shape
+    if values.ndim != 1 or values.dtype.kind not in "biuf":
+        raise InvalidFileError(f"{where}: sparse data must be a 1-D numeric array")
+    for name, arr in (("indices", indices), ("indptr", indptr)):
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise InvalidFileError(f"{where}: sparse {name} must be a 1-D integer array")
+    nnz = values.shape[0]
+    if indices.shape[0] != nnz or indptr.shape[0] != n_rows + 1:
+        raise InvalidFileError(f"{where}: sparse arrays of inconsistent lengths (data {nnz}, "
+                               f"indices {indices.shape[0]}, indptr {indptr.shape[0]} for "
+                               f"{n_rows} rows)")
+    if indptr[0] != 0 or indptr[-1] != nnz or np.any(np.diff(indptr.astype(np.int64)) < 0):
+        raise InvalidFileError(f"{where}: sparse indptr must rise from 0 to nnz = {nnz}")
+    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= n_cols):
+        raise InvalidFileError(f"{where}: a sparse column index lies outside [0, {n_cols})")
+    return sp.csr_matrix((values, indices, indptr), shape=(n_rows, n_cols))

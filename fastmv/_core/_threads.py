@@ -39,6 +39,7 @@ from threadpoolctl import ThreadpoolController
 
 from fastmv.kernels._partition import SERIAL_BELOW, start_thread_pool
 
+from ._solver import cancel_scope, check_cancelled
 from ._validation import check_n_jobs
 
 
@@ -203,11 +204,22 @@ def task_map(n_threads):
         yield map
         return
 
+    cancel = threading.Event()
+
     def one_thread(fn):
         def run(item):
             numba.set_num_threads(1)  # thread-local: affects this pool thread only
-            return fn(item)
+            with cancel_scope(cancel):
+                check_cancelled()
+                return fn(item)
         return run
 
     with _blas_limit(1), ThreadPoolExecutor(max_workers=n_threads) as pool:
-        yield lambda fn, items: pool.map(one_thread(fn), items)
+        try:
+            yield lambda fn, items: pool.map(one_thread(fn), items)
+        except BaseException:
+            # the caller stopped (Ctrl-C, an error in one task): tasks still running stop at
+            # their next check instead of running to the end while the pool shuts down
+            cancel.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise

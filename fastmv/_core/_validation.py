@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import InvalidParameterError
+from ._driver import interrupt_guard
 
 __all__ = [
     "Interval",
@@ -49,13 +50,13 @@ def check_random_state(random_state) -> np.random.Generator:
     """
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, numbers.Integral) and random_state < 0:
-            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+            raise InvalidParameterError(f"random_state must be a non-negative int, got {random_state}")
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    raise TypeError(
+    raise InvalidParameterError(
         "random_state must be None, an int, a numpy Generator or RandomState, "
         f"got {type(random_state).__name__}"
     )
@@ -68,9 +69,9 @@ def check_dtype(dtype, name: str = "dtype", default=np.float64):
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
-        raise TypeError(f"{name} must be float32 or float64, got {dtype!r}") from exc
+        raise InvalidParameterError(f"{name} must be float32 or float64, got {dtype!r}") from exc
     if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"{name} must be float32 or float64, got {dt}")
+        raise InvalidParameterError(f"{name} must be float32 or float64, got {dt}")
     return dt.type
 
 
@@ -80,7 +81,7 @@ def check_n_jobs(n_jobs, name: str = "n_jobs") -> int | None:
     if n_jobs is None:
         return None
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError(f"{name} must be None or a non-zero int, got {n_jobs!r}")
+        raise InvalidParameterError(f"{name} must be None or a non-zero int, got {n_jobs!r}")
     return int(n_jobs)
 
 
@@ -88,28 +89,28 @@ def check_scalar(value, name: str, *, low=None, high=None, low_inclusive=True,
                  high_inclusive=True) -> float:
     """Validate a real scalar parameter and return it as a Python float."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+        raise InvalidParameterError(f"{name} must be a real number, got {type(value).__name__}")
     value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
+        raise InvalidParameterError(f"{name} must be finite, got {value}")
     if low is not None and (value < low or (value == low and not low_inclusive)):
         op = ">=" if low_inclusive else ">"
-        raise ValueError(f"{name} must be {op} {low}, got {value}")
+        raise InvalidParameterError(f"{name} must be {op} {low}, got {value}")
     if high is not None and (value > high or (value == high and not high_inclusive)):
         op = "<=" if high_inclusive else "<"
-        raise ValueError(f"{name} must be {op} {high}, got {value}")
+        raise InvalidParameterError(f"{name} must be {op} {high}, got {value}")
     return value
 
 
 def check_int(value, name: str, *, low=None, high=None) -> int:
     """Validate an integer parameter (NumPy integers accepted, bools refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise InvalidParameterError(f"{name} must be an int, got {type(value).__name__}")
     value = int(value)
     if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
+        raise InvalidParameterError(f"{name} must be >= {low}, got {value}")
     if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value}")
+        raise InvalidParameterError(f"{name} must be <= {high}, got {value}")
     return value
 
 
@@ -117,7 +118,7 @@ def check_n_clusters(n_clusters, n_samples: int, name: str = "n_clusters") -> in
     """``1 <= n_clusters <= n_samples``."""
     n_clusters = check_int(n_clusters, name, low=1)
     if n_clusters > n_samples:
-        raise ValueError(f"{name}={n_clusters} exceeds the number of samples ({n_samples})")
+        raise InvalidParameterError(f"{name}={n_clusters} exceeds the number of samples ({n_samples})")
     return n_clusters
 
 
@@ -134,34 +135,34 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
     """
     if sp.issparse(X):
         if not accept_sparse:
-            raise TypeError(f"{name} must be a dense array; scipy.sparse is not supported here")
+            raise InvalidParameterError(f"{name} must be a dense array; scipy.sparse is not supported here")
         if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
+            raise InvalidParameterError(f"{name} must be 2-D, got {X.ndim}-D")
         target = dtype if dtype is not None else (
             np.float32 if X.dtype == np.float32 else np.float64)
         Xc = check_sparse_structure(X, name, dtype=target, copy=copy)
         data = Xc.data
         bad = ~np.isfinite(data)
         if bad.any():
-            raise ValueError(f"{name} contains NaN or infinite values")
+            raise InvalidParameterError(f"{name} contains NaN or infinite values")
         if nonnegative and data.size and data.min() < 0:
-            raise ValueError(f"{name} contains negative values (nonnegative data required)")
+            raise InvalidParameterError(f"{name} contains negative values (nonnegative data required)")
         _check_shape(Xc.shape, name, min_rows, min_cols)
         return Xc
     if isinstance(X, (str, bytes)) or X is None:
-        raise TypeError(f"{name} must be an array, got {type(X).__name__}")
+        raise InvalidParameterError(f"{name} must be an array, got {type(X).__name__}")
     try:
         arr = np.asarray(X)
     except Exception as exc:  # pragma: no cover - exotic inputs
-        raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
+        raise InvalidParameterError(f"{name} could not be converted to an array: {exc}") from exc
     if arr.dtype == object:
-        raise TypeError(f"{name} must be numeric, got an object array")
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+        raise InvalidParameterError(f"{name} must be numeric, got an object array")
+    if arr.dtype.kind in "mM" or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise InvalidParameterError(f"{name} must be numeric, got dtype {arr.dtype}")
     if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, got complex values")
+        raise InvalidParameterError(f"{name} must be real, got complex values")
     if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got {arr.ndim}-D with shape {arr.shape}")
+        raise InvalidParameterError(f"{name} must be {ndim}-D, got {arr.ndim}-D with shape {arr.shape}")
     target = dtype if dtype is not None else (np.float32 if arr.dtype == np.float32 else np.float64)
     out = np.ascontiguousarray(arr, dtype=target)
     if copy and np.shares_memory(out, arr):
@@ -169,14 +170,14 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
     if ndim == 2:
         _check_shape(out.shape, name, min_rows, min_cols)
     elif out.size < min_rows:
-        raise ValueError(f"{name} is empty")
+        raise InvalidParameterError(f"{name} is empty")
     if allow_nan:
         if np.isinf(out).any():
-            raise ValueError(f"{name} contains infinite values")
+            raise InvalidParameterError(f"{name} contains infinite values")
     elif not np.isfinite(out).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise InvalidParameterError(f"{name} contains NaN or infinite values")
     if nonnegative and out.size and np.nanmin(out) < 0:
-        raise ValueError(f"{name} contains negative values (nonnegative data required)")
+        raise InvalidParameterError(f"{name} contains negative values (nonnegative data required)")
     return out
 
 
@@ -184,18 +185,18 @@ def _check_compressed(indptr, indices, n_data, n_major, n_minor, name, fmt):
     """indptr/indices of a CSR (major = rows) or CSC (major = columns) matrix."""
     what = "column" if fmt == "csr" else "row"
     if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
-        raise ValueError(f"{name} is a malformed {fmt.upper()} matrix: indptr has length "
+        raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr has length "
                          f"{indptr.shape[0]}, expected {n_major + 1}")
     if indptr[0] != 0 or indptr[-1] != indices.shape[0] or indptr[-1] != n_data:
-        raise ValueError(f"{name} is a malformed {fmt.upper()} matrix: indptr must start at 0 "
+        raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr must start at 0 "
                          f"and end at len(indices) = len(data) = {indices.shape[0]}")
     if n_major and np.any(np.diff(indptr) < 0):
-        raise ValueError(f"{name} is a malformed {fmt.upper()} matrix: indptr decreases")
+        raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr decreases")
     if indices.size:
         lo, hi = int(indices.min()), int(indices.max())
         if lo < 0 or hi >= n_minor:
             bad = lo if lo < 0 else hi
-            raise ValueError(f"{name} has a {what} index {bad} outside [0, {n_minor}) "
+            raise InvalidParameterError(f"{name} has a {what} index {bad} outside [0, {n_minor}) "
                              "(1-based indices? scipy.sparse indices start at 0)")
 
 
@@ -213,7 +214,7 @@ def check_sparse_structure(X, name: str, *, dtype=None, copy: bool = False):
     canonicalised on a copy: the caller's buffers are never modified.
     """
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
+        raise InvalidParameterError(f"{name} must be 2-D, got {X.ndim}-D")
     n_rows, n_cols = X.shape
     fmt = X.format
     if fmt in ("csr", "csc"):
@@ -224,11 +225,11 @@ def check_sparse_structure(X, name: str, *, dtype=None, copy: bool = False):
         try:
             X.check_format(full_check=True)
         except ValueError as exc:
-            raise ValueError(f"{name} is a malformed BSR matrix: {exc}") from exc
+            raise InvalidParameterError(f"{name} is a malformed BSR matrix: {exc}") from exc
     try:
         Xc = sp.csr_matrix(X, dtype=dtype)  # may share buffers with X
     except (ValueError, IndexError) as exc:
-        raise ValueError(f"{name} is a malformed sparse matrix: {exc}") from exc
+        raise InvalidParameterError(f"{name} is a malformed sparse matrix: {exc}") from exc
     shares = fmt == "csr" and (np.shares_memory(Xc.indices, X.indices)
                                or np.shares_memory(Xc.data, X.data))
     if shares and (copy or not Xc.has_canonical_format):
@@ -242,9 +243,9 @@ def check_sparse_structure(X, name: str, *, dtype=None, copy: bool = False):
 
 def _check_shape(shape, name, min_rows, min_cols):
     if shape[0] < min_rows:
-        raise ValueError(f"{name} has {shape[0]} rows; at least {min_rows} required")
+        raise InvalidParameterError(f"{name} has {shape[0]} rows; at least {min_rows} required")
     if shape[1] < min_cols:
-        raise ValueError(f"{name} has {shape[1]} columns; at least {min_cols} required")
+        raise InvalidParameterError(f"{name} has {shape[1]} columns; at least {min_cols} required")
 
 
 def check_views(X_list, name: str = "X_list", *, accept_sparse: bool = True, same_n: bool = True,
@@ -256,21 +257,21 @@ def check_views(X_list, name: str = "X_list", *, accept_sparse: bool = True, sam
     same number of rows (samples).
     """
     if sp.issparse(X_list) or isinstance(X_list, np.ndarray) and X_list.ndim == 2:
-        raise TypeError(f"{name} must be a list of views (one 2-D array per view), "
+        raise InvalidParameterError(f"{name} must be a list of views (one 2-D array per view), "
                         "got a single array; wrap it as [X]")
     try:
         views = list(X_list)
     except TypeError as exc:
-        raise TypeError(f"{name} must be a list of 2-D arrays, got {type(X_list).__name__}") from exc
+        raise InvalidParameterError(f"{name} must be a list of 2-D arrays, got {type(X_list).__name__}") from exc
     if len(views) < min_views:
-        raise ValueError(f"{name} must hold at least {min_views} view(s), got {len(views)}")
+        raise InvalidParameterError(f"{name} must hold at least {min_views} view(s), got {len(views)}")
     out = [check_array(X, f"{name}[{v}]", accept_sparse=accept_sparse, dtype=dtype,
                        allow_nan=allow_nan, nonnegative=nonnegative, copy=copy)
            for v, X in enumerate(views)]
     if same_n:
         ns = [X.shape[0] for X in out]
         if len(set(ns)) > 1:
-            raise ValueError(f"all views in {name} must have the same number of samples (rows); "
+            raise InvalidParameterError(f"all views in {name} must have the same number of samples (rows); "
                              f"got {ns}")
     return out
 
@@ -279,9 +280,9 @@ def _integer_array(arr, name, what):
     """``arr`` as int64; floats are accepted when they hold whole numbers."""
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise TypeError(f"{name} must hold {what}")
+            raise InvalidParameterError(f"{name} must hold {what}")
     elif arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold {what}, got dtype {arr.dtype}")
+        raise InvalidParameterError(f"{name} must hold {what}, got dtype {arr.dtype}")
     return arr.astype(np.int64)
 
 
@@ -302,24 +303,26 @@ def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_sel
     if pairs is None:
         return np.zeros((0, 2), dtype=np.int64)
     if sp.issparse(pairs):
-        raise TypeError(f"{name} must be a (p, 2) integer array of index pairs, got a sparse matrix")
+        raise InvalidParameterError(f"{name} must be a (p, 2) integer array of index pairs, got a sparse matrix")
     arr = np.asarray(pairs)
     if arr.size == 0:
+        if arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 2):
+            raise InvalidParameterError(f"{name} must have shape (p, 2), got {arr.shape}")
         return np.zeros((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (p, 2), got {arr.shape}")
+        raise InvalidParameterError(f"{name} must have shape (p, 2), got {arr.shape}")
     arr = _integer_array(arr, name, "integer sample indices")
     for col, bound in ((0, n_a), (1, n_b)):
         bad = np.flatnonzero((arr[:, col] < 0) | (arr[:, col] >= bound))
         if bad.size:
             p = bad[0]
-            raise ValueError(f"{name}[{p}] = {tuple(arr[p])} has an index out of range "
+            raise InvalidParameterError(f"{name}[{p}] = {tuple(arr[p])} has an index out of range "
                              f"[0, {bound})")
     if not allow_self:
         bad = np.flatnonzero(arr[:, 0] == arr[:, 1])
         if bad.size:
             p = bad[0]
-            raise ValueError(f"{name}[{p}] = {tuple(arr[p])} pairs a sample with itself")
+            raise InvalidParameterError(f"{name}[{p}] = {tuple(arr[p])} pairs a sample with itself")
     return arr
 
 
@@ -327,11 +330,11 @@ def check_partial_labels(labels, n: int, n_clusters: int, name: str = "labels"):
     """Validate partial labels: length ``n``, ints in ``[0, n_clusters)`` or ``-1`` (unknown)."""
     arr = np.asarray(labels)
     if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+        raise InvalidParameterError(f"{name} must have shape ({n},), got {arr.shape}")
     arr = _integer_array(arr, name, "integer class ids (-1 for unknown)")
     bad = np.flatnonzero((arr < -1) | (arr >= n_clusters))
     if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] = {arr[bad[0]]} is outside [0, {n_clusters}) "
+        raise InvalidParameterError(f"{name}[{bad[0]}] = {arr[bad[0]]} is outside [0, {n_clusters}) "
                          "and is not -1 (unknown)")
     return arr
 
@@ -340,11 +343,11 @@ def check_labels(labels, name: str = "labels", n: int | None = None):
     """Validate a full labelling (1-D, any hashable integer-like values); returns ndarray."""
     arr = np.asarray(labels)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise InvalidParameterError(f"{name} must be 1-D, got shape {arr.shape}")
     if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} must have length {n}, got {arr.shape[0]}")
+        raise InvalidParameterError(f"{name} must have length {n}, got {arr.shape[0]}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise InvalidParameterError(f"{name} contains NaN or infinite values")
     return arr
 
 
@@ -362,14 +365,14 @@ def check_transition_matrices(P_list, name: str = "P_list", *, dtype=None, atol:
     n = views[0].shape[0]
     for v, P in enumerate(views):
         if P.shape != (n, n):
-            raise ValueError(f"{name}[{v}] must be square n × n with n = {n}, got {P.shape}")
+            raise InvalidParameterError(f"{name}[{v}] must be square n × n with n = {n}, got {P.shape}")
         if P.min() < 0:
-            raise ValueError(f"{name}[{v}] has negative entries; a transition matrix is nonnegative")
+            raise InvalidParameterError(f"{name}[{v}] has negative entries; a transition matrix is nonnegative")
         rs = P.sum(axis=1, dtype=np.float64)
         tol = atol if P.dtype == np.float64 else max(atol, 1e-6 * np.sqrt(n))
         r = int(np.argmax(np.abs(rs - 1.0)))
         if abs(rs[r] - 1.0) > tol:
-            raise ValueError(f"{name}[{v}] is not row-stochastic: row {r} sums to {rs[r]:.6g}")
+            raise InvalidParameterError(f"{name}[{v}] is not row-stochastic: row {r} sums to {rs[r]:.6g}")
     return views
 
 
@@ -552,7 +555,7 @@ def declare_params(constraints: dict):
         params = set(sig.parameters) - {"self"}
         declared = set(constraints)
         if declared != params:
-            raise TypeError(f"parameter declaration of {func.__qualname__} does not match its "
+            raise InvalidParameterError(f"parameter declaration of {func.__qualname__} does not match its "
                             f"signature: missing {sorted(params - declared)}, "
                             f"extra {sorted(declared - params)}")
 
@@ -561,10 +564,11 @@ def declare_params(constraints: dict):
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
-                raise TypeError(f"{func.__name__}(): {exc}") from None
+                raise InvalidParameterError(f"{func.__name__}(): {exc}") from None
             values = {k: v for k, v in bound.arguments.items() if k != "self"}
             validate_params(constraints, values, func.__name__)
-            return func(*args, **kwargs)
+            with interrupt_guard():
+                return func(*args, **kwargs)
 
         wrapper.parameter_constraints = constraints
         return wrapper

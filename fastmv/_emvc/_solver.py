@@ -34,6 +34,7 @@ from .._core._validation import (
     check_transition_matrices,
     declare_params,
 )
+from ..exceptions import InvalidParameterError
 from ._svt import svt
 
 __all__ = ["emvc", "EMVCResult"]
@@ -158,7 +159,7 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
              random_state):
     """Checks that the declarations cannot state, and the views as one stack."""
     if mu_max < mu:
-        raise ValueError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
+        raise InvalidParameterError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
     dt = check_dtype(dtype)
     P = _check_P_list(P_list, dt)
     if n_clusters is not None:
@@ -285,7 +286,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 })
 def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6, rho=1.9,
          mu_max=1e10, init="mean", dtype=None, full_svd="auto", random_state=None,
-         verbose=False, progress=False, callback=None, n_jobs=None):
+         verbose=False, progress=False, callback=None, n_jobs=None) -> EMVCResult:
     """Error-robust multi-view clustering (EMVC) of row-stochastic transition matrices.
 
     Solves ``min ‖P̂‖_* + lam1 ‖E‖_G1 + lam2 ‖E‖_2,1`` s.t. ``P_v = P̂ + E_v`` for every view

@@ -20,10 +20,19 @@ import scipy.sparse as sp
 
 from fastmv.kernels.mvfl import irls_diagonal, weight_norms
 
-from .._core._driver import Step, iterate, state_view
+from .._core._driver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
 from .._core._preprocessing import canonical_pairs, check_pair_conflicts, normalize_rows
 from .._core._result import Result
 from .._core._threads import thread_limit
+from .._core._tuning import (
+    from_labels,
+    from_pairs,
+    grid_search,
+    label_folds,
+    neighbour_score,
+    pair_folds,
+    tuning_rng,
+)
 from .._core._validation import (
     Interval,
     Options,
@@ -34,7 +43,7 @@ from .._core._validation import (
     check_views,
     declare_params,
 )
-from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 from ._fstep import (
     N_INNER,
     FTerm,
@@ -58,6 +67,11 @@ _TEXT_DENSITY = 0.1
 # couples rows and must stay small (larger values merge clusters).
 _LAM3_LABELS = 100.0
 _LAM3_PAIRS = 0.01
+# normalize="auto" with labels or pairs: the schemes compared by internal validation, and
+# its folds (docs/defaults.md, "Self-tuning"). The proxy fits nothing heavier than a
+# nearest-neighbour rule, so five folds cost next to nothing beside one solve.
+_TUNE_SCHEMES = ("l2", "zscore")
+_TUNE_FOLDS = 5
 # k-means restarts behind each initial F (init="k-means++").
 _KMEANS_N_INIT = 10
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
@@ -228,7 +242,7 @@ class _Data(NamedTuple):
 def _prepare_prior(n, c, labels, must_link, cannot_link):
     rows_all = np.arange(n, dtype=np.int64)
     if labels is not None and (must_link is not None or cannot_link is not None):
-        raise ValueError("give at most one kind of prior: labels, or must_link/cannot_link "
+        raise InvalidParameterError("give at most one kind of prior: labels, or must_link/cannot_link "
                          "pairs, not both")
     if labels is not None:
         y = check_partial_labels(labels, n, c, "labels")
@@ -239,7 +253,8 @@ def _prepare_prior(n, c, labels, must_link, cannot_link):
         ml = canonical_pairs(must_link, "must_link", n)
         cl = canonical_pairs(cannot_link, "cannot_link", n)
         check_pair_conflicts(ml, cl)
-        return {"kind": "pairs", "Ip": pair_csr(n, ml, cl), "all": rows_all}
+        return {"kind": "pairs", "Ip": pair_csr(n, ml, cl), "all": rows_all, "must": ml,
+                "cannot": cl}
     return {"kind": "none", "all": rows_all}
 
 
@@ -251,7 +266,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
     n = views[0].shape[0]
     c = check_n_clusters(n_clusters, n)
     if lam1 + lam2 <= 0:
-        raise ValueError("lam1 and lam2 cannot both be 0: the W step needs the regularising "
+        raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the regularising "
                          "diagonal lam1 P_k + lam2 Q")
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
     if lam3 is None:
@@ -264,9 +279,9 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
         init = check_array(init, "init", accept_sparse=False, dtype=np.float64,
                            nonnegative=True, copy=True)
         if init.shape != (n, c):
-            raise ValueError(f"init must have shape ({n}, {c}), got {init.shape}")
+            raise InvalidParameterError(f"init must have shape ({n}, {c}), got {init.shape}")
         if not init.any():
-            raise ValueError("init is all zero: every sample would start in one cluster and "
+            raise InvalidParameterError("init is all zero: every sample would start in one cluster and "
                              "F would stay 0; give a nonnegative init with a positive entry "
                              "in every row, or init='k-means++'")
     return _Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),
@@ -278,6 +293,10 @@ def _normalized_data(data: _Data):
     """Normalised, concatenated ``X``, the view boundaries and the scheme of each view."""
     schemes = [(_auto_scheme(V) if data.normalize == "auto" else data.normalize)
                for V in data.views]
+    return _normalized_with(data, schemes)
+
+
+def _normalized_with(data: _Data, schemes):
     normed = [_normalize_view(V, s) for V, s in zip(data.views, schemes)]
     view_ptr = np.concatenate([[0], np.cumsum([V.shape[1] for V in normed])]).astype(np.int64)
     return _concatenate(normed), view_ptr, schemes
@@ -371,8 +390,46 @@ class Problem:
                     view_ptr=self.view_ptr, lam3=self.d.lam3)
 
 
+def _supervision(prior):
+    if prior["kind"] == "labels":
+        return from_labels(prior["rows"], prior["classes"])
+    if prior["kind"] == "pairs":
+        return from_pairs(prior["must"], prior["cannot"])
+    return None
+
+
+def _tune_normalize(data: _Data, log):
+    """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
+    concatenation predicts the held-out supervision best (:func:`fastmv._tuning.
+    neighbour_score`: 1-nearest labelled neighbour, or the pair-distance AUC); the per-view
+    rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it."""
+    sup = _supervision(data.prior)
+    rule = [_auto_scheme(V) for V in data.views]
+    first = max(set(rule), key=rule.count)
+    candidates = [first] + [s for s in _TUNE_SCHEMES if s != first]
+    rng = tuning_rng(data.rng)
+    folds = (label_folds(sup, _TUNE_FOLDS, rng) if sup.kind == "labels"
+             else pair_folds(sup, _TUNE_FOLDS, rng))
+    spaces = {}
+
+    def evaluate(scheme, f):
+        if scheme not in spaces:
+            spaces[scheme] = _normalized_with(data, [scheme] * len(data.views))[0]
+        return neighbour_score(spaces[scheme], sup, folds, f), 0
+
+    method = ("1-nearest labelled neighbour on the normalised views" if sup.kind == "labels"
+              else "AUC of pair distances on the normalised views")
+    chosen, record = grid_search("normalize", candidates, evaluate, _TUNE_FOLDS,
+                                 method=method, log=log)
+    return data._replace(normalize=chosen), {"normalize": record}
+
+
 def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     """Normalise, set up the W step, run ``n_init`` starts; the lowest final objective wins."""
+    tuning = None
+    if data.normalize == "auto" and data.prior["kind"] != "none":
+        with verbose_logging(verbose) as log:
+            data, tuning = _tune_normalize(data, log)
     X, view_ptr, schemes = _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
     wstep = WStep(Xw, route)
@@ -390,16 +447,17 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     if trace.stop_reason == "max_iter" and max_iter > 0:
         warnings.warn(f"mvfl stopped at max_iter={max_iter} before reaching tol={tol:g} "
                       f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
-                      "converged answer", ConvergenceWarning, stacklevel=3)
+                      "converged answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
     fields = problem.result_fields()
-    if data.c > 1 and np.unique(fields["labels"]).size == 1:
+    found = np.unique(fields["labels"]).size
+    if found < min(data.c, fields["labels"].size):
         warnings.warn(
-            f"mvfl: every sample is in one cluster although n_clusters={data.c}: the "
-            "indicator F collapsed onto one column. Try normalize='l2' for sparse or count "
+            f"mvfl: only {found} of n_clusters={data.c} clusters hold samples: the "
+            "indicator F collapsed onto fewer columns. Try normalize='l2' for sparse or count "
             "data, smaller lam1/lam2, or a larger rho (orthogonality weight)",
-            DegenerateSolutionWarning, stacklevel=3)
+            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     return MVFLResult(objective=trace.objective, n_iter=trace.n_iter,
-                      converged=trace.converged, normalize=schemes, **fields)
+                      converged=trace.converged, normalize=schemes, tuning=tuning, **fields)
 
 
 # ------------------------------------------------------------------------------------------

@@ -18,11 +18,12 @@ from typing import NamedTuple
 import numpy as np
 
 from .._blocks._spectral import spectral_clustering
-from .._core._driver import iterate
+from .._core._driver import _caller_stacklevel, iterate, verbose_logging
 from .._core._executor import open_block_map
 from .._core._preprocessing import canonical_pairs, check_pair_conflicts
 from .._core._result import Result
 from .._core._threads import task_map, thread_limit
+from .._core._tuning import from_pairs, grid_search, pair_auc, pair_folds, tuning_rng
 from .._core._validation import (
     Interval,
     Options,
@@ -115,6 +116,49 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, random_state):
     return _Data(views, n_clusters, pairs, check_random_state(random_state))
 
 
+# C1="auto": the constraint weights compared (old default first: it wins ties), the folds
+# over the pairs and the looser tolerance of the fits behind the scores (docs/defaults.md,
+# "Self-tuning"). The fits share the views' bases with the solve and skip its spectral step;
+# their score (held-out pairs ranked by the completed similarity) settles long before the
+# objective meets the solve's tol.
+_TUNE_C1 = (100.0, 1000.0, 10.0)
+_TUNE_FOLDS = 2
+_TUNE_TOL = 1e-3
+
+
+def _tune_C1(Z, pairs, C2, inner_iter, accelerated, step, map_, rng, max_iter, log):
+    """``C1="auto"``: k-fold over the pairs; each candidate is fitted on the other folds and
+    scored by the ROC AUC of the completed similarity ``Ā = (1/m) Σ_v Z_v M_v Z_vᵀ`` on the
+    held-out must-links against the held-out cannot-links."""
+    i, j, sim = pairs
+    sup = from_pairs(np.column_stack([i, j])[sim == 1], np.column_stack([i, j])[sim == 0])
+    fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
+    fold = np.empty(i.size, np.int64)
+    fold[sim == 1], fold[sim == 0] = fm, fc
+
+    def entries(M, rows, cols):
+        out = np.zeros(rows.size)
+        for Zv, Mv in zip(Z, M):
+            out += np.einsum("ij,ij->i", Zv[rows] @ Mv, Zv[cols])
+        return out / len(Z)
+
+    def evaluate(C1, f):
+        tr = fold != f
+        if tr.all() or not tr.any():
+            return np.nan, 0
+        problem = Problem(Z, (i[tr], j[tr], sim[tr]), float(C1), float(C2), inner_iter,
+                              accelerated, step, map_)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            iterate(problem, solver="mvmc", max_iter=max_iter, tol=_TUNE_TOL, warn=False)
+        te = ~tr
+        a = entries(problem.M, i[te], j[te])
+        return pair_auc(a[sim[te] == 1], a[sim[te] == 0]), 1
+
+    return grid_search("C1", list(_TUNE_C1), evaluate, _TUNE_FOLDS,
+                       method="AUC of the completed similarity on held-out pairs", log=log)
+
+
 def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
     """Labels from the completed similarity; warns when ``S`` carries no cluster structure."""
     n = S.shape[0]
@@ -123,7 +167,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
             "the completed similarity S is identically zero (every M_v = 0), so every sample "
             "gets label 0: the trace penalty outweighs the fit to the must-links (with only "
             f"cannot-links, or too few must-links for C1={C1:g}). Raise C1 (or C2), or add "
-            "must-link pairs", DegenerateSolutionWarning, stacklevel=4)
+            "must-link pairs", DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
         return np.zeros(n, dtype=np.int64)
     labels = np.asarray(spectral_clustering(S, n_clusters, n_init=n_init, random_state=rng,
                                             n_jobs=n_jobs, executor=executor), dtype=np.int64)
@@ -133,14 +177,14 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
             f"the spectral step found only {found} of n_clusters={n_clusters} clusters: the "
             f"completed similarity S (rank {S.rank}) has too little cluster structure, usually "
             f"because C1={C1:g} is too small for the number of must-links. Raise C1 (or C2)",
-            DegenerateSolutionWarning, stacklevel=4)
+            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     return labels
 
 
 @declare_params({
     "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
     "must_link": ["pairs", None], "cannot_link": ["pairs", None],
-    "C1": [Interval(Real, 0, None, closed="neither")],
+    "C1": [Interval(Real, 0, None, closed="neither"), Options({"auto"})],
     "C2": [Interval(Real, 0, None, closed="neither")],
     "k": [Interval(Integral, 1, None, closed="left")],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
@@ -154,7 +198,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
 def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
          max_iter=100, inner_iter=10, tol=1e-6, accelerated=True, normalize="l2",
          step="tight", n_init=10, random_state=None, verbose=False, progress=False,
-         callback=None, n_jobs=None, executor=None):
+         callback=None, n_jobs=None, executor=None) -> MVMCResult:
     """Multi-view matrix completion with must-link / cannot-link constraints (MVMC).
 
     Completes the pairwise similarity ``S`` from a few observed entries (``1`` on
@@ -175,12 +219,22 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
     cannot_link : array-like of int, shape (q, 2), or None
         Sample-index pairs in different clusters (as ``must_link``). Either set may be empty
         or None, not both; a pair in both sets raises ``ValueError``.
-    C1 : float, default 100.0
+    C1 : float or "auto", default 100.0
         Weight of the squared misfit on the constrained pairs. Larger values fit the
         constraints more tightly (and clip more entries of ``Ā``, which makes the passes
         over ``S`` denser). Too small a value lets the trace penalty win and ``S`` collapse
-        to zero (a :class:`~fastmv.exceptions.DegenerateSolutionWarning` says so). The
-        default is chosen by a sweep over the shared datasets (docs/mvmc.md).
+        to zero (a :class:`~fastmv.exceptions.DegenerateSolutionWarning` says so).
+        ``"auto"``: chosen from ``(100, 1000, 10)`` by 2-fold validation over the pairs
+        (stratified by kind): each candidate is fitted on one half (same bases, no spectral
+        step, ``tol=1e-3``) and scored by the ROC AUC of the completed similarity on the
+        held-out must-links against the held-out cannot-links; ties keep 100 (the value a
+        sweep over the shared datasets supports, docs/mvmc.md). Cost: ``3 candidates × 2
+        folds = 6`` fits of the outer loop at the looser tolerance beside the solve, each
+        costing about as much as the solve's own outer loop (fits cut to a few iterations
+        rank the candidates differently), so it is not the default: the outer loop is most
+        of a solve's time, and six more exceed the budget of three solves that a default
+        may spend on tuning (docs/defaults.md, "Self-tuning"). The choice and the scores
+        are in ``result.tuning``. A number skips the tuning.
     C2 : float, default 1.0
         Weight of the disagreement ``‖Z_v M_v Z_vᵀ − S‖²`` between each view and ``S``.
     k : int, default 100
@@ -238,8 +292,9 @@ def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
     Returns
     -------
     MVMCResult
-        ``labels``, ``objective``, ``n_iter``, ``converged``, ``M``, ``Z`` and
-        ``similarity(dense=False)`` (``S`` as a LinearOperator, or dense).
+        ``labels``, ``objective``, ``n_iter``, ``converged``, ``M``, ``Z``,
+        ``similarity(dense=False)`` (``S`` as a LinearOperator, or dense) and ``tuning``
+        (the record of ``C1="auto"``; ``None`` for a given ``C1``).
 
     Warns
     -----
@@ -296,6 +351,12 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
              for v, X in enumerate(data.views)]
         with open_block_map(executor) as blocks:
             with task_map(n_threads) as map_:
+                tuning = None
+                if isinstance(C1, str):
+                    with verbose_logging(verbose) as log:
+                        C1, record = _tune_C1(Z, data.pairs, C2, inner_iter, bool(accelerated),
+                                              step, map_, data.rng, max_iter, log)
+                    tuning = {"C1": record}
                 problem = Problem(Z, data.pairs, float(C1), float(C2), inner_iter,
                                   bool(accelerated), step, map_, blocks)
                 trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,
@@ -303,4 +364,4 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
             labels = _cluster(problem.similarity(), data.n_clusters, n_init, data.rng,
                               n_jobs, C1, C2, executor)
     return MVMCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
-                      converged=trace.converged, M=problem.M, Z=Z)
+                      converged=trace.converged, M=problem.M, Z=Z, tuning=tuning)

@@ -26,6 +26,7 @@ from fastmv.kernels.opimc import (
 )
 
 from .._core._validation import check_sparse_structure
+from ..exceptions import InvalidParameterError
 from ._sources import _check_view_dtype, _release_pages, _Spec
 
 
@@ -47,12 +48,12 @@ def _mask_block(mblock, s, m, start):
         return np.ones((s, m), dtype=bool)
     M = np.asarray(mblock)
     if M.shape != (s, m):
-        raise ValueError(f"mask rows {start}..{start + s - 1} have shape {M.shape}, "
+        raise InvalidParameterError(f"mask rows {start}..{start + s - 1} have shape {M.shape}, "
                          f"expected ({s}, {m})")
     if M.dtype == bool:
         return M                      # the caller indexes it (a copy) before writing
     if not np.issubdtype(M.dtype, np.number) or not np.all((M == 0) | (M == 1)):
-        raise ValueError("mask must be boolean (or 0/1): True where the sample is present "
+        raise InvalidParameterError("mask must be boolean (or 0/1): True where the sample is present "
                          "in the view")
     return M.astype(bool)
 

@@ -95,7 +95,7 @@ class DaskChunkStream:
         if self.mask is None:
             return None
         if is_dask_collection(self.mask):
-            return np.asarray(computed[-1], dtype=bool)
+            return np.asarray(computed[-1])  # checked by the chunk builder, as a NumPy mask
         return self.mask[self.bounds[b]:self.bounds[b + 1]]
 
     def __iter__(self):

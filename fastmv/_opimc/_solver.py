@@ -26,7 +26,7 @@ from fastmv.kernels.opimc import (
     stream_chunk_iterate,
 )
 
-from .._core._driver import Step, iterate, progress_bar, state_view
+from .._core._driver import Step, iterate, progress_bar, state_view, warn_if_degenerate
 from .._core._result import Result
 from .._core._threads import effective_n_jobs, thread_limit
 from .._core._validation import (
@@ -36,6 +36,7 @@ from .._core._validation import (
     check_random_state,
     declare_params,
 )
+from ..exceptions import DegenerateSolutionError, InvalidParameterError
 from ._chunks import _ChunkBuilder, _kmeanspp, _read_chunks
 from ._dask import DaskChunkStream, is_dask_collection
 from ._sources import _ArraySource, _is_view, _looks_like_view, _Spec, _StreamSource
@@ -95,7 +96,7 @@ def _is_stream(X_list) -> bool:
 
 
 def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
-             random_state) -> _Data:
+             random_state, shuffle=False) -> _Data:
     """Chunk source, builder and start of an OPIMC call (shapes, dtypes, ``init``)."""
     if _is_view(X_list) and not isinstance(X_list, (list, tuple)):
         raise TypeError("X_list must be a list of views (one 2-D array per view) or an "
@@ -103,26 +104,33 @@ def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
     if not _is_stream(X_list) and any(is_dask_collection(X) for X in X_list):
         # dask views: blocks computed by the active scheduler, the next ones prefetched
         X_list, mask = DaskChunkStream(X_list, mask), None
+    rng = check_random_state(random_state)
     if not _is_stream(X_list):
         source = _ArraySource(X_list, mask, chunk_size)
         n = source.n
         n_clusters = check_n_clusters(n_clusters, n)
+        if shuffle:
+            source = _ArraySource(source.views, source.mask, chunk_size,
+                                  order=rng.permutation(n))
     else:
         if isinstance(X_list, (list, tuple)) and len(X_list) == 0:
-            raise ValueError("X_list must hold at least one view")
+            raise InvalidParameterError("X_list must hold at least one view")
         if mask is not None:
-            raise ValueError("mask is not used with a chunk stream: yield (blocks, mask_block)")
+            raise InvalidParameterError("mask is not used with a chunk stream: yield (blocks, mask_block)")
         source = _StreamSource(X_list, chunk_size, max_iter)
         source.peek_spec()
         n = None
     spec = source.spec
     labels, centers = _parse_init(init, spec, n_clusters, n)
     if labels is not None and n is not None and labels.size not in (min(chunk_size, n), n):
-        raise ValueError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
+        raise InvalidParameterError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
                          f"{n} (all samples), got {labels.size}")
+    order = getattr(source, "order", None)
+    if labels is not None and order is not None and labels.size == n:
+        labels = labels[order]                    # the samples' labels in visit order
     start = init if isinstance(init, str) else None
     return _Data(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
-                 int(n_clusters), start, labels, centers, check_random_state(random_state))
+                 int(n_clusters), start, labels, centers, rng)
 
 
 def _parse_init(init, spec, n_clusters, n):
@@ -135,19 +143,19 @@ def _parse_init(init, spec, n_clusters, n):
         for v, u in enumerate(init):
             u = np.asarray(u, dtype=np.float64)
             if u.shape != (spec.dims[v], n_clusters):
-                raise ValueError(f"init[{v}] must have shape (d_v, n_clusters) = "
+                raise InvalidParameterError(f"init[{v}] must have shape (d_v, n_clusters) = "
                                  f"({spec.dims[v]}, {n_clusters}), got {u.shape}")
             if not np.isfinite(u).all():
-                raise ValueError(f"init[{v}] contains NaN or infinite values")
+                raise InvalidParameterError(f"init[{v}] contains NaN or infinite values")
             centers.append(u)
         return None, centers
     lab = np.asarray(init)
     if lab.ndim != 1 or lab.dtype.kind not in "iu":
-        raise ValueError("init must be 'random', 'k-means++', a 1-D integer array of initial "
+        raise InvalidParameterError("init must be 'random', 'k-means++', a 1-D integer array of initial "
                          "labels (for the first chunk, or for all n samples) or a list of "
                          "per-view centres (d_v, n_clusters)")
     if lab.size and (lab.min() < 0 or lab.max() >= n_clusters):
-        raise ValueError(f"init labels must lie in [0, n_clusters) = [0, {n_clusters})")
+        raise InvalidParameterError(f"init labels must lie in [0, n_clusters) = [0, {n_clusters})")
     return lab.astype(np.int64), None
 
 
@@ -184,6 +192,12 @@ class Problem:
         self.passes = 0
         self.chunk_loss, self.chunk_iter = [], []
 
+    def _rows(self, start, s):
+        """Where the chunk at visit positions ``[start, start + s)`` sits in the input: the
+        labels are kept in the input's order (no un-shuffling copy at the end)."""
+        order = getattr(self.prep.source, "order", None)
+        return slice(start, start + s) if order is None else order[start:start + s]
+
     def centers(self):
         """Per-view centres in the user's view order."""
         b, U = self.prep.builder, self.stats.centers
@@ -204,7 +218,7 @@ class Problem:
             if prep.init_labels is None:
                 return lab, self._run(ch, lab, START_FROM_CENTERS, fill)
             if prep.init_labels.size < s:
-                raise ValueError(f"init labels must have length >= {s}")
+                raise InvalidParameterError(f"init labels must have length >= {s}")
             lab[:] = prep.init_labels[:s]
             return lab, self._run(ch, lab, START_FROM_LABELS, fill)
         best, c, fresh = None, prep.n_clusters, self.stats
@@ -231,7 +245,7 @@ class Problem:
         if start + ch.s > self.labels.size:
             raise ValueError(f"the chunk stream X_list yielded more rows in pass "
                              f"{self.passes + 1} than in pass 1 ({self.labels.size})")
-        lab[:] = self.labels[start:start + ch.s]
+        lab[:] = self.labels[self._rows(start, ch.s)]
         return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
 
     def step(self) -> Step:
@@ -247,7 +261,7 @@ class Problem:
                     raise _with_chunk(exc, t, start) from exc
                 del ch
                 if self.labels is not None:
-                    self.labels[start:start + s] = lab
+                    self.labels[self._rows(start, s)] = lab
                 else:
                     parts.append(lab)
                 losses.append(loss)
@@ -291,14 +305,14 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "X_list": ["views", "iterable"], "n_clusters": [_POSITIVE_INT],
     "mask": ["array-like", None], "alpha": [_NONNEGATIVE], "chunk_size": [_POSITIVE_INT],
     "max_iter": [_POSITIVE_INT], "tol": [_NONNEGATIVE], "max_inner_iter": [_POSITIVE_INT],
-    "inner_tol": [_NONNEGATIVE], "normalize": [Options({"l2"}), None],
+    "inner_tol": [_NONNEGATIVE], "normalize": [Options({"l2"}), None], "shuffle": ["boolean"],
     "init": [Options({"random", "k-means++"}), "array-like"], "n_init": [_POSITIVE_INT],
     "random_state": ["random_state"], "verbose": ["verbose"], "progress": ["boolean"],
     "callback": [callable, None], "n_jobs": ["n_jobs"],
 })
 def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=1, tol=1e-6,
           max_inner_iter=30, inner_tol=1e-6, normalize="l2", init="random", n_init=3,
-          random_state=None, verbose=False, progress=False, callback=None,
+          shuffle=True, random_state=None, verbose=False, progress=False, callback=None,
           n_jobs=None) -> OPIMCResult:
     """One-pass incomplete multi-view clustering (OPIMC), streamed chunk by chunk.
 
@@ -363,7 +377,8 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
         Start of the first chunk: ``'random'`` (the paper's: a random balanced partition);
         ``'k-means++'`` (seeds drawn from the first chunk by D² sampling in the assignment
         metric, a seed's missing views filled with the chunk mean); initial labels (length of
-        the first chunk, or ``n``: its first rows are used); or per-view centres ``U_v``
+        the first chunk visited, or ``n`` in the input's order: the first chunk's rows are
+        used); or per-view centres ``U_v``
         ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing
         data and one chunk holding every sample, :func:`opimc` is Lloyd's k-means on the
         concatenated normalised views from that start.
@@ -371,8 +386,19 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
         Starts tried on the first chunk with ``init='random'`` or ``'k-means++'``; the one
         with the lowest chunk loss is kept (given labels or centres are one start). Three
         starts raised the mean NMI on Handwritten in every setting measured (docs/opimc.md).
+    shuffle : bool, default True
+        Visit the samples of views held as arrays, memmaps, CSR matrices or row-sliceable
+        objects (h5py) in a random order, seeded by ``random_state``: a fixed random
+        permutation of the rows cut into chunks (each chunk read in increasing row order,
+        so h5py and memmaps read forwards), the same in every pass. ``labels`` are returned
+        in the input's order either way. One pass is order-dependent: on a file sorted by
+        class the first chunks hold few classes, the centres are fitted to them and later
+        classes are merged into the wrong clusters (Handwritten sorted by class, 40 %
+        missing: docs/opimc.md). ``False`` reads the rows in file order (contiguous slices:
+        the fastest reads). A chunk stream (an iterable of blocks) and dask views are always
+        read in their own order: shuffle a stream at its source if it may be sorted.
     random_state : None, int or numpy.random.Generator
-        Seeds the random start.
+        Seeds the random start and the visiting order.
     verbose : bool or int, default False
         Log one line per pass (logger ``"fastmv"``).
     progress : bool, default False
@@ -429,7 +455,7 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=250, max_iter=
     ((500,), [(20, 3), (30, 3)], 1)
     """
     prep = _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
-                    random_state)
+                    random_state, shuffle)
     return _solve(prep, chunk_size=chunk_size, alpha=alpha, max_iter=max_iter, tol=tol,
                   max_inner_iter=max_inner_iter, inner_tol=inner_tol, n_init=n_init,
                   verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs)
@@ -454,6 +480,14 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
                           read_ahead=read_ahead)
         trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
                         callback=callback, verbose=verbose, warn=max_iter > 1)
+    if not (np.all(np.isfinite(trace.objective)) and np.all(np.isfinite(problem.stats.centers))):
+        raise DegenerateSolutionError(
+            "opimc: the objective or the centres overflowed float64 (squared distances of "
+            "data this large in magnitude do not fit); use normalize='l2' or rescale the views")
+    warn_if_degenerate(problem.labels, prep.n_clusters, "opimc",
+                       "the views have fewer distinct rows than that, or too little spread "
+                       "(identical samples, one-dimensional views); lower n_clusters or use "
+                       "normalize=None on data whose rows differ only in scale")
     return OPIMCResult(labels=problem.labels, objective=trace.objective, n_iter=trace.n_iter,
                        converged=trace.converged, U=problem.centers(),
                        chunk_loss=np.asarray(problem.chunk_loss, dtype=np.float64),

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core._validation import check_sparse_structure
+from ..exceptions import InvalidParameterError
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -61,10 +62,11 @@ def _view_dtype(obj):
 def _check_view_dtype(dt, name):
     if dt is None:
         return
-    if dt == object or not (np.issubdtype(dt, np.number) or dt == bool):
-        raise TypeError(f"{name} must be numeric, got dtype {dt}")
+    if dt == object or np.dtype(dt).kind in "mM" or not (np.issubdtype(dt, np.number)
+                                                         or dt == bool):
+        raise InvalidParameterError(f"{name} must be numeric, got dtype {dt}")
     if np.issubdtype(dt, np.complexfloating):
-        raise TypeError(f"{name} must be real, got complex values")
+        raise InvalidParameterError(f"{name} must be real, got complex values")
 
 
 def _chunk_dtype(dtypes):
@@ -74,7 +76,7 @@ def _chunk_dtype(dtypes):
 class _ArraySource:
     """Views held as arrays / memmaps / CSR / row-sliceable objects of a common ``n``."""
 
-    def __init__(self, X_list, mask, chunk_size):
+    def __init__(self, X_list, mask, chunk_size, order=None):
         views = list(X_list)
         if not views:
             raise ValueError("X_list must hold at least one view")
@@ -119,14 +121,53 @@ class _ArraySource:
                                  f"got {tuple(mask.shape)}")
         self.mask = mask
         self.chunk_size = chunk_size
+        self.order = None
+        if order is not None:
+            # rows of the chunk at visit positions [a, b) are order[a:b], read in increasing
+            # order (h5py needs increasing indices; memmaps read forwards)
+            order = np.asarray(order, dtype=np.int32 if self.n < 2 ** 31 else np.int64)
+            for a in range(0, self.n, chunk_size):
+                order[a:a + chunk_size].sort()
+            self.order = order
 
     def chunks(self):
         s = self.chunk_size
         for a in range(0, self.n, s):
             b = min(a + s, self.n)
-            blocks = [X[a:b] for X in self.views]
-            mblock = None if self.mask is None else self.mask[a:b]
+            if self.order is None:
+                blocks = [X[a:b] for X in self.views]
+                mblock = None if self.mask is None else self.mask[a:b]
+            else:
+                rows = self.order[a:b]
+                blocks = [_take_rows(X, rows) for X in self.views]
+                mblock = None if self.mask is None else _take_rows(self.mask, rows)
             yield a, blocks, mblock
+
+
+def _runs(rows):
+    """``(start, stop)`` of the maximal runs of consecutive values in increasing ``rows``."""
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    stops = np.concatenate([breaks, [rows.size]])
+    return [(int(rows[i]), int(rows[j - 1]) + 1) for i, j in zip(starts, stops)]
+
+
+def _take_rows(X, rows):
+    """Rows ``rows`` (increasing) of a view or mask: fancy indexing for in-memory arrays and
+    CSR, else one slice per run of consecutive rows (any row-sliceable object; a memmap's
+    pages are released after each run, as for a contiguous chunk)."""
+    if sp.issparse(X):
+        return X[rows]
+    if type(X) is np.ndarray:
+        return X[rows]
+    parts = []
+    for a, b in _runs(rows):
+        block = X[a:b]
+        parts.append(np.array(block, copy=True) if not sp.issparse(block) else block)
+        _release_pages(block)
+    if any(sp.issparse(P) for P in parts):
+        return sp.vstack([sp.csr_matrix(P) for P in parts], format="csr")
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 class _StreamSource:

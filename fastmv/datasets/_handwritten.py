@@ -4,6 +4,8 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import numbers
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +68,8 @@ def _select_views(views):
     "views": [str, numbers.Integral, "array-like", None],
     "dtype": ["data"],
 })
-def load_handwritten(views=None, *, dtype=np.float64):
+def load_handwritten(views: str | Sequence[str] | None = None, *,
+                     dtype: Any = np.float64) -> tuple[list[np.ndarray], np.ndarray]:
     """Load the embedded UCI Multiple Features ("Handwritten") data set.
 
     2000 handwritten digits (200 per class 0..9, the classes in order: rows 0-199 are

@@ -10,7 +10,9 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from .._core._files import check_mat_inflation
 from .._core._validation import check_dtype, declare_params
+from ..exceptions import InvalidFileError, InvalidParameterError
 
 __all__ = ["load_mat"]
 
@@ -82,8 +84,11 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
     ------
     FileNotFoundError
         If ``path`` is not an existing file.
-    ValueError
-        If the file is a MATLAB v7.3 (HDF5) file, is not a readable ``.mat`` file (also a
+    fastmv.exceptions.InvalidFileError
+        (a ``ValueError``) If the file's compressed variables inflate past
+        :data:`fastmv._files.MAX_INFLATION` times its size (checked before inflating), it
+        holds a sparse matrix with indices outside its shape, or the file is a MATLAB v7.3
+        (HDF5) file, is not a readable ``.mat`` file (also a
         truncated or header-only one), holds no recognisable views, holds a label variable
         that is not a label vector (or none with ``require_labels``), a view's shape matches
         the label length in neither orientation, or ``views`` selects an index that does not
@@ -113,19 +118,22 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such .mat file: {path!r}")
     _refuse_hdf5(path)
+    check_mat_inflation(path)
     try:
         contents = scipy.io.loadmat(path, appendmat=False)
     except NotImplementedError as exc:  # scipy's answer to a -v7.3 header
-        raise ValueError(_v73_message(path)) from exc
-    except (MemoryError, PermissionError, IsADirectoryError):
+        raise InvalidFileError(_v73_message(path)) from exc
+    except MemoryError:
+        raise InvalidFileError(f"{path!r} declares more data than fits in memory") from None
+    except (PermissionError, IsADirectoryError):
         raise
     except Exception as exc:  # corrupt, truncated or foreign file: one clear message
-        raise ValueError(f"could not read {path!r} as a MATLAB .mat file (truncated or "
+        raise InvalidFileError(f"could not read {path!r} as a MATLAB .mat file (truncated or "
                          f"corrupt?): "
                          f"{type(exc).__name__}: {exc}") from exc
     variables = {k: v for k, v in contents.items() if not k.startswith("__")}
     if not variables:
-        raise ValueError(f"{path!r} holds no variables: a MATLAB header and nothing after it "
+        raise InvalidFileError(f"{path!r} holds no variables: a MATLAB header and nothing after it "
                          "(truncated or empty file?)")
 
     y_name, y_raw = _find_labels(variables, path, require_labels)
@@ -133,7 +141,7 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
     if y_raw is None:
         transpose = _orientation_without_labels(raw_views)
         selected = _select_indices(views, len(raw_views), path)
-        return [_convert(raw_views[v], transpose[v], dtype) for v in selected], None
+        return [_convert(raw_views[v], transpose[v], dtype, path) for v in selected], None
     n = y_raw.shape[0]
 
     transpose = []
@@ -144,13 +152,13 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
         elif c == n:
             transpose.append(True)
         else:
-            raise ValueError(
+            raise InvalidFileError(
                 f"in {path!r}, view {name} has shape {r} x {c} but the labels {y_name!r} have "
                 f"length {n}: neither orientation matches; variables found: "
                 f"{_describe(variables)}")
 
     selected = _select_indices(views, len(raw_views), path)
-    out = [_convert(raw_views[v], transpose[v], dtype) for v in selected]
+    out = [_convert(raw_views[v], transpose[v], dtype, path) for v in selected]
     _, y = np.unique(y_raw, return_inverse=True)
     return out, np.ascontiguousarray(y.reshape(-1), dtype=np.int64)
 
@@ -168,7 +176,7 @@ def _refuse_hdf5(path):
         head = fh.read(520)
     if (head.startswith(_HDF5_SIGNATURE) or head[512:520] == _HDF5_SIGNATURE
             or head.startswith(b"MATLAB 7.3")):
-        raise ValueError(_v73_message(path))
+        raise InvalidFileError(_v73_message(path))
 
 
 def _describe(variables):
@@ -246,12 +254,12 @@ def _find_labels(variables, path, require_labels=True):
         if vec is not None:
             return name, vec
     if candidates:
-        raise ValueError(
+        raise InvalidFileError(
             f"no usable labels in {path!r}: {' / '.join(candidates)} is not a finite numeric "
             f"vector (or a cell of identical vectors); variables found: {_describe(variables)}")
     if not require_labels:
         return None, None
-    raise ValueError(
+    raise InvalidFileError(
         f"no labels found in {path!r}: expected a variable named one of "
         f"{', '.join(_LABEL_NAMES)} (any capitalisation); variables found: "
         f"{_describe(variables)}")
@@ -267,7 +275,7 @@ def _find_views(variables, y_name, path):
     elif len(cells) == 1:
         cell_name = next(iter(cells))
     elif len(cells) > 1:
-        raise ValueError(
+        raise InvalidFileError(
             f"cannot tell which cell array holds the views in {path!r}: several cells "
             f"({', '.join(cells)}) and none is named X; variables found: {_describe(variables)}")
     else:
@@ -275,7 +283,7 @@ def _find_views(variables, y_name, path):
     if cell_name is not None:
         cell = cells[cell_name]
         if cell.ndim > 2 or (cell.ndim == 2 and min(cell.shape) > 1):
-            raise ValueError(
+            raise InvalidFileError(
                 f"the cell {cell_name!r} in {path!r} has shape {cell.shape}; expected 1 x V or "
                 "V x 1 (one view per cell)")
         raw = list(cell.ravel())
@@ -284,9 +292,9 @@ def _find_views(variables, y_name, path):
             if not _is_numeric_matrix(X):
                 kind = (f"a {X.dtype} array of shape {X.shape}" if isinstance(X, np.ndarray)
                         else type(X).__name__)
-                raise ValueError(f"view {name} in {path!r} is {kind}, not a real numeric matrix")
+                raise InvalidFileError(f"view {name} in {path!r} is {kind}, not a real numeric matrix")
         if not raw:
-            raise ValueError(f"the cell {cell_name!r} in {path!r} is empty: no views found")
+            raise InvalidFileError(f"the cell {cell_name!r} in {path!r} is empty: no views found")
         return names, raw
 
     separate = {}
@@ -295,7 +303,7 @@ def _find_views(variables, y_name, path):
         if m and _is_numeric_matrix(v):
             idx = int(m.group(1))
             if idx in separate:
-                raise ValueError(
+                raise InvalidFileError(
                     f"ambiguous views in {path!r}: both {separate[idx][0]!r} and {k!r} "
                     f"are view {idx}")
             separate[idx] = (k, v)
@@ -306,7 +314,7 @@ def _find_views(variables, y_name, path):
     single = _ordered_matches(others, ("X",))
     if single and _is_numeric_matrix(others[single[0]]):
         return [single[0]], [others[single[0]]]
-    raise ValueError(
+    raise InvalidFileError(
         f"no views found in {path!r}: expected a cell array X (1 x V or V x 1) or variables "
         f"x1, x2, ...; variables found: {_describe(variables)}")
 
@@ -323,21 +331,38 @@ def _select_indices(views, n_views, path):
             raise TypeError(f"views must be None, an int or a sequence of ints, got "
                             f"{type(views).__name__}") from None
     if not items:
-        raise ValueError("views must select at least one view, got an empty sequence")
+        raise InvalidParameterError("views must select at least one view, got an empty sequence")
     out = []
     for v in items:
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise TypeError(f"views must hold int view indices, got {v!r}")
         if not -n_views <= v < n_views:
-            raise ValueError(f"views index {v} out of range: {path!r} holds {n_views} view(s)")
+            raise InvalidParameterError(f"views index {v} out of range: {path!r} holds {n_views} view(s)")
         out.append(int(v) % n_views)
     if len(set(out)) != len(out):
-        raise ValueError(f"views selects the same view more than once: {items}")
+        raise InvalidParameterError(f"views selects the same view more than once: {items}")
     return out
 
 
-def _convert(X, transpose, dtype):
+def _check_sparse(X, path):
+    """SciPy builds a sparse variable from the file's index arrays as they are: refuse any
+    that point outside the matrix before a conversion walks them."""
+    X = X.tocsc() if X.format != "csc" else X
+    n_rows, n_cols = X.shape
+    indptr, indices = X.indptr, X.indices
+    nnz = indices.shape[0]
+    if (indptr.shape[0] != n_cols + 1 or X.data.shape[0] != nnz or indptr[0] != 0
+            or indptr[-1] != nnz or np.any(np.diff(indptr.astype(np.int64)) < 0)):
+        raise InvalidFileError(f"{path!r} holds a malformed sparse matrix (inconsistent "
+                               "column pointers)")
+    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= n_rows):
+        raise InvalidFileError(f"{path!r} holds a sparse matrix with a row index outside "
+                               f"[0, {n_rows})")
+
+
+def _convert(X, transpose, dtype, path="the file"):
     if sp.issparse(X):
+        _check_sparse(X, path)
         Xc = sp.csr_matrix(X.T if transpose else X, dtype=dtype, copy=True)
         Xc.sum_duplicates()  # also sorts the indices
         return Xc

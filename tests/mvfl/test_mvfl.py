@@ -500,7 +500,7 @@ def test_large_lam3_confines_labelled_rows_to_their_class(seed):
     views, y = _blobs(rng, 40, 4, [6, 6], sep=0.7, noise=1.0)
     lab = simulate.partial_labels(y, 0.3, random_state=3)
     known = np.flatnonzero(lab >= 0)
-    r = fastmv.mvfl(views, 4, labels=lab, lam3=1e6, random_state=0)
+    r = fastmv.mvfl(views, 4, labels=lab, lam3=1e6, normalize="zscore", random_state=0)
     Fl = r.F[known]
     on = Fl[np.arange(known.size), lab[known]]
     off = Fl.copy()

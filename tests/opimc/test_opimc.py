@@ -345,7 +345,7 @@ def test_matches_plain_reference_implementation():
     lab0 = np.random.default_rng(2).integers(0, 4, 50)
     for passes in (1, 3):
         r = fastmv.opimc(views, 4, mask=mask, chunk_size=50, max_iter=passes, tol=0.0, init=lab0,
-                         alpha=0.1)
+                         alpha=0.1, shuffle=False)
         lab, U, pl, cl = R.opimc_reference(views, 4, lab0, mask=mask, chunk_size=50,
                                            n_passes=passes, alpha=0.1)
         np.testing.assert_array_equal(r.labels, lab)
@@ -442,7 +442,7 @@ def test_arrays_memmaps_objects_and_streams_give_identical_results(tmp_path):
     views[0][[3, 77]] = np.nan                      # NaN rows count as missing
     mask = fastmv.simulate.incomplete_mask(530, 2, 0.3, random_state=4)
     mask[[3, 77]] = [False, True]
-    kw = dict(mask=mask, chunk_size=60, max_iter=3, random_state=5)
+    kw = dict(mask=mask, chunk_size=60, max_iter=3, random_state=5, shuffle=False)
     ref = fastmv.opimc(views, 4, **kw)
     mms = []
     for v, X in enumerate(views):
@@ -488,7 +488,7 @@ def test_one_shot_generator_stream():
     mask = np.ones((200, 2), bool)
     gen = (([X[a:a + 30] for X in views], None) for a in range(0, 200, 30))
     r = fastmv.opimc(gen, 3, chunk_size=50, random_state=0)
-    ref = fastmv.opimc(views, 3, mask=mask, chunk_size=50, random_state=0)
+    ref = fastmv.opimc(views, 3, mask=mask, chunk_size=50, random_state=0, shuffle=False)
     np.testing.assert_array_equal(r.labels, ref.labels)
     gen = (([X[a:a + 30] for X in views], None) for a in range(0, 200, 30))
     with pytest.raises(ValueError, match="one-shot iterator"):
@@ -546,7 +546,8 @@ def test_peak_memory_does_not_grow_with_n(tmp_path):
     peak_for(2000)                                   # warm-up (compilation, caches)
     small, large = peak_for(5000), peak_for(40000)
     extra = large - small
-    assert extra < 8 * 35000 + 64 * 1024, (small, large)
+    # n int64 labels and the n int32 visiting order of shuffle=True
+    assert extra < 12 * 35000 + 64 * 1024, (small, large)
     assert large < 0.1 * 40000 * sum(dims) * 8
 
 
@@ -854,7 +855,8 @@ def test_dask_views_equal_numpy_views(monkeypatch):
     monkeypatch.setattr(fastmv._opimc._solver, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
     views, y = planted(230, [5, 7], 3, seed=34, noise=1.0)
     mask = fastmv.simulate.incomplete_mask(230, 2, 0.3, random_state=5)
-    ref = fastmv.opimc(views, 3, mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=0)
+    ref = fastmv.opimc(views, 3, mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=0,
+                       shuffle=False)                             # dask views keep their order
     dviews = [da.from_array(X, chunks=(70, 3)) for X in views]    # blocks unlike the chunks
     with dask.config.set(scheduler="threads"):
         for m in (mask, da.from_array(mask, chunks=(50, 2))):
@@ -863,3 +865,71 @@ def test_dask_views_equal_numpy_views(monkeypatch):
                                  random_state=0, n_jobs=n_jobs)
                 np.testing.assert_array_equal(r.labels, ref.labels)
                 np.testing.assert_array_equal(r.objective, ref.objective)
+
+
+# ------------------------------------------------------------------ visiting order (shuffle)
+def _visit_order(n, chunk_size, rng):
+    """The visiting order shuffle=True draws first from ``rng`` (each chunk's rows sorted)."""
+    order = rng.permutation(n)
+    for a in range(0, n, chunk_size):
+        order[a:a + chunk_size].sort()
+    return order
+
+
+def test_shuffle_visits_a_seeded_permutation_and_returns_labels_in_input_order():
+    views, y = planted(310, [8, 12], 4, seed=21, noise=1.5)
+    mask = fastmv.simulate.incomplete_mask(310, 2, 0.3, random_state=2)
+    for seed in (0, 7):
+        r = fastmv.opimc(views, 4, mask=mask, chunk_size=50, max_iter=2, tol=0.0,
+                         random_state=seed)
+        g = np.random.default_rng(seed)
+        order = _visit_order(310, 50, g)
+        # the same solve on the rows written in visiting order, read in that order
+        ref = fastmv.opimc([X[order] for X in views], 4, mask=mask[order], chunk_size=50,
+                           max_iter=2, tol=0.0, random_state=g, shuffle=False)
+        np.testing.assert_array_equal(r.labels[order], ref.labels)
+        np.testing.assert_array_equal(r.objective, ref.objective)
+        again = fastmv.opimc(views, 4, mask=mask, chunk_size=50, max_iter=2, tol=0.0,
+                             random_state=seed)
+        np.testing.assert_array_equal(again.labels, r.labels)
+
+
+def test_shuffled_arrays_memmaps_sparse_and_row_sliceable_objects_agree(tmp_path):
+    views, y = planted(275, [6, 9], 3, seed=22, noise=1.5)
+    mask = fastmv.simulate.incomplete_mask(275, 2, 0.3, random_state=3)
+    kw = dict(mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=4)
+    ref = fastmv.opimc(views, 3, **kw)
+    mms = []
+    for v, X in enumerate(views):
+        np.save(tmp_path / f"v{v}.npy", X)
+        mms.append(np.load(tmp_path / f"v{v}.npy", mmap_mode="r"))
+    objs = [RowSliceable(X) for X in views]
+    for name, vs in {"memmap": mms, "object": objs,
+                     "csr": [views[0], sp.csr_matrix(views[1])]}.items():
+        r = fastmv.opimc(vs, 3, **kw)
+        np.testing.assert_array_equal(r.labels, ref.labels, err_msg=name)
+        np.testing.assert_allclose(r.objective, ref.objective, rtol=1e-12, err_msg=name)
+    assert max(o.max_rows_read for o in objs) <= 40
+
+
+def test_a_stream_keeps_its_order():
+    views, y = planted(240, [5, 6], 3, seed=23)
+    stream = [([X[a:a + 35] for X in views], None) for a in range(0, 240, 35)]
+    r = fastmv.opimc(stream, 3, chunk_size=50, random_state=0)          # shuffle=True default
+    ref = fastmv.opimc(views, 3, chunk_size=50, random_state=0, shuffle=False)
+    np.testing.assert_array_equal(r.labels, ref.labels)
+
+
+def test_shuffle_rescues_a_stream_sorted_by_class():
+    """One pass over samples sorted by class fits the first chunks' few classes; a random
+    visiting order sees every class from the first chunk on."""
+    views, y = planted(1200, [10, 15], 6, seed=24, noise=1.0)
+    order = np.argsort(y, kind="stable")
+    views, y = [X[order] for X in views], y[order]
+    mask = fastmv.simulate.incomplete_mask(1200, 2, 0.4, random_state=0)
+    acc = {}
+    for shuffle in (False, True):
+        acc[shuffle] = np.mean([fastmv.metrics.accuracy(y, fastmv.opimc(
+            views, 6, mask=mask, chunk_size=100, random_state=s, shuffle=shuffle).labels)
+            for s in range(3)])
+    assert acc[True] > 0.9 and acc[True] > acc[False] + 0.1, acc

@@ -1,0 +1,192 @@
+"""Self-tuning from the caller's supervision (fastmv._tuning and the solvers' "auto" options)."""
+import numpy as np
+import pytest
+
+import fastmv
+import fastmv._cmvnmf as cmv
+from fastmv import metrics, simulate
+from fastmv._tuning import (
+    from_labels,
+    from_pairs,
+    grid_search,
+    label_folds,
+    pair_auc,
+    pair_folds,
+    pair_score,
+)
+
+
+# ----------------------------------------------------------------------------- building blocks
+def test_pair_auc_matches_counting_definition():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 5, 30).astype(float)   # ties on purpose
+    b = rng.integers(0, 5, 40).astype(float)
+    naive = np.mean([(x > y) + 0.5 * (x == y) for x in a for y in b])
+    assert pair_auc(a, b) == pytest.approx(naive)
+    assert np.isnan(pair_auc([], b))
+
+
+def test_folds_are_stratified_and_cover_every_item():
+    rng = np.random.default_rng(1)
+    classes = np.repeat([0, 1, 2], [10, 7, 3])
+    sup = from_labels(np.arange(20), classes)
+    folds = label_folds(sup, 3, rng)
+    assert set(folds) == {0, 1, 2}
+    for c in range(3):
+        counts = np.bincount(folds[classes == c], minlength=3)
+        assert counts.max() - counts.min() <= 1
+    assert np.ptp(np.bincount(folds)) <= 1
+    sup = from_pairs(np.zeros((5, 2)), np.zeros((9, 2)))
+    fm, fc = pair_folds(sup, 2, rng)
+    assert fm.size == 5 and fc.size == 9 and np.ptp(np.bincount(fm)) <= 1
+
+
+def test_pair_score_balances_the_two_kinds():
+    labels = np.array([0, 0, 1, 1])
+    same = lambda p: labels[p[:, 0]] == labels[p[:, 1]]  # noqa: E731
+    must = np.array([[0, 1], [0, 2]])          # one kept, one broken: 0.5
+    cannot = np.array([[0, 2], [1, 3], [0, 3], [1, 2]])  # all kept apart: 1.0
+    assert pair_score(same, must, cannot) == pytest.approx(0.75)
+
+
+def test_grid_search_first_candidate_wins_ties_and_counts_solves():
+    chosen, rec = grid_search("x", ["a", "b", "c"],
+                              lambda c, f: ({"a": 0.5, "b": 0.7, "c": 0.7}[c], 2), 3,
+                              method="m")
+    assert chosen == "b" and rec["solves"] == 18 and rec["scores"].shape == (3, 3)
+    chosen, _ = grid_search("x", ["a", "b"], lambda c, f: (0.5, 0), 2, method="m")
+    assert chosen == "a"
+
+
+# ----------------------------------------------------------------------------- MVFL
+def _l2_wins(rng, n_per=30, c=3, d=20):
+    """Class = direction; every sample has a random magnitude over three decades, so only
+    per-sample scaling makes samples of one class look alike."""
+    y = np.repeat(np.arange(c), n_per)
+    views = []
+    for _ in range(2):
+        centres = np.abs(rng.normal(size=(c, d))) + 0.05
+        X = centres[y] + 0.15 * np.abs(rng.normal(size=(y.size, d)))
+        X *= 10.0 ** rng.uniform(-1.5, 1.5, size=(y.size, 1))
+        views.append(X)
+    return views, y
+
+
+def _zscore_wins(rng, n_per=30, c=3):
+    """Class in a few low-variance features; many high-variance noise features dominate the
+    rows' norms and distances unless every feature is scaled to unit variance."""
+    y = np.repeat(np.arange(c), n_per)
+    views = []
+    for _ in range(2):
+        signal = 0.05 * np.eye(c)[y] @ rng.normal(size=(c, 4)) * 8 + 0.02 * rng.normal(
+            size=(y.size, 4))
+        noise = 50.0 * rng.normal(size=(y.size, 2))
+        views.append(np.hstack([signal, noise]))
+    return views, y
+
+
+@pytest.mark.parametrize("make, expected", [(_l2_wins, "l2"), (_zscore_wins, "zscore")])
+def test_mvfl_tuning_picks_the_scaling_that_wins(make, expected):
+    rng = np.random.default_rng(4)
+    views, y = make(rng)
+    lab = simulate.partial_labels(y, 0.3, random_state=0)
+    r = fastmv.mvfl(views, 3, labels=lab, random_state=0)
+    assert r.tuning["normalize"]["chosen"] == expected
+    assert r.normalize == [expected, expected]
+    other = "zscore" if expected == "l2" else "l2"
+    r_other = fastmv.mvfl(views, 3, labels=lab, normalize=other, random_state=0)
+    assert metrics.accuracy(y, r.labels) > metrics.accuracy(y, r_other.labels)
+    # with pairs instead of labels the pair-distance score decides the same way
+    ml, cl = simulate.pairs_from_labels(lab)
+    rp = fastmv.mvfl(views, 3, must_link=ml, cannot_link=cl, random_state=0)
+    assert rp.tuning["normalize"]["chosen"] == expected
+
+
+def test_mvfl_explicit_value_bypasses_tuning_and_equals_the_tuned_solve():
+    rng = np.random.default_rng(5)
+    views, y = _l2_wins(rng)
+    lab = simulate.partial_labels(y, 0.3, random_state=1)
+    tuned = fastmv.mvfl(views, 3, labels=lab, random_state=3)
+    chosen = tuned.tuning["normalize"]["chosen"]
+    fixed = fastmv.mvfl(views, 3, labels=lab, normalize=chosen, random_state=3)
+    assert fixed.tuning is None
+    np.testing.assert_array_equal(fixed.labels, tuned.labels)
+    np.testing.assert_array_equal(fixed.objective, tuned.objective)
+    # without supervision "auto" is the per-view rule: nothing is tuned
+    assert fastmv.mvfl(views, 3, random_state=0, max_iter=3).tuning is None
+
+
+def test_tuning_is_deterministic_and_round_trips(tmp_path):
+    rng = np.random.default_rng(6)
+    views, y = _zscore_wins(rng)
+    lab = simulate.partial_labels(y, 0.3, random_state=2)
+    a = fastmv.mvfl(views, 3, labels=lab, random_state=7)
+    b = fastmv.mvfl(views, 3, labels=lab, random_state=7)
+    np.testing.assert_array_equal(a.tuning["normalize"]["scores"],
+                                  b.tuning["normalize"]["scores"])
+    path = tmp_path / "r.npz"
+    a.save(path)
+    back = fastmv.Result.load(path)
+    rec, rec2 = a.tuning["normalize"], back.tuning["normalize"]
+    assert rec2["chosen"] == rec["chosen"] and rec2["candidates"] == rec["candidates"]
+    np.testing.assert_array_equal(rec2["scores"], rec["scores"])
+    assert a.to_dict(jsonable=True)["tuning"]["normalize"]["folds"] == rec["folds"]
+
+
+# ----------------------------------------------------------------------------- CMVNMF
+def _unmapped_problem(seed, negative=False):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(3), 25)
+    views = []
+    for _ in range(2):
+        X = np.eye(3)[y] @ rng.uniform(0, 1, size=(3, 8)) * 3 + 0.3 * rng.random((75, 8))
+        views.append(X - 2.0 if negative else X)
+    Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=rng)
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=rng)
+    return Xs, ys, ml, cl
+
+
+def test_cmvnmf_negative_views_have_a_way_forward():
+    Xs, ys, ml, cl = _unmapped_problem(0, negative=True)
+    with pytest.raises(ValueError, match="negative"):
+        fastmv.cmvnmf(Xs, 3, ml, cl, normalize="l2", beta=1.0)
+    r = fastmv.cmvnmf(Xs, 3, ml, cl, random_state=0, tol=1e-4)
+    assert r.normalize == ["minmax", "minmax"]
+    assert min(metrics.accuracy(yv, lv) for yv, lv in zip(ys, r.labels)) > 0.9
+    # "minmax" is shift-invariant: the nonnegative version of the same data clusters alike
+    Xp, _, _, _ = _unmapped_problem(0, negative=False)
+    rp = fastmv.cmvnmf(Xp, 3, ml, cl, normalize="minmax", beta=1.0, random_state=0, tol=1e-4)
+    rn = fastmv.cmvnmf(Xs, 3, ml, cl, normalize="minmax", beta=1.0, random_state=0, tol=1e-4)
+    for a, b in zip(rp.labels, rn.labels):
+        assert metrics.accuracy(a, b) == 1.0  # the same partition
+
+
+def test_cmvnmf_explicit_beta_runs_no_tuning_solve(monkeypatch):
+    Xs, ys, ml, cl = _unmapped_problem(1)
+    calls = []
+    real = cmv._solve
+    monkeypatch.setattr(cmv, "_solve", lambda *a, **k: calls.append(1) or real(*a, **k))
+    r = fastmv.cmvnmf(Xs, 3, ml, cl, beta=1.0, n_init=2, random_state=0, tol=1e-4)
+    assert r.tuning is None and len(calls) == 2
+    calls.clear()
+    r = fastmv.cmvnmf(Xs, 3, ml, cl, n_init=2, random_state=0, tol=1e-4)
+    rec = r.tuning["beta"]
+    assert rec["solves"] == len(rec["candidates"]) * rec["folds"]
+    assert len(calls) == 2 + rec["solves"]
+    assert rec["chosen"] in rec["candidates"]
+
+
+# ----------------------------------------------------------------------------- MVMC
+def test_mvmc_auto_C1_records_its_choice_and_a_number_skips_it():
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1, 2], 20)
+    views = [np.eye(3)[y] @ rng.normal(size=(3, 6)) * 3 + rng.normal(size=(60, 6))
+             for _ in range(2)]
+    ml, cl = simulate.pairwise_constraints(y, 200, random_state=0)
+    r = fastmv.mvmc(views, 3, ml, cl, C1="auto", k=6, random_state=0)
+    rec = r.tuning["C1"]
+    assert rec["chosen"] in rec["candidates"] and rec["scores"].shape == (3, 2)
+    assert np.all(rec["mean"] > 0.5)  # the held-out pairs are ranked better than chance
+    fixed = fastmv.mvmc(views, 3, ml, cl, C1=rec["chosen"], k=6, random_state=0)
+    assert fixed.tuning is None
+    np.testing.assert_array_equal(fixed.labels, r.labels)

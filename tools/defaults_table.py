@@ -1,0 +1,246 @@
+"""Rows of docs/defaults.md: every solver with its side information on the shared datasets,
+against the honest baseline (``benchmarks/baseline.py``).
+
+Protocols (seeds 0–4 unless ``--seeds``; ``docs/defaults.md`` "Against the baseline"):
+
+- ``mvfl``: 10 % labels, ``fastmv.simulate.partial_labels(y, 0.1, random_state=seed)``;
+- ``mvmc``: ``5 n`` pairs, ``fastmv.simulate.pairwise_constraints(y, 5 n, random_state=seed)``;
+- ``cmvnmf``: ``simulate.unmapped(keep=0.95)`` then ``inter_view_constraints(ratio=0.05)``
+  (``cmvnmf-none``: the same unmapped views without pairs); ACC / NMI averaged over views;
+  Handwritten uses the paper's views fou, pix, zer;
+- ``opimc``: ``simulate.incomplete_mask(n, m, 0.4)``, samples in the file's order;
+  Handwritten uses the paper's views fou, fac, kar, pix, zer;
+- ``emvc``: the README's route, ``P = [fastmv.transition_matrix(X) for X in views]``,
+  ``fastmv.emvc(P, lam, lam, n_clusters=c)`` with ``lam = 0.01`` unless ``--set``.
+
+Every other option is the solver's default (``--set name=value`` overrides one, e.g. for a
+sweep). Runnable per solver and per dataset so rows can be regenerated one at a time::
+
+    python -m tools.defaults_table run --solver opimc --data Handwritten
+    python -m tools.defaults_table run --solver emvc --set lam=0.1
+    python -m tools.defaults_table table                 # markdown rows of every record
+    python -m tools.defaults_table lodo --solver opimc --param alpha
+
+Records (one JSON line per solver × dataset × setting × seed) are appended to ``--out``
+(default ``/tmp/fastmv_defaults.jsonl``); a record already there is not recomputed. A cell
+is flagged when its mean ACC is below the baseline's by more than 0.02.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import fastmv  # noqa: E402
+from benchmarks.baseline import DATASETS, baseline, load  # noqa: E402
+from fastmv import metrics, simulate  # noqa: E402
+
+#: kind of side information of each solver (the baseline it is compared with)
+SIDE = {"mvfl": "labels", "mvmc": "pairs", "cmvnmf": "unmapped", "cmvnmf-none": "unmapped",
+        "opimc": "incomplete", "emvc": "none"}
+#: views of Handwritten each paper used (indices into fac, fou, kar, mor, pix, zer)
+PAPER_VIEWS = {("cmvnmf", "Handwritten"): [1, 4, 5], ("cmvnmf-none", "Handwritten"): [1, 4, 5],
+               ("opimc", "Handwritten"): [0, 1, 2, 4, 5]}
+FLAG = 0.02
+
+
+def _views_of(solver, name):
+    return PAPER_VIEWS.get((solver, name))
+
+
+def _mean_scores(ys, labels):
+    acc = [metrics.accuracy(a, b) for a, b in zip(ys, labels)]
+    nmi = [metrics.nmi(a, b) for a, b in zip(ys, labels)]
+    return float(np.mean(acc)), float(np.mean(nmi))
+
+
+def run_one(solver, views, y, seed, params):
+    """(ACC, NMI) of one solve under the solver's protocol; raises on refusal."""
+    c = len(np.unique(y))
+    n = len(y)
+    params = dict(params)
+    if solver == "mvfl":
+        labels = simulate.partial_labels(y, 0.1, random_state=seed)
+        res = fastmv.mvfl(views, c, labels=labels, random_state=seed, **params)
+        return _mean_scores([y], [res.labels])
+    if solver == "mvmc":
+        must, cannot = simulate.pairwise_constraints(y, 5 * n, random_state=seed)
+        res = fastmv.mvmc(views, c, must, cannot, random_state=seed, **params)
+        return _mean_scores([y], [res.labels])
+    if solver in ("cmvnmf", "cmvnmf-none"):
+        uviews, uy, _ = simulate.unmapped(views, y, keep=0.95, random_state=seed)
+        if solver == "cmvnmf":
+            must, cannot = simulate.inter_view_constraints(uy, ratio=0.05, random_state=seed)
+        else:
+            must, cannot = None, None
+        res = fastmv.cmvnmf(uviews, c, must, cannot, random_state=seed, **params)
+        return _mean_scores(uy, res.labels)
+    if solver == "opimc":
+        mask = simulate.incomplete_mask(n, len(views), 0.4, random_state=seed)
+        res = fastmv.opimc(views, c, mask=mask, random_state=seed, **params)
+        return _mean_scores([y], [res.labels])
+    if solver == "emvc":
+        lam = float(params.pop("lam", 0.01))
+        P = [fastmv.transition_matrix(X, **params) for X in views]
+        res = fastmv.emvc(P, lam, lam, n_clusters=c, random_state=seed)
+        return _mean_scores([y], [res.labels])
+    raise ValueError(f"unknown solver {solver!r}")
+
+
+def _parse_set(items):
+    out = {}
+    for item in items or []:
+        key, _, value = item.partition("=")
+        for conv in (int, float):
+            try:
+                value = conv(value)
+                break
+            except ValueError:
+                continue
+        else:
+            value = None if value == "None" else value
+        out[key] = value
+    return out
+
+
+def _key(solver, name, setting, seed):
+    return json.dumps([solver, name, setting, seed])
+
+
+def _records(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def cmd_run(args):
+    params = _parse_set(args.set)
+    setting = ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
+    done = {_key(r["solver"], r["dataset"], r["setting"], r["seed"]) for r in _records(args.out)}
+    for solver in args.solver:
+        _run_solver(args, solver, params, setting, done)
+
+
+def _run_solver(args, solver, params, setting, done):
+    names = args.data or list(DATASETS)
+    for name in names:
+        idx = _views_of(solver, name)
+        views, y = load(name, idx)
+        for seed in args.seeds:
+            if _key(solver, name, setting, seed) in done:
+                continue
+            rec = dict(solver=solver, dataset=name, setting=setting, seed=seed,
+                       views=idx)
+            t = time.process_time()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    rec["acc"], rec["nmi"] = run_one(solver, views, y, seed, params)
+            except (ValueError, TypeError) as exc:
+                rec["error"] = str(exc).splitlines()[0][:200]
+            rec["cpu_s"] = round(time.process_time() - t, 2)
+            print(json.dumps(rec), flush=True)
+            with open(args.out, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+            if "error" in rec:
+                break
+
+
+def _grouped(records):
+    groups = {}
+    for r in records:
+        groups.setdefault((r["solver"], r["dataset"], r["setting"]), []).append(r)
+    return groups
+
+
+def _ms(values):
+    return f"{np.mean(values):.3f} ± {np.std(values):.3f}"
+
+
+def cmd_table(args):
+    print("| solver | side information | dataset | setting | ACC | NMI | seeds | baseline "
+          "(best variant) ACC / NMI | Δ ACC | |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    order = {s: i for i, s in enumerate(SIDE)}
+    dorder = {d: i for i, d in enumerate(DATASETS)}
+    for (solver, name, setting), recs in sorted(
+            _grouped(_records(args.out)).items(),
+            key=lambda kv: (order.get(kv[0][0], 99), kv[0][2] != "defaults", kv[0][2],
+                            dorder.get(kv[0][1], 99))):
+        if args.solver and solver not in args.solver:
+            continue
+        idx = recs[0].get("views")
+        base = baseline(name, SIDE[solver], [r["seed"] for r in recs], views=idx)
+        bcell = f"{base['acc'][0]:.3f} ± {base['acc'][1]:.3f} / {base['nmi'][0]:.3f} ({base['best']})"
+        errors = [r for r in recs if "error" in r]
+        if errors:
+            print(f"| {solver} | {SIDE[solver]} | {name} | {setting} | refused: "
+                  f"{errors[0]['error']} | | | {bcell} | | |")
+            continue
+        acc = [r["acc"] for r in recs]
+        nmi = [r["nmi"] for r in recs]
+        delta = float(np.mean(acc)) - base["acc"][0]
+        flag = "**below baseline**" if delta < -FLAG else ""
+        print(f"| {solver} | {SIDE[solver]} | {name} | {setting} | {_ms(acc)} | {_ms(nmi)} | "
+              f"{len(recs)} | {bcell} | {delta:+.3f} | {flag} |")
+
+
+def cmd_lodo(args):
+    """Leave-one-dataset-out choice of one parameter: for every held-out dataset, the grid
+    value with the best mean ACC relative to the baseline on the other datasets."""
+    groups = _grouped([r for r in _records(args.out) if r["solver"] in args.solver
+                       and "error" not in r])
+    table = {}
+    for (solver, name, setting), recs in groups.items():
+        parts = dict(p.split("=", 1) for p in setting.split(", ") if "=" in p)
+        value = parts.get(args.param, "default")
+        others = {k: v for k, v in parts.items() if k != args.param}
+        if others != _parse_set(args.fixed):
+            others_s = {k: str(v) for k, v in _parse_set(args.fixed).items()}
+            if others != others_s:
+                continue
+        base = baseline(name, SIDE[solver], [r["seed"] for r in recs],
+                        views=recs[0].get("views"))
+        table.setdefault(value, {})[name] = float(np.mean([r["acc"] for r in recs])) \
+            - base["acc"][0]
+    values = sorted(table)
+    names = sorted(set.intersection(*(set(t) for t in table.values()))) if table else []
+    print(f"{' '.join(args.solver)} {args.param}: ACC − baseline ACC per dataset")
+    print("| value | " + " | ".join(names) + " |")
+    for v in values:
+        print(f"| {v} | " + " | ".join(f"{table[v][n]:+.3f}" for n in names) + " |")
+    worst = []
+    for held in names:
+        rest = [n for n in names if n != held]
+        pick = max(values, key=lambda v: np.mean([table[v][n] for n in rest]))
+        worst.append(table[pick][held])
+        print(f"held out {held}: choose {args.param}={pick}, held-out ACC − baseline "
+              f"{table[pick][held]:+.3f}")
+    if worst:
+        print(f"worst held-out case: {min(worst):+.3f}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["run", "table", "lodo"])
+    ap.add_argument("--solver", nargs="*", default=[])
+    ap.add_argument("--data", nargs="*")
+    ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4])
+    ap.add_argument("--set", action="append", help="name=value: a non-default option")
+    ap.add_argument("--param", help="lodo: the parameter chosen")
+    ap.add_argument("--fixed", action="append", help="lodo: other options held fixed")
+    ap.add_argument("--out", default="/tmp/fastmv_defaults.jsonl")
+    args = ap.parse_args(argv)
+    {"run": cmd_run, "table": cmd_table, "lodo": cmd_lodo}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
