@@ -42,7 +42,7 @@ def load(name, views=None):
     """Views (dense float64) and labels of a shared dataset, by file stem; ``views``: the
     indices of the views to keep (default all)."""
     import fastmv
-    from fastmv._shared_data import shared_dataset
+    from fastmv._core._shared_data import shared_dataset
 
     path = shared_dataset(f"{name}.mat")
     if path is None:
@@ -81,8 +81,9 @@ def _kmeans(X, c, seed):
 
 
 def _label_spreading(X, y, seed):
-    import fastmv
     from sklearn.semi_supervised import LabelSpreading
+
+    import fastmv
     partial = fastmv.simulate.partial_labels(y, LABEL_RATIO, random_state=seed)
     model = LabelSpreading(kernel="knn", n_neighbors=min(7, len(y) - 1), max_iter=100)
     return model.fit(X, partial).transduction_

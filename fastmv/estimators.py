@@ -30,11 +30,8 @@ import copy
 import dataclasses
 import inspect
 import itertools
-<<<<<<< HEAD
-import textwrap
-=======
 import numbers
->>>>>>> integ-old
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,7 +39,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-<<<<<<< HEAD
 from ._app._estimator_docs import RESULT_BASE, SIDE_ARGS, _document, _fit_doc, _init_source
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
@@ -51,19 +47,10 @@ from ._emvc._solver import emvc
 from ._mvfl._solver import mvfl
 from ._mvmc._solver import mvmc
 from ._opimc._solver import opimc
-=======
-from ._affinity import transition_matrices
-from ._cmvnmf import cmvnmf
-from ._emvc import emvc
-from ._estimator_docs import RESULT_BASE, _document, _fit_doc
-from ._mvfl import mvfl
-from ._mvmc import mvmc
-from ._opimc import opimc
 from .exceptions import InvalidParameterError, NotFittedError
 from .simulate import pairs_from_labels
->>>>>>> integ-old
 
-__all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer"]
+__all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_estimators"]
 
 # Parameters a clone shares with its original instead of copying (see __sklearn_clone__).
 _SHARED_BY_REFERENCE = frozenset({"executor"})
@@ -856,65 +843,6 @@ Wraps :func:`fastmv.opimc`; the presence mask is given to ``fit``.
 """)
 
 
-<<<<<<< HEAD
-# ------------------------------------------------------------------------ the registry
-_GENERATED: dict = {}
-
-
-def _generated_estimator(spec):
-    """The estimator of a solver without a class above: ``__init__`` with the solver's
-    hyper-parameters and defaults (:func:`fastmv._app._estimator_docs._init_source`),
-    ``fit(Xs, y=None, view_sizes=None, **side_information)``."""
-    key = (spec.name, spec.module)
-    if key in _GENERATED:
-        return _GENERATED[key]
-    func = spec.function
-    namespace: dict = {}
-    exec(textwrap.dedent(_init_source(func)), namespace)  # an explicit signature, as sklearn wants
-    sides = [p for p in inspect.signature(func).parameters if p in SIDE_ARGS]
-
-    def fit(self, Xs, y=None, view_sizes=None, **side_information):
-        unknown = sorted(set(side_information) - set(sides))
-        if unknown:
-            raise TypeError(f"{type(self).__name__}.fit() got unexpected side information "
-                            f"{unknown}; {spec.name} takes {sides}")
-        return self._fit(_split_views(Xs, view_sizes), side_information)
-
-    cls = type(spec.estimator, (_MultiViewClusterer,),
-               {"__init__": namespace["__init__"], "fit": fit, "__module__": __name__,
-                "__qualname__": spec.estimator})
-    _document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
-              f"estimator.\n\nWraps :func:`fastmv.{spec.name}`.", "")
-    _GENERATED[key] = cls
-    return cls
-
-
-def all_estimators() -> dict:
-    """The estimator of every registered solver, ``{solver name: class}`` (the classes above,
-    or one generated from the solver's signature for a solver without one).
-
-    Returns
-    -------
-    dict
-        Solver names mapped to estimator classes.
-
-    Examples
-    --------
-    >>> sorted(all_estimators())
-    ['cmvnmf', 'emvc', 'mvfl', 'mvmc', 'opimc']
-    """
-    return {name: globals().get(spec.estimator) or _generated_estimator(spec)
-            for name, spec in solver_specs().items()}
-
-
-def __getattr__(name):
-    if name == "ESTIMATORS":
-        return all_estimators()
-    for spec in solver_specs().values():
-        if spec.estimator == name:
-            return _generated_estimator(spec)
-    raise AttributeError(f"module 'fastmv.estimators' has no attribute {name!r}")
-=======
 # ------------------------------------------------------------------------- preprocessing
 class ViewTransformer(BaseEstimator):
     """Apply a scikit-learn transformer to each view separately (a ``Pipeline`` step).
@@ -1032,9 +960,64 @@ class ViewTransformer(BaseEstimator):
                     transformer_tags=TransformerTags(), no_validation=True)
 
 
-ESTIMATORS: dict = {"mvmc": MVMC, "mvfl": MVFL, "emvc": EMVC, "cmvnmf": CMVNMF, "opimc": OPIMC}
-
-
 def __dir__():  # dir(module) lists the public names, not the imports
     return list(__all__)
->>>>>>> integ-old
+
+
+# ------------------------------------------------------------------------ the registry
+_GENERATED: dict = {}
+
+
+def _generated_estimator(spec):
+    """The estimator of a solver without a class above: ``__init__`` with the solver's
+    hyper-parameters and defaults (:func:`fastmv._app._estimator_docs._init_source`),
+    ``fit(Xs, y=None, view_sizes=None, **side_information)``."""
+    key = (spec.name, spec.module)
+    if key in _GENERATED:
+        return _GENERATED[key]
+    func = spec.function
+    namespace: dict = {}
+    exec(textwrap.dedent(_init_source(func)), namespace)  # an explicit signature, as sklearn wants
+    sides = [p for p in inspect.signature(func).parameters if p in SIDE_ARGS]
+
+    def fit(self, Xs, y=None, view_sizes=None, **side_information):
+        unknown = sorted(set(side_information) - set(sides))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.fit() got unexpected side information "
+                            f"{unknown}; {spec.name} takes {sides}")
+        return self._fit(_split_views(Xs, view_sizes), side_information)
+
+    cls = type(spec.estimator, (_MultiViewClusterer,),
+               {"__init__": namespace["__init__"], "fit": fit, "__module__": __name__,
+                "__qualname__": spec.estimator})
+    _document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
+              f"estimator.\n\nWraps :func:`fastmv.{spec.name}`.", "")
+    _GENERATED[key] = cls
+    return cls
+
+
+def all_estimators() -> dict:
+    """The estimator of every registered solver, ``{solver name: class}`` (the classes above,
+    or one generated from the solver's signature for a solver without one).
+
+    Returns
+    -------
+    dict
+        Solver names mapped to estimator classes.
+
+    Examples
+    --------
+    >>> sorted(all_estimators())
+    ['cmvnmf', 'emvc', 'mvfl', 'mvmc', 'opimc']
+    """
+    return {name: globals().get(spec.estimator) or _generated_estimator(spec)
+            for name, spec in solver_specs().items()}
+
+
+def __getattr__(name):
+    if name == "ESTIMATORS":
+        return all_estimators()
+    for spec in solver_specs().values():
+        if spec.estimator == name:
+            return _generated_estimator(spec)
+    raise AttributeError(f"module 'fastmv.estimators' has no attribute {name!r}")

@@ -418,8 +418,9 @@ def _ten_places():
         "opimc-init-labels": ("init", lambda: fastmv.opimc(views, 3, init=np.full(y.size, 7))),
         "thread_limit-zero": ("n_jobs", lambda: fastmv.thread_limit(0).__enter__()),
         "emvc-not-stochastic": ("P_list", lambda: fastmv.emvc([2 * p for p in P], 0.1, 0.1)),
-        "mvmc-must-0x3": ("must_link", lambda: fastmv.mvmc(views, 3, np.zeros((0, 3), int),
-                                                            _pairs(y, 10)[1])),
+        "mvmc-must-0x3": ("must_link", lambda: fastmv.mvmc(
+            views, 3, np.zeros((0, 3), int),
+            fastmv.simulate.pairwise_constraints(y, 10, random_state=0)[1])),
         "mvfl-must-0x3": ("must_link", lambda: fastmv.mvfl(views, 3,
                                                             must_link=np.zeros((0, 3), int))),
         "spectral-negative": ("S", lambda: fastmv.spectral_clustering(-np.ones((6, 6)), 2)),

@@ -111,7 +111,7 @@ CASES = [
 # what it printed.
 _BATCH = """
 import contextlib, io, json, sys
-from fastmv._cli import main
+from fastmv._app._cli import main
 out = []
 for argv in json.loads(sys.stdin.read()):
     o, e = io.StringIO(), io.StringIO()

@@ -264,7 +264,7 @@ def test_nearly_rank_one_chain_returns_in_seconds_and_warns():
 
 
 def test_stalled_arpack_falls_back_to_the_same_eigenvectors(monkeypatch):
-    from fastmv import _spectral
+    from fastmv._blocks import _spectral
 
     rng = np.random.default_rng(1)
     A = rng.standard_normal((300, 300))

@@ -110,7 +110,7 @@ def _row(name, s, method, res, y, sec, score=None):
 
 
 def cmd_mvfl(args):
-    from fastmv._mvfl import _auto_scheme  # noqa: PLC0415
+    from fastmv._mvfl._solver import _auto_scheme  # noqa: PLC0415
 
     for name in args.datasets:
         views, y = load(name)

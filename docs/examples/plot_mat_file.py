@@ -17,7 +17,7 @@ import scipy.io
 
 import fastmv
 from fastmv import metrics, plot
-from fastmv._cli import main
+from fastmv._app._cli import main
 
 views, y = fastmv.datasets.load_handwritten(["fou", "zer"])
 pick = np.random.default_rng(0).choice(y.size, 300, replace=False)

@@ -466,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version():
-    from . import __version__  # noqa: PLC0415 (the package's __init__ imports nothing eagerly)
+    from .. import __version__  # noqa: PLC0415 (the package's __init__ imports nothing eagerly)
 
     return __version__
 

@@ -139,14 +139,6 @@ def hyper_parameters(func: Callable) -> list:
             if p.name not in DATA_ARGS | SIDE_ARGS]
 
 
-<<<<<<< HEAD:fastmv/_app/_registry.py
-=======
-def _lam3(value):
-    """MVFL's prior weight for the demo, unless the solver picks it itself (default None)."""
-    default = inspect.signature(fastmv.mvfl).parameters["lam3"].default
-    return {} if default is None else {"lam3": value}
-
-
 def _fraction(low_open, high_open):
     """A text -> float converter for a fraction in [0, 1], ends open as asked."""
     def parse(text):
@@ -174,7 +166,6 @@ def _prior(text):
     return text
 
 
->>>>>>> integ-old:fastmv/_registry.py
 def _n_clusters(params, y):
     c = params.pop("n_clusters", None)
     if c is None:
@@ -372,7 +363,6 @@ def _optional_int(text):
     return None if str(text).lower() == "none" else int(text)
 
 
-<<<<<<< HEAD:fastmv/_app/_registry.py
 _SIDE_ARG = {"must": "must_link", "cannot": "cannot_link", "labels": "labels", "mask": "mask"}
 
 
@@ -382,6 +372,7 @@ def _generic_run(name):
     def run(data, side, params, seed):
         views, y = data
         params = dict(params)
+        params.pop("simulate", False)   # nothing to simulate for a solver without options
         c = _n_clusters(params, y)
         kwargs = {_SIDE_ARG[k]: v for k, v in side.items() if v is not None}
         res = solver_function(name)(views, c, random_state=seed, **kwargs, **params)
@@ -395,47 +386,18 @@ def _generic_run(name):
 # the generic ``run`` and no simulation options).
 _RUN = {
     "mvmc": dict(
-        simulation=(Option("n_constraints", int, 5000,
-                           "pairs simulated from the file's labels when no --must/--cannot "
-                           "file is given"),),
-        cli_defaults={}, run=_mvmc_run),
-    "mvfl": dict(
-        simulation=(Option("prior", str, "labels",
-                           "side information simulated from the file's labels when no file "
-                           "is given: labels, pairs or none"),
-                    Option("label_ratio", float, 0.1,
-                           "fraction of samples whose labels (or pairs among them) are "
-                           "simulated")),
-        cli_defaults={}, run=_mvfl_run),
-    "emvc": dict(
-=======
-REGISTRY = {
-    "mvmc": SolverSpec(
-        name="mvmc",
-        description="multi-view matrix completion with must-link / cannot-link pairs",
-        demo_note="Handwritten fou+fac+zer (n=2000), random pairs, C1=100, C2=1, k=100",
-        side=("must", "cannot"),
         simulation=(Option("n_constraints", _positive_int, 5000,
                            "number of pairs drawn from the file's labels", simulated=True),),
-        cli_defaults={}, demo=_mvmc_demo, run=_mvmc_run, warmup=_warmup.mvmc_warmup),
-    "mvfl": SolverSpec(
-        name="mvfl",
-        description="joint view/feature selection with partial labels or pairs",
-        demo_note="Handwritten fou+fac+zer (n=2000), lam1=lam2=1e-3",
-        side=("labels", "must", "cannot"),
+        cli_defaults={}, run=_mvmc_run),
+    "mvfl": dict(
         simulation=(Option("prior", _prior, "labels",
                            "what to draw from the file's labels: labels, pairs or none",
                            simulated=True),
                     Option("label_ratio", _fraction(True, False), 0.1,
                            "fraction of samples whose labels (or pairs among them) are "
                            "revealed", simulated=True)),
-        cli_defaults={}, demo=_mvfl_demo, run=_mvfl_run, warmup=_warmup.mvfl_warmup),
-    "emvc": SolverSpec(
-        name="emvc",
-        description="error-robust Markov-chain clustering of per-view transition matrices",
-        demo_note="Handwritten fou+pix, 500-sample subsample, lam1=lam2=0.01",
-        side=(),
->>>>>>> integ-old:fastmv/_registry.py
+        cli_defaults={}, run=_mvfl_run),
+    "emvc": dict(
         simulation=(Option("unit_rows", _parse_bool, True,
                            "scale each view's rows to unit norm before the transition "
                            "matrices"),
@@ -443,44 +405,19 @@ REGISTRY = {
                            "Gaussian width of the transition matrices (a number or median)"),
                     Option("n_neighbors", _optional_int, None,
                            "keep this many nearest neighbours per row (default: all)")),
-<<<<<<< HEAD:fastmv/_app/_registry.py
         cli_defaults={"lam1": 0.01, "lam2": 0.01}, run=_emvc_run),
     "cmvnmf": dict(
-        simulation=(Option("keep", float, 0.95,
-                           "fraction of rows each view keeps when unmapped views are simulated "
-                           "from a labelled file (no --must/--cannot given)"),
-                    Option("constraint_ratio", float, 0.05,
-                           "simulated inter-view pairs, as a fraction of all cross pairs")),
-        cli_defaults={}, run=_cmvnmf_run),
-    "opimc": dict(
-        simulation=(Option("missing_ratio", float, 0.4,
-                           "fraction of each view removed when no --mask is given and the file "
-                           "has labels (0: complete views)"),
-=======
-        cli_defaults={"lam1": 0.01, "lam2": 0.01},
-        demo=_emvc_demo, run=_emvc_run, warmup=_warmup.emvc_warmup),
-    "cmvnmf": SolverSpec(
-        name="cmvnmf",
-        description="constrained NMF on unmapped views with inter-view pairs",
-        demo_note="Handwritten fou+pix+zer unmapped (95% kept, rows permuted per view), 2% of "
-                  "cross pairs as constraints",
-        side=("must", "cannot"),
         simulation=(Option("keep", _fraction(True, False), 0.95,
                            "fraction of rows each view keeps (rows dropped and permuted per "
                            "view, saved as -1)", simulated=True),
                     Option("constraint_ratio", _fraction(True, False), 0.05,
                            "inter-view pairs drawn, as a fraction of all cross pairs",
                            simulated=True)),
-        cli_defaults={}, demo=_cmvnmf_demo, run=_cmvnmf_run, warmup=_warmup.cmvnmf_warmup),
-    "opimc": SolverSpec(
-        name="opimc",
-        description="one-pass streaming clustering of incomplete views",
-        demo_note="Handwritten 5 views, 40% missing per view, shuffled, chunk 50, alpha 0.1",
-        side=("mask",),
+        cli_defaults={}, run=_cmvnmf_run),
+    "opimc": dict(
         simulation=(Option("missing_ratio", _fraction(False, True), 0.4,
                            "fraction of each view's samples removed (0: complete views)",
                            simulated=True),
->>>>>>> integ-old:fastmv/_registry.py
                     Option("shuffle", _parse_bool, True,
                            "stream the samples in a random order (labels are saved in the "
                            "input's order)")),

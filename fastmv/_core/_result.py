@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import InvalidFileError
 from ._files import read_npz
-from .exceptions import InvalidFileError
 
 __all__ = ["Result"]
 

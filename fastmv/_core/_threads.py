@@ -39,7 +39,7 @@ from threadpoolctl import ThreadpoolController
 
 from fastmv.kernels._partition import SERIAL_BELOW, start_thread_pool
 
-from ._solver import cancel_scope, check_cancelled
+from ._driver import cancel_scope, check_cancelled
 from ._validation import check_n_jobs
 
 
