@@ -275,6 +275,7 @@ def test_estimator_misuse_raises_fastmv_errors_naming_the_argument():
         model.predict([np.full((2, 5), np.nan), np.full((2, 7), np.nan)])
 
 
+@pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
 def test_estimators_leave_their_input_alone():
     pd = pytest.importorskip("pandas")
     views, y = _views()
