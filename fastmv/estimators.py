@@ -744,8 +744,8 @@ function :func:`fastmv.emvc` takes ``lam1, lam2`` first and ``n_clusters`` optio
 # ------------------------------------------------------------------------------- CMVNMF
 class CMVNMF(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, beta: float = 1.0, max_iter: int = 300,
-                 tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'k-means++',
+    def __init__(self, n_clusters: int = 2, *, beta: float | str = 'auto', max_iter: int = 300,
+                 tol: float = 1e-06, normalize: Any = 'auto', init: Any = 'k-means++',
                  n_init: int = 5, rescale: bool = True, random_state: Any = None,
                  verbose: bool | int = False, callback: Callable | None = None,
                  progress: bool = False, n_jobs: int | None = None) -> None:
