@@ -441,7 +441,7 @@ def test_bad_values_raise_invalid_parameter_error_naming_the_argument(case):
 
 def _with_first_view(name, args, make):
     """``args`` of ``name`` with its data (every view, or the matrix) replaced by ``make(X)``."""
-    if name in ("mvmc", "mvfl", "cmvnmf", "opimc", "emvc"):
+    if name in solver_specs():
         return (type(args[0])(make(X) for X in args[0]),) + tuple(args[1:])
     return (make(np.asarray(args[0])),) + tuple(args[1:])
 

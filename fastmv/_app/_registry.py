@@ -318,11 +318,10 @@ def _cmvnmf_run(data, side, params, seed):
 def _opimc_run(data, side, params, seed):
     views, y = data
     params = dict(params)
-    missing_ratio, shuffle = params.pop("missing_ratio"), params.pop("shuffle")
+    missing_ratio = params.pop("missing_ratio")
     simulate = params.pop("simulate", False)
     c = _n_clusters(params, y)
     n = views[0].shape[0]
-    rng = np.random.default_rng(seed)
     mask = side.get("mask")
     if mask is None and y is not None and simulate and missing_ratio > 0:
         mask = fastmv.simulate.incomplete_mask(n, len(views), missing_ratio, random_state=seed)
@@ -332,13 +331,11 @@ def _opimc_run(data, side, params, seed):
     else:
         mask = np.asarray(mask)
         setting = f"given mask ({1 - mask.mean():.0%} missing)"
-    perm = rng.permutation(n) if shuffle else np.arange(n)
-    res = fastmv.opimc([X[perm] for X in views], c,
-                       mask=None if mask is None else mask[perm], random_state=seed, **params)
-    labels = np.empty(n, dtype=np.int64)
-    labels[perm] = res.labels  # back to the input's sample order
-    setting += (", shuffled" if shuffle else "") + _describe_params(params)
-    return RunOutcome(setting, _scored(y, labels), labels, res)
+    # opimc visits the rows in a seeded random order itself (shuffle=True) and returns the
+    # labels in the input's order
+    res = fastmv.opimc(views, c, mask=mask, random_state=seed, **params)
+    return RunOutcome(setting + _describe_params(params), _scored(y, res.labels), res.labels,
+                      res)
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -417,10 +414,7 @@ _RUN = {
     "opimc": dict(
         simulation=(Option("missing_ratio", _fraction(False, True), 0.4,
                            "fraction of each view's samples removed (0: complete views)",
-                           simulated=True),
-                    Option("shuffle", _parse_bool, True,
-                           "stream the samples in a random order (labels are saved in the "
-                           "input's order)")),
+                           simulated=True),),
         cli_defaults={}, run=_opimc_run),
 }
 

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastmv._core._driver import Step, iterate
+from fastmv._core._driver import Step, iterate, warn_if_degenerate
 from fastmv._core._preprocessing import normalize_rows
 from fastmv._core._result import Result
 from fastmv._core._threads import thread_limit
@@ -92,6 +92,8 @@ def _solve(data, *, max_iter, tol, callback, verbose, n_jobs):
         problem = Problem(data)
         trace = iterate(problem, solver="toy", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose)
+    warn_if_degenerate(problem.labels, data.n_clusters, "toy",
+                       "the views have fewer distinct rows than that; lower n_clusters")
     return ToyResult(labels=problem.labels, objective=trace.objective, n_iter=trace.n_iter,
                      converged=trace.converged, centers=problem.centers)
 
