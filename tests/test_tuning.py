@@ -1,11 +1,11 @@
-"""Self-tuning from the caller's supervision (fastmv._tuning and the solvers' "auto" options)."""
+"""Self-tuning from the caller's supervision (fastmv._core._tuning and the solvers' "auto" options)."""
 import numpy as np
 import pytest
 
 import fastmv
-import fastmv._cmvnmf as cmv
+import fastmv._cmvnmf._solver as cmv
 from fastmv import metrics, simulate
-from fastmv._tuning import (
+from fastmv._core._tuning import (
     from_labels,
     from_pairs,
     grid_search,

@@ -488,7 +488,7 @@ def _as_dict(flat):
 def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, rescale, rng,
                n_jobs, max_iter, tol, log):
     """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
-    shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._tuning.
+    shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
     pair_score`, balanced over must- and cannot-links)."""
     n_list = [np.shape(X)[0] for X in X_list]
     flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))

@@ -169,7 +169,7 @@ class Result:
         ------
         fastmv.exceptions.InvalidFileError
             The file is not a saved result, is damaged, declares more data than it holds (or
-            than :data:`fastmv._files.MAX_INFLATION` times its size), refers to arrays it does
+            than :data:`fastmv._core._files.MAX_INFLATION` times its size), refers to arrays it does
             not hold, holds a malformed sparse matrix, or breaks the result contract (1-D
             integer ``labels``, 1-D float ``objective``, int ``n_iter``, bool ``converged``).
             Nothing is built from a file before it is checked.

@@ -400,7 +400,7 @@ def _supervision(prior):
 
 def _tune_normalize(data: _Data, log):
     """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
-    concatenation predicts the held-out supervision best (:func:`fastmv._tuning.
+    concatenation predicts the held-out supervision best (:func:`fastmv._core._tuning.
     neighbour_score`: 1-nearest labelled neighbour, or the pair-distance AUC); the per-view
     rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it."""
     sup = _supervision(data.prior)

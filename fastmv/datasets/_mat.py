@@ -86,7 +86,7 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
         If ``path`` is not an existing file.
     fastmv.exceptions.InvalidFileError
         (a ``ValueError``) If the file's compressed variables inflate past
-        :data:`fastmv._files.MAX_INFLATION` times its size (checked before inflating), it
+        :data:`fastmv._core._files.MAX_INFLATION` times its size (checked before inflating), it
         holds a sparse matrix with indices outside its shape, or the file is a MATLAB v7.3
         (HDF5) file, is not a readable ``.mat`` file (also a
         truncated or header-only one), holds no recognisable views, holds a label variable

@@ -749,7 +749,7 @@ def test_aligned_cluster_order_recovers_planted_permutations():
 
 
 def test_the_lowest_objective_start_is_kept(monkeypatch):
-    import fastmv._cmvnmf as C
+    import fastmv._cmvnmf._solver as C
 
     finals = []
     solve = C._solve
