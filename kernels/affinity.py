@@ -13,6 +13,8 @@ compile on a solver's first call.
 import numpy as np
 from numba import njit, prange
 
+from ._checks import in_range
+
 
 @njit(cache=True)
 def gram_to_sq_distances(G, sq_norms):
@@ -199,6 +201,9 @@ def nearest_neighbors_rows(D2, n_neighbors):
     writes ``O(n · n_neighbors)``: the only memory beyond ``D2``.
     """
     n = D2.shape[0]
+    if D2.shape[1] != n or n_neighbors < 1 or n_neighbors > n - 1:
+        raise ValueError("nearest_neighbors_rows: D2 must be square n x n and "
+                         "1 <= n_neighbors <= n - 1")
     index = np.empty((n, n_neighbors), dtype=np.int64)
     sq_dist = np.empty((n, n_neighbors), dtype=D2.dtype)
     for i in range(n):
@@ -238,6 +243,10 @@ def local_scaling_transition_rows(out, index, sq_dist, sigma):
     then one pass over each row for its sum (``2 n² b`` bytes); memory-bound.
     """
     n, k = index.shape
+    if out.shape[0] != n or out.shape[1] != n or sq_dist.shape[0] != n \
+            or sq_dist.shape[1] != k or sigma.shape[0] != n or not in_range(index, 0, n):
+        raise ValueError("local_scaling_transition_rows: out must be n x n, sq_dist the shape "
+                         "of index, sigma of length n and index in [0, n)")
     out[:] = 0.0
     for i in range(n):
         out[i, i] = 1.0
