@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from scipy.optimize import linear_sum_assignment
 
 from . import metrics
@@ -364,9 +363,9 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
         w, V = np.linalg.eigh((A + A.T) / 2)
         V = V[:, ::-1][:, :k]
     else:
-        v0 = np.random.default_rng(0).random(n)  # deterministic start
-        w, V = spla.eigsh(A, k=k, which="LA", v0=v0)
-        V = V[:, np.argsort(w)[::-1]]
+        from ._spectral import _top_eigenvectors  # noqa: PLC0415 (capped, with a fallback)
+
+        _, V = _top_eigenvectors(A, k, np.random.default_rng(0))
     Y = inv[:, None] * V[:, 1:3] if k >= 3 else np.column_stack([V[:, -1], np.zeros(n)])
     Y = Y * np.where(np.sign(Y[np.argmax(np.abs(Y), axis=0), range(Y.shape[1])]) < 0, -1, 1)
     ax = _axes(ax, figsize=(5.5, 5.0))

@@ -49,6 +49,8 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     Nearest,
     SparseRows,
     Statistics,
+    _stream_gather_view,
+    _stream_layout,
     stream_gather_view,
     stream_layout,
 )
@@ -579,6 +581,14 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
             or (start != START_FROM_CENTERS and not in_range(labels, 0, c_s))):
         raise ValueError("stream_chunk_iterate: labels must have s entries in [0, c), the "
                          "statistics be R (c, D), T (m, c), U (D, c), and start a start mode")
+    return _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha, max_iter, tol)
+
+
+@njit(cache=True, nogil=True)
+def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
+                         max_iter, tol):
+    """:func:`stream_chunk_iterate` without its boundary checks, for ``fastmv.opimc``, which
+    builds the chunk layout itself."""
     R, T, U = stats.sums, stats.counts, stats.centers
     s = labels.shape[0]
     c = U.shape[1]

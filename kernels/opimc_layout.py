@@ -99,6 +99,13 @@ def stream_layout(P, dense_dims):
     """
     if dense_dims.shape[0] > P.shape[1] or not in_range(dense_dims, 0, 2 ** 62):
         raise ValueError("stream_layout: dense_dims must have at most m nonnegative entries")
+    return _stream_layout(P, dense_dims)
+
+
+@njit(cache=True, nogil=True)
+def _stream_layout(P, dense_dims):
+    """:func:`stream_layout` without its boundary checks, for ``fastmv.opimc``, which
+    builds the chunk layout itself."""
     s, m = P.shape
     nd = dense_dims.shape[0]
     row_start = np.zeros(nd + 1, np.int64)
@@ -133,8 +140,6 @@ def stream_layout(P, dense_dims):
         if not seen and orphan < 0:
             orphan = i
     return rows, row_start, value_start, position, W, orphan
-
-
 @njit(cache=True, inline="always")
 def _gather_row(X, i, normalize, out, o):
     """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);
@@ -204,6 +209,13 @@ def stream_gather_view(X, rows, normalize, out, status):
             or status.shape[0] < rows.shape[0]):
         raise ValueError("stream_gather_view: rows must lie in [0, s), out hold s_v d values and "
                          "status s_v entries")
+    return _stream_gather_view(X, rows, normalize, out, status)
+
+
+@njit(cache=True, nogil=True)
+def _stream_gather_view(X, rows, normalize, out, status):
+    """:func:`stream_gather_view` without its boundary checks, for ``fastmv.opimc``, which
+    builds the chunk layout itself."""
     d = X.shape[1]
     for r in range(rows.shape[0]):
         status[r] = _gather_row(X, rows[r], normalize, out, r * d)

@@ -9,11 +9,18 @@ the one test instead of ending the run.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+import zipfile
 
 import numpy as np
+import pytest
+
+import fastmv
+from fastmv.exceptions import InvalidFileError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -316,3 +323,443 @@ def test_public_kernels_refuse_out_of_range_indices_and_short_arrays():
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-3000:])
     n = sum(len(bad) for *_, bad in _kernel_cases())
     assert proc.stdout.count("refused ") == n
+
+
+# -------------------------------------------------------------------------------- files
+def _saved_result(tmp_path):
+    views = [np.random.default_rng(0).normal(size=(30, 4)) + np.repeat(np.arange(3), 10)[:, None]
+             for _ in range(2)]
+    path = tmp_path / "good.npz"
+    fastmv.kmeans(views[0], 3, random_state=0).save(path)
+    return path
+
+
+def _npz(path, members, meta=None, compression=zipfile.ZIP_STORED):
+    """Write a .npz-like zip: ``members`` maps names to raw bytes or arrays."""
+    import io
+    import json
+
+    with zipfile.ZipFile(path, "w", compression=compression) as z:
+        for name, value in members.items():
+            if isinstance(value, np.ndarray):
+                buf = io.BytesIO()
+                np.lib.format.write_array(buf, value, allow_pickle=True)
+                value = buf.getvalue()
+            z.writestr(name, value)
+        if meta is not None:
+            raw = meta if isinstance(meta, bytes) else json.dumps(meta).encode()
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.frombuffer(raw, dtype=np.uint8))
+            z.writestr("__fastmv_result__.npy", buf.getvalue())
+    return path
+
+
+def _meta(fields, cls="KMeansResult"):
+    return {"class": cls, "fields": fields}
+
+
+_CONTRACT = {"labels": {"kind": "array", "key": "labels"},
+             "objective": {"kind": "array", "key": "objective"},
+             "n_iter": {"kind": "literal", "value": 1},
+             "converged": {"kind": "literal", "value": True}}
+_ARRAYS = {"labels.npy": np.zeros(4, dtype=np.int64), "objective.npy": np.ones(1)}
+
+
+def _npy_header_only(shape, dtype="<f8"):
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": dtype, "fortran_order": False,
+                                              "shape": shape})
+    return buf.getvalue()
+
+
+def _file_cases(tmp):
+    """name -> path of a file Result.load must refuse with InvalidFileError."""
+    good = _saved_result(tmp)
+    raw = good.read_bytes()
+    cases = {}
+
+    def write(name, data):
+        path = tmp / f"{name}.npz"
+        path.write_bytes(data)
+        cases[name] = path
+
+    write("random-bytes", bytes(np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8)))
+    write("empty", b"")
+    write("truncated", raw[: len(raw) // 2])
+    write("flipped-bytes", raw[:200] + bytes(b ^ 0xFF for b in raw[200:400]) + raw[400:])
+    cases["no-meta"] = _npz(tmp / "no-meta.npz", dict(_ARRAYS))
+    cases["meta-not-json"] = _npz(tmp / "meta-not-json.npz", dict(_ARRAYS), b"{not json")
+    cases["meta-not-utf8"] = _npz(tmp / "meta-not-utf8.npz", dict(_ARRAYS), b"\xff\xfe\x00{")
+    cases["meta-deep"] = _npz(tmp / "meta-deep.npz", dict(_ARRAYS), b"[" * 100000 + b"]" * 100000)
+    cases["meta-a-list"] = _npz(tmp / "meta-a-list.npz", dict(_ARRAYS), [1, 2])
+    cases["unknown-class"] = _npz(tmp / "unknown-class.npz", dict(_ARRAYS),
+                                  _meta(_CONTRACT, "os.system"))
+    cases["missing-array"] = _npz(tmp / "missing-array.npz", {"objective.npy": np.ones(1)},
+                                  _meta(_CONTRACT))
+    deep = {"kind": "list", "items": []}
+    node = deep
+    for _ in range(200):
+        node["items"] = [{"kind": "list", "items": []}]
+        node = node["items"][0]
+    cases["nested-fields"] = _npz(tmp / "nested-fields.npz", dict(_ARRAYS),
+                                  _meta({**_CONTRACT, "centers": deep}))
+    cases["unknown-kind"] = _npz(tmp / "unknown-kind.npz", dict(_ARRAYS),
+                                 _meta({**_CONTRACT, "centers": {"kind": "pickle"}}))
+    cases["labels-2d-float"] = _npz(tmp / "labels-2d-float.npz",
+                                    {**_ARRAYS, "labels.npy": np.zeros((2, 2))}, _meta(_CONTRACT))
+    cases["n_iter-string"] = _npz(tmp / "n_iter-string.npz", dict(_ARRAYS), _meta(
+        {**_CONTRACT, "n_iter": {"kind": "literal", "value": "3"}}))
+    cases["wrong-fields"] = _npz(tmp / "wrong-fields.npz", dict(_ARRAYS), _meta(
+        {**_CONTRACT, "surprise": {"kind": "literal", "value": 1}}))
+    for name, (data, indices, indptr, shape) in {
+            "csr-index-1e8": ([1.0], [10 ** 8], [0, 1, 1], [2, 2]),
+            "csr-indptr-decreasing": ([1.0, 1.0], [0, 1], [0, 2, 1], [2, 2]),
+            "csr-short-indptr": ([1.0], [0], [0, 1], [2, 2]),
+            "csr-negative-shape": ([1.0], [0], [0, 1, 1], [2, -2])}.items():
+        arrays = {**_ARRAYS, "c.data.npy": np.asarray(data), "c.indices.npy":
+                  np.asarray(indices, dtype=np.int64), "c.indptr.npy":
+                  np.asarray(indptr, dtype=np.int64)}
+        cases[name] = _npz(tmp / f"{name}.npz", arrays, _meta(
+            {**_CONTRACT, "centers": {"kind": "csr", "key": "c", "shape": shape}}))
+    cases["object-array"] = _npz(tmp / "object-array.npz",
+                                 {**_ARRAYS, "labels.npy": np.array([{"a": 1}], dtype=object)},
+                                 _meta(_CONTRACT))
+    cases["declared-larger-than-stored"] = _npz(
+        tmp / "declared-larger.npz", {**_ARRAYS, "labels.npy": _npy_header_only((10 ** 9,),
+                                                                                "<i8")},
+        _meta(_CONTRACT))
+    cases["not-npy-member"] = _npz(tmp / "not-npy-member.npz",
+                                   {**_ARRAYS, "evil.txt": b"hello"}, _meta(_CONTRACT))
+    return cases
+
+
+def test_every_damaged_or_hostile_result_file_raises_invalid_file_error(tmp_path):
+    cases = _file_cases(tmp_path)
+    assert len(cases) >= 23
+    for name, path in cases.items():
+        with pytest.raises(InvalidFileError) as err:
+            fastmv.Result.load(path)
+        assert str(path) in str(err.value) or os.fspath(path) in str(err.value), name
+    assert isinstance(fastmv.Result.load(_saved_result(tmp_path)), fastmv.KMeansResult)
+
+
+_BOMB_NPZ = """
+import numpy as np, zipfile, sys, resource
+import fastmv
+from fastmv.exceptions import InvalidFileError
+from fastmv.exceptions import InvalidFileError
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GiB: inflating would fail
+path = sys.argv[1] if len(sys.argv) > 1 else {path!r}
+with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+    with z.open("labels.npy", "w", force_zip64=True) as f:
+        np.lib.format.write_array_header_1_0(
+            f, {{"descr": "<i8", "fortran_order": False, "shape": (2 ** 27,)}})
+        chunk = bytes(1 << 24)
+        for _ in range(2 ** 30 // len(chunk)):
+            f.write(chunk)
+try:
+    fastmv.Result.load(path)
+except InvalidFileError as exc:
+    print("refused:", exc)
+"""
+
+_BOMB_MAT = """
+import numpy as np, scipy.io, resource
+import fastmv
+from fastmv.exceptions import InvalidFileError
+path = {path!r}
+X = np.zeros((8000, 8000))  # 512 MB of zeros: about 0.5 MB compressed
+scipy.io.savemat(path, {{"X": X}}, do_compression=True)
+del X
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GiB: inflating twice would fail
+try:
+    fastmv.datasets.load_mat(path)
+except InvalidFileError as exc:
+    print("refused:", exc)
+"""
+
+
+@pytest.mark.parametrize("kind", ["npz", "mat"])
+def test_small_files_that_inflate_hundreds_of_times_are_refused_before_inflating(kind, tmp_path):
+    path = tmp_path / f"bomb.{kind}"
+    script = (_BOMB_NPZ if kind == "npz" else _BOMB_MAT).format(path=os.fspath(path))
+    proc = _child(script, timeout=300)
+    assert proc.returncode == 0 and "refused:" in proc.stdout, (proc.stdout, proc.stderr[-2000:])
+    assert os.fspath(path) in proc.stdout and "before inflating" in proc.stdout
+    assert path.stat().st_size < 20 * 2 ** 20
+
+
+def _mat_with_sparse_row(tmp_path, row):
+    """A .mat file holding a 5 x 3 sparse view whose first stored row index is ``row``."""
+    import scipy.io
+    import scipy.sparse as sp
+
+    X = sp.csc_matrix((np.array([1.0, 2.0, 3.0]), np.array([3, 1, 4], dtype=np.int32),
+                       np.array([0, 1, 2, 3], dtype=np.int32)), shape=(5, 3))
+    path = tmp_path / "sparse.mat"
+    scipy.io.savemat(path, {"X": X, "y": np.arange(5)[:, None] % 2}, do_compression=False)
+    raw = path.read_bytes()
+    pattern = np.array([3, 1, 4], dtype="<i4").tobytes()
+    assert raw.count(pattern) == 1
+    path.write_bytes(raw.replace(pattern, np.array([row, 1, 4], dtype="<i4").tobytes()))
+    return path
+
+
+def test_load_mat_refuses_damaged_files_naming_them(tmp_path):
+    views, y = fastmv.datasets.load_mat(_mat_with_sparse_row(tmp_path, 3))
+    assert views[0].shape == (5, 3)
+    proc = _child(f"""
+        import fastmv
+        from fastmv.exceptions import InvalidFileError
+        try:
+            fastmv.datasets.load_mat({os.fspath(_mat_with_sparse_row(tmp_path, 10 ** 8))!r})
+        except InvalidFileError as exc:
+            print("refused:", exc)
+    """)
+    assert proc.returncode == 0 and "refused:" in proc.stdout and "sparse" in proc.stdout, \
+        (proc.stdout, proc.stderr[-2000:])
+    for name, data in {"garbage.mat": bytes(range(256)) * 8, "empty.mat": b"",
+                       "header-only.mat": b"MATLAB 5.0 MAT-file" + b" " * 97 + bytes(8)
+                       + b"\x00\x01IM"}.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(InvalidFileError, match=name):
+            fastmv.datasets.load_mat(path)
+
+
+# ------------------------------------------------------------------------------ streams
+class _Reiterable:
+    def __init__(self, make):
+        self.make, self.passes = make, 0
+
+    def __iter__(self):
+        self.passes += 1
+        return self.make(self.passes)
+
+
+def _blocks(rows, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(rows, 3)), rng.normal(size=(rows, 2))]
+
+
+def _stream_cases():
+    import scipy.sparse as sp
+
+    def one_based(p):
+        for _ in range(3):
+            B = sp.csr_matrix((np.ones(8), np.tile(np.array([1, 4]), 4), np.arange(0, 9, 2)),
+                              shape=(4, 4))
+            B.indices[1] = 4  # 1-based: column d_v does not exist
+            yield [np.ones((4, 3)), B], None
+
+    # every iter() yields fewer (more) rows than the one before, so that any two passes differ
+    def shorter_second_pass(p):
+        for t in range(3):
+            yield _blocks(10 if t < 2 else 10 - 2 * p, t), None
+
+    def more_rows_second_pass(p):
+        for t in range(2 + p):
+            yield _blocks(10, t), None
+
+    def width_changes(p):
+        yield _blocks(10), None
+        yield [np.ones((10, 4)), np.ones((10, 2))], None
+
+    def nan_block(p):
+        b = _blocks(10)
+        b[0][3, 1] = np.nan
+        yield b, None
+
+    def not_a_pair(p):
+        yield _blocks(10)
+
+    def bad_mask(p):
+        yield _blocks(10), np.full((10, 2), 0.5)
+
+    def timedelta_block(p):
+        b = _blocks(10)
+        yield [b[0].astype("m8[s]"), b[1]], None
+
+    return {"one-based-sparse": one_based, "shorter-second-pass": shorter_second_pass,
+            "more-rows-second-pass": more_rows_second_pass, "width-changes": width_changes,
+            "nan-in-block": nan_block, "item-not-a-pair": not_a_pair, "mask-half": bad_mask,
+            "timedelta-block": timedelta_block}
+
+
+@pytest.mark.parametrize("case", list(_stream_cases()))
+def test_hostile_chunk_streams_raise(case):
+    source = _Reiterable(_stream_cases()[case])
+    with pytest.raises((ValueError, TypeError)):
+        fastmv.opimc(source, 2, max_iter=3, tol=0.0, random_state=0)
+
+
+def test_one_shot_generator_with_several_passes_is_refused():
+    gen = ((_blocks(10), None) for _ in range(2))
+    with pytest.raises(ValueError, match="one-shot"):
+        fastmv.opimc(gen, 2, max_iter=2)
+
+
+@pytest.mark.parametrize("bad", [0.5, np.nan, 2.0, -1.0])
+@pytest.mark.parametrize("dask_mask", [False, True])
+def test_opimc_over_dask_checks_the_mask_like_numpy(bad, dask_mask):
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    mask = np.ones((40, 2))
+    mask[5, 0] = bad
+    if dask_mask:
+        mask = da.from_array(mask, chunks=(10, 2))
+    for views in ([X, X.copy()], [da.from_array(X, chunks=(10, 3)), da.from_array(X, chunks=10)]):
+        with pytest.raises(ValueError, match="mask"):
+            fastmv.opimc(views, 2, mask=mask, random_state=0)
+
+
+# --------------------------------------------------------------------------- interrupts
+_INTERRUPT = """
+import signal, sys, time, warnings
+import numba, numpy as np, scipy.linalg, threadpoolctl
+import fastmv
+warnings.simplefilter("ignore")
+# LAPACK's first call in a process can take seconds (thread pools, buffers), and one LAPACK
+# call cannot be interrupted: warm it up so that the signal meets the solve itself
+scipy.linalg.eigh(np.eye(60) + 1.0, subset_by_index=[57, 59])
+rng = np.random.default_rng(0)
+n = {n}
+y = np.repeat(np.arange(3), n // 3)
+views = [rng.normal(size=(y.size, 20)) + 3 * y[:, None], rng.normal(size=(y.size, 15)) + y[:, None]]
+started = []
+
+def callback(info):
+    if not started:
+        started.append(time.perf_counter())
+        print("running", flush=True)
+
+def blas():
+    return sorted((d["internal_api"], d["num_threads"]) for d in threadpoolctl.threadpool_info()
+                  if d["user_api"] == "blas")
+
+before = (numba.get_num_threads(), blas())
+long = dict(max_iter=10 ** 6, tol=0.0, callback=callback)
+name = {name!r}
+if name == "mvmc":
+    must, cannot = fastmv.simulate.pairwise_constraints(y, 300, random_state=0)
+    call = lambda: fastmv.mvmc(views, 3, must, cannot, **long)
+elif name == "mvfl":
+    labels = np.where(np.arange(y.size) % 10 == 0, y, -1)
+    call = lambda: fastmv.mvfl(views, 3, labels=labels, **long)
+elif name == "emvc":
+    P = [fastmv.transition_matrix(X) for X in views]
+    call = lambda: fastmv.emvc(P, 0.01, 0.01, n_clusters=3, **long)
+elif name == "cmvnmf":
+    pos = [np.abs(X) for X in views]
+    pairs = np.column_stack([np.arange(0, y.size, 7)] * 2)
+    call = lambda: fastmv.cmvnmf(pos, 3, {{(0, 1): pairs}}, {{}}, **long)
+elif name == "opimc":
+    call = lambda: fastmv.opimc(views, 3, chunk_size=100, **long)
+elif name == "kmeans":
+    call = lambda: fastmv.kmeans(views[0], 50, n_init=10 ** 4, max_iter=10 ** 4, tol=0.0)
+elif name == "spectral_clustering":
+    S = np.exp(-np.square(views[0][:, None, :2] - views[0][None, :, :2]).sum(-1))
+    call = lambda: fastmv.spectral_clustering(S, 3, n_init=10 ** 4)
+elif name == "markov_spectral_clustering":
+    P = fastmv.transition_matrix(views[0])
+    call = lambda: fastmv.markov_spectral_clustering(P, 3, n_init=10 ** 4)
+if name in ("kmeans", "spectral_clustering", "markov_spectral_clustering"):
+    print("running", flush=True)
+try:
+    call()
+    print("finished without interruption", flush=True)
+except KeyboardInterrupt:
+    stopped = time.perf_counter()
+    after = blas()  # libraries loaded during the call are not compared
+    assert numba.get_num_threads() == before[0], "Numba threads not restored"
+    assert all(entry in after for entry in before[1]), ("BLAS threads not restored", before, after)
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+_SOLVERS_AND_BLOCKS = ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc", "kmeans", "spectral_clustering",
+                       "markov_spectral_clustering"]
+
+
+@pytest.mark.parametrize("name", _SOLVERS_AND_BLOCKS)
+def test_ctrl_c_raises_keyboard_interrupt_promptly_and_restores_state(name):
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "NUMBA_NUM_THREADS": "2"}
+    # large enough that no solve reaches a fixed point before the signal arrives; small for
+    # the spectral blocks, whose one dense eigh (LAPACK: not interruptible) must stay short
+    n = {"kmeans": 3000, "mvfl": 6000, "opimc": 300000, "spectral_clustering": 150,
+         "markov_spectral_clustering": 150}.get(name, 600)
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPT.format(name=name, n=n)], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "running", proc.stderr.read()[-2000:]
+        time.sleep(0.2)  # into the solve's kernels, past the first callback
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        latency = time.perf_counter() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in out, (proc.returncode, out, err[-3000:])
+    assert "SystemError" not in err
+    assert latency < 5.0, f"{name}: KeyboardInterrupt {latency:.1f} s after SIGINT"
+
+
+# ---------------------------------------------------------------------- lost workers
+class _DeadWorker:
+    exitcode = -9
+
+
+class _PoolThatLostAWorker:
+    """A process pool whose worker died without the pool noticing: futures never finish."""
+
+    _broken = False
+
+    def __init__(self):
+        self._processes = {}
+
+    def submit(self, fn, *args):
+        import concurrent.futures  # noqa: PLC0415
+
+        self._processes[1] = _DeadWorker()
+        return concurrent.futures.Future()
+
+
+def test_a_lost_worker_never_hangs_the_wait():
+    from fastmv._executor import BlockMap
+
+    blocks = BlockMap(_PoolThatLostAWorker())
+    start = time.perf_counter()
+    with pytest.raises(RuntimeError, match="worker process"):
+        list(blocks.map(abs, [1, 2]))
+    assert time.perf_counter() - start < 10
+
+
+_KILL_WORKER = """
+import multiprocessing as mp, os, signal, threading, time, warnings
+from concurrent.futures import ProcessPoolExecutor
+import numpy as np
+import fastmv
+warnings.simplefilter("ignore")
+rng = np.random.default_rng(0)
+y = np.repeat(np.arange(3), 300)
+views = [rng.normal(size=(900, 20)) + 3 * y[:, None], rng.normal(size=(900, 15)) + y[:, None]]
+must, cannot = fastmv.simulate.pairwise_constraints(y, 300, random_state=0)
+with ProcessPoolExecutor(2, mp_context=mp.get_context("spawn")) as pool:
+    def kill(info):
+        if info.iteration == 2:
+            os.kill(next(iter(pool._processes)), signal.SIGKILL)
+    try:
+        fastmv.mvmc(views, 3, must, cannot, max_iter=10 ** 6, tol=0.0, executor=pool,
+                    callback=kill)
+    except Exception as exc:
+        print("raised", type(exc).__name__, flush=True)
+"""
+
+
+def test_killing_a_process_pool_worker_during_mvmc_raises():
+    proc = _child(_KILL_WORKER, timeout=240)
+    assert proc.returncode == 0 and "raised RuntimeError" in proc.stdout, \
+        (proc.stdout, proc.stderr[-3000:])

@@ -458,6 +458,10 @@ def _result(problem, trace, data, max_iter, tol):
             warnings.warn(f"cmvnmf: the factor V of view {a} collapsed to zero (every sample "
                           "in cluster 0); lower beta or change init", DegenerateSolutionWarning,
                           stacklevel=_caller_stacklevel())
+        elif data.n_clusters > 1 and lab.size > 1 and np.all(lab == lab[0]):
+            warnings.warn(f"cmvnmf: every sample of view {a} is in one cluster although "
+                          f"n_clusters={data.n_clusters}; lower beta, raise n_init or change "
+                          "init", DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
         elif lab.size >= data.n_clusters and np.unique(lab).size < data.n_clusters:
             warnings.warn(f"cmvnmf: only {np.unique(lab).size} of n_clusters="
                           f"{data.n_clusters} clusters of view {a} hold samples (a column of "

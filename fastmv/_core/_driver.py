@@ -253,7 +253,11 @@ def warn_if_degenerate(labels, n_clusters: int, solver: str, hint: str) -> None:
     parts = labels if isinstance(labels, (list, tuple)) else [labels]
     for v, lab in enumerate(parts):
         lab = np.asarray(lab)
-        found = np.unique(lab).size
+        if lab.size == 0:
+            continue
+        # labels in [0, n_clusters): count them in O(n_clusters) memory (no sorted copy)
+        found = (np.count_nonzero(np.bincount(lab, minlength=n_clusters))
+                 if lab.dtype.kind in "iu" and lab.min() >= 0 else np.unique(lab).size)
         if lab.size >= n_clusters and found < n_clusters:
             where = f" in view {v}" if len(parts) > 1 else ""
             warnings.warn(f"{solver}: only {found} of n_clusters={n_clusters} clusters{where} "

@@ -452,8 +452,11 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     found = np.unique(fields["labels"]).size
     if found < min(data.c, fields["labels"].size):
         warnings.warn(
-            f"mvfl: only {found} of n_clusters={data.c} clusters hold samples: the "
-            "indicator F collapsed onto fewer columns. Try normalize='l2' for sparse or count "
+            (f"mvfl: every sample is in one cluster although n_clusters={data.c}: the "
+             "indicator F collapsed onto one column." if found == 1 else
+             f"mvfl: only {found} of n_clusters={data.c} clusters hold samples: the "
+             "indicator F collapsed onto fewer columns.")
+            + " Try normalize='l2' for sparse or count "
             "data, smaller lam1/lam2, or a larger rho (orthogonality weight)",
             DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
     return MVFLResult(objective=trace.objective, n_iter=trace.n_iter,

@@ -19,10 +19,10 @@ import scipy.sparse as sp
 from fastmv.kernels.opimc import (
     DenseRows,
     SparseRows,
-    stream_chunk_assign,
-    stream_gather_view,
-    stream_layout,
-    stream_row_sqnorms,
+    _stream_chunk_assign,
+    _stream_gather_view,
+    _stream_layout,
+    _stream_row_sqnorms,
 )
 
 from .._core._validation import check_sparse_structure
@@ -112,14 +112,14 @@ class _ChunkBuilder:
         nd = self.n_dense
         arrays = [self._dense_array(blocks[order[iv]], s, start, order[iv]) for iv in range(nd)]
         while True:                       # repeated only when all-NaN rows turn up
-            rows, row_start, value_start, position, W, orphan = stream_layout(P, self.dense_dims)
+            rows, row_start, value_start, position, W, orphan = _stream_layout(P, self.dense_dims)
             if nd == 0:
                 break
             values = self._xbuf(int(value_start[-1]))
             status = np.empty(int(row_start[-1]), np.int8)
             for iv in range(nd):
                 p0, p1 = row_start[iv], row_start[iv + 1]
-                stream_gather_view(arrays[iv], rows[p0:p1], self.normalize,
+                _stream_gather_view(arrays[iv], rows[p0:p1], self.normalize,
                                    values[value_start[iv]:value_start[iv + 1]], status[p0:p1])
             if not status.any():
                 break
@@ -233,7 +233,7 @@ def _kmeanspp(ch, builder, c, fill, rng):
     Returns stacked centres (D, c). O(s Σd c) time with the chunk kernels."""
     s, D, vp = ch.s, builder.D, builder.view_ptr
     dn, sps = ch.dense, ch.sparse
-    xsq = stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the views where i is present
+    xsq = _stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the views where i is present
 
     def row(i):
         u = fill.copy()
@@ -257,7 +257,7 @@ def _kmeanspp(ch, builder, c, fill, rng):
     i = int(rng.integers(s))
     for k in range(c):
         U[:, k] = row(i)
-        d, _ = stream_chunk_assign(dn, sps, ch.W, vp, np.ascontiguousarray(U[:, k:k + 1]), lab)
+        d, _ = _stream_chunk_assign(dn, sps, ch.W, vp, np.ascontiguousarray(U[:, k:k + 1]), lab)
         best = np.minimum(best, np.maximum(d + xsq, 0.0))
         total = best.sum()
         if k + 1 < c:

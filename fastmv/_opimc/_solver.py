@@ -23,7 +23,7 @@ from fastmv.kernels.opimc import (
     START_FROM_CENTERS,
     START_FROM_LABELS,
     Statistics,
-    stream_chunk_iterate,
+    _stream_chunk_iterate,
 )
 
 from .._core._driver import Step, iterate, progress_bar, state_view, warn_if_degenerate
@@ -204,7 +204,7 @@ class Problem:
         return [U[b.view_ptr[iv]:b.view_ptr[iv + 1]].copy() for iv in np.argsort(b.order)]
 
     def _run(self, ch, lab, start, fill):
-        return stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
+        return _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
                                     self.stats, lab, start, fill, self.alpha,
                                     self.max_inner_iter, self.inner_tol)
 
