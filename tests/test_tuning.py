@@ -107,13 +107,17 @@ def test_mvfl_explicit_value_bypasses_tuning_and_equals_the_tuned_solve():
     views, y = _l2_wins(rng)
     lab = simulate.partial_labels(y, 0.3, random_state=1)
     tuned = fastmv.mvfl(views, 3, labels=lab, random_state=3)
-    chosen = tuned.tuning["normalize"]["chosen"]
-    fixed = fastmv.mvfl(views, 3, labels=lab, normalize=chosen, random_state=3)
+    chosen = {k: v["chosen"] for k, v in tuned.tuning.items()}
+    assert set(chosen) == {"normalize", "init"}
+    partly = fastmv.mvfl(views, 3, labels=lab, normalize=chosen["normalize"], random_state=3)
+    assert set(partly.tuning) == {"init"}
+    fixed = fastmv.mvfl(views, 3, labels=lab, random_state=3, **chosen)
     assert fixed.tuning is None
     np.testing.assert_array_equal(fixed.labels, tuned.labels)
     np.testing.assert_array_equal(fixed.objective, tuned.objective)
     # without supervision "auto" is the per-view rule: nothing is tuned
-    assert fastmv.mvfl(views, 3, random_state=0, max_iter=3).tuning is None
+    with pytest.warns(fastmv.exceptions.ConvergenceWarning):
+        assert fastmv.mvfl(views, 3, random_state=0, max_iter=3).tuning is None
 
 
 def test_tuning_is_deterministic_and_round_trips(tmp_path):
