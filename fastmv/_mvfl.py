@@ -40,9 +40,9 @@ from ._tuning import (
     from_pairs,
     grid_search,
     label_folds,
-    label_score,
     neighbour_score,
     pair_folds,
+    pair_score,
     tuning_rng,
 )
 from ._validation import (
@@ -80,6 +80,9 @@ _SPREAD_NEIGHBOURS = 7
 _SPREAD_ALPHA = 0.2
 _SPREAD_SWEEPS = 30
 _SPREAD_BLOCK = 512
+# init="auto": folds over the labels (leave-one-out up to this many labels), so that each
+# start is rebuilt from nearly all the labels, as the solve's start will be
+_TUNE_INIT_FOLDS = 100
 # k-means restarts behind each initial F (init="k-means++").
 _KMEANS_N_INIT = 10
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
@@ -368,21 +371,38 @@ def _tune_init(X, data: _Data, km, log):
     prior = data.prior
     rows, classes = prior["rows"], prior["classes"]
     sup = from_labels(rows, classes)
-    folds = label_folds(sup, _TUNE_FOLDS, tuning_rng(data.rng))
+    n_folds = min(rows.size, _TUNE_INIT_FOLDS)
+    folds = label_folds(sup, n_folds, tuning_rng(data.rng))
     graph = _knn_graph(X)
 
     def evaluate(init, f):
         tr, te = folds != f, folds == f
         if not te.any() or not tr.any():
             return np.nan, 0
-        matched = _match_clusters(km, rows[tr], classes[tr], data.c)
-        pred = (matched if init == "k-means++"
-                else _spread_labels(graph, rows[tr], classes[tr], data.c, matched))
-        return label_score(pred, rows[te], classes[te]), 0
+        pred = (km if init == "k-means++" else _spread_labels(
+            graph, rows[tr], classes[tr], data.c,
+            _match_clusters(km, rows[tr], classes[tr], data.c)))
+        # pairs (held-out sample, every other labelled sample): the start's partition is
+        # judged, not its class names (the clustering's accuracy is permutation-free)
+        i = np.repeat(rows[te], rows.size)
+        j = np.tile(rows, int(te.sum()))
+        ci = np.repeat(classes[te], rows.size)
+        cj = np.tile(classes, int(te.sum()))
+        keep = i != j
+        pairs = np.column_stack([i, j])[keep]
+        same_class = (ci == cj)[keep]
+        score = pair_score(lambda p: pred[p[:, 0]] == pred[p[:, 1]], pairs[same_class],
+                           pairs[~same_class])
+        return score, 0
 
-    chosen, record = grid_search("init", ["k-means++", "spread"], evaluate, _TUNE_FOLDS,
-                                 method="held-out labels predicted by the start itself",
-                                 log=log)
+    # spreading grows every class from its labelled samples and cannot create a class that
+    # has none: it is a candidate only when the labels cover every cluster (the held-out
+    # score cannot see an uncovered class, so it would favour spreading unfairly there)
+    covered = np.unique(classes).size == data.c
+    candidates = ["k-means++", "spread"] if covered else ["k-means++"]
+    chosen, record = grid_search("init", candidates, evaluate, n_folds,
+                                 method="held-out labelled pairs honoured by the start's "
+                                        "partition", log=log)
     return chosen, record, graph
 
 
@@ -658,11 +678,14 @@ default "auto"
         as it is deterministic), uniform ``(0, 1)`` entries, or a given nonnegative, not
         all-zero array. With labels, k-means clusters are renumbered to agree best with
         the known classes and the labelled rows start at their class. ``"auto"``: with
-        labels, ``"k-means++"`` or ``"spread"``, whichever start predicts held-out labels
-        better (5 folds stratified by class; each start rebuilt from the other folds'
-        labels; the k-means clustering is shared with the solve's first start, so the
-        cost is one kNN graph, ``O(n² d)`` in row blocks, and ``5 × 2`` matchings and
-        spreadings: no extra solve); otherwise ``"k-means++"``. Recorded in
+        labels that cover every class, ``"k-means++"`` or ``"spread"``, whichever start's
+        partition honours more held-out labelled pairs (leave-one-out over up to 100 labels,
+        else 100 folds stratified by class; pairs of a held-out sample with every other
+        labelled one, balanced over same- and different-class pairs; each start rebuilt
+        from the other folds' labels; the k-means clustering is shared with the solve's
+        first start, so the cost is one kNN graph, ``O(n² d)`` in row blocks, and one
+        spreading per fold: no extra solve); with labels that miss a class (spreading
+        cannot grow a class without a seed) or without labels, ``"k-means++"``. Recorded in
         ``result.tuning["init"]``.
     n_init : int, default 1
         Starts (each from its own k-means draw); the run with the lowest final objective
