@@ -194,3 +194,11 @@ def test_mvmc_auto_C1_records_its_choice_and_a_number_skips_it():
     fixed = fastmv.mvmc(views, 3, ml, cl, C1=rec["chosen"], k=6, random_state=0)
     assert fixed.tuning is None
     np.testing.assert_array_equal(fixed.labels, r.labels)
+
+
+def test_cli_reads_a_number_for_an_auto_option():
+    from fastmv._cli_options import _value_parser
+
+    parse = _value_parser("beta", "auto")
+    assert parse("0.5") == 0.5 and parse("auto") == "auto" and parse("l2") == "l2"
+    assert parse("None") is None
