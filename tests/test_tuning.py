@@ -202,3 +202,12 @@ def test_cli_reads_a_number_for_an_auto_option():
     parse = _value_parser("beta", "auto")
     assert parse("0.5") == 0.5 and parse("auto") == "auto" and parse("l2") == "l2"
     assert parse("None") is None
+
+
+def test_grid_search_keeps_the_default_unless_the_gain_beats_its_noise():
+    noisy = {"a": [0.5, 0.5, 0.5], "b": [0.8, 0.25, 0.6]}     # mean gain 0.05, se ≈ 0.16
+    chosen, rec = grid_search("x", ["a", "b"], lambda c, f: (noisy[c][f], 0), 3, method="m")
+    assert chosen == "a" and rec["mean"][1] > rec["mean"][0]
+    steady = {"a": [0.5, 0.5, 0.5], "b": [0.56, 0.55, 0.57]}
+    chosen, _ = grid_search("x", ["a", "b"], lambda c, f: (steady[c][f], 0), 3, method="m")
+    assert chosen == "b"
