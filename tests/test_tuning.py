@@ -178,6 +178,8 @@ def test_cmvnmf_explicit_beta_runs_no_tuning_solve(monkeypatch):
     assert rec["solves"] == len(rec["candidates"]) * rec["folds"]
     assert len(calls) == 2 + rec["solves"]
     assert rec["chosen"] in rec["candidates"]
+    again = fastmv.cmvnmf(Xs, 3, ml, cl, n_init=2, random_state=0, tol=1e-4)
+    np.testing.assert_array_equal(again.tuning["beta"]["scores"], rec["scores"])
 
 
 # ----------------------------------------------------------------------------- MVMC
