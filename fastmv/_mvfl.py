@@ -83,6 +83,9 @@ _SPREAD_BLOCK = 512
 # init="auto": folds over the labels (leave-one-out up to this many labels), so that each
 # start is rebuilt from nearly all the labels, as the solve's start will be
 _TUNE_INIT_FOLDS = 100
+# init="auto" considers spreading only up to this many samples: its kNN graph costs
+# O(n² d), while the solve on the direct route grows linearly in n
+_SPREAD_MAX_N = 20000
 # k-means restarts behind each initial F (init="k-means++").
 _KMEANS_N_INIT = 10
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
@@ -562,7 +565,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     has_labels = data.prior["kind"] == "labels" and data.prior["rows"].size > 0
     if isinstance(data.init, str) and data.init == "auto":
         init = "k-means++"
-        if has_labels:
+        if has_labels and data.n <= _SPREAD_MAX_N:
             km = _kmeans_labels(X, data, data.rng, n_jobs)  # the first start's k-means
             with verbose_logging(verbose) as log:
                 init, record, graph = _tune_init(X, data, km, log)
@@ -685,8 +688,8 @@ default "auto"
         from the other folds' labels; the k-means clustering is shared with the solve's
         first start, so the cost is one kNN graph, ``O(n² d)`` in row blocks, and one
         spreading per fold: no extra solve); with labels that miss a class (spreading
-        cannot grow a class without a seed) or without labels, ``"k-means++"``. Recorded in
-        ``result.tuning["init"]``.
+        cannot grow a class without a seed), more than 20 000 samples (the graph's cost) or
+        without labels, ``"k-means++"``. Recorded in ``result.tuning["init"]``.
     n_init : int, default 1
         Starts (each from its own k-means draw); the run with the lowest final objective
         is returned.
