@@ -559,7 +559,7 @@ class _MultiViewClusterer(BaseEstimator):
 # --------------------------------------------------------------------------------- MVMC
 class MVMC(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, C1: float = 100.0, C2: float = 1.0, k: int = 100,
+    def __init__(self, n_clusters: int = 2, *, C1: Any = 100.0, C2: float = 1.0, k: int = 100,
                  max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-06,
                  accelerated: bool = True, normalize: Any = 'l2', step: str = 'tight',
                  n_init: int = 10, random_state: Any = None, verbose: bool | int = False,
@@ -620,7 +620,7 @@ class MVFL(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = 0.001, lam2: float = 0.001,
                  lam3: Any = None, rho: float = 1.0, anchor: float | None = None,
-                 max_iter: int = 100, tol: float = 1e-06, init: Any = 'k-means++',
+                 max_iter: int = 100, tol: float = 1e-06, init: Any = 'auto',
                  n_init: int = 1, random_state: Any = None, verbose: bool | int = False,
                  progress: bool = False, callback: Callable | None = None,
                  normalize: Any = 'auto', solver: str = 'auto', f_step: str = 'monotone',
@@ -744,7 +744,7 @@ function :func:`fastmv.emvc` takes ``lam1, lam2`` first and ``n_clusters`` optio
 # ------------------------------------------------------------------------------- CMVNMF
 class CMVNMF(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, beta: float | str = 'auto', max_iter: int = 300,
+    def __init__(self, n_clusters: int = 2, *, beta: Any = 'auto', max_iter: int = 300,
                  tol: float = 1e-06, normalize: Any = 'auto', init: Any = 'k-means++',
                  n_init: int = 5, rescale: bool = True, random_state: Any = None,
                  verbose: bool | int = False, callback: Callable | None = None,

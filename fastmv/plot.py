@@ -363,7 +363,7 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
         w, V = np.linalg.eigh((A + A.T) / 2)
         V = V[:, ::-1][:, :k]
     else:
-        from ._spectral import _top_eigenvectors  # noqa: PLC0415 (capped, with a fallback)
+        from ._blocks._spectral import _top_eigenvectors  # noqa: PLC0415 (capped, with a fallback)
 
         _, V = _top_eigenvectors(A, k, np.random.default_rng(0))
     Y = inv[:, None] * V[:, 1:3] if k >= 3 else np.column_stack([V[:, -1], np.zeros(n)])

@@ -728,7 +728,7 @@ class _PoolThatLostAWorker:
 
 
 def test_a_lost_worker_never_hangs_the_wait():
-    from fastmv._executor import BlockMap
+    from fastmv._core._executor import BlockMap
 
     blocks = BlockMap(_PoolThatLostAWorker())
     start = time.perf_counter()

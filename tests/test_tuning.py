@@ -107,13 +107,17 @@ def test_mvfl_explicit_value_bypasses_tuning_and_equals_the_tuned_solve():
     views, y = _l2_wins(rng)
     lab = simulate.partial_labels(y, 0.3, random_state=1)
     tuned = fastmv.mvfl(views, 3, labels=lab, random_state=3)
-    chosen = tuned.tuning["normalize"]["chosen"]
-    fixed = fastmv.mvfl(views, 3, labels=lab, normalize=chosen, random_state=3)
+    chosen = {k: v["chosen"] for k, v in tuned.tuning.items()}
+    assert set(chosen) == {"normalize", "init"}
+    partly = fastmv.mvfl(views, 3, labels=lab, normalize=chosen["normalize"], random_state=3)
+    assert set(partly.tuning) == {"init"}
+    fixed = fastmv.mvfl(views, 3, labels=lab, random_state=3, **chosen)
     assert fixed.tuning is None
     np.testing.assert_array_equal(fixed.labels, tuned.labels)
     np.testing.assert_array_equal(fixed.objective, tuned.objective)
     # without supervision "auto" is the per-view rule: nothing is tuned
-    assert fastmv.mvfl(views, 3, random_state=0, max_iter=3).tuning is None
+    with pytest.warns(fastmv.exceptions.ConvergenceWarning):
+        assert fastmv.mvfl(views, 3, random_state=0, max_iter=3).tuning is None
 
 
 def test_tuning_is_deterministic_and_round_trips(tmp_path):
@@ -174,6 +178,8 @@ def test_cmvnmf_explicit_beta_runs_no_tuning_solve(monkeypatch):
     assert rec["solves"] == len(rec["candidates"]) * rec["folds"]
     assert len(calls) == 2 + rec["solves"]
     assert rec["chosen"] in rec["candidates"]
+    again = fastmv.cmvnmf(Xs, 3, ml, cl, n_init=2, random_state=0, tol=1e-4)
+    np.testing.assert_array_equal(again.tuning["beta"]["scores"], rec["scores"])
 
 
 # ----------------------------------------------------------------------------- MVMC
@@ -190,3 +196,20 @@ def test_mvmc_auto_C1_records_its_choice_and_a_number_skips_it():
     fixed = fastmv.mvmc(views, 3, ml, cl, C1=rec["chosen"], k=6, random_state=0)
     assert fixed.tuning is None
     np.testing.assert_array_equal(fixed.labels, r.labels)
+
+
+def test_cli_reads_a_number_for_an_auto_option():
+    from fastmv._app._cli_options import _value_parser
+
+    parse = _value_parser("beta", "auto")
+    assert parse("0.5") == 0.5 and parse("auto") == "auto" and parse("l2") == "l2"
+    assert parse("None") is None
+
+
+def test_grid_search_keeps_the_default_unless_the_gain_beats_its_noise():
+    noisy = {"a": [0.5, 0.5, 0.5], "b": [0.8, 0.25, 0.6]}     # mean gain 0.05, se ≈ 0.16
+    chosen, rec = grid_search("x", ["a", "b"], lambda c, f: (noisy[c][f], 0), 3, method="m")
+    assert chosen == "a" and rec["mean"][1] > rec["mean"][0]
+    steady = {"a": [0.5, 0.5, 0.5], "b": [0.56, 0.55, 0.57]}
+    chosen, _ = grid_search("x", ["a", "b"], lambda c, f: (steady[c][f], 0), 3, method="m")
+    assert chosen == "b"

@@ -91,7 +91,15 @@ def _value_parser(name, default):
             return low == "true"
         return text
     if isinstance(default, str):
-        return lambda text: None if text.lower() == "none" else text
+        # a string default may stand for a number too ("auto" or a weight: --beta 0.5)
+        def text_or_number(text):
+            if text.lower() == "none":
+                return None
+            try:
+                return float(text) if any(ch.isdigit() for ch in text) else text
+            except ValueError:
+                return text
+        return text_or_number
     return literal
 
 

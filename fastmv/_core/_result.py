@@ -74,8 +74,8 @@ class Result:
     tuning : dict or None
         Options resolved by internal validation on the caller's supervision (``"auto"``
         options with labels or pairs; docs/defaults.md, "Self-tuning"): option name to
-        ``{"candidates", "scores" (candidates × folds), "mean", "chosen", "folds",
-        "method", "solves"}``. ``None`` when nothing was tuned. Keyword-only.
+        ``{"candidates", "scores" (candidates × folds), "mean", "gain_se", "chosen",
+        "folds", "method", "solves"}``. ``None`` when nothing was tuned. Keyword-only.
 
     Examples
     --------

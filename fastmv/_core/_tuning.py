@@ -10,12 +10,14 @@ When a solver gets partial labels or pairwise constraints, its data-dependent op
    proxy of it, stated where used) is fitted on the other folds and scored on the held-out
    one: held-out labels predicted (accuracy), held-out pairs honoured (balanced over the two
    kinds), or a score of the held-out pairs (ROC AUC) when a solver yields a similarity;
-3. the candidate with the best mean score wins (ties: the earlier candidate, so every grid
-   lists the old default first); the solver then runs once on all the supervision.
+3. the first candidate of every grid is the old default; another candidate replaces it only
+   if its mean gain over the folds (paired, fold by fold) exceeds the standard error of that
+   gain (the one-standard-error rule), and among those the best mean wins (ties: the earlier
+   candidate); the solver then runs once on all the supervision.
 
 The record of every decision is kept in the result's ``tuning`` field: a dict from option
-name to ``{"candidates", "scores" (candidates × folds), "mean", "chosen", "folds",
-"method", "solves"}``. ``None`` when nothing was tuned (every option explicit, or no
+name to ``{"candidates", "scores" (candidates × folds), "mean", "gain_se" (standard error of
+each candidate's paired gain over the first), "chosen", "folds", "method", "solves"}``. ``None`` when nothing was tuned (every option explicit, or no
 supervision).
 """
 from __future__ import annotations
@@ -147,7 +149,8 @@ def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: 
     option : str
         Name of the option tuned (the key of the record in ``result.tuning``).
     candidates : sequence
-        The grid; the first entry wins ties (list the old default first).
+        The grid, the old default first: it is kept unless another candidate's mean paired
+        gain exceeds its standard error (one-standard-error rule).
     evaluate : callable
         ``evaluate(candidate, fold) -> (score, n_solves)``; ``score`` may be ``nan`` (a fold
         with nothing held out), which is left out of the mean.
@@ -163,7 +166,8 @@ def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: 
     chosen : object
         The candidate with the best mean score.
     record : dict
-        ``{"candidates", "scores", "mean", "chosen", "folds", "method", "solves"}``.
+        ``{"candidates", "scores", "mean", "gain_se", "chosen", "folds", "method",
+        "solves"}``.
     """
     scores = np.full((len(candidates), n_folds), np.nan)
     solves = 0
@@ -175,10 +179,22 @@ def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: 
     with np.errstate(invalid="ignore"):
         counts = np.sum(np.isfinite(scores), axis=1)
         mean = np.where(counts > 0, np.nansum(scores, axis=1) / np.maximum(counts, 1), -np.inf)
-    best = int(np.argmax(mean))  # first maximum: earlier candidates win ties
+    # one-standard-error rule against the first candidate (the old default): another one
+    # wins only if its mean paired gain over the folds exceeds that gain's standard error,
+    # so fold-to-fold noise does not move the default
+    gain = np.zeros(len(candidates))
+    se = np.zeros(len(candidates))
+    for g in range(1, len(candidates)):
+        d = scores[g] - scores[0]
+        d = d[np.isfinite(d)]
+        gain[g] = d.mean() if d.size else -np.inf
+        se[g] = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.inf
+    eligible = [0] + [g for g in range(1, len(candidates)) if gain[g] > se[g]]
+    best = max(eligible, key=lambda g: (mean[g], -g))  # earlier candidates win ties
     chosen = candidates[best]
     record = {"candidates": list(candidates), "scores": scores, "mean": mean,
-              "chosen": chosen, "folds": int(n_folds), "method": method, "solves": solves}
+              "gain_se": se, "chosen": chosen, "folds": int(n_folds), "method": method,
+              "solves": solves}
     if log is not None:
         shown = ", ".join(f"{c!r}: {m:.4f}" for c, m in zip(candidates, mean))
         log("tuning %s (%s, %d folds): %s -> %r", option, method, n_folds, shown, chosen)

@@ -31,6 +31,7 @@ from .._core._tuning import (
     label_folds,
     neighbour_score,
     pair_folds,
+    pair_score,
     tuning_rng,
 )
 from .._core._validation import (
@@ -72,6 +73,19 @@ _LAM3_PAIRS = 0.01
 # nearest-neighbour rule, so five folds cost next to nothing beside one solve.
 _TUNE_SCHEMES = ("l2", "zscore")
 _TUNE_FOLDS = 5
+# init="auto" with labels: the label-spreading start (docs/defaults.md, "Self-tuning") uses
+# a symmetric kNN graph of this many neighbours, this propagation weight and this many
+# sweeps (the values of scikit-learn's LabelSpreading(kernel="knn")), built in row blocks.
+_SPREAD_NEIGHBOURS = 7
+_SPREAD_ALPHA = 0.2
+_SPREAD_SWEEPS = 30
+_SPREAD_BLOCK = 512
+# init="auto": folds over the labels (leave-one-out up to this many labels), so that each
+# start is rebuilt from nearly all the labels, as the solve's start will be
+_TUNE_INIT_FOLDS = 100
+# init="auto" considers spreading only up to this many samples: its kNN graph costs
+# O(n² d), while the solve on the direct route grows linearly in n
+_SPREAD_MAX_N = 20000
 # k-means restarts behind each initial F (init="k-means++").
 _KMEANS_N_INIT = 10
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
@@ -275,6 +289,10 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
         anchor = _ANCHOR_PER_LAMBDA * max(lam1, lam2)
     if eps is None:
         eps = _EPS_PAPER if f_step == "paper" else _EPS_MONOTONE
+    if isinstance(init, str) and init == "spread" and not (prior["kind"] == "labels"
+                                                            and prior["rows"].size):
+        raise ValueError("init='spread' spreads the given labels: it needs labels with at "
+                         "least one known class; use init='k-means++' or 'auto'")
     if not isinstance(init, str):
         init = check_array(init, "init", accept_sparse=False, dtype=np.float64,
                            nonnegative=True, copy=True)
@@ -302,9 +320,117 @@ def _normalized_with(data: _Data, schemes):
     return _concatenate(normed), view_ptr, schemes
 
 
-def _initial_F(X, data: _Data, rng, n_jobs):
+def _knn_graph(X):
+    """Symmetric 0/1 kNN graph (``_SPREAD_NEIGHBOURS`` per row, self excluded) as CSR,
+    from squared distances computed one block of rows at a time (no ``n × n`` array)."""
+    n = X.shape[0]
+    k = min(_SPREAD_NEIGHBOURS, n - 1)
+    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+          else np.einsum("ij,ij->i", X, X))
+    cols = np.empty((n, max(k, 0)), np.int64)
+    for start in range(0, n, _SPREAD_BLOCK):
+        stop = min(start + _SPREAD_BLOCK, n)
+        G = X[start:stop] @ X.T
+        D = sq[start:stop, None] + sq[None, :] - 2.0 * (G.toarray() if sp.issparse(G)
+                                                        else np.asarray(G))
+        D[np.arange(stop - start), np.arange(start, stop)] = np.inf
+        if k:
+            cols[start:stop] = np.argpartition(D, k - 1, axis=1)[:, :k]
+    A = sp.csr_matrix((np.ones(n * k), cols.ravel(), np.arange(0, n * k + 1, k)),
+                      shape=(n, n)) if k else sp.csr_matrix((n, n))
+    return ((A + A.T) > 0).astype(np.float64).tocsr()
+
+
+def _spread(graph, rows, classes, c):
+    """Label spreading (Zhou et al. 2004) on ``graph``: ``F ← α S F + (1 − α) Y`` with
+    ``S = D^{-1/2} A D^{-1/2}``; returns the class scores ``(n, c)``."""
+    n = graph.shape[0]
+    deg = np.asarray(graph.sum(axis=1)).ravel()
+    inv = np.zeros(n)
+    np.divide(1.0, np.sqrt(deg), out=inv, where=deg > 0)
+    S = sp.diags(inv) @ graph @ sp.diags(inv)
+    Y = np.zeros((n, c))
+    Y[rows, classes] = 1.0
+    F = Y.copy()
+    for _ in range(_SPREAD_SWEEPS):
+        F = _SPREAD_ALPHA * (S @ F) + (1.0 - _SPREAD_ALPHA) * Y
+    return F
+
+
+def _spread_labels(graph, rows, classes, c, fallback):
+    """Labels from spreading; rows the labels never reach keep ``fallback``."""
+    F = _spread(graph, rows, classes, c)
+    out = np.argmax(F, axis=1).astype(np.int64)
+    unreached = F.max(axis=1) <= 0
+    out[unreached] = fallback[unreached]
+    return out
+
+
+def _tune_init(X, data: _Data, km, log):
+    """``init="auto"`` with labels: the start — k-means matched to the labels, or label
+    spreading on a kNN graph of the normalised views — whose labels predict the held-out
+    labelled samples best (5 folds, stratified by class; each start is rebuilt from the
+    other folds' labels, the k-means clustering itself is shared)."""
+    prior = data.prior
+    rows, classes = prior["rows"], prior["classes"]
+    sup = from_labels(rows, classes)
+    n_folds = min(rows.size, _TUNE_INIT_FOLDS)
+    folds = label_folds(sup, n_folds, tuning_rng(data.rng))
+    graph = _knn_graph(X)
+
+    def evaluate(init, f):
+        tr, te = folds != f, folds == f
+        if not te.any() or not tr.any():
+            return np.nan, 0
+        pred = (km if init == "k-means++" else _spread_labels(
+            graph, rows[tr], classes[tr], data.c,
+            _match_clusters(km, rows[tr], classes[tr], data.c)))
+        # pairs (held-out sample, every other labelled sample): the start's partition is
+        # judged, not its class names (the clustering's accuracy is permutation-free)
+        i = np.repeat(rows[te], rows.size)
+        j = np.tile(rows, int(te.sum()))
+        ci = np.repeat(classes[te], rows.size)
+        cj = np.tile(classes, int(te.sum()))
+        keep = i != j
+        pairs = np.column_stack([i, j])[keep]
+        same_class = (ci == cj)[keep]
+        score = pair_score(lambda p: pred[p[:, 0]] == pred[p[:, 1]], pairs[same_class],
+                           pairs[~same_class])
+        return score, 0
+
+    # spreading grows every class from its labelled samples and cannot create a class that
+    # has none: it is a candidate only when the labels cover every cluster (the held-out
+    # score cannot see an uncovered class, so it would favour spreading unfairly there)
+    covered = np.unique(classes).size == data.c
+    candidates = ["k-means++", "spread"] if covered else ["k-means++"]
+    chosen, record = grid_search("init", candidates, evaluate, n_folds,
+                                 method="held-out labelled pairs honoured by the start's "
+                                        "partition", log=log)
+    return chosen, record, graph
+
+
+def _onehot_start(labels, data: _Data):
+    n, c = data.n, data.c
+    if data.f_step == "paper":
+        F0 = np.full((n, c), 0.2)
+        F0[np.arange(n), labels] += 1.0
+        return F0
+    F0 = np.zeros((n, c))
+    F0[np.arange(n), labels] = 1.0
+    return F0 / np.sqrt(np.maximum(F0.sum(axis=0), 1.0))
+
+
+def _kmeans_labels(X, data: _Data, rng, n_jobs):
+    from .._blocks._kmeans import kmeans  # noqa: PLC0415 (circular import at module load)
+
+    return kmeans(X, data.c, n_init=_KMEANS_N_INIT, random_state=rng, n_jobs=n_jobs).labels
+
+
+def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
     """The starting indicator: k-means one-hot (+ 0.2 for the paper's step, orthonormal
-    columns for the monotone one), uniform random entries, or the given array."""
+    columns for the monotone one), label spreading one-hot, uniform random entries, or the
+    given array. ``km``: the k-means labels when already computed; ``graph``: the kNN graph
+    of label spreading when already built."""
     n, c, prior = data.n, data.c, data.prior
     if not isinstance(data.init, str):
         return data.init.copy()
@@ -315,11 +441,13 @@ def _initial_F(X, data: _Data, rng, n_jobs):
             F0[prior["rows"]] = 0.2
             F0[prior["rows"], prior["classes"]] += 1.0
         return F0
-    from .._blocks._kmeans import kmeans  # noqa: PLC0415 (circular import at module load)
-
-    km = kmeans(X, c, n_init=_KMEANS_N_INIT, random_state=rng, n_jobs=n_jobs).labels
+    if km is None:
+        km = _kmeans_labels(X, data, rng, n_jobs)
     if has_labels:
         km = _match_clusters(km, prior["rows"], prior["classes"], c)
+        if data.init == "spread":
+            graph = _knn_graph(X) if graph is None else graph
+            km = _spread_labels(graph, prior["rows"], prior["classes"], c, km)
         km[prior["rows"]] = prior["classes"]
     if data.f_step == "paper":
         F0 = np.full((n, c), 0.2)
@@ -433,9 +561,22 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     X, view_ptr, schemes = _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
     wstep = WStep(Xw, route)
+    km = graph = None
+    has_labels = data.prior["kind"] == "labels" and data.prior["rows"].size > 0
+    if isinstance(data.init, str) and data.init == "auto":
+        init = "k-means++"
+        if has_labels and data.n <= _SPREAD_MAX_N:
+            km = _kmeans_labels(X, data, data.rng, n_jobs)  # the first start's k-means
+            with verbose_logging(verbose) as log:
+                init, record, graph = _tune_init(X, data, km, log)
+            tuning = {**(tuning or {}), "init": record}
+        data = data._replace(init=init)
+    # spreading is deterministic: one start
+    n_starts = 1 if isinstance(data.init, str) and data.init == "spread" else data.n_init
     best = None
-    for _ in range(data.n_init):
-        problem = Problem(data, X, wstep, view_ptr, _initial_F(X, data, data.rng, n_jobs))
+    for start in range(n_starts):
+        F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
+        problem = Problem(data, X, wstep, view_ptr, F0)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress, warn=False)
         final = trace.objective[-1] if trace.n_iter else np.inf
@@ -477,7 +618,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "cannot_link": ["pairs", None], "lam1": [_NONNEGATIVE], "lam2": [_NONNEGATIVE],
     "lam3": [_NONNEGATIVE, None], "rho": [_POSITIVE], "anchor": [_NONNEGATIVE, None],
     "max_iter": [Interval(Integral, 0, None, closed="left")], "tol": [_NONNEGATIVE],
-    "init": [Options({"k-means++", "random"}), "array-like"],
+    "init": [Options({"auto", "k-means++", "spread", "random"}), "array-like"],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
     "normalize": [Options({"auto", "zscore", "l2", "minmax"}), None],
@@ -485,7 +626,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE, None], "n_jobs": ["n_jobs"],
 })
 def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, lam1=1e-3,
-         lam2=1e-3, lam3=None, rho=1.0, anchor=None, max_iter=100, tol=1e-6, init="k-means++",
+         lam2=1e-3, lam3=None, rho=1.0, anchor=None, max_iter=100, tol=1e-6, init="auto",
          n_init=1, random_state=None, verbose=False, progress=False, callback=None, normalize="auto",
          solver="auto", f_step="monotone", eps=None, n_jobs=None) -> MVFLResult:
     """Multi-view clustering with joint view/feature selection and partial labels or pairs.
@@ -535,11 +676,24 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
         Stop when the objective's relative change is at most ``tol``.
-    init : {"k-means++", "random"} or array-like of shape (n, c), default "k-means++"
+    init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
+default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
-        concatenated normalised views, uniform ``(0, 1)`` entries, or a given nonnegative,
-        not all-zero array. With labels, k-means clusters are renumbered to agree best with
-        the known classes and the labelled rows start at their class.
+        concatenated normalised views, one-hot of label spreading (labels only: Zhou et
+        al.'s spreading, ``α = 0.2``, 30 sweeps, on the symmetric 7-nearest-neighbour graph
+        of the normalised views; unreached samples keep their k-means cluster; one start,
+        as it is deterministic), uniform ``(0, 1)`` entries, or a given nonnegative, not
+        all-zero array. With labels, k-means clusters are renumbered to agree best with
+        the known classes and the labelled rows start at their class. ``"auto"``: with
+        labels that cover every class, ``"k-means++"`` or ``"spread"``, whichever start's
+        partition honours more held-out labelled pairs (leave-one-out over up to 100 labels,
+        else 100 folds stratified by class; pairs of a held-out sample with every other
+        labelled one, balanced over same- and different-class pairs; each start rebuilt
+        from the other folds' labels; the k-means clustering is shared with the solve's
+        first start, so the cost is one kNN graph, ``O(n² d)`` in row blocks, and one
+        spreading per fold: no extra solve); with labels that miss a class (spreading
+        cannot grow a class without a seed), more than 20 000 samples (the graph's cost) or
+        without labels, ``"k-means++"``. Recorded in ``result.tuning["init"]``.
     n_init : int, default 1
         Starts (each from its own k-means draw); the run with the lowest final objective
         is returned.
@@ -556,8 +710,16 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
     normalize : {"auto", "zscore", "l2", "minmax"} or None, default "auto"
         Per-view scaling. ``"zscore"``: each feature to unit variance, each view by
         ``1/sqrt(d_v)``. ``"l2"``: each sample to unit norm within the view. ``"minmax"``:
-        each feature to range 1. ``None``: as given. ``"auto"``: ``"l2"`` for a sparse view
-        or one with under 10% nonzeros (text, counts), ``"zscore"`` otherwise.
+        each feature to range 1. ``None``: as given. ``"auto"`` without a prior: ``"l2"``
+        for a sparse view or one with under 10% nonzeros (text, counts), ``"zscore"``
+        otherwise. ``"auto"`` with labels or pairs: one of ``"l2"``, ``"zscore"`` for every
+        view, chosen by 5-fold validation on the prior (labels stratified by class: each
+        held-out labelled sample takes the class of its nearest labelled sample of the other
+        folds in the normalised views; pairs: ROC AUC of the pair distances, must-links
+        against cannot-links); the rule above ranks the two, so a tie keeps it. Cost: one
+        normalisation per candidate and ``O(l² d)`` for ``l`` labels (``O(p d)`` for ``p``
+        pairs), no extra solve (measurements: docs/defaults.md, "Self-tuning"). The choice and the scores are in
+        ``result.tuning``; ``verbose`` logs them; an explicit value skips the tuning.
     solver : {"auto", "direct", "woodbury"}, default "auto"
         ``W`` step: ``d × d`` Cholesky systems, ``n × n`` Woodbury systems, or the smaller.
     f_step : {"monotone", "paper"}, default "monotone"
@@ -577,7 +739,8 @@ def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, l
     MVFLResult
         ``labels``, ``objective`` (one entry per iteration), ``n_iter``, ``converged``,
         ``F``, ``W``, ``b``, ``view_weights``, ``feature_weights``, ``view_ptr``,
-        ``normalize``, ``lam3``.
+        ``normalize``, ``lam3`` and ``tuning`` (the record of ``normalize="auto"`` with a
+        prior, else ``None``).
 
     Raises
     ------
