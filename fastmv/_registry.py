@@ -410,10 +410,9 @@ def _opimc_demo(seed):
 def _opimc_run(data, side, params, seed):
     views, y = data
     params = dict(params)
-    missing_ratio, shuffle = params.pop("missing_ratio"), params.pop("shuffle")
+    missing_ratio = params.pop("missing_ratio")
     c = _n_clusters(params, y)
     n = views[0].shape[0]
-    rng = np.random.default_rng(seed)
     mask = side.get("mask")
     if mask is None and y is not None and missing_ratio > 0:
         mask = fastmv.simulate.incomplete_mask(n, len(views), missing_ratio, random_state=seed)
@@ -423,12 +422,12 @@ def _opimc_run(data, side, params, seed):
     else:
         mask = np.asarray(mask)
         setting = f"given mask ({1 - mask.mean():.0%} missing)"
-    perm = rng.permutation(n) if shuffle else np.arange(n)
-    res = fastmv.opimc([X[perm] for X in views], c,
-                       mask=None if mask is None else mask[perm], random_state=seed, **params)
-    labels = np.empty(n, dtype=np.int64)
-    labels[perm] = res.labels  # back to the input's sample order
-    setting += (", shuffled" if shuffle else "") + _describe_params(params)
+    # opimc visits the rows in a random order itself (shuffle=True) and returns the labels
+    # in the input's sample order
+    res = fastmv.opimc(views, c, mask=mask, random_state=seed, **params)
+    labels = res.labels
+    setting += (", shuffled" if params.get("shuffle", True) else "") + _describe_params(
+        {k: v for k, v in params.items() if k != "shuffle"})
     return RunOutcome(setting, _scored(y, labels), labels, res)
 
 
@@ -509,9 +508,6 @@ REGISTRY = {
         side=("mask",),
         simulation=(Option("missing_ratio", float, 0.4,
                            "fraction of each view removed when no --mask is given and the file "
-                           "has labels (0: complete views)"),
-                    Option("shuffle", _parse_bool, True,
-                           "stream the samples in a random order (labels are saved in the "
-                           "input's order)")),
+                           "has labels (0: complete views)"),),
         cli_defaults={}, demo=_opimc_demo, run=_opimc_run, warmup=_warmup.opimc_warmup),
 }

@@ -423,7 +423,7 @@ class EMVC(_MultiViewClusterer):
          "(20, 20)")).replace(
         "        view_sizes", "        transition : bool, default False\n"
         "            Build each view's transition matrix first: rows scaled to unit norm, then\n"
-        "            :func:`fastmv.transition_matrix` (Gaussian kernel, median width).\n"
+        "            :func:`fastmv.transition_matrix` (its default kNN kernel).\n"
         "        view_sizes", 1)
 
 
@@ -496,9 +496,9 @@ list with one array per view (each view's row order).
 # -------------------------------------------------------------------------------- OPIMC
 class OPIMC(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 250,
-                 max_iter: int = 1, tol: float = 1e-06, max_inner_iter: int = 30,
-                 inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'random',
+    def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 1000,
+                 max_iter: int | None = None, tol: float = 1e-06, max_inner_iter: int = 30,
+                 inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'k-means++',
                  n_init: int = 3, shuffle: bool = True, random_state: Any = None,
                  verbose: bool | int = False, progress: bool = False,
                  callback: Callable | None = None, n_jobs: int | None = None) -> None:
