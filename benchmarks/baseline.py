@@ -81,8 +81,9 @@ def _kmeans(X, c, seed):
 
 
 def _label_spreading(X, y, seed):
-    import fastmv
     from sklearn.semi_supervised import LabelSpreading
+
+    import fastmv
     partial = fastmv.simulate.partial_labels(y, LABEL_RATIO, random_state=seed)
     model = LabelSpreading(kernel="knn", n_neighbors=min(7, len(y) - 1), max_iter=100)
     return model.fit(X, partial).transduction_

@@ -292,7 +292,7 @@ READ_AHEAD_MIN_VALUES = 2 ** 17
 
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 #: Passes at most by default (they stop once the loss settles: 2-5 on the shared datasets);
-#: chosen leave-one-dataset-out, docs/defaults.md "OPIMC".
+#: chosen leave-one-dataset-out, docs/defaults.md "Without supervision".
 DEFAULT_PASSES = 10
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
@@ -356,14 +356,14 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=1000, max_iter
     chunk_size : int >= 1, default 1000
         Rows per chunk ``s`` (memory ``O(s Σ d_v)``). The first chunk alone gives the start,
         so larger first chunks start better: chosen leave-one-dataset-out over the seven
-        shared datasets (250, 500 or 1000; docs/defaults.md "OPIMC").
+        shared datasets (250, 500 or 1000; docs/defaults.md "Without supervision").
     max_iter : int >= 1 or None, default None
         ``None``: 10, or 1 for a one-shot iterator (which can be read only once). Passes over
         the data at most (an iteration of OPIMC is one pass; at least one pass is
         needed to have labels at all); the passes stop earlier once the loss settles
         (``tol``: 2–5 passes on the shared datasets). One pass is the paper's algorithm;
         further passes re-assign every chunk against the statistics of all the others and
-        raised ACC on six of seven shared datasets (docs/defaults.md "OPIMC").
+        raised ACC on six of seven shared datasets (docs/defaults.md "Without supervision").
     tol : float >= 0, default 1e-6
         The passes stop once a pass changes the loss by at most ``tol`` relative to the pass
         before (the driver's one convergence test).
