@@ -455,8 +455,8 @@ def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=1000, max_iter
     >>> rng = np.random.default_rng(0)
     >>> X1, X2 = rng.random((500, 20)), rng.random((500, 30))
     >>> res = fastmv.opimc([X1, X2], 3, chunk_size=100, random_state=0)
-    >>> res.labels.shape, [u.shape for u in res.U], res.n_iter
-    ((500,), [(20, 3), (30, 3)], 1)
+    >>> res.labels.shape, [u.shape for u in res.U], res.converged   # passes until settled
+    ((500,), [(20, 3), (30, 3)], True)
     """
     if max_iter is None:
         max_iter = 1 if _is_stream(X_list) and iter(X_list) is X_list else DEFAULT_PASSES
