@@ -388,7 +388,7 @@ def _transition_list(Xs):
 
 class EMVC(_MultiViewClusterer):
 
-    def __init__(self, lam1: float = 0.01, lam2: float = 0.01, *, n_clusters: Any = None,
+    def __init__(self, lam1: float = 1.0, lam2: float = 1.0, *, n_clusters: Any = None,
                  max_iter: int = 100, tol: float = 1e-06, mu: float = 1e-06, rho: float = 1.9,
                  mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
                  full_svd: str = 'auto', random_state: Any = None, verbose: bool | int = False,
@@ -430,7 +430,10 @@ class EMVC(_MultiViewClusterer):
 _document(EMVC, emvc, """
 Error-robust multi-view clustering of transition matrices, as an estimator.
 
-Wraps :func:`fastmv.emvc`. ``labels_`` is None unless ``n_clusters`` is set.
+Wraps :func:`fastmv.emvc`. ``labels_`` is None unless ``n_clusters`` is set. The default
+``lam1 = lam2 = 1`` was chosen leave-one-dataset-out over the seven shared datasets with the
+default transition matrices (docs/defaults.md "Without supervision"); the paper's 0.01 is
+within 0.05 ACC of it on every one of them.
 """, """
 >>> import numpy as np
 >>> from fastmv.estimators import EMVC
