@@ -679,7 +679,7 @@ def _transition_list(Xs):
 
 class EMVC(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, lam1: float = 0.01, lam2: float = 0.01,
+    def __init__(self, n_clusters: int = 2, *, lam1: float = 1.0, lam2: float = 1.0,
                  max_iter: int = 100, tol: float = 1e-06, mu: float = 1e-06, rho: float = 1.9,
                  mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
                  full_svd: str = 'auto', random_state: Any = None, verbose: bool | int = False,
@@ -720,7 +720,7 @@ class EMVC(_MultiViewClusterer):
          "(20, 20)")).replace(
         "        view_sizes", "        transition : bool, default False\n"
         "            Build each view's transition matrix first: rows scaled to unit norm, then\n"
-        "            :func:`fastmv.transition_matrix` (Gaussian kernel, median width).\n"
+        "            :func:`fastmv.transition_matrix` (its default kNN kernel).\n"
         "        view_sizes", 1)
 
 
@@ -728,7 +728,9 @@ _document(EMVC, emvc, """
 Error-robust multi-view clustering of transition matrices, as an estimator.
 
 Wraps :func:`fastmv.emvc`. ``n_clusters`` comes first, as in the other estimators (the
-function :func:`fastmv.emvc` takes ``lam1, lam2`` first and ``n_clusters`` optional).
+function :func:`fastmv.emvc` takes ``lam1, lam2`` first and ``n_clusters`` optional). The
+default ``lam1 = lam2 = 1`` was chosen leave-one-dataset-out over the seven shared datasets
+with the default transition matrices (docs/defaults.md "Without supervision").
 """, """
 >>> import numpy as np
 >>> from fastmv.estimators import EMVC
@@ -795,9 +797,9 @@ list with one array per view (each view's row order).
 class OPIMC(_MultiViewClusterer):
     _native_missing = True
 
-    def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 250,
-                 max_iter: int = 1, tol: float = 1e-06, max_inner_iter: int = 30,
-                 inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'random',
+    def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 1000,
+                 max_iter: int | None = None, tol: float = 1e-06, max_inner_iter: int = 30,
+                 inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'k-means++',
                  n_init: int = 3, shuffle: bool = True, random_state: Any = None,
                  verbose: bool | int = False, progress: bool = False,
                  callback: Callable | None = None, n_jobs: int | None = None) -> None:

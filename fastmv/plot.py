@@ -318,8 +318,8 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
 
     The two leading nontrivial eigenvectors of ``D^{-1/2} S D^{-1/2}``, scaled by
     ``D^{-1/2}`` (Laplacian eigenmaps). ``S`` is given, or built from data as the
-    symmetrised Gaussian transition matrix of the unit-norm rows
-    (:func:`fastmv.transition_matrix`, median width), averaged over views for a list.
+    symmetrised transition matrix of the unit-norm rows (:func:`fastmv.transition_matrix`,
+    its default kNN kernel), averaged over views for a list.
 
     Parameters
     ----------

@@ -127,7 +127,7 @@ def _slow_block(block):
 
 def test_a_worker_killed_mid_run_is_retried_or_reported(client):
     views, mask, _ = _views(n=2400)
-    ref = fastmv.opimc(views, 4, mask=mask, chunk_size=100, random_state=0)
+    ref = fastmv.opimc(views, 4, mask=mask, chunk_size=100, random_state=0, shuffle=False)
     dviews = [da.from_array(X, chunks=(100, X.shape[1])).map_blocks(_slow_block)
               for X in views]
     go = threading.Event()

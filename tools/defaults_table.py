@@ -105,7 +105,7 @@ def _parse_set(items):
             except ValueError:
                 continue
         else:
-            value = None if value == "None" else value
+            value = {"None": None, "True": True, "False": False}.get(value, value)
         out[key] = value
     return out
 
@@ -193,6 +193,11 @@ def cmd_table(args):
               f"{len(recs)} | {bcell} | {delta:+.3f} | {flag} |")
 
 
+def _delta(recs, name, solver):
+    base = baseline(name, SIDE[solver], [r["seed"] for r in recs], views=recs[0].get("views"))
+    return float(np.mean([r["acc"] for r in recs])) - base["acc"][0]
+
+
 def cmd_lodo(args):
     """Leave-one-dataset-out choice of one parameter: for every held-out dataset, the grid
     value with the best mean ACC relative to the baseline on the other datasets."""
@@ -201,6 +206,9 @@ def cmd_lodo(args):
     table = {}
     for (solver, name, setting), recs in groups.items():
         parts = dict(p.split("=", 1) for p in setting.split(", ") if "=" in p)
+        if args.param == "setting":           # every recorded setting is a candidate
+            table.setdefault(setting, {})[name] = _delta(recs, name, solver)
+            continue
         value = parts.get(args.param, "default")
         others = {k: v for k, v in parts.items() if k != args.param}
         if others != _parse_set(args.fixed):
@@ -235,7 +243,8 @@ def main(argv=None):
     ap.add_argument("--data", nargs="*")
     ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4])
     ap.add_argument("--set", action="append", help="name=value: a non-default option")
-    ap.add_argument("--param", help="lodo: the parameter chosen")
+    ap.add_argument("--param", help="lodo: the parameter chosen ('setting': every recorded "
+                    "setting of the solver is one candidate)")
     ap.add_argument("--fixed", action="append", help="lodo: other options held fixed")
     ap.add_argument("--out", default="/tmp/fastmv_defaults.jsonl")
     args = ap.parse_args(argv)

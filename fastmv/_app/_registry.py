@@ -334,8 +334,9 @@ def _opimc_run(data, side, params, seed):
     # opimc visits the rows in a seeded random order itself (shuffle=True) and returns the
     # labels in the input's order
     res = fastmv.opimc(views, c, mask=mask, random_state=seed, **params)
-    return RunOutcome(setting + _describe_params(params), _scored(y, res.labels), res.labels,
-                      res)
+    setting += (", shuffled" if params.get("shuffle", True) else "") + _describe_params(
+        {k: v for k, v in params.items() if k != "shuffle"})
+    return RunOutcome(setting, _scored(y, res.labels), res.labels, res)
 
 
 # ------------------------------------------------------------------------------ helpers

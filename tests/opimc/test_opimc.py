@@ -933,3 +933,20 @@ def test_shuffle_rescues_a_stream_sorted_by_class():
             views, 6, mask=mask, chunk_size=100, random_state=s, shuffle=shuffle).labels)
             for s in range(3)])
     assert acc[True] > 0.9 and acc[True] > acc[False] + 0.1, acc
+
+
+def test_handwritten_sorted_by_class_with_the_defaults():
+    """The shared Handwritten file is sorted by class. With 40 % of each view missing and
+    the defaults, OPIMC reaches 0.9 × the accuracy of k-means on the complete views."""
+    views, y = fastmv.datasets.load_mat(shared_dataset("Handwritten.mat"),
+                                        views=[0, 1, 2, 4, 5])    # fac fou kar pix zer
+    assert np.all(np.diff(y) >= 0)
+    unit = [X / np.linalg.norm(X, axis=1, keepdims=True) for X in views]
+    complete = fastmv.metrics.accuracy(
+        y, fastmv.kmeans(np.hstack(unit), 10, n_init=10, random_state=0).labels)
+    accs = []
+    for seed in range(3):
+        mask = fastmv.simulate.incomplete_mask(len(y), 5, 0.4, random_state=seed)
+        accs.append(fastmv.metrics.accuracy(
+            y, fastmv.opimc(views, 10, mask=mask, random_state=seed).labels))
+    assert np.mean(accs) >= 0.9 * complete, (accs, complete)
