@@ -1,8 +1,10 @@
 """First calls of every solver: cold (empty Numba cache) and warm (cache filled, new process).
 
 What a user meets before the first answer: compilation on a fresh install, cache loading on
-every later start. Targets on the project's 2-core machine: cold ≤ 10 s, warm ≤ 0.3 s above
-the second call. The call is each solver's warm-up (``fastmv._app._registry``: the tiny call that
+every later start. Targets on the project's 2-core machine: cold ≤ 6 s when idle, warm ≤ 0.3 s
+above the second call. The warm-ups are small problems, so a cold call compiles only serial
+kernels (``parallel=True`` kernels compile on the first problem large enough to use them);
+``FIRST_CALLS`` also reports the parallel kernels a call compiled, which should stay none. The call is each solver's warm-up (``fastmv._app._registry``: the tiny call that
 ``python -m fastmv compile`` and the demo's compile rows make), run in a new process so that
 nothing compiled earlier in the benchmark process counts; process CPU seconds
 (``resource.getrusage``), which a busy machine inflates less than wall time. The absolute
@@ -20,7 +22,8 @@ from ._common import cache_or_skip, from_cache
 SOLVERS = ("mvmc", "mvfl", "emvc", "cmvnmf", "opimc")
 
 #: Run as ``python -c FIRST_CALLS [--prime] SOLVER...``: each solver's warm-up twice, in
-#: CPU seconds, and the kernels that missed Numba's cache, as one JSON line. ``--prime``
+#: CPU seconds, the kernels that missed Numba's cache and the ``parallel=True`` kernels the
+#: process compiled or loaded, as one JSON line. ``--prime``
 #: runs Numba's and the library's own start-up first (the first njit call, the thread pool):
 #: they are paid once per process whatever the solver, not by a solver's warm first call. A
 #: cold first call is measured without it, as a user meets it.
@@ -53,12 +56,16 @@ for name in names:
         seconds.append(cpu() - t)
     out[name] = seconds
 misses = []
+parallel = []
 for info in pkgutil.iter_modules(fastmv.kernels.__path__):
     module = sys.modules.get("fastmv.kernels." + info.name)
     for key, obj in (vars(module).items() if module else ()):
         if hasattr(obj, "py_func") and hasattr(obj, "stats") and obj.stats.cache_misses:
             misses.append(f"{info.name}.{key}")
-print(json.dumps(dict(seconds=out, misses=sorted(set(misses)))))
+        if getattr(obj, "targetoptions", {}).get("parallel") and obj.signatures:
+            parallel.append(f"{info.name}.{key}")
+print(json.dumps(dict(seconds=out, misses=sorted(set(misses)),
+                      parallel=sorted(set(parallel)))))
 """
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
-from ._partition import _zeros
+from ._partition import _serial_copy, _zeros
 
 _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector scratch each)
 _PAIR_CHUNK = 4096  # pairs per chunk in constraint_penalty (fixed: thread-count independent)
@@ -322,6 +322,14 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     for b in range(n_blocks):
         total += partial[b]
     return out, total
+
+
+#: :func:`multiplicative_update` on the calling thread, bit for bit: what a small problem
+#: (or one Numba thread) runs, so that it never compiles the parallel kernel.
+multiplicative_update_serial = njit(cache=True)(_serial_copy(
+    multiplicative_update, "multiplicative_update_serial",
+    "One multiplicative update on the calling thread (``multiplicative_update`` compiled "
+    "serially: the same row blocks in the same order, the same result bit for bit)."))
 
 
 @njit(cache=True)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._partition import _zeros, n_parts, part_bounds, sum_parts
+from ._partition import _serial_copy, _zeros, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 
@@ -166,6 +166,14 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     for i in range(1, d):
         colabs = max(colabs, col_abs[i])
     return row, col, res, fro, rowabs, colabs, lo
+
+
+#: :func:`consensus_error_update` on the calling thread, bit for bit: what a small problem
+#: (or one Numba thread) runs, so that it never compiles the parallel kernel.
+consensus_error_update_serial = njit(cache=True)(_serial_copy(
+    consensus_error_update, "consensus_error_update_serial",
+    "One fused pass of an EMVC iteration on the calling thread (``consensus_error_update`` "
+    "compiled serially: the same parts in the same order, the same result bit for bit)."))
 
 
 class _PassArrays(NamedTuple):

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
+from ._partition import _serial_copy
 
 
 @njit(cache=True, nogil=True)
@@ -152,6 +153,15 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     for i in range(n):
         loss += row_loss[i]
     return RZ, loss
+
+
+#: :func:`masked_residual_product` on the calling thread, bit for bit: MVMC runs it as one
+#: task per view beside BLAS, always on one thread, so it never compiles the parallel kernel.
+masked_residual_product_serial = njit(cache=True, nogil=True,
+                                      fastmath={"reassoc", "contract"})(_serial_copy(
+    masked_residual_product, "masked_residual_product_serial",
+    "Masked residual over Ω times ``Z`` on the calling thread (``masked_residual_product`` "
+    "compiled serially: the same loops, the same result bit for bit)."))
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})

@@ -321,6 +321,9 @@ def test_warm_first_call_of_every_solver_is_close_to_its_second():
     first_calls(names, prime=True, cwd=root)
     warm = first_calls(names, prime=True, cwd=root)
     assert warm["misses"] == [], warm          # every kernel came from the cache
+    # small problems run only serial kernels: a user's first calls (no priming launch of the
+    # thread pool) neither compile nor load a parallel one
+    assert first_calls(names, cwd=root)["parallel"] == []
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     bound = 0.3 * max(1.0, load)
     excess = {n: s[0] - s[1] for n, s in warm["seconds"].items()}

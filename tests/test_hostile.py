@@ -37,6 +37,8 @@ def _child(code: str, timeout: float = 120, **popen):
 def _kernel_cases():
     """(module, kernel, valid args, {case: args}) for every public kernel: each case breaks
     one index range or length the kernel relies on. Called in the child process."""
+    import importlib  # noqa: PLC0415
+
     from fastmv.kernels import (  # noqa: PLC0415
         affinity,
         clustering,
@@ -267,6 +269,12 @@ def _kernel_cases():
     args = (U, R, np.ones((2, c)), view_ptr, 1e-3)
     add(opimc_stats, "stream_loss", args, view_ptr_past_end=sub(args, 3, bad_ptr),
         short_counts=sub(args, 2, np.ones((1, c))))
+    # a serial copy (same code compiled without parallel=True) gets its kernel's cases
+    for module, name, args, bad in list(cases):
+        mod = importlib.import_module(f"fastmv.kernels.{module}")
+        if not name.endswith("_serial") and hasattr(mod, name + "_serial") \
+                and not any(c[:2] == (module, name + "_serial") for c in cases):
+            cases.append((module, name + "_serial", args, bad))
     return cases
 
 

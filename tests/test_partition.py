@@ -52,3 +52,21 @@ def test_serial_copy_is_the_kernel_compiled_serially_under_its_own_name():
     assert parallel.py_func.__doc__ in fn.__doc__
     copy = K._serial_copy(parallel, "another_name", "Summary.")
     assert copy.__qualname__ == "another_name" and parallel.py_func.__name__ == "lloyd_step"
+
+
+@pytest.mark.parametrize("module,kernel", [("clustering", "lloyd_step"),
+                                           ("clustering", "lloyd_step_csr"),
+                                           ("mvmc", "masked_residual_product"),
+                                           ("cmvnmf", "multiplicative_update"),
+                                           ("emvc", "consensus_error_update")])
+def test_every_serial_copy_keeps_its_kernels_body_and_options(module, kernel):
+    import importlib
+
+    mod = importlib.import_module(f"fastmv.kernels.{module}")
+    parallel, serial = getattr(mod, kernel), getattr(mod, kernel + "_serial")
+    assert serial.py_func.__code__ is parallel.py_func.__code__
+    assert serial.py_func.__qualname__ == kernel + "_serial"
+    # everything but ``parallel`` (fastmath above all: the same rounding, bit for bit)
+    options = dict(parallel.targetoptions)
+    assert options.pop("parallel")
+    assert dict(serial.targetoptions) == options

@@ -31,12 +31,13 @@ from fastmv.kernels.cmvnmf import (
     constraint_penalty,
     csr_matmul,
     multiplicative_update,
+    multiplicative_update_serial,
 )
 
 from .._core._driver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
 from .._core._preprocessing import normalize_rows
 from .._core._result import Result
-from .._core._threads import serial_when_small, thread_limit
+from .._core._threads import serial_when_small, thread_limit, use_serial_kernel
 from .._core._tuning import from_pairs, grid_search, pair_folds, pair_score, tuning_rng
 from .._core._validation import (
     Interval,
@@ -255,11 +256,17 @@ class Problem:
         return self.X[a].T @ V
 
     # --- the two updates
+    def _update_kernel(self):
+        # the serial copy gives the same result; a small problem never compiles the parallel one
+        if use_serial_kernel(self.work):
+            return multiplicative_update_serial
+        return multiplicative_update
+
     def update_u(self, a):
         """``U_a`` multiplicative update (then the optional column rescaling)."""
         self.swept_penalty = None
         Va = self.V(a)
-        U, _ = multiplicative_update(self.U[a], self._xt_times(a, Va), self.VtV[a],
+        U, _ = self._update_kernel()(self.U[a], self._xt_times(a, Va), self.VtV[a],
                                      self.no_terms, 0.0, self.eps)
         self.U[a] = U
         UtU = U.T @ U
@@ -281,7 +288,7 @@ class Problem:
         XU = self._x_times(a, self.U[a])
         self.XU[a] = XU
         constrained = self.has_constraints[a] and self.beta != 0.0
-        Va[...], self.pen_parts[a] = multiplicative_update(
+        Va[...], self.pen_parts[a] = self._update_kernel()(
             Va, XU, self.UtU[a], self.terms[a] if constrained else self.no_terms,
             self.beta if constrained else 0.0, self.eps)
         self.VtV[a] = Va.T @ Va

@@ -177,6 +177,14 @@ def serial_when_small(work, min_work=PARALLEL_MIN_WORK):
         numba.set_num_threads(previous)
 
 
+def use_serial_kernel(work, min_work=PARALLEL_MIN_WORK):
+    """Whether a call of ``work`` runs a kernel's serial copy (``*_serial``, the same result
+    bit for bit) instead of its ``parallel=True`` kernel: below ``min_work`` or with one Numba
+    thread. A call that runs only serial copies never compiles a parallel kernel, which costs
+    more to compile than a small problem costs to solve."""
+    return work < min_work or numba.get_num_threads() == 1
+
+
 def _concurrent_launches_safe():
     """Whether Numba's threading layer accepts parallel launches from several Python threads
     at once (``omp`` and ``tbb`` do; ``workqueue`` does not)."""

@@ -19,12 +19,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fastmv.kernels.emvc import ErrorWeights, consensus_error_update
+from fastmv.kernels.emvc import (
+    ErrorWeights,
+    consensus_error_update,
+    consensus_error_update_serial,
+)
 
 from .._blocks._spectral import markov_spectral_clustering
 from .._core._driver import Step, iterate, state_view
 from .._core._result import Result
-from .._core._threads import serial_when_small, thread_limit
+from .._core._threads import serial_when_small, thread_limit, use_serial_kernel
 from .._core._validation import (
     Interval,
     Options,
@@ -206,10 +210,14 @@ class Problem:
         mu = self.mu
         weights = ErrorWeights(self.row_norms, self.col_norms, float(d.lam1), float(d.lam2),
                                _EPS)
-        with serial_when_small(P.size + self.Zb.size):
+        work = P.size + self.Zb.size
+        # the serial copy gives the same result; a small problem never compiles the parallel one
+        update = (consensus_error_update_serial if use_serial_kernel(work)
+                  else consensus_error_update)
+        with serial_when_small(work):
             (self.row_norms, self.col_norms, res_v, fro2, norminf, norm1,
-             min_b) = consensus_error_update(P, E, Y, self.Q, self.Zb, self.P_hat, mu,
-                                             self.zc, self.has_q, weights)
+             min_b) = update(P, E, Y, self.Q, self.Zb, self.P_hat, mu, self.zc, self.has_q,
+                             weights)
         bounds = dict(fro=float(np.sqrt(fro2)), norm1=float(norm1), norminf=float(norminf),
                       nonneg=bool(min_b >= 0.0))
         _, info = svt(self.Zb, 1.0 / mu, out=self.Q, bounds=bounds, rank_hint=self.rank_prev,

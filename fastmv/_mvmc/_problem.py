@@ -27,11 +27,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fastmv.kernels.mvmc import masked_residual_product
+from fastmv.kernels.mvmc import masked_residual_product_serial
 
 from .._core._driver import Step, state_view
 from .._core._preprocessing import normalize_rows, row_norms
-from .._core._threads import serial_when_small
 from ..exceptions import DegenerateSolutionError
 from ._lowrank import ClippedLowRankOperator, _ClippedLowRank, _factor_symmetric
 
@@ -187,11 +186,11 @@ class ViewProblem:
     def masked(self, lam, V):
         """``Zᵀ R_Ω(Z M Zᵀ − S_ob) Z`` and ``‖R_Ω(Z M Zᵀ − S_ob)‖²`` for ``M = V diag(lam) Vᵀ``."""
         B = self.Z @ V
-        # Always one Numba thread: it runs as a task beside the other views' (task_map), and
-        # a parallel launch would spin against the BLAS pool around it (docs/mvmc.md).
-        with serial_when_small(0):
-            RZ, loss = masked_residual_product(B * lam, B, self.Z, self.indptr, self.indices,
-                                               self.values, self.mirror)
+        # Always on the calling thread (the serial copy, the same result bit for bit): it runs
+        # as a task beside the other views' (task_map), and a parallel launch would spin
+        # against the BLAS pool around it (docs/mvmc.md).
+        RZ, loss = masked_residual_product_serial(B * lam, B, self.Z, self.indptr, self.indices,
+                                                  self.values, self.mirror)
         return _symmetric_crossproduct(self.Z, RZ), loss
 
     def evaluate(self, point):

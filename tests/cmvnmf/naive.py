@@ -64,6 +64,10 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     return F_new, penalty
 
 
+# the serial copy computes exactly what the parallel kernel does
+multiplicative_update_serial = multiplicative_update
+
+
 def constraint_penalty(V_all, must, cannot):
     V = V_all.astype(np.float64)
     total = 0.0

@@ -84,6 +84,11 @@ def test_multiplicative_update_without_terms_equals_twin(dtype, d, c, rng):
     got, pen = K.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
     want, _ = N.multiplicative_update(U, XtV, VtV, _no_terms(dtype, c), 0.0, 1e-10)
     assert pen == 0.0
+    # the serial copy computes exactly what the parallel kernel does
+    serial, serial_pen = K.multiplicative_update_serial(U, XtV, VtV, _no_terms(dtype, c), 0.0,
+                                                        1e-10)
+    np.testing.assert_array_equal(serial, got)
+    assert serial_pen == 0.0
     np.testing.assert_array_equal(U, before)  # out of place
     assert got.dtype == dtype and got.shape == (d, c)
     np.testing.assert_allclose(got, want, **_tol(dtype))
@@ -124,6 +129,9 @@ def test_multiplicative_update_with_terms_equals_twin(dtype, idx, n_a, N_all, c,
                                   np.array(split, dtype=np.int64))
         got, got_pen = K.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
         want, want_pen = N.multiplicative_update(V_a, XU, UtU, terms, beta, 1e-10)
+        serial, serial_pen = K.multiplicative_update_serial(V_a, XU, UtU, terms, beta, 1e-10)
+        np.testing.assert_array_equal(serial, got)
+        assert serial_pen == got_pen
         np.testing.assert_array_equal(V_all, before)
         assert got.dtype == dtype
         np.testing.assert_allclose(got, want, **_tol(dtype))
@@ -168,6 +176,33 @@ def test_kernels_thread_count_independent(rng):
         F2, p2 = K.multiplicative_update(*args)
     np.testing.assert_array_equal(F1, F2)
     assert p1 == p2
+    F3, p3 = K.multiplicative_update_serial(*args)
+    np.testing.assert_array_equal(F3, F2)
+    assert p3 == p2
+
+
+def test_small_problem_runs_only_the_serial_kernel_and_the_parallel_one_agrees(monkeypatch):
+    from fastmv._cmvnmf import _solver
+
+    rng = np.random.default_rng(0)
+    Xs = [np.abs(rng.standard_normal((40, 5))), np.abs(rng.standard_normal((30, 4)))]
+    ml = {(0, 1): np.array([[0, 0], [1, 1], [2, 3]])}
+    cl = {(0, 1): np.array([[5, 0], [6, 1]])}
+    kwargs = dict(init="random", max_iter=5, random_state=0, n_jobs=2)
+    parallel = _solver.multiplicative_update
+
+    def refuse(*args):
+        raise AssertionError("a small problem launched the parallel kernel")
+
+    monkeypatch.setattr(_solver, "multiplicative_update", refuse)
+    a = fastmv.cmvnmf(Xs, 2, ml, cl, **kwargs)
+    # the parallel kernel forced (as on a large problem): the same factors bit for bit
+    monkeypatch.setattr(_solver, "multiplicative_update", parallel)
+    monkeypatch.setattr(_solver, "use_serial_kernel", lambda work: False)
+    b = fastmv.cmvnmf(Xs, 2, ml, cl, **kwargs)
+    for x, y in zip(a.V + a.U + a.labels, b.V + b.U + b.labels):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(a.objective, b.objective)
 
 
 # --------------------------------------------------------------------------- problems

@@ -140,6 +140,12 @@ def test_consensus_error_update_matches_twin(dt, m, n, has_q):
                                            weights)
         for x, y in zip(inputs, (P, Q, weights.row_norms, weights.col_norms)):
             assert np.array_equal(x, y)
+        # the serial copy computes exactly what the parallel kernel does
+        E3, Y3, Zb3, Ph3 = E.copy(), Y.copy(), Zb.copy(), np.empty((n, n), dt)
+        out3 = robust.consensus_error_update_serial(P, E3, Y3, Q, Zb3, Ph3, mu, 1 / 1.9,
+                                                    has_q, weights)
+        for x, y in zip((E3, Y3, Zb3, Ph3) + tuple(out3), (E1, Y1, Zb1, Ph1) + tuple(out)):
+            np.testing.assert_array_equal(x, y)
         tol = 1e-13 if dt == np.float64 else 2e-6
         np.testing.assert_allclose(Ph1, Ph2, atol=tol)
         np.testing.assert_allclose(Ph1.sum(axis=1), 1.0, atol=1e-12 if dt == np.float64 else 1e-5)
@@ -341,6 +347,25 @@ def test_inputs_not_modified_deterministic_and_thread_independent():
     np.testing.assert_array_equal(a.labels, b.labels)
     assert a.n_iter == b.n_iter and a.converged == b.converged
     assert "EMVCResult(" in repr(a)
+
+
+def test_small_problem_runs_only_the_serial_kernel_and_the_parallel_one_agrees(monkeypatch):
+    P_list, _ = planted(3, n_per=15)
+    kwargs = dict(n_clusters=3, init="random", random_state=7, n_jobs=2, max_iter=20)
+    parallel = _emvc.consensus_error_update
+
+    def refuse(*args):
+        raise AssertionError("a small problem launched the parallel kernel")
+
+    monkeypatch.setattr(_emvc, "consensus_error_update", refuse)
+    a = fastmv.emvc(P_list, 0.1, 0.05, **kwargs)
+    # the parallel kernel forced (as on a large problem): the same iterates bit for bit
+    monkeypatch.setattr(_emvc, "consensus_error_update", parallel)
+    monkeypatch.setattr(_emvc, "use_serial_kernel", lambda work: False)
+    b = fastmv.emvc(P_list, 0.1, 0.05, **kwargs)
+    np.testing.assert_array_equal(a.P_hat, b.P_hat)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.n_iter == b.n_iter
 
 
 def test_single_view_and_tiny_n():

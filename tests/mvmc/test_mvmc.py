@@ -8,7 +8,12 @@ from benchmarks.references import mvmc as R
 from fastmv._mvmc import _lowrank
 from fastmv._mvmc import _problem as _mvmc_problem
 from fastmv.exceptions import DegenerateSolutionWarning
-from fastmv.kernels.mvmc import clip_correction, dense_to_csr, masked_residual_product
+from fastmv.kernels.mvmc import (
+    clip_correction,
+    dense_to_csr,
+    masked_residual_product,
+    masked_residual_product_serial,
+)
 from fastmv.simulate import pairwise_constraints
 from tests.conftest import shared_dataset
 from tests.mvmc import naive
@@ -86,6 +91,10 @@ def test_masked_residual_product_matches_twin(dtype, n, k, r, pairs):
     A = (B * rng.normal(size=r)).astype(dtype)  # A Bᵀ symmetric, as the kernel requires
     RZ, loss = masked_residual_product(A, B, Z, indptr, indices, values, mirror)
     RZ0, loss0 = naive.masked_residual_product(A, B, Z, indptr, indices, values, mirror)
+    # the serial copy (what MVMC runs) computes exactly what the parallel kernel does
+    RZ1, loss1 = masked_residual_product_serial(A, B, Z, indptr, indices, values, mirror)
+    np.testing.assert_array_equal(RZ1, RZ)
+    assert loss1 == loss and RZ1.dtype == dtype
     assert RZ.dtype == dtype and RZ.shape == (n, k)
     rtol = 1e-4 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(RZ, RZ0, rtol=rtol, atol=rtol * (1 + np.abs(RZ0).max()))
