@@ -110,10 +110,10 @@ def test_clear_import_error_without_matplotlib(monkeypatch):
 
 
 def test_one_pass_convergence_and_view_weights_of_other_results(tmp_path):
-    """OPIMC's default single pass draws the loss over the chunks, not one dot; a result
-    without view weights gets a fastmv error, not an AttributeError."""
+    """A single OPIMC pass draws the loss over the chunks, not one dot; a result without view
+    weights gets a fastmv error, not an AttributeError."""
     X, y = _blobs()
-    res = fastmv.opimc([X, X[:, ::-1]], 3, chunk_size=10, random_state=0)
+    res = fastmv.opimc([X, X[:, ::-1]], 3, chunk_size=10, max_iter=1, random_state=0)
     ax = plot.convergence(res)
     assert ax.get_xlabel() == "chunk" and len(ax.lines[0].get_xdata()) == 6
     assert "one pass" in ax.get_legend().get_texts()[0].get_text()

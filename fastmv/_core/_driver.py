@@ -192,7 +192,7 @@ def _caller_stacklevel() -> int:
     """Stack level of the first frame outside fastmv, so warnings point at the user's call."""
     frame = sys._getframe(1)
     level = 1
-    package = __name__.rsplit(".", 1)[0] + "."
+    package = __name__.split(".", 1)[0] + "."   # the whole package, every subfolder
     while frame is not None and (frame.f_globals.get("__name__", "") + ".").startswith(package):
         frame = frame.f_back
         level += 1
