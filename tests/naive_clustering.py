@@ -102,7 +102,9 @@ def nearest_neighbors_rows(D2, k):
 
 def local_scaling_transition(X, k, scale_neighbor=7):
     """Locally scaled symmetric kNN transition matrix from the definition: cosine geometry
-    (L2 rows) for nonnegative, mostly-zero X, Euclidean otherwise."""
+    (L2 rows) for nonnegative, mostly-zero X, Euclidean otherwise. The twin of
+    ``kernels.affinity.nearest_neighbors_rows`` followed by
+    ``kernels.affinity.local_scaling_transition_rows`` (tests/test_affinity.py)."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     if np.all(X >= 0) and np.count_nonzero(X) <= 0.5 * X.size:

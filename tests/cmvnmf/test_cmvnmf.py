@@ -762,7 +762,7 @@ def test_second_process_loads_every_kernel_from_numba_cache(tmp_path):
 
 # ------------------------------------------------------------------ aligned starts
 def test_aligned_cluster_order_recovers_planted_permutations():
-    from fastmv._cmvnmf._solver import _aligned_cluster_order
+    from fastmv._cmvnmf._start import _aligned_cluster_order
 
     rng = np.random.default_rng(3)
     c, n = 5, 200

@@ -1,0 +1,523 @@
+"""The machinery behind :mod:`fastmv.estimators`: ``get_params`` / ``set_params`` /
+cloning without scikit-learn, the views' preparation (view sizes, DataFrames, missing rows)
+and the multi-view clusterer base class the estimators share (fit, predict, transform, score).
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import itertools
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+
+from ..exceptions import InvalidParameterError, NotFittedError
+from ._estimator_docs import RESULT_BASE
+
+# Parameters a clone shares with its original instead of copying (see __sklearn_clone__).
+_SHARED_BY_REFERENCE = frozenset({"executor"})
+
+
+class BaseEstimator:
+    """get_params / set_params / repr in scikit-learn's conventions (no scikit-learn needed).
+
+    The parameters are the keyword arguments of ``__init__``, stored unchanged as attributes
+    of the same names.
+
+    Examples
+    --------
+    >>> from fastmv.estimators import MVFL
+    >>> est = MVFL(n_clusters=3, lam1=0.01)
+    >>> est.get_params()["lam1"]
+    0.01
+    >>> est.set_params(lam2=0.1).lam2
+    0.1
+    """
+
+    @classmethod
+    def _get_param_names(cls) -> list:
+        sig = inspect.signature(cls.__init__)
+        names = []
+        for p in sig.parameters.values():
+            if p.name == "self":
+                continue
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise RuntimeError(f"{cls.__name__}.__init__ must take explicit keyword "
+                                   "arguments (no *args / **kwargs)")
+            names.append(p.name)
+        return sorted(names)
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The estimator's parameters.
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Also return the parameters of parameter values that are estimators, as
+            ``name__key``.
+
+        Returns
+        -------
+        dict
+            Parameter names mapped to their values.
+
+        Examples
+        --------
+        >>> from fastmv.estimators import OPIMC
+        >>> OPIMC(n_clusters=4).get_params()["n_clusters"]
+        4
+        """
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{name}__{k}", v) for k, v in value.get_params().items())
+            out[name] = value
+        return out
+
+    def set_params(self, **params: Any) -> BaseEstimator:
+        """Set parameters (``name__key`` for nested estimators); returns the estimator.
+
+        Parameters
+        ----------
+        **params : dict
+            New parameter values.
+
+        Returns
+        -------
+        self
+            The estimator.
+
+        Examples
+        --------
+        >>> from fastmv.estimators import CMVNMF
+        >>> CMVNMF().set_params(beta=0.5, max_iter=20)
+        CMVNMF(beta=0.5, max_iter=20)
+        """
+        if not params:
+            return self
+        valid = self.get_params(deep=True)
+        nested = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for estimator {type(self).__name__}"
+                                 f"; valid parameters are: {', '.join(self._get_param_names())}")
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+                valid[name] = value
+        for name, sub in nested.items():
+            valid[name].set_params(**sub)
+        return self
+
+    def __sklearn_clone__(self) -> BaseEstimator:
+        """An unfitted copy with the same parameters (what ``sklearn.base.clone`` calls).
+
+        Parameter values are deep-copied, as scikit-learn does, except ``executor``: pools
+        and a dask client's executor hold locks and queues that cannot be copied, and a
+        clone is meant to run on the same workers.
+
+        Returns
+        -------
+        BaseEstimator
+            A new estimator of the same class, not fitted.
+
+        Examples
+        --------
+        >>> from concurrent.futures import ThreadPoolExecutor
+        >>> from fastmv.estimators import MVMC
+        >>> with ThreadPoolExecutor(1) as pool:
+        ...     est = MVMC(n_clusters=3, executor=pool)
+        ...     est.__sklearn_clone__().executor is pool
+        True
+        """
+        params = self.get_params(deep=False)
+        for name, value in params.items():
+            if name in _SHARED_BY_REFERENCE:
+                continue
+            clone = getattr(value, "__sklearn_clone__", None)
+            params[name] = clone() if callable(clone) and not isinstance(value, type) \
+                else copy.deepcopy(value)
+        return type(self)(**params)
+
+    def __sklearn_tags__(self):
+        # Only scikit-learn (>= 1.6) calls this, so importing it here adds no runtime
+        # dependency: a clusterer whose fit takes no target.
+        from sklearn.utils import Tags, TargetTags  # noqa: PLC0415 (optional dependency)
+
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    no_validation=True)
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default for p in
+                    inspect.signature(type(self).__init__).parameters.values()}
+        changed = []
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            default = defaults.get(name, inspect.Parameter.empty)
+            same = value is default
+            if not same:
+                try:
+                    same = bool(type(value) is type(default) and value == default)
+                except (TypeError, ValueError):  # arrays: no plain truth value of ==
+                    same = False
+            if not same:
+                changed.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def _check_view_sizes(view_sizes):
+    """``view_sizes`` as a list of positive ints; strings and fractional widths are refused
+    rather than coerced."""
+    if isinstance(view_sizes, (str, bytes)) or not isinstance(view_sizes, (Sequence, np.ndarray)):
+        raise InvalidParameterError("view_sizes must be a sequence of positive ints (the "
+                                    f"widths of the views), got {view_sizes!r}")
+    sizes = []
+    for s in view_sizes:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral) or s < 1:
+            raise InvalidParameterError("view_sizes must be a sequence of positive ints (the "
+                                        f"widths of the views), got {list(view_sizes)!r}")
+        sizes.append(int(s))
+    if not sizes:
+        raise InvalidParameterError("view_sizes must name at least one view, got []")
+    return sizes
+
+
+def _is_frame(V):
+    return hasattr(V, "to_numpy") and hasattr(V, "columns")
+
+
+def _split_views(Xs, view_sizes):
+    """The list of views: ``Xs`` itself, or the column blocks of a 2-D ``Xs``; pandas
+    DataFrames become float arrays (missing values as NaN)."""
+    if view_sizes is None:
+        if _is_frame(Xs) or not isinstance(Xs, (list, tuple)):
+            raise InvalidParameterError(
+                "Xs must be a list of views (or a 2-D array with view_sizes), got "
+                f"{type(Xs).__name__}")
+        return [V.to_numpy(dtype=np.float64, na_value=np.nan) if _is_frame(V) else V
+                for V in Xs]
+    sizes = _check_view_sizes(view_sizes)
+    if _is_frame(Xs):
+        Xs = Xs.to_numpy(dtype=np.float64, na_value=np.nan)
+    X = Xs if sp.issparse(Xs) else np.asarray(Xs)
+    if X.ndim != 2 or sum(sizes) != X.shape[1]:
+        raise InvalidParameterError(f"view_sizes {sizes} must sum to the number of columns of "
+                                    f"Xs ({X.shape[-1]})")
+    edges = np.cumsum([0] + sizes)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+    return [X[:, a:b] for a, b in itertools.pairwise(edges)]
+
+
+def _missing_rows(V):
+    """Rows of a dense view that are all NaN (a sample missing from the view), or None."""
+    if sp.issparse(V) or not isinstance(V, np.ndarray) or V.dtype.kind != "f" or V.ndim != 2:
+        return None
+    nan = np.isnan(V)
+    if not nan.any():
+        return None
+    return nan.all(axis=1)
+
+
+def _impute_missing(Xs):
+    """Views with their all-NaN rows (missing samples) replaced by the mean of the view's
+    present rows, for the solvers that need complete views. Partial NaN rows are left for
+    the solver's validation to refuse."""
+    out = []
+    for v, V in enumerate(Xs):
+        missing = _missing_rows(V)
+        if missing is None or not missing.any():
+            out.append(V)
+            continue
+        if missing.all():
+            raise InvalidParameterError(f"Xs[{v}] has no present sample (every row is NaN)")
+        V = V.copy()
+        V[missing] = V[~missing].mean(axis=0)
+        out.append(V)
+    return out
+
+
+def _unit_rows(V):
+    """Rows scaled to unit L2 norm (zero rows stay zero); sparse stays sparse (CSR)."""
+    if sp.issparse(V):
+        V = sp.csr_matrix(V, dtype=np.float64)
+        norms = np.sqrt(np.asarray(V.multiply(V).sum(axis=1)).ravel())
+        return sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ V
+    V = np.asarray(V, dtype=np.float64)
+    norms = np.linalg.norm(V, axis=1, keepdims=True)
+    return V / np.where(norms > 0, norms, 1.0)
+
+
+def _sq_distances(U, C):
+    """Squared distances between the rows of ``U`` (dense or sparse) and of dense ``C``."""
+    sq = np.asarray(U.multiply(U).sum(axis=1)).ravel() if sp.issparse(U) else (U * U).sum(1)
+    cross = np.asarray(U @ C.T)
+    return np.maximum(sq[:, None] - 2 * cross + (C * C).sum(1)[None, :], 0)
+
+
+def _matched_to(labels, reference, c):
+    """``labels`` renumbered to agree most with ``reference`` (same samples)."""
+    ok = (labels >= 0) & (reference >= 0)
+    table = np.zeros((c, c))
+    np.add.at(table, (labels[ok], reference[ok]), 1)
+    rows, cols = linear_sum_assignment(-table)
+    mapping = np.arange(c)
+    mapping[rows] = cols
+    return np.where(labels >= 0, mapping[np.maximum(labels, 0)], labels)
+
+
+def _one_hot(labels, c):
+    labels = np.asarray(labels)
+    out = np.zeros((labels.size, c), dtype=np.float64)
+    ok = (labels >= 0) & (labels < c)
+    out[np.flatnonzero(ok), labels[ok]] = 1.0
+    return out
+
+
+_UNFITTED = object()
+
+
+class _MultiViewClusterer(BaseEstimator):
+    """Shared fit machinery: call the solver with the parameters and the side information,
+    store the result's fields as ``<field>_``; then learn one centre per cluster and view
+    (the mean of the cluster's present rows scaled to unit L2 norm) for ``predict``,
+    ``transform`` and ``score``."""
+
+    _solver = None  # set per estimator class by _estimator_docs._document
+    _estimator_type = "clusterer"  # scikit-learn < 1.6 reads this instead of the tags
+    # OPIMC takes all-NaN rows as missing samples itself; the others get them mean-imputed
+    _native_missing = False
+
+    def _views(self, Xs, view_sizes):
+        views = _split_views(Xs, view_sizes)
+        self.view_sizes_ = None if view_sizes is None else _check_view_sizes(view_sizes)
+        self.n_views_ = len(views)
+        return views
+
+    def _fit(self, Xs, side, views=None):
+        # views: the features behind Xs for the centres (None: Xs itself, imputed for the
+        # solver unless it takes missing rows; False: none, e.g. transition matrices)
+        func = self._solver
+        accepted = inspect.signature(func).parameters
+        params = {k: v for k, v in self.get_params(deep=False).items() if k in accepted}
+        side = {k: v for k, v in side.items() if k in accepted}
+        if views is None:
+            views = Xs
+            if not self._native_missing:
+                Xs = _impute_missing(Xs)
+        result = func(Xs, **params, **side)
+        self.result_ = result
+        self.labels_ = result.labels
+        self.objective_ = getattr(result, "objective", None)
+        self.n_iter_ = getattr(result, "n_iter", None)
+        self.converged_ = getattr(result, "converged", None)
+        if dataclasses.is_dataclass(result):
+            for f in dataclasses.fields(result):
+                if f.name not in RESULT_BASE:
+                    setattr(self, f"{f.name}_", getattr(result, f.name))
+        c = int(self.n_clusters)
+        if isinstance(self.labels_, list):
+            self.embedding_ = [_one_hot(lab, c) for lab in self.labels_]
+        else:
+            self.embedding_ = _one_hot(self.labels_, c)
+        self.centers_ = None if views is False else self._centres(views, side.get("mask"), c)
+        return self
+
+    def _centres(self, views, mask, c):
+        """Per view, the (c, d_v) mean of each cluster's present unit-norm rows (NaN for a
+        cluster with no present row in the view); None when a view is not an in-memory
+        array (a stream or a dask array)."""
+        if not isinstance(views, list) or not all(
+                isinstance(V, np.ndarray) or sp.issparse(V) for V in views):
+            return None
+        per_view = isinstance(self.labels_, list)
+        if per_view and len({V.shape[0] for V in views}) > 1:
+            return None  # unmapped views: no sample has a row in every view
+        centres = []
+        for v, V in enumerate(views):
+            labels = np.asarray(self.labels_[v] if per_view else self.labels_)
+            if per_view and v > 0:  # number each view's clusters as view 0's
+                labels = _matched_to(labels, np.asarray(self.labels_[0]), c)
+            present = labels >= 0
+            missing = _missing_rows(V)
+            if missing is not None:
+                present &= ~missing
+            if mask is not None:
+                present &= np.asarray(mask, dtype=bool)[:, v]
+            rows = np.flatnonzero(present)
+            U = _unit_rows(V[rows])
+            C = np.full((c, V.shape[1]), np.nan)
+            counts = np.bincount(labels[rows], minlength=c)[:c]
+            members = sp.csr_matrix((np.ones(rows.size), (labels[rows], np.arange(rows.size))),
+                                    shape=(c, rows.size))
+            sums = members @ U
+            sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+            C[counts > 0] = sums[counts > 0] / counts[counts > 0, None]
+            centres.append(C)
+        return centres
+
+    def transform(self, Xs: Any, view_sizes: Sequence[int] | None = None) -> np.ndarray:
+        """Distance of new samples to every learned cluster.
+
+        The mean, over the views in which a sample is present (not an all-NaN row), of the
+        squared distance between its row scaled to unit L2 norm and each cluster's centre in
+        that view (``centers_``), as scikit-learn's ``KMeans.transform`` gives distances.
+
+        Parameters
+        ----------
+        Xs : list of array-like, or 2-D array-like
+            New samples, the views as in ``fit`` (a 2-D array with the views side by side
+            when ``fit`` was given ``view_sizes``).
+        view_sizes : sequence of int, optional
+            The views' widths (default: those given to ``fit``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_clusters)
+            ``inf`` for a cluster with no centre in any of the sample's views.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import OPIMC
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> OPIMC(n_clusters=2, random_state=0).fit(Xs).transform(Xs).shape
+        (20, 2)
+        """
+        centres = getattr(self, "centers_", _UNFITTED)
+        if centres is _UNFITTED:
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit "
+                                 "first")
+        if centres is None:
+            raise InvalidParameterError(
+                f"{type(self).__name__} was fitted on input without aligned per-sample "
+                "features (transition matrices, a stream, a dask array, or CMVNMF's views of "
+                "different lengths): predict, transform and score need in-memory views of "
+                "the same samples (EMVC: fit the views with transition=True)")
+        if view_sizes is None and not isinstance(Xs, (list, tuple)):
+            view_sizes = self.view_sizes_
+        views = _split_views(Xs, view_sizes)
+        if len(views) != len(centres):
+            raise InvalidParameterError(f"Xs has {len(views)} views; the model was fitted on "
+                                        f"{len(centres)}")
+        n = views[0].shape[0]
+        total = np.zeros((n, centres[0].shape[0]))
+        count = np.zeros((n, centres[0].shape[0]))
+        for v, (V, C) in enumerate(zip(views, centres)):
+            if V.ndim != 2 or V.shape[1] != C.shape[1] or V.shape[0] != n:
+                raise InvalidParameterError(
+                    f"Xs[{v}] must have shape ({n}, {C.shape[1]}) (the fitted view's width), "
+                    f"got {V.shape}")
+            missing = _missing_rows(V)
+            present = np.ones(n, dtype=bool) if missing is None else ~missing
+            U = _unit_rows(V[np.flatnonzero(present)])
+            if not np.all(np.isfinite(U.data if sp.issparse(U) else U)):
+                raise InvalidParameterError(f"Xs[{v}] contains NaN or infinite values outside "
+                                            "all-NaN (missing) rows")
+            ok = np.all(np.isfinite(C), axis=1)
+            D = np.zeros((U.shape[0], C.shape[0]))
+            D[:, ok] = _sq_distances(U, C[ok])
+            total[present] += D * ok
+            count[present] += ok
+        nowhere = ~count.any(axis=1)
+        if nowhere.any():
+            raise InvalidParameterError(f"Xs: sample {int(np.flatnonzero(nowhere)[0])} is "
+                                        "missing from every view")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(count > 0, total / np.maximum(count, 1), np.inf)
+
+    def predict(self, Xs: Any, view_sizes: Sequence[int] | None = None) -> np.ndarray:
+        """The nearest learned cluster of new samples (the smallest of :meth:`transform`).
+
+        Parameters
+        ----------
+        Xs : list of array-like, or 2-D array-like
+            New samples (see :meth:`transform`).
+        view_sizes : sequence of int, optional
+            The views' widths (default: those given to ``fit``).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+            Cluster labels in ``0 .. n_clusters - 1``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import OPIMC
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> model = OPIMC(n_clusters=2, random_state=0).fit(Xs)
+        >>> bool((model.predict(Xs) == model.labels_).all())
+        True
+        """
+        return np.argmin(self.transform(Xs, view_sizes), axis=1).astype(np.int64)
+
+    def score(self, Xs: Any, y: Any = None, view_sizes: Sequence[int] | None = None) -> float:
+        """Minus the mean distance of the samples to their nearest learned cluster.
+
+        Higher is better, as for scikit-learn's ``KMeans.score``; it favours more clusters,
+        so to choose ``n_clusters`` score against labels instead (``scoring=
+        "adjusted_rand_score"`` in ``GridSearchCV`` calls :meth:`predict`).
+
+        Parameters
+        ----------
+        Xs : list of array-like, or 2-D array-like
+            Samples (see :meth:`transform`).
+        y : None
+            Ignored.
+        view_sizes : sequence of int, optional
+            The views' widths (default: those given to ``fit``).
+
+        Returns
+        -------
+        float
+            ``-mean(min(transform(Xs), axis=1))``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import OPIMC
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> OPIMC(n_clusters=2, random_state=0).fit(Xs).score(Xs) <= 0
+        True
+        """
+        return -float(np.mean(np.min(self.transform(Xs, view_sizes), axis=1)))
+
+    def fit_predict(self, Xs: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit and return ``labels_``.
+
+        Parameters
+        ----------
+        Xs : list of array-like
+            The views (see ``fit``).
+        y : None
+            Ignored.
+        **fit_params : dict
+            Side information and options of ``fit``.
+
+        Returns
+        -------
+        ndarray (list of ndarray for CMVNMF)
+            The cluster labels.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import OPIMC
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> OPIMC(n_clusters=2, random_state=0).fit_predict(Xs).shape
+        (20,)
+        """
+        return self.fit(Xs, y, **fit_params).labels_

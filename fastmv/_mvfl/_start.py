@@ -1,0 +1,192 @@
+"""MVFL's starting indicator ``F``: k-means (its clusters matched to the labelled samples), label
+spreading on a kNN graph, and the ``init="auto"`` choice between them judged on held-out
+labels (docs/defaults.md, "Self-tuning")."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._core._tuning import (
+    from_labels,
+    grid_search,
+    label_folds,
+    pair_score,
+    tuning_rng,
+)
+
+if TYPE_CHECKING:  # annotations only: _solver imports this module
+    from ._solver import _Data
+
+# init="auto" with labels: the label-spreading start (docs/defaults.md, "Self-tuning") uses
+# a symmetric kNN graph of this many neighbours, this propagation weight and this many
+# sweeps (the values of scikit-learn's LabelSpreading(kernel="knn")), built in row blocks.
+_SPREAD_NEIGHBOURS = 7
+_SPREAD_ALPHA = 0.2
+_SPREAD_SWEEPS = 30
+_SPREAD_BLOCK = 512
+# init="auto": folds over the labels (leave-one-out up to this many labels), so that each
+# start is rebuilt from nearly all the labels, as the solve's start will be
+_TUNE_INIT_FOLDS = 100
+# init="auto" considers spreading only up to this many samples: its kNN graph costs
+# O(n² d), while the solve on the direct route grows linearly in n
+_SPREAD_MAX_N = 20000
+# k-means restarts behind each initial F (init="k-means++").
+_KMEANS_N_INIT = 10
+
+
+def _match_clusters(km, rows, classes, c):
+    """Renumber k-means clusters to agree best with the known classes.
+
+    The label prior ties column ``k`` of ``F`` to class ``k`` whereas k-means numbers its
+    clusters arbitrarily: the permutation maximising the labelled samples whose cluster id
+    equals their class (an assignment problem on the ``c × c`` contingency table) is applied.
+    """
+    # import cost: scipy.sparse.csgraph, much cheaper than scipy.optimize, and only when
+    # labels are given (docs/performance.md "Figures behind the code's choices")
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: PLC0415
+
+    table = np.zeros((c, c))
+    np.add.at(table, (km[rows], classes), 1.0)
+    cost = sp.csr_matrix(table.max() + 1.0 - table)  # all entries > 0: a complete graph
+    _, col = min_weight_full_bipartite_matching(cost)
+    return col[km].astype(np.int64)
+
+
+def _knn_graph(X):
+    """Symmetric 0/1 kNN graph (``_SPREAD_NEIGHBOURS`` per row, self excluded) as CSR,
+    from squared distances computed one block of rows at a time (no ``n × n`` array)."""
+    n = X.shape[0]
+    k = min(_SPREAD_NEIGHBOURS, n - 1)
+    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+          else np.einsum("ij,ij->i", X, X))
+    cols = np.empty((n, max(k, 0)), np.int64)
+    for start in range(0, n, _SPREAD_BLOCK):
+        stop = min(start + _SPREAD_BLOCK, n)
+        G = X[start:stop] @ X.T
+        D = sq[start:stop, None] + sq[None, :] - 2.0 * (G.toarray() if sp.issparse(G)
+                                                        else np.asarray(G))
+        D[np.arange(stop - start), np.arange(start, stop)] = np.inf
+        if k:
+            cols[start:stop] = np.argpartition(D, k - 1, axis=1)[:, :k]
+    A = sp.csr_matrix((np.ones(n * k), cols.ravel(), np.arange(0, n * k + 1, k)),
+                      shape=(n, n)) if k else sp.csr_matrix((n, n))
+    return ((A + A.T) > 0).astype(np.float64).tocsr()
+
+
+def _spread(graph, rows, classes, c):
+    """Label spreading (Zhou et al. 2004) on ``graph``: ``F ← α S F + (1 − α) Y`` with
+    ``S = D^{-1/2} A D^{-1/2}``; returns the class scores ``(n, c)``."""
+    n = graph.shape[0]
+    deg = np.asarray(graph.sum(axis=1)).ravel()
+    inv = np.zeros(n)
+    np.divide(1.0, np.sqrt(deg), out=inv, where=deg > 0)
+    S = sp.diags(inv) @ graph @ sp.diags(inv)
+    Y = np.zeros((n, c))
+    Y[rows, classes] = 1.0
+    F = Y.copy()
+    for _ in range(_SPREAD_SWEEPS):
+        F = _SPREAD_ALPHA * (S @ F) + (1.0 - _SPREAD_ALPHA) * Y
+    return F
+
+
+def _spread_labels(graph, rows, classes, c, fallback):
+    """Labels from spreading; rows the labels never reach keep ``fallback``."""
+    F = _spread(graph, rows, classes, c)
+    out = np.argmax(F, axis=1).astype(np.int64)
+    unreached = F.max(axis=1) <= 0
+    out[unreached] = fallback[unreached]
+    return out
+
+
+def _tune_init(X, data: _Data, km, log):
+    """``init="auto"`` with labels: the start — k-means matched to the labels, or label
+    spreading on a kNN graph of the normalised views — whose labels predict the held-out
+    labelled samples best (5 folds, stratified by class; each start is rebuilt from the
+    other folds' labels, the k-means clustering itself is shared)."""
+    prior = data.prior
+    rows, classes = prior["rows"], prior["classes"]
+    sup = from_labels(rows, classes)
+    n_folds = min(rows.size, _TUNE_INIT_FOLDS)
+    folds = label_folds(sup, n_folds, tuning_rng(data.rng))
+    graph = _knn_graph(X)
+
+    def evaluate(init, f):
+        tr, te = folds != f, folds == f
+        if not te.any() or not tr.any():
+            return np.nan, 0
+        pred = (km if init == "k-means++" else _spread_labels(
+            graph, rows[tr], classes[tr], data.c,
+            _match_clusters(km, rows[tr], classes[tr], data.c)))
+        # pairs (held-out sample, every other labelled sample): the start's partition is
+        # judged, not its class names (the clustering's accuracy is permutation-free)
+        i = np.repeat(rows[te], rows.size)
+        j = np.tile(rows, int(te.sum()))
+        ci = np.repeat(classes[te], rows.size)
+        cj = np.tile(classes, int(te.sum()))
+        keep = i != j
+        pairs = np.column_stack([i, j])[keep]
+        same_class = (ci == cj)[keep]
+        score = pair_score(lambda p: pred[p[:, 0]] == pred[p[:, 1]], pairs[same_class],
+                           pairs[~same_class])
+        return score, 0
+
+    # spreading grows every class from its labelled samples and cannot create a class that
+    # has none: it is a candidate only when the labels cover every cluster (the held-out
+    # score cannot see an uncovered class, so it would favour spreading unfairly there)
+    covered = np.unique(classes).size == data.c
+    candidates = ["k-means++", "spread"] if covered else ["k-means++"]
+    chosen, record = grid_search("init", candidates, evaluate, n_folds,
+                                 method="held-out labelled pairs honoured by the start's "
+                                        "partition", log=log)
+    return chosen, record, graph
+
+
+def _onehot_start(labels, data: _Data):
+    n, c = data.n, data.c
+    if data.f_step == "paper":
+        F0 = np.full((n, c), 0.2)
+        F0[np.arange(n), labels] += 1.0
+        return F0
+    F0 = np.zeros((n, c))
+    F0[np.arange(n), labels] = 1.0
+    return F0 / np.sqrt(np.maximum(F0.sum(axis=0), 1.0))
+
+
+def _kmeans_labels(X, data: _Data, rng, n_jobs):
+    from .._blocks._kmeans import kmeans  # noqa: PLC0415 (circular import at module load)
+
+    return kmeans(X, data.c, n_init=_KMEANS_N_INIT, random_state=rng, n_jobs=n_jobs).labels
+
+
+def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
+    """The starting indicator: k-means one-hot (+ 0.2 for the paper's step, orthonormal
+    columns for the monotone one), label spreading one-hot, uniform random entries, or the
+    given array. ``km``: the k-means labels when already computed; ``graph``: the kNN graph
+    of label spreading when already built."""
+    n, c, prior = data.n, data.c, data.prior
+    if not isinstance(data.init, str):
+        return data.init.copy()
+    has_labels = prior["kind"] == "labels" and prior["rows"].size > 0
+    if data.init == "random":
+        F0 = rng.uniform(0.0, 1.0, size=(n, c))
+        if has_labels and data.f_step == "paper":
+            F0[prior["rows"]] = 0.2
+            F0[prior["rows"], prior["classes"]] += 1.0
+        return F0
+    if km is None:
+        km = _kmeans_labels(X, data, rng, n_jobs)
+    if has_labels:
+        km = _match_clusters(km, prior["rows"], prior["classes"], c)
+        if data.init == "spread":
+            graph = _knn_graph(X) if graph is None else graph
+            km = _spread_labels(graph, prior["rows"], prior["classes"], c, km)
+        km[prior["rows"]] = prior["classes"]
+    if data.f_step == "paper":
+        F0 = np.full((n, c), 0.2)
+        F0[np.arange(n), km] += 1.0
+        return F0
+    F0 = np.zeros((n, c))
+    F0[np.arange(n), km] = 1.0
+    return F0 / np.sqrt(np.maximum(F0.sum(axis=0), 1.0))
