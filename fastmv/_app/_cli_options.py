@@ -278,7 +278,7 @@ def check_side(side: dict, views: list, name: str) -> None:
     >>> check_side({"labels": np.array([0, -1])}, [np.zeros((3, 2))], "mvfl")
     Traceback (most recent call last):
     ...
-    fastmv._cli_options.CLIError: --labels: 2 labels for 3 samples
+    fastmv._app._cli_options.CLIError: --labels: 2 labels for 3 samples
     """
     n, m = views[0].shape[0], len(views)
     for option, arr in side.items():
