@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
 import scipy.linalg.blas as blas
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, DTypeLike
 
 from fastmv.kernels.affinity import (
     gaussian_transition_rows,
@@ -97,8 +99,10 @@ def _default_neighbors(n, count_like):
     "dtype": [Options({np.float32, np.float64, "float32", "float64"}), np.dtype],
     "n_jobs": ["n_jobs"],
 })
-def transition_matrix(X, sigma="median", n_neighbors=None, *, kernel="auto", dtype=np.float64,
-                      n_jobs=None) -> np.ndarray:
+def transition_matrix(X: ArrayLike | sp.spmatrix, sigma: float | Literal["median"] = "median",
+                      n_neighbors: int | None = None, *,
+                      kernel: Literal["auto", "local", "gaussian"] = "auto",
+                      dtype: DTypeLike = np.float64, n_jobs: int | None = None) -> np.ndarray:
     """Row-stochastic transition matrix of one view's similarity graph.
 
     Two constructions:
@@ -188,7 +192,7 @@ def transition_matrix(X, sigma="median", n_neighbors=None, *, kernel="auto", dty
         with thread_limit(n_jobs):
             return _local_transition(X, n_neighbors, dtype)
     if isinstance(sigma, str):
-        sigma = None
+        sigma = None  # type: ignore[assignment]  # "median": chosen below
     with thread_limit(n_jobs):
         X, exponent = _scaled(X, dtype)
         sq = row_norms(X, squared=True).astype(dtype, copy=False)

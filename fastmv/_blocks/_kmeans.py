@@ -5,6 +5,7 @@ import dataclasses
 import math
 from concurrent.futures import Executor
 from numbers import Integral, Real
+from typing import Literal
 
 import numba
 import numpy as np
@@ -13,6 +14,7 @@ import numpy as np
 # that a call takes later cover it (threadpoolctl only sees libraries already loaded).
 import scipy.linalg.cython_blas  # noqa: F401
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fastmv.kernels._partition import n_parts, part_bounds
 from fastmv.kernels.clustering import (
@@ -307,8 +309,11 @@ def _caller_units(value, exponent, what):
     "n_jobs": ["n_jobs"],
     "executor": [Executor, None],
 })
-def kmeans(X, n_clusters, *, n_init=10, max_iter=300, tol=1e-4, init="k-means++",
-           random_state=None, n_jobs=None, executor=None) -> KMeansResult:
+def kmeans(X: ArrayLike | sp.spmatrix, n_clusters: int, *, n_init: int = 10,
+           max_iter: int = 300, tol: float = 1e-4,
+           init: Literal["k-means++", "random"] | ArrayLike = "k-means++",
+           random_state: int | np.random.Generator | None = None, n_jobs: int | None = None,
+           executor: Executor | None = None) -> KMeansResult:
     """Lloyd's k-means with greedy k-means++ seeding and several restarts.
 
     Parameters

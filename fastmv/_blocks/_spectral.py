@@ -194,7 +194,8 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     return theta[:kk], X, {"products": products, "residual": residual, "converged": converged}
 
 
-def spectral_embedding(S, n_components, *, random_state=None) -> np.ndarray:
+def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_components: int, *,
+                       random_state: int | np.random.Generator | None = None) -> np.ndarray:
     """Row-normalised top eigenvectors of ``D^{-1/2} S D^{-1/2}`` (Ng, Jordan & Weiss).
 
     Parameters
@@ -273,8 +274,9 @@ def spectral_embedding(S, n_components, *, random_state=None) -> np.ndarray:
     "n_jobs": ["n_jobs"],
     "executor": [Executor, None],
 })
-def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=None,
-                        executor=None) -> np.ndarray:
+def spectral_clustering(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_clusters: int, *,
+                        n_init: int = 10, random_state: int | np.random.Generator | None = None,
+                        n_jobs: int | None = None, executor: Executor | None = None) -> np.ndarray:
     """Ng–Jordan–Weiss spectral clustering of a symmetric nonnegative similarity.
 
     Parameters
@@ -322,7 +324,8 @@ def spectral_clustering(S, n_clusters, *, n_init=10, random_state=None, n_jobs=N
                   executor=executor).labels
 
 
-def stationary_distribution(P, *, tol=1e-12, max_iter=10000) -> np.ndarray:
+def stationary_distribution(P: np.ndarray | sp.spmatrix, *, tol: float = 1e-12,
+                            max_iter: int = 10000) -> np.ndarray:
     """Stationary distribution ``π`` of a row-stochastic matrix (``Pᵀπ = π``, ``Σπ = 1``).
 
     Parameters
@@ -387,8 +390,10 @@ def stationary_distribution(P, *, tol=1e-12, max_iter=10000) -> np.ndarray:
     "random_state": ["random_state"],
     "n_jobs": ["n_jobs"],
 })
-def markov_spectral_clustering(P, n_clusters, *, n_init=10, random_state=None,
-                               n_jobs=None) -> np.ndarray:
+def markov_spectral_clustering(P: np.ndarray | sp.spmatrix, n_clusters: int, *,
+                               n_init: int = 10,
+                               random_state: int | np.random.Generator | None = None,
+                               n_jobs: int | None = None) -> np.ndarray:
     """Spectral clustering of a Markov chain (Zhou, Huang & Schölkopf, 2005).
 
     With ``π`` the stationary distribution of ``P`` and ``Π = diag(π)``, the symmetric

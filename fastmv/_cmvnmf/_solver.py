@@ -20,11 +20,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fastmv.kernels.cmvnmf import (
     ConstraintTerms,
@@ -34,7 +36,14 @@ from fastmv.kernels.cmvnmf import (
     multiplicative_update_serial,
 )
 
-from .._core._driver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
+from .._core._driver import (
+    IterationInfo,
+    Step,
+    _caller_stacklevel,
+    iterate,
+    state_view,
+    verbose_logging,
+)
 from .._core._preprocessing import normalize_rows
 from .._core._result import Result
 from .._core._threads import serial_when_small, thread_limit, use_serial_kernel
@@ -453,10 +462,16 @@ def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, resc
     "random_state": ["random_state"], "verbose": ["verbose"], "callback": [callable, None],
     "progress": ["boolean"], "n_jobs": ["n_jobs"],
 })
-def cmvnmf(X_list, n_clusters, must_link, cannot_link, *, beta="auto", max_iter=300, tol=1e-6,
-           normalize="auto", init="k-means++", n_init=5, rescale=True,
-           random_state=None, verbose=False, callback=None, progress=False,
-           n_jobs=None) -> CMVNMFResult:
+def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
+           must_link: dict[tuple[int, int], np.ndarray | Sequence[Sequence[int]]] | None,
+           cannot_link: dict[tuple[int, int], np.ndarray | Sequence[Sequence[int]]] | None, *,
+           beta: float | Literal["auto"] = "auto", max_iter: int = 300, tol: float = 1e-6,
+           normalize: Literal["auto", "l2", "l1", "minmax"] | None = "auto",
+           init: Literal["k-means++", "random"] | Sequence[Sequence[ArrayLike]] = "k-means++",
+           n_init: int = 5, rescale: bool = True,
+           random_state: int | np.random.Generator | None = None, verbose: bool | int = False,
+           callback: Callable[[IterationInfo], bool | None] | None = None, progress: bool = False,
+           n_jobs: int | None = None) -> CMVNMFResult:
     """Constrained multi-view NMF clustering of unmapped views (CMVNMF).
 
     Each view is factorised as ``X_aᵀ ≈ U_a V_aᵀ`` with nonnegative factors; views whose rows

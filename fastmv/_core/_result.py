@@ -126,7 +126,7 @@ class Result:
             out = {k: _jsonable(v) for k, v in out.items()}
         return out
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike) -> None:
         """Save to an ``.npz`` file that :meth:`load` reads back (no pickle involved).
 
         Parameters
@@ -150,7 +150,7 @@ class Result:
         np.savez(os.fspath(path), **arrays)
 
     @classmethod
-    def load(cls, path) -> Result:
+    def load(cls, path: str | os.PathLike) -> Result:
         """Read a result written by :meth:`save`.
 
         ``Result.load`` returns an object of the class that was saved.

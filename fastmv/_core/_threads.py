@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -104,7 +105,7 @@ def _blas_limit(n_threads):
 
 
 @contextlib.contextmanager
-def thread_limit(n_jobs, *, single_threaded_blas=True):
+def thread_limit(n_jobs: int | None, *, single_threaded_blas: bool = True) -> Iterator[int]:
     """Run the body with Numba limited to ``effective_n_jobs(n_jobs)`` threads and BLAS to
     one thread (see the module docstring); both are restored afterwards.
 
@@ -138,7 +139,7 @@ def thread_limit(n_jobs, *, single_threaded_blas=True):
     previous = numba.get_num_threads()
     numba.set_num_threads(n)
     if single_threaded_blas:
-        blas = _blas_limit(1)
+        blas: contextlib.AbstractContextManager = _blas_limit(1)
     else:
         blas = _blas_limit(n) if n_jobs is not None else contextlib.nullcontext()
     try:

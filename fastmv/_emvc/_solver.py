@@ -14,10 +14,12 @@ Lagrangian iteration per ``step()``) and the shared driver :func:`fastmv._core._
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from fastmv.kernels.emvc import (
     ErrorWeights,
@@ -26,7 +28,7 @@ from fastmv.kernels.emvc import (
 )
 
 from .._blocks._spectral import markov_spectral_clustering
-from .._core._driver import Step, iterate, state_view
+from .._core._driver import IterationInfo, Step, iterate, state_view
 from .._core._result import Result
 from .._core._threads import serial_when_small, thread_limit, use_serial_kernel
 from .._core._validation import (
@@ -292,9 +294,13 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "callback": [callable, None],
     "n_jobs": ["n_jobs"],
 })
-def emvc(P_list, lam1, lam2, *, n_clusters=None, max_iter=100, tol=1e-6, mu=1e-6, rho=1.9,
-         mu_max=1e10, init="mean", dtype=None, full_svd="auto", random_state=None,
-         verbose=False, progress=False, callback=None, n_jobs=None) -> EMVCResult:
+def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: int | None = None,
+         max_iter: int = 100, tol: float = 1e-6, mu: float = 1e-6, rho: float = 1.9,
+         mu_max: float = 1e10, init: Literal["mean", "random"] = "mean",
+         dtype: DTypeLike | None = None, full_svd: Literal["auto", "gesdd"] = "auto",
+         random_state: int | np.random.Generator | None = None, verbose: bool | int = False,
+         progress: bool = False, callback: Callable[[IterationInfo], bool | None] | None = None,
+         n_jobs: int | None = None) -> EMVCResult:
     """Error-robust multi-view clustering (EMVC) of row-stochastic transition matrices.
 
     Solves ``min ‖P̂‖_* + lam1 ‖E‖_G1 + lam2 ‖E‖_2,1`` s.t. ``P_v = P̂ + E_v`` for every view

@@ -12,15 +12,24 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from fastmv.kernels.mvfl import irls_diagonal, weight_norms
 
-from .._core._driver import Step, _caller_stacklevel, iterate, state_view, verbose_logging
+from .._core._driver import (
+    IterationInfo,
+    Step,
+    _caller_stacklevel,
+    iterate,
+    state_view,
+    verbose_logging,
+)
 from .._core._preprocessing import canonical_pairs, check_pair_conflicts, normalize_rows
 from .._core._result import Result
 from .._core._threads import thread_limit
@@ -454,10 +463,19 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "solver": [Options({"auto", "direct", "woodbury"})],
     "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE, None], "n_jobs": ["n_jobs"],
 })
-def mvfl(X_list, n_clusters, *, labels=None, must_link=None, cannot_link=None, lam1=1e-3,
-         lam2=1e-3, lam3=None, rho=1.0, anchor=None, max_iter=100, tol=1e-6, init="auto",
-         n_init=1, random_state=None, verbose=False, progress=False, callback=None, normalize="auto",
-         solver="auto", f_step="monotone", eps=None, n_jobs=None) -> MVFLResult:
+def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
+         labels: ArrayLike | None = None, must_link: ArrayLike | None = None,
+         cannot_link: ArrayLike | None = None, lam1: float = 1e-3, lam2: float = 1e-3,
+         lam3: float | None = None, rho: float = 1.0, anchor: float | None = None,
+         max_iter: int = 100, tol: float = 1e-6,
+         init: Literal["auto", "k-means++", "spread", "random"] | ArrayLike = "auto",
+         n_init: int = 1, random_state: int | np.random.Generator | None = None,
+         verbose: bool | int = False, progress: bool = False,
+         callback: Callable[[IterationInfo], bool | None] | None = None,
+         normalize: Literal["auto", "zscore", "l2", "minmax"] | None = "auto",
+         solver: Literal["auto", "direct", "woodbury"] = "auto",
+         f_step: Literal["monotone", "paper"] = "monotone", eps: float | None = None,
+         n_jobs: int | None = None) -> MVFLResult:
     """Multi-view clustering with joint view/feature selection and partial labels or pairs.
 
     Minimises (docs/algorithms.md §2; Yin et al. 2019, eqs. 8–11)::

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from numbers import Integral, Real
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .._blocks._spectral import spectral_clustering
-from .._core._driver import _caller_stacklevel, iterate, verbose_logging
+from .._core._driver import IterationInfo, _caller_stacklevel, iterate, verbose_logging
 from .._core._executor import open_block_map
 from .._core._preprocessing import canonical_pairs, check_pair_conflicts
 from .._core._result import Result
@@ -195,10 +198,15 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
     "n_jobs": ["n_jobs"], "executor": [Executor, None],
 })
-def mvmc(X_list, n_clusters, must_link, cannot_link, *, C1=100.0, C2=1.0, k=100,
-         max_iter=100, inner_iter=10, tol=1e-6, accelerated=True, normalize="l2",
-         step="tight", n_init=10, random_state=None, verbose=False, progress=False,
-         callback=None, n_jobs=None, executor=None) -> MVMCResult:
+def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
+         must_link: ArrayLike | None, cannot_link: ArrayLike | None, *,
+         C1: float | Literal["auto"] = 100.0, C2: float = 1.0, k: int = 100,
+         max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-6, accelerated: bool = True,
+         normalize: Literal["l2"] | None = "l2", step: Literal["tight", "paper"] = "tight",
+         n_init: int = 10, random_state: int | np.random.Generator | None = None,
+         verbose: bool | int = False, progress: bool = False,
+         callback: Callable[[IterationInfo], bool | None] | None = None, n_jobs: int | None = None,
+         executor: Executor | None = None) -> MVMCResult:
     """Multi-view matrix completion with must-link / cannot-link constraints (MVMC).
 
     Completes the pairwise similarity ``S`` from a few observed entries (``1`` on

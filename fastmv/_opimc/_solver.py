@@ -13,10 +13,12 @@ driver ``fastmv._core._driver.iterate`` that owns the loop over passes and its c
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from fastmv.kernels.opimc import (
     REPLACE_PREVIOUS,
@@ -26,7 +28,14 @@ from fastmv.kernels.opimc import (
     _stream_chunk_iterate,
 )
 
-from .._core._driver import Step, iterate, progress_bar, state_view, warn_if_degenerate
+from .._core._driver import (
+    IterationInfo,
+    Step,
+    iterate,
+    progress_bar,
+    state_view,
+    warn_if_degenerate,
+)
 from .._core._result import Result
 from .._core._threads import effective_n_jobs, thread_limit
 from .._core._validation import (
@@ -313,10 +322,16 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "random_state": ["random_state"], "verbose": ["verbose"], "progress": ["boolean"],
     "callback": [callable, None], "n_jobs": ["n_jobs"],
 })
-def opimc(X_list, n_clusters, *, mask=None, alpha=0.1, chunk_size=1000, max_iter=None, tol=1e-6,
-          max_inner_iter=30, inner_tol=1e-6, normalize="l2", init="k-means++", n_init=3,
-          shuffle=True, random_state=None, verbose=False, progress=False, callback=None,
-          n_jobs=None) -> OPIMCResult:
+def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None]],
+          n_clusters: int, *, mask: ArrayLike | None = None, alpha: float = 0.1,
+          chunk_size: int = 1000, max_iter: int | None = None, tol: float = 1e-6,
+          max_inner_iter: int = 30, inner_tol: float = 1e-6,
+          normalize: Literal["l2"] | None = "l2",
+          init: Literal["random", "k-means++"] | ArrayLike = "k-means++", n_init: int = 3,
+          shuffle: bool = True, random_state: int | np.random.Generator | None = None,
+          verbose: bool | int = False, progress: bool = False,
+          callback: Callable[[IterationInfo], bool | None] | None = None,
+          n_jobs: int | None = None) -> OPIMCResult:
     """One-pass incomplete multi-view clustering (OPIMC), streamed chunk by chunk.
 
     Each chunk ``X_t`` of ``s`` rows is read once per pass (at most two chunks per view in

@@ -5,9 +5,9 @@ import functools
 import importlib.resources
 import numbers
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .._core._validation import check_dtype, declare_params
 
@@ -68,8 +68,8 @@ def _select_views(views):
     "views": [str, numbers.Integral, "array-like", None],
     "dtype": ["data"],
 })
-def load_handwritten(views: str | Sequence[str] | None = None, *,
-                     dtype: Any = np.float64) -> tuple[list[np.ndarray], np.ndarray]:
+def load_handwritten(views: str | int | Sequence[str | int] | None = None, *,
+                     dtype: DTypeLike = np.float64) -> tuple[list[np.ndarray], np.ndarray]:
     """Load the embedded UCI Multiple Features ("Handwritten") data set.
 
     2000 handwritten digits (200 per class 0..9, the classes in order: rows 0-199 are

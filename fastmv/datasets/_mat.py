@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
+from numpy.typing import DTypeLike
 
 from .._core._files import check_mat_inflation
 from .._core._validation import check_dtype, declare_params
@@ -32,7 +33,8 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
     "require_labels": ["boolean"],
 })
 def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = None,
-             dtype=None, require_labels: bool = False) -> tuple[list, np.ndarray | None]:
+             dtype: DTypeLike | None = None,
+             require_labels: bool = False) -> tuple[list, np.ndarray | None]:
     """Read a multi-view dataset from a MATLAB ``.mat`` file.
 
     Accepts the layouts in which multi-view clustering benchmarks are passed around:
