@@ -63,6 +63,9 @@ class KMeansResult(Result):
         Final centers, in the dtype of ``X``.
     inertia : float
         Sum of squared distances of the samples to their nearest center in ``centers``.
+    tuning : dict or None
+        What self-tuning chose from the supervision, per option (candidates, scores, choice;
+        docs/defaults.md, "Self-tuning"); None when nothing was tuned.
 
     Examples
     --------

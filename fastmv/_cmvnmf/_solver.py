@@ -95,6 +95,9 @@ class CMVNMFResult(Result):
         Objective at the initial factors of the start kept.
     normalize : list of str or None
         The normalisation applied to each view (``normalize="auto"`` resolved).
+    tuning : dict or None
+        What self-tuning chose from the supervision, per option (candidates, scores, choice;
+        docs/defaults.md, "Self-tuning"); None when nothing was tuned.
     """
 
     U: list

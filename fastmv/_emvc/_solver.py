@@ -120,6 +120,9 @@ class EMVCResult(Result):
     svt_method : tuple of str
         How each iteration's SVT was computed: ``"skip-bound"``, ``"skip-power"`` (no SVD),
         ``"partial"``, ``"gram"`` (Gram eigendecomposition) or ``"full"`` (``gesdd``).
+    tuning : dict or None
+        What self-tuning chose from the supervision, per option (candidates, scores, choice;
+        docs/defaults.md, "Self-tuning"); None when nothing was tuned.
     """
 
     P_hat: np.ndarray

@@ -126,6 +126,9 @@ class MVFLResult(Result):
         The normalisation applied to each view (``normalize="auto"`` resolved).
     lam3 : float
         The prior weight used (``lam3=None`` resolved).
+    tuning : dict or None
+        What self-tuning chose from the supervision, per option (candidates, scores, choice;
+        docs/defaults.md, "Self-tuning"); None when nothing was tuned.
     """
 
     F: np.ndarray

@@ -68,6 +68,9 @@ class MVMCResult(Result):
         ``S = clip((1/m) Σ_v Z_v M_v Z_vᵀ, 0, 1)`` as a :class:`ClippedLowRankOperator`
         (products only, O(n R) memory plus the sparse clipping correction) or, with
         ``dense=True``, as an ``n × n`` ndarray.
+    tuning : dict or None
+        What self-tuning chose from the supervision, per option (candidates, scores, choice;
+        docs/defaults.md, "Self-tuning"); None when nothing was tuned.
     """
 
     M: list

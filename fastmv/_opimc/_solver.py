@@ -76,6 +76,9 @@ class OPIMCResult(Result):
         The loss after each chunk (in the first pass over the samples streamed so far).
     chunk_iter : ndarray of shape (n_iter, n_chunks), int64
         Inner iterations spent on each chunk.
+    tuning : dict or None
+        What self-tuning chose from the supervision, per option (candidates, scores, choice;
+        docs/defaults.md, "Self-tuning"); None when nothing was tuned.
     """
 
     U: list
