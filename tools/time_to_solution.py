@@ -1,0 +1,274 @@
+"""Time to solution: every solver with its defaults on the shared datasets, in units of the
+cheap thing a user runs instead, measured in the same process.
+
+Yardsticks (docs/performance.md "Time to solution"):
+
+- ``kmeans``: scikit-learn ``KMeans(n_clusters=c, n_init=10, random_state=0)`` on the views'
+  L2-normalised rows side by side (MVFL, MVMC, OPIMC);
+- ``nmf``: scikit-learn ``NMF(n_components=c, init="nndsvda", max_iter=300,
+  random_state=0)`` fitted once on every (unmapped, non-negative, L2-row) view, times
+  CMVNMF's ``n_init`` — "NMF per view per start" (CMVNMF);
+- ``eigh``: one ``numpy.linalg.eigh`` of the symmetrised mean transition matrix, ``n × n``
+  (EMVC; the transition matrices are built outside the timed call).
+
+The solvers follow the protocols of ``tools/defaults_table.py`` (MVFL 10 % labels, MVMC
+``5 n`` pairs, CMVNMF 95 % kept and 5 % inter-view pairs, OPIMC 40 % missing in the file's
+order, EMVC the README route with ``lam1 = lam2 = --lam``) with every other option at its
+default. Everything runs on one thread (``NUMBA_NUM_THREADS=1``, BLAS limited by
+``threadpoolctl``); times are process CPU seconds of a warm call (the solver is first called on
+a subsample, which compiles the same kernels). A self-tuned solve is timed again with the
+options its tuning chose given explicitly, so ``tuned / fixed`` is the cost of the tuning.
+
+The package timed is whatever ``import fastmv`` finds, so one script measures several
+versions::
+
+    cd /tmp && PYTHONPATH=/path/to/a/checkout python -m tools.time_to_solution run \
+        --tag before --out /tmp/tts.jsonl          # (with this repository on sys.path)
+    python -m tools.time_to_solution table --out /tmp/tts.jsonl
+
+Records are JSON lines (tag, solver, dataset, seconds, yardstick seconds, ratio, ACC, a hash
+of the labels); a record already in ``--out`` is not recomputed.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import json
+import os
+import time
+import warnings
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+DATASETS = ("3Sources", "BBCSport", "Handwritten", "Reuters-1200", "WebKB", "ORL",
+            "ProteinFold")
+SOLVERS = ("mvfl", "mvmc", "cmvnmf", "emvc", "opimc")
+YARDSTICK = {"mvfl": "kmeans", "mvmc": "kmeans", "opimc": "kmeans", "cmvnmf": "nmf",
+             "emvc": "eigh"}
+#: views of Handwritten each paper used (as tools/defaults_table.py)
+PAPER_VIEWS = {("cmvnmf", "Handwritten"): [1, 4, 5], ("opimc", "Handwritten"): [0, 1, 2, 4, 5]}
+
+
+def _load(name, views=None):
+    import fastmv
+    root = os.environ.get("FASTMV_SHARED_DATASETS") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        "shared", "datasets")
+    path = os.path.join(root, f"{name}.mat")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path} not found (set FASTMV_SHARED_DATASETS)")
+    Xs, y = fastmv.datasets.load_mat(path, views=views)
+    return [X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64) for X in Xs], y
+
+
+def _l2(X):
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+
+
+def _nonneg_l2(X):
+    lo = X.min(axis=0)
+    if lo.min() < 0:
+        span = X.max(axis=0) - lo
+        X = (X - lo) / np.where(span > 0, span, 1.0)
+    return _l2(X)
+
+
+def _cpu(fn):
+    t = time.process_time()
+    out = fn()
+    return out, time.process_time() - t
+
+
+def _hash(labels):
+    parts = labels if isinstance(labels, list) else [labels]
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(np.ascontiguousarray(np.asarray(p, dtype=np.int64)).tobytes())
+    return h.hexdigest()[:12]
+
+
+def _accuracy(ys, labels):
+    from fastmv import metrics
+    return float(np.mean([metrics.accuracy(a, b) for a, b in zip(ys, labels)]))
+
+
+def _call(solver, views, y, seed):
+    """``(run, truth, lam)``: ``run(**overrides)`` solves under the protocol; ``truth`` the
+    labels to score each returned labelling against."""
+    import fastmv
+    from fastmv import simulate
+    c = len(np.unique(y))
+    n = len(y)
+    if solver == "mvfl":
+        labels = simulate.partial_labels(y, 0.1, random_state=seed)
+        return (lambda **kw: fastmv.mvfl(views, c, labels=labels, random_state=seed, **kw)), [y]
+    if solver == "mvmc":
+        must, cannot = simulate.pairwise_constraints(y, 5 * n, random_state=seed)
+        return (lambda **kw: fastmv.mvmc(views, c, must, cannot, random_state=seed, **kw)), [y]
+    if solver == "cmvnmf":
+        uviews, uy, _ = simulate.unmapped(views, y, keep=0.95, random_state=seed)
+        must, cannot = simulate.inter_view_constraints(uy, ratio=0.05, random_state=seed)
+        return (lambda **kw: fastmv.cmvnmf(uviews, c, must, cannot, random_state=seed,
+                                           **kw)), list(uy)
+    if solver == "opimc":
+        mask = simulate.incomplete_mask(n, len(views), 0.4, random_state=seed)
+        return (lambda **kw: fastmv.opimc(views, c, mask=mask, random_state=seed, **kw)), [y]
+    raise ValueError(solver)
+
+
+def _yardstick(kind, solver, views, y, seed):
+    from sklearn.cluster import KMeans
+    from sklearn.decomposition import NMF
+    c = len(np.unique(y))
+    if kind == "kmeans":
+        X = np.hstack([_l2(V) for V in views])
+        return _cpu(lambda: KMeans(c, n_init=10, random_state=0).fit(X))[1]
+    if kind == "nmf":
+        import fastmv
+        from fastmv import simulate
+        uviews, _, _ = simulate.unmapped(views, y, keep=0.95, random_state=seed)
+        n_init = inspect.signature(fastmv.cmvnmf).parameters["n_init"].default
+        total = 0.0
+        for V in uviews:
+            X = _nonneg_l2(np.asarray(V, dtype=np.float64))
+            total += _cpu(lambda X=X: NMF(c, init="nndsvda", max_iter=300,
+                                          random_state=0).fit(X))[1]
+        return total * n_init
+    raise ValueError(kind)
+
+
+def _warm(solver, views, y, seed):
+    """Compile what a solve of this shape compiles, on a small subsample."""
+    rng = np.random.default_rng(12345)
+    c = len(np.unique(y))
+    n = len(y)
+    keep = np.sort(rng.choice(n, size=min(n, max(6 * c, 80)), replace=False))
+    ys = y[keep]
+    sub = [V[keep] for V in views]
+    if len(np.unique(ys)) < c:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if solver == "emvc":
+                _emvc_run(sub, ys, 0.01, seed)
+            else:
+                _call(solver, sub, ys, seed)[0]()
+        except (ValueError, TypeError):
+            pass
+
+
+def _emvc_run(views, y, lam, seed):
+    import fastmv
+    c = len(np.unique(y))
+    P = [fastmv.transition_matrix(X) for X in views]
+    res, sec = _cpu(lambda: fastmv.emvc(P, lam, lam, n_clusters=c, random_state=seed))
+    return res, sec, P
+
+
+def measure(solver, name, seed=0, lam=0.01):
+    """One record: the solver's warm CPU seconds against its yardstick's, same process."""
+    from threadpoolctl import threadpool_limits
+    views, y = _load(name, PAPER_VIEWS.get((solver, name)))
+    rec = dict(solver=solver, dataset=name, seed=seed, n=len(y), c=int(len(np.unique(y))),
+               yardstick=YARDSTICK[solver])
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _warm(solver, views, y, seed)
+        try:
+            if solver == "emvc":
+                res, sec, P = _emvc_run(views, y, lam, seed)
+                truth = [y]
+                M = sum(P) / len(P)
+                M = (M + M.T) / 2
+                rec["yardstick_s"] = _cpu(lambda: np.linalg.eigh(M))[1]
+                rec["lam"] = lam
+            else:
+                run, truth = _call(solver, views, y, seed)
+                res, sec = _cpu(run)
+                rec["yardstick_s"] = _yardstick(YARDSTICK[solver], solver, views, y, seed)
+                chosen = {k: v.get("chosen") for k, v in (getattr(res, "tuning", None)
+                                                          or {}).items()}
+                if chosen:
+                    rec["tuned"] = chosen
+                    rec["fixed_s"] = _cpu(lambda: run(**chosen))[1]
+        except (ValueError, TypeError) as exc:
+            rec["error"] = str(exc).splitlines()[0][:200]
+            return rec
+    labels = res.labels if isinstance(res.labels, list) else [res.labels]
+    rec.update(seconds=sec, ratio=sec / rec["yardstick_s"], acc=_accuracy(truth, labels),
+               labels=_hash(labels), n_iter=int(np.max(getattr(res, "n_iter", -1))),
+               converged=bool(np.all(getattr(res, "converged", False))))
+    return rec
+
+
+def _records(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def cmd_run(args):
+    import fastmv
+    done = {(r["tag"], r["solver"], r["dataset"], r["seed"]) for r in _records(args.out)}
+    for solver in args.solver:
+        for name in args.data:
+            for seed in args.seeds:
+                if (args.tag, solver, name, seed) in done:
+                    continue
+                rec = dict(tag=args.tag, version=os.path.dirname(fastmv.__file__),
+                           **measure(solver, name, seed, args.lam))
+                print(json.dumps(rec), flush=True)
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+
+
+def cmd_table(args):
+    recs = _records(args.out)
+    tags = list(dict.fromkeys(r["tag"] for r in recs))
+    head = ["solver", "dataset", "yardstick s"]
+    for t in tags:
+        head += [f"{t}: s", f"{t}: × yardstick", f"{t}: ACC"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    keys = list(dict.fromkeys((r["solver"], r["dataset"]) for r in recs))
+    for solver, name in keys:
+        row = [solver, name]
+        mine = [r for r in recs if r["solver"] == solver and r["dataset"] == name]
+        ys = [r["yardstick_s"] for r in mine if "yardstick_s" in r]
+        row.append(f"{np.median(ys):.2f}" if ys else "–")
+        for t in tags:
+            rs = [r for r in mine if r["tag"] == t]
+            ok = [r for r in rs if "seconds" in r]
+            if not ok:
+                row += ["refused" if rs else "–", "", ""]
+                continue
+            tuned = [r["seconds"] / r["fixed_s"] for r in ok if r.get("fixed_s")]
+            extra = f" (tuned/fixed {np.median(tuned):.2f})" if tuned else ""
+            row += [f"{np.median([r['seconds'] for r in ok]):.2f}",
+                    f"{np.median([r['ratio'] for r in ok]):.2f}×{extra}",
+                    f"{np.mean([r['acc'] for r in ok]):.3f}"]
+        print("| " + " | ".join(row) + " |")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["run", "table"])
+    ap.add_argument("--solver", nargs="*", default=list(SOLVERS))
+    ap.add_argument("--data", nargs="*", default=list(DATASETS))
+    ap.add_argument("--seeds", type=int, nargs="*", default=[0])
+    ap.add_argument("--lam", type=float, default=0.01, help="EMVC's lam1 = lam2")
+    ap.add_argument("--tag", default="now")
+    ap.add_argument("--out", default="/tmp/fastmv_tts.jsonl")
+    args = ap.parse_args(argv)
+    (cmd_run if args.what == "run" else cmd_table)(args)
+
+
+if __name__ == "__main__":
+    main()
