@@ -96,7 +96,7 @@ def max_abs_diff(A, B):
 _SETTLE_MAX_RATIO = 0.9
 _SETTLE_ACTIVE = 3
 # ``tol_settle="auto"``: this many times ``tol`` (docs/emvc.md "Stopping rule").
-_SETTLE_AUTO_FACTOR = 100.0
+_SETTLE_AUTO_FACTOR = 10.0
 
 
 def settled_tail(changes, ranks):
@@ -404,14 +404,14 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         Primal-residual tolerance (sup norm): converged when the residual is ``<= tol``.
         ``tol=0`` runs ``max_iter`` iterations (no settling test either).
     tol_settle : float, "auto" or None, default "auto"
-        ``"auto"``: ``100 * tol`` (1e-4 with the default ``tol``). Also converged when the primal residual is ``<= tol_settle`` and ``P̂`` has
+        Also converged when the primal residual is ``<= tol_settle`` and ``P̂`` has
         settled: with the penalty growing by ``rho``, the late changes
         ``Δ_k = ‖P̂_k − P̂_{k−1}‖_∞`` shrink geometrically, and the sum of the rest of that
         tail, ``Δ_k q/(1 − q)`` (``q``: the larger of the last two ratios, required
         ``< 0.9``, with the SVT active for three iterations), is ``<= tol_settle``. Each
         late iteration is a full decomposition; the last ones move ``P̂`` by less than
-        this and leave the labels as they are (docs/emvc.md "Stopping rule"). ``None``:
-        the primal residual alone.
+        this (docs/emvc.md "Stopping rule"). ``"auto"``: ``10 * tol`` (1e-5 with the
+        default ``tol``); ``None``: the primal residual alone.
     mu : float, default 1e-6
         Initial penalty ``μ > 0``.
     rho : float, default 1.9
