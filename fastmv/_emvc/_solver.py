@@ -138,7 +138,7 @@ class EMVCResult(Result):
         Error matrix of each view (``P_v ≈ P_hat + E[v]``).
     residual : ndarray, shape (n_iter,)
         Primal residual ``max(‖P̂ − Q‖_∞, max_v ‖P_v − P̂ − E_v‖_∞)`` after each iteration
-        (the stopping quantity).
+        (compared with ``tol``; the settling test is the other stop).
     residual_consensus, residual_views : ndarray, shape (n_iter,)
         The two parts of ``residual``.
     p_hat_change : ndarray, shape (n_iter,)
@@ -451,8 +451,8 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
     Notes
     -----
     Memory: ``3m + 3`` dense ``n × n`` arrays (``P_v``, ``E_v``, ``Y_v``, ``P̂``, ``Q`` and one
-    array holding ``P̂ + Z/μ``, which with ``Q`` encodes ``Z``), plus the workspace of a full
-    decomposition. Time per iteration: O(m n²) in three fused passes over the data, plus the
+    array holding ``P̂ + Z/μ``, which with ``Q`` encodes ``Z``), one more (the previous
+    ``P̂``) for the settling test, plus the workspace of a full decomposition. Time per iteration: O(m n²) in three fused passes over the data, plus the
     SVT: no SVD while ``1/μ`` is above a certified upper bound of the top singular value (the
     first ~20 iterations with the default schedule), a growing partial SVD while ``Q`` has
     low rank, and a full decomposition (O(n³)) otherwise; see :func:`fastmv._emvc._svt.svt` and
