@@ -186,7 +186,8 @@ def _transition_list(Xs):
 class EMVC(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = 1.0, lam2: float = 1.0,
-                 max_iter: int = 100, tol: float = 1e-06, mu: float = 1e-06, rho: float = 1.9,
+                 max_iter: int = 100, tol: float = 1e-06, tol_settle: Any = 'auto',
+                 mu: float = 1e-06, rho: float = 1.9,
                  mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
                  full_svd: str = 'auto', random_state: Any = None, verbose: bool | int = False,
                  progress: bool = False, callback: Callable | None = None,
@@ -196,6 +197,7 @@ class EMVC(_MultiViewClusterer):
         self.lam2 = lam2
         self.max_iter = max_iter
         self.tol = tol
+        self.tol_settle = tol_settle
         self.mu = mu
         self.rho = rho
         self.mu_max = mu_max

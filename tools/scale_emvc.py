@@ -6,11 +6,18 @@ Run from the repository root:
     python -m tools.scale_emvc grid                      # WebKB lam grid: acc / NMI
     python -m tools.scale_emvc scale   --n 8000 [--iters 100] [--dtype float32] [--n_jobs 2]
     python -m tools.scale_emvc ideas   --data webkb|N
+    python -m tools.scale_emvc eigh    --data WebKB,syn2000 [--lam 0.01,1] [--before DIR]
 
 ``ideas`` checks, on the inputs of a solve's full decompositions, two shortcuts of the
 high-rank SVT: float32 (its Gram eigenvalue error ``eps32 σ₁²`` against ``τ²``) and reusing
 the previous decomposition's subspace (coupling of the previous eigenvectors under the new
 Gram matrix, and the angle to the new wanted subspace).
+
+``eigh`` times whole solves in units of one ``numpy.linalg.eigh`` of a random symmetric
+``n × n`` matrix (the issue's yardstick: one thread, process CPU time, warm, seed 0, the README
+route ``transition_matrix`` on a shared dataset or ``synN``, two Gaussian-cluster views); with
+``--before DIR`` each dataset is first measured with the fastmv of the source tree ``DIR`` in a
+subprocess (same script), so the two columns come from one run. One JSON line per solve.
 
 ``speed`` prints seconds per iteration in each SVT regime and the total, and with ``--ref``
 the NumPy reference (full SVD every iteration) timed in the same process plus the largest
@@ -206,6 +213,65 @@ def ideas(args):
         prev = Z
 
 
+def _views_for_eigh(name):
+    if name.startswith("syn"):
+        n = int(name[3:])
+        rng = np.random.default_rng(0)
+        y = np.arange(n) % 5
+        views = []
+        for d, noise in ((40, 2.0), (20, 2.5)):
+            C = rng.normal(0, 1.5, (5, d))
+            scale = rng.uniform(0.5, 1.5, (n, 1))
+            views.append(C[y] + noise * rng.normal(size=(n, d)) * scale)
+        return views, y
+    from benchmarks.baseline import load
+    return load(name)
+
+
+def _eigh_cpu(n, reps=2):
+    A = np.random.default_rng(1).standard_normal((n, n))
+    A += A.T
+    np.linalg.eigh(A)
+    best = np.inf
+    for _ in range(reps):
+        t = time.process_time()
+        np.linalg.eigh(A)
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def eigh(args):
+    import hashlib
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from threadpoolctl import threadpool_limits
+
+    for name in args.data.split(","):
+        if args.before:
+            env = dict(os.environ, PYTHONPATH=args.before, NUMBA_NUM_THREADS="1")
+            subprocess.run([sys.executable, os.path.abspath(__file__), "eigh", "--data", name,
+                            "--lam", args.lam, "--tag", "before"], env=env, check=True)
+        views, y = _views_for_eigh(name)
+        c = len(np.unique(y))
+        with threadpool_limits(1):
+            P = [fastmv.transition_matrix(X) for X in views]
+            fastmv.emvc(P, 0.01, 0.01, n_clusters=c, max_iter=3, random_state=0, n_jobs=1)
+            e = _eigh_cpu(len(y))
+            for lam in (float(x) for x in args.lam.split(",")):
+                t = time.process_time()
+                res = fastmv.emvc(P, lam, lam, n_clusters=c, random_state=0, n_jobs=1)
+                cpu = time.process_time() - t
+                print(json.dumps(dict(
+                    tag=args.tag, data=name, n=len(y), lam=lam, emvc_s=round(cpu, 3),
+                    eigh_s=round(e, 4), ratio=round(cpu / e, 2), n_iter=int(res.n_iter),
+                    full=sum(m in ("gram", "full") for m in res.svt_method),
+                    labels=hashlib.md5(res.labels.astype(np.int64).tobytes()).hexdigest(),
+                    acc=round(float(fastmv.metrics.accuracy(y, res.labels)), 4))), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -236,6 +302,12 @@ def main():
     i.add_argument("--data", default="webkb")
     i.add_argument("--lam", type=float, default=0.01)
     i.set_defaults(func=ideas)
+    e = sub.add_parser("eigh")
+    e.add_argument("--data", default="WebKB,syn2000")
+    e.add_argument("--lam", default="0.01,1")
+    e.add_argument("--before", default=None)
+    e.add_argument("--tag", default="after")
+    e.set_defaults(func=eigh)
     args = ap.parse_args()
     args.func(args)
 

@@ -91,6 +91,32 @@ def max_abs_diff(A, B):
     return out
 
 
+# Settling test: the last two ratios of successive ``‖ΔP̂‖_∞`` must be below this, and the
+# SVT must have been active (rank > 0) for this many iterations.
+_SETTLE_MAX_RATIO = 0.9
+_SETTLE_ACTIVE = 3
+# ``tol_settle="auto"``: this many times ``tol`` (docs/emvc.md "Stopping rule").
+_SETTLE_AUTO_FACTOR = 10.0
+
+
+def settled_tail(changes, ranks):
+    """Estimated remaining movement of ``P̂``: ``Δ_k q/(1 − q)`` with ``Δ_k = ‖P̂_k −
+    P̂_{k−1}‖_∞`` and ``q`` the larger of the last two ratios ``Δ_k/Δ_{k−1}``, the sum of
+    the geometric tail the penalty's growth gives the late iterations (``q ≈ 1/ρ``;
+    docs/emvc.md "Stopping rule"). ``inf`` while the tail is not geometric yet: fewer than
+    three changes, a ratio ``≥ 0.9``, or the SVT still zero in one of the last three
+    iterations (there ``P̂`` hardly moves although it is far from its limit)."""
+    if len(changes) < 3 or len(ranks) < _SETTLE_ACTIVE or min(ranks[-_SETTLE_ACTIVE:]) == 0:
+        return np.inf
+    d0, d1, d2 = changes[-3], changes[-2], changes[-1]
+    if not (d0 > 0.0 and d1 > 0.0):
+        return np.inf if d2 > 0.0 or not np.isfinite(d2) else 0.0
+    q = max(d1 / d0, d2 / d1)
+    if not q < _SETTLE_MAX_RATIO:
+        return np.inf
+    return d2 * q / (1.0 - q)
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class EMVCResult(Result):
     """Result of :func:`emvc`.
@@ -105,16 +131,18 @@ class EMVCResult(Result):
     n_iter : int
         Iterations run.
     converged : bool
-        ``residual[-1] <= tol``.
+        ``residual[-1] <= tol``, or ``P̂`` settled (see ``tol_settle`` of :func:`emvc`).
     P_hat : ndarray, shape (n, n)
         Shared transition matrix; every row on the probability simplex.
     E : list of ndarray, shape (n, n)
         Error matrix of each view (``P_v ≈ P_hat + E[v]``).
     residual : ndarray, shape (n_iter,)
         Primal residual ``max(‖P̂ − Q‖_∞, max_v ‖P_v − P̂ − E_v‖_∞)`` after each iteration
-        (the stopping quantity).
+        (compared with ``tol``; the settling test is the other stop).
     residual_consensus, residual_views : ndarray, shape (n_iter,)
         The two parts of ``residual``.
+    p_hat_change : ndarray, shape (n_iter,)
+        ``‖P̂_k − P̂_{k−1}‖_∞`` per iteration (``nan`` at the first; the settling test).
     rank : ndarray of int64, shape (n_iter,)
         Rank of ``Q`` (singular values of ``P̂ + Z/μ`` above ``1/μ``) per iteration.
     svt_method : tuple of str
@@ -132,6 +160,7 @@ class EMVCResult(Result):
     residual_views: np.ndarray
     rank: np.ndarray
     svt_method: tuple
+    p_hat_change: np.ndarray
 
 
 class _Data(NamedTuple):
@@ -147,6 +176,8 @@ class _Data(NamedTuple):
     full_svd: str
     n_clusters: int | None
     rng: np.random.Generator
+    tol: float
+    tol_settle: float | None
 
 
 def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
@@ -164,8 +195,14 @@ def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
     return stack
 
 
+def _settle_tolerance(tol_settle, tol):
+    if tol_settle is None:
+        return None
+    return _SETTLE_AUTO_FACTOR * float(tol) if tol_settle == "auto" else float(tol_settle)
+
+
 def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
-             random_state):
+             random_state, tol=1e-6, tol_settle=None):
     """Checks that the declarations cannot state, and the views as one stack."""
     if mu_max < mu:
         raise InvalidParameterError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
@@ -174,7 +211,8 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
     if n_clusters is not None:
         n_clusters = check_n_clusters(n_clusters, P.shape[1])
     return _Data(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
-                 full_svd, n_clusters, check_random_state(random_state))
+                 full_svd, n_clusters, check_random_state(random_state), float(tol),
+                 _settle_tolerance(tol_settle, tol))
 
 
 class Problem:
@@ -208,6 +246,8 @@ class Problem:
             self.row_norms[v], self.col_norms[v] = error_norms(self.E[v])
         self.rank_prev = self.V_prev = self.sigma_prev = None
         self.res_c, self.res_v, self.ranks, self.methods = [], [], [], []
+        self.P_prev = self.P_hat.copy() if data.tol_settle is not None else None
+        self.dp = []
 
     def step(self) -> Step:
         d = self.data
@@ -230,6 +270,9 @@ class Problem:
                       random_state=d.rng)
         self._remember_svt(info)
         res_c = max_abs_diff(self.P_hat, self.Q) if self.has_q else float(self.P_hat.max())
+        if self.P_prev is not None:
+            self.dp.append(max_abs_diff(self.P_hat, self.P_prev) if self.dp else np.nan)
+            np.copyto(self.P_prev, self.P_hat)
         objective = (info.nuclear_norm
                      + 0.5 * d.lam1 * float(sum(c.sum() for c in self.col_norms))
                      + 0.5 * d.lam2 * float(sum(r.sum() for r in self.row_norms)))
@@ -242,7 +285,19 @@ class Problem:
         # the penalty of the next step (unused when the driver stops here)
         mu_new = min(d.rho * mu, d.mu_max)
         self.zc, self.mu = mu / mu_new, mu_new
-        return Step(objective=objective, residual=max(res_c, res_v), state=state)
+        return Step(objective=objective, residual=self._stop_quantity(max(res_c, res_v)),
+                    state=state)
+
+    def _stop_quantity(self, residual):
+        """What the driver compares with ``tol``: the primal residual, or a value ``<= tol``
+        once ``P̂`` has settled (:func:`settled_tail`; docs/emvc.md "Stopping rule")."""
+        d = self.data
+        if d.tol_settle is None or not d.tol > 0.0 or residual > d.tol_settle:
+            return residual
+        tail = settled_tail(self.dp, self.ranks)
+        if tail <= d.tol_settle:
+            return min(residual, d.tol)
+        return residual
 
     def _remember_svt(self, info):
         """Warm starts of the next SVT: rank, right vectors, σ₁ estimate."""
@@ -256,7 +311,7 @@ class Problem:
 
     def labels(self, n_jobs):
         """Free the iteration's arrays, then cluster ``P̂`` (None without ``n_clusters``)."""
-        self.Y = self.Q = self.Zb = None
+        self.Y = self.Q = self.Zb = self.P_prev = None
         self.data = self.data._replace(P=None)
         if self.data.n_clusters is None:
             return None
@@ -267,11 +322,13 @@ class Problem:
     def result(self, trace, labels) -> EMVCResult:
         res_c = np.asarray(self.res_c, dtype=np.float64)
         res_v = np.asarray(self.res_v, dtype=np.float64)
+        dp = np.asarray(self.dp if self.data.tol_settle is not None
+                        else [np.nan] * len(self.ranks), dtype=np.float64)
         return EMVCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
                           converged=trace.converged, P_hat=self.P_hat, E=list(self.E),
-                          residual=trace.residual, residual_consensus=res_c,
+                          residual=np.maximum(res_c, res_v), residual_consensus=res_c,
                           residual_views=res_v, rank=np.asarray(self.ranks, dtype=np.int64),
-                          svt_method=tuple(self.methods))
+                          svt_method=tuple(self.methods), p_hat_change=dp)
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -285,6 +342,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "tol": [_NONNEGATIVE],
+    "tol_settle": [Options({"auto"}), _NONNEGATIVE, None],
     "mu": [_POSITIVE],
     "rho": [Interval(Real, 1, None, closed="left")],
     "mu_max": [_POSITIVE],
@@ -298,8 +356,8 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "n_jobs": ["n_jobs"],
 })
 def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: int | None = None,
-         max_iter: int = 100, tol: float = 1e-6, mu: float = 1e-6, rho: float = 1.9,
-         mu_max: float = 1e10, init: Literal["mean", "random"] = "mean",
+         max_iter: int = 100, tol: float = 1e-6, tol_settle: float | Literal["auto"] | None = "auto",
+         mu: float = 1e-6, rho: float = 1.9, mu_max: float = 1e10, init: Literal["mean", "random"] = "mean",
          dtype: DTypeLike | None = None, full_svd: Literal["auto", "gesdd"] = "auto",
          random_state: int | np.random.Generator | None = None, verbose: bool | int = False,
          progress: bool = False, callback: Callable[[IterationInfo], bool | None] | None = None,
@@ -318,7 +376,8 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
 
     with ``d_r = 1/(2‖E_v[r, :]‖)``, ``g_i = 1/(2‖E_v[:, i]‖)`` from the previous ``E_v``
     (guarded at 1e-10), until the primal residual
-    ``max(‖P̂ − Q‖_∞, max_v ‖P_v − P̂ − E_v‖_∞) <= tol``.
+    ``max(‖P̂ − Q‖_∞, max_v ‖P_v − P̂ − E_v‖_∞) <= tol``, or until ``P̂`` has settled: the
+    residual and the estimated remaining movement of ``P̂`` are both ``<= tol_settle``.
 
     **Weight convention.** The reweighted step above is the exact step for weights
     ``lam1/2`` and ``lam2/2`` (for ``λ‖e‖₂`` it would be ``1 + (λ/μ)/‖e‖``). It is kept as the
@@ -343,6 +402,16 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         Maximum number of iterations (``>= 0``).
     tol : float, default 1e-6
         Primal-residual tolerance (sup norm): converged when the residual is ``<= tol``.
+        ``tol=0`` runs ``max_iter`` iterations (no settling test either).
+    tol_settle : float, "auto" or None, default "auto"
+        Also converged when the primal residual is ``<= tol_settle`` and ``P̂`` has
+        settled: with the penalty growing by ``rho``, the late changes
+        ``Δ_k = ‖P̂_k − P̂_{k−1}‖_∞`` shrink geometrically, and the sum of the rest of that
+        tail, ``Δ_k q/(1 − q)`` (``q``: the larger of the last two ratios, required
+        ``< 0.9``, with the SVT active for three iterations), is ``<= tol_settle``. Each
+        late iteration is a full decomposition; the last ones move ``P̂`` by less than
+        this (docs/emvc.md "Stopping rule"). ``"auto"``: ``10 * tol`` (1e-5 with the
+        default ``tol``); ``None``: the primal residual alone.
     mu : float, default 1e-6
         Initial penalty ``μ > 0``.
     rho : float, default 1.9
@@ -382,8 +451,8 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
     Notes
     -----
     Memory: ``3m + 3`` dense ``n × n`` arrays (``P_v``, ``E_v``, ``Y_v``, ``P̂``, ``Q`` and one
-    array holding ``P̂ + Z/μ``, which with ``Q`` encodes ``Z``), plus the workspace of a full
-    decomposition. Time per iteration: O(m n²) in three fused passes over the data, plus the
+    array holding ``P̂ + Z/μ``, which with ``Q`` encodes ``Z``), one more (the previous
+    ``P̂``) for the settling test, plus the workspace of a full decomposition. Time per iteration: O(m n²) in three fused passes over the data, plus the
     SVT: no SVD while ``1/μ`` is above a certified upper bound of the top singular value (the
     first ~20 iterations with the default schedule), a growing partial SVD while ``Q`` has
     low rank, and a full decomposition (O(n³)) otherwise; see :func:`fastmv._emvc._svt.svt` and
@@ -401,7 +470,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
     """
     data = _prepare(P_list, lam1, lam2, n_clusters=n_clusters, mu=mu, rho=rho,
                     mu_max=mu_max, init=init, dtype=dtype, full_svd=full_svd,
-                    random_state=random_state)
+                    random_state=random_state, tol=tol, tol_settle=tol_settle)
     return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
                   progress=progress, n_jobs=n_jobs)
 

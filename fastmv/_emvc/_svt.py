@@ -78,6 +78,9 @@ _GRAM_MIN_TAU_OVER_SQRT_EPS = 64.0
 # vectors) instead of all of them from ``syevd``: faster at small ranks, slower at large
 # ones, where MRRR slows down in the crowd of values near τ² (docs/performance.md "Figures behind the code's choices").
 _EVR_MAX_RANK_FRACTION = 1 / 8
+# The projector route forms ``Q`` when it needs at most this fraction of the thin route's
+# flops (it runs at GEMM speed like the thin one; the margin keeps the choice away from ties).
+_PROJECTOR_MARGIN = 0.9
 
 
 @dataclasses.dataclass
@@ -205,11 +208,35 @@ def _gram_svt(B, tau, sigma_hint, rank_hint=None):
         Zr = np.ascontiguousarray(Z[:, keep])
         del Z
         shrink = (1.0 - tau / s).astype(dt)
+        if _projector_cheaper(n, d, s.size):
+            M = _shrunk_projector(Zr, shrink)
+            if left:  # SVT = M B
+                return (M, s, B, lambda: np.ascontiguousarray((B.T @ Zr) / s), sigma1)
+            return B, s, M, lambda: Zr, sigma1
         if left:  # B = U S Vᵀ, SVT = U diag(1 − τ/s) Uᵀ B;  V = Bᵀ U / s
             W = Zr.T @ B
             return (Zr * shrink, s, W, lambda: np.ascontiguousarray((W / s[:, None]).T),
                     sigma1)
         return B @ Zr, s, (Zr * shrink).T, lambda: Zr, sigma1
+
+
+def _projector_cheaper(n, d, r):
+    """Whether ``Q = M B`` (or ``B M``) with the ``k × k`` matrix ``M = Z_r diag(1 − τ/σ)
+    Z_rᵀ`` (``k = min(n, d)``; one ``syrk``, ``k² r`` flops, then one GEMM, ``2 n d k``)
+    beats the two thin products ``Z_r diag(·) (Z_rᵀ B)`` (``4 n d r``): at ranks above
+    about ``2k/3``, the late iterations of a solve (docs/emvc.md "Forming Q")."""
+    k = min(n, d)
+    return float(k) * k * r + 2.0 * n * d * k < _PROJECTOR_MARGIN * 4.0 * n * d * r
+
+
+def _shrunk_projector(Zr, shrink):
+    """``Z_r diag(shrink) Z_rᵀ`` (``shrink > 0``), full symmetric, by one ``syrk``."""
+    X = Zr * np.sqrt(shrink)
+    syrk = sla.get_blas_funcs("syrk", (X,))
+    M = syrk(1.0, X, trans=0, lower=0)  # upper triangle; F-ordered
+    iu = np.tril_indices(M.shape[0], -1)
+    M[iu] = M.T[iu]
+    return M
 
 
 def _full_cost(n, gram=False):
@@ -234,8 +261,11 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
     plus next-step cost would pass ``budget`` or the basis would pass ``max_basis``.
     """
     n = B.shape[1]
+    # the basis lives in the column space of B, of dimension at most min(rows, n): a basis
+    # that size spans it (exact triplets), and a wider one could not stay orthonormal
+    kspan = min(B.shape)
     dt = B.dtype
-    b = max(_MIN_BLOCK, int(rank_hint) // 2 + 8)
+    b = min(max(_MIN_BLOCK, int(rank_hint) // 2 + 8), kspan)
     if b > max_basis:
         return None, 0
     Om = rng.standard_normal((n, b)).astype(dt)
@@ -254,7 +284,7 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
         l = W.shape[1]
         # Rayleigh–Ritz once the basis grew by a quarter since the last one (its O(n l²)
         # cost then adds up to a few times the last one instead of growing with l³)
-        if l >= _RR_GROWTH * l_rr or l >= n:
+        if l >= _RR_GROWTH * l_rr or l >= kspan:
             Ut, s, Vt = krylov.ritz_svd()
             spent += _rr_cost(n, l)
             l_rr = l
@@ -282,11 +312,11 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
                     if crit <= rtol * s[0]:
                         break
             s_old = s
-            if l >= n:  # the basis spans everything: the Ritz triplets are exact
+            if l >= kspan:  # the basis spans the column space: the Ritz triplets are exact
                 break
-        b_next = min(b, n - l)
+        b_next = min(b, kspan - l)
         step_cost = 4.0 * n * n * b_next + 8.0 * n * l * b_next
-        if l + b_next >= _RR_GROWTH * l_rr or l + b_next >= n:
+        if l + b_next >= _RR_GROWTH * l_rr or l + b_next >= kspan:
             step_cost += _rr_cost(n, l + b_next)
         if steps >= max_steps or spent + step_cost > budget or l + b_next > max_basis:
             return None, steps
