@@ -401,7 +401,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
             data, tuning = _tune_normalize(data, log)
     X, view_ptr, schemes = _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
-    wstep = WStep(Xw, route)
+    wstep = WStep(Xw, route, view_ptr)
     km = graph = None
     has_labels = data.prior["kind"] == "labels" and data.prior["rows"].size > 0
     if isinstance(data.init, str) and data.init == "auto":
