@@ -91,9 +91,43 @@ def _spread(graph, rows, classes, c):
     return F
 
 
+def _seed_missing(F, rows, classes, c, fallback):
+    """Seeds for the classes no labelled sample names, so that spreading can grow them.
+
+    Class ``k`` without a label takes one seed: the sample of its matched k-means cluster
+    (``fallback == k``) that the spreading from the known classes covers worst (lowest
+    ``max_j F[i, j]`` on unlabelled rows), i.e. the part of the data the labels explain
+    least; an empty cluster takes the worst-covered sample overall. Returns the extended
+    ``(rows, classes)``.
+    """
+    missing = np.setdiff1d(np.arange(c), classes)
+    if missing.size == 0:
+        return rows, classes
+    cover = F.max(axis=1).astype(np.float64)
+    cover[rows] = np.inf  # labelled rows keep their class
+    new_rows = []
+    for k in missing:
+        members = np.flatnonzero(fallback == k)
+        pool = members[np.isfinite(cover[members])] if members.size else members
+        if pool.size == 0:
+            pool = np.flatnonzero(np.isfinite(cover))
+        if pool.size == 0:
+            break
+        i = pool[np.argmin(cover[pool])]
+        new_rows.append(i)
+        cover[i] = np.inf  # one sample seeds one class
+    new_rows = np.asarray(new_rows, dtype=np.int64)
+    return (np.concatenate([rows, new_rows]),
+            np.concatenate([classes, missing[:new_rows.size].astype(np.int64)]))
+
+
 def _spread_labels(graph, rows, classes, c, fallback):
-    """Labels from spreading; rows the labels never reach keep ``fallback``."""
+    """Labels from spreading; classes without a label are seeded first
+    (:func:`_seed_missing`); rows the labels never reach keep ``fallback``."""
     F = _spread(graph, rows, classes, c)
+    if np.unique(classes).size < c:
+        rows, classes = _seed_missing(F, rows, classes, c, fallback)
+        F = _spread(graph, rows, classes, c)
     out = np.argmax(F, axis=1).astype(np.int64)
     unreached = F.max(axis=1) <= 0
     out[unreached] = fallback[unreached]
@@ -132,11 +166,9 @@ def _tune_init(X, data: _Data, km, log):
                            pairs[~same_class])
         return score, 0
 
-    # spreading grows every class from its labelled samples and cannot create a class that
-    # has none: it is a candidate only when the labels cover every cluster (the held-out
-    # score cannot see an uncovered class, so it would favour spreading unfairly there)
-    covered = np.unique(classes).size == data.c
-    candidates = ["k-means++", "spread"] if covered else ["k-means++"]
+    # spreading grows every class from its seeds; a class without a label is seeded from
+    # its matched k-means cluster (_seed_missing), so spreading is a candidate either way
+    candidates = ["k-means++", "spread"]
     chosen, record = grid_search("init", candidates, evaluate, n_folds,
                                  method="held-out labelled pairs honoured by the start's "
                                         "partition", log=log)

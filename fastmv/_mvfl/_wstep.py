@@ -89,14 +89,32 @@ def _signed_gram(Y, u):
 def shared_grams(plan, p, n, gram_of_view, dtype=np.float64):
     """``(p, n, n)``: ``Σ_v Y_v diag(D_k⁻¹ on view v) Y_vᵀ`` for every class ``k`` from the
     compressed ``plan`` (:func:`shared_plan`). ``gram_of_view(v, basis)`` returns the
-    ``(r_v, n, n)`` Grams ``Y_v diag(basis[j]) Y_vᵀ`` of view ``v``."""
+    ``(r_v, n, n)`` Grams ``Y_v diag(basis[j]) Y_vᵀ`` of view ``v``. The Grams of all views
+    are combined by one product (several when they exceed ``_SHARED_BATCH_BYTES``)."""
     out = np.zeros((p, n * n), dtype)
     batch = max(1, _SHARED_BATCH_BYTES // max(n * n * np.dtype(dtype).itemsize, 1))
+    grams, coefs, held, first = [], [], 0, True
+
+    def flush():
+        H = np.concatenate(grams).reshape(-1, n * n)
+        C = np.concatenate(coefs, axis=1).astype(dtype)
+        if first:
+            np.matmul(C, H, out=out)
+        else:
+            out[...] += C @ H
+        grams.clear()
+        coefs.clear()
+
     for v, (_, _, basis, coef) in enumerate(plan):
         for start in range(0, basis.shape[0], batch):
-            H = np.asarray(gram_of_view(v, basis[start:start + batch]), dtype)
-            H = H.reshape(H.shape[0], n * n)
-            out += coef[:, start:start + batch].astype(dtype) @ H
+            if held + min(batch, basis.shape[0] - start) > batch and grams:
+                flush()
+                first, held = False, 0
+            grams.append(np.asarray(gram_of_view(v, basis[start:start + batch]), dtype))
+            coefs.append(coef[:, start:start + batch])
+            held += grams[-1].shape[0]
+    if grams:
+        flush()
     return out.reshape(p, n, n)
 
 
