@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 from fastmv.kernels.mvfl import cholesky_solve, sparse_weighted_gram
 
-__all__ = ["WStep", "choose_route", "shared_plan", "shared_grams"]
+__all__ = ["WStep", "choose_route", "compress_weights", "shared_plan", "shared_grams"]
 
 # On the Woodbury route a dense X with fewer nonzeros than this fraction is handled as CSR.
 SPARSE_DENSITY = 0.1
@@ -51,25 +51,30 @@ _SHARED_GAIN = 0.7
 _SHARED_BATCH_BYTES = 1 << 27
 
 
-def shared_plan(Dinv, view_ptr, n):
-    """Per view ``(lo, hi, basis, coef)`` with ``Dinv[:, lo:hi] ≈ coef @ basis`` (truncated
-    SVD, rank ``r_v``), or ``None`` when per-class Grams are cheaper.
-
-    Cost model in units of ``n²`` flops: per class ``p d``; shared ``Σ_v r_v d_v`` for the
-    Grams plus ``2 p Σ_v r_v`` for their combination.
-    """
-    p, d = Dinv.shape
-    if p < 2 or view_ptr is None:
-        return None
-    plan, grams, terms = [], 0, 0
+def compress_weights(Dinv, view_ptr):
+    """Per view ``(lo, hi, basis, coef)`` with ``Dinv[:, lo:hi] ≈ coef @ basis``: the
+    truncated SVD of the view's block (``basis``: ``r_v × d_v``, ``coef``: ``p × r_v``),
+    singular values below ``_SHARED_RTOL`` of the largest dropped."""
+    plan = []
     for lo, hi in zip(view_ptr[:-1], view_ptr[1:]):
-        if hi == lo:
+        if hi == lo or Dinv.shape[0] == 0:
             continue
         U, s, Vt = np.linalg.svd(Dinv[:, lo:hi], full_matrices=False)
         r = int(np.count_nonzero(s > _SHARED_RTOL * s[0])) if s[0] > 0 else 0
         plan.append((int(lo), int(hi), s[:r, None] * Vt[:r], U[:, :r]))
-        grams += r * (hi - lo)
-        terms += r
+    return plan
+
+
+def shared_plan(Dinv, view_ptr, n):
+    """:func:`compress_weights` of ``Dinv`` (``p × d``), or ``None`` when per-class Grams
+    are cheaper. Cost model in units of ``n²`` flops: per class ``p d``; shared
+    ``Σ_v r_v d_v`` for the Grams plus ``2 p Σ_v r_v`` for their combination."""
+    p, d = Dinv.shape
+    if p < 2 or view_ptr is None:
+        return None
+    plan = compress_weights(Dinv, view_ptr)
+    grams = sum(b.shape[0] * (hi - lo) for lo, hi, b, _ in plan)
+    terms = sum(b.shape[0] for _, _, b, _ in plan)
     if grams + 2 * p * terms >= _SHARED_GAIN * p * d:
         return None
     return plan
