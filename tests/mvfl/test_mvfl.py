@@ -319,6 +319,30 @@ def test_spread_start_seeds_classes_without_labels():
     assert metrics.accuracy(y, r.labels) == 1.0
 
 
+def test_fold_spreading_equals_spreading_each_fold():
+    """init='auto' spreads from each fold's labels through one linear basis; it must give
+    the labels of a spreading run per fold (missing classes seeded, unreached fallback)."""
+    from fastmv._mvfl import _start as ST
+
+    rng = np.random.default_rng(1)
+    n, c = 120, 9
+    y = rng.integers(0, c, n)
+    X = rng.normal(size=(n, 4)) + np.eye(c)[y] @ rng.normal(size=(c, 4)) * 3.0
+    rows = rng.choice(n - 10, 16, replace=False)
+    classes = y[rows]
+    # the last 10 rows form their own component: rows no label reaches
+    graph = sp.block_diag([ST._knn_graph(X[:-10]), ST._knn_graph(X[-10:])], format="csr")
+    spreader = ST._FoldSpreader(graph, rows, classes, c)
+    fallback = rng.integers(0, c, n)
+    for _ in range(10):
+        tr = np.ones(rows.size, bool)
+        tr[rng.choice(rows.size, 4, replace=False)] = False
+        want = ST._spread_labels(graph, rows[tr], classes[tr], c, fallback)
+        np.testing.assert_array_equal(spreader.labels(tr, fallback), want)
+    np.testing.assert_array_equal(spreader.labels(np.ones(rows.size, bool), fallback)[-10:],
+                                  fallback[-10:])
+
+
 @pytest.mark.parametrize("prior", ["none", "labels", "pairs"])
 def test_solver_routes_agree(prior):
     rng = np.random.default_rng(7)
