@@ -371,11 +371,16 @@ def _tune_normalize(data: _Data, log):
     """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
     concatenation predicts the held-out supervision best (:func:`fastmv._core._tuning.
     neighbour_score`: 1-nearest labelled neighbour, or the pair-distance AUC); the per-view
-    rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it."""
+    rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it. When the
+    rule calls every view text, ``"l2"`` is the only candidate."""
     sup = _supervision(data.prior)
     rule = [_auto_scheme(V) for V in data.views]
     first = max(set(rule), key=rule.count)
-    candidates = [first] + [s for s in _TUNE_SCHEMES if s != first]
+    # every view text or counts: "l2" is kept. Scaling such a view per feature multiplies a
+    # rare term by ~1/its frequency, and the 1-NN proxy, noisy with few labels, picked that
+    # on WebKB on one seed in five at a cost of 0.14 ACC (docs/mvfl.md, "Self-tuning")
+    candidates = ([first] if all(r == "l2" for r in rule)
+                  else [first] + [s for s in _TUNE_SCHEMES if s != first])
     rng = tuning_rng(data.rng)
     folds = (label_folds(sup, _TUNE_FOLDS, rng) if sup.kind == "labels"
              else pair_folds(sup, _TUNE_FOLDS, rng))
@@ -401,7 +406,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
             data, tuning = _tune_normalize(data, log)
     X, view_ptr, schemes = _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
-    wstep = WStep(Xw, route)
+    wstep = WStep(Xw, route, view_ptr)
     km = graph = None
     has_labels = data.prior["kind"] == "labels" and data.prior["rows"].size > 0
     if isinstance(data.init, str) and data.init == "auto":
@@ -531,19 +536,20 @@ default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
         concatenated normalised views, one-hot of label spreading (labels only: Zhou et
         al.'s spreading, ``α = 0.2``, 30 sweeps, on the symmetric 7-nearest-neighbour graph
-        of the normalised views; unreached samples keep their k-means cluster; one start,
-        as it is deterministic), uniform ``(0, 1)`` entries, or a given nonnegative, not
+        of the normalised views; a class no label names is seeded with the sample of its
+        matched k-means cluster that the spreading from the named classes covers worst;
+        unreached samples keep their k-means cluster; one start, as it is deterministic),
+        uniform ``(0, 1)`` entries, or a given nonnegative, not
         all-zero array. With labels, k-means clusters are renumbered to agree best with
         the known classes and the labelled rows start at their class. ``"auto"``: with
-        labels that cover every class, ``"k-means++"`` or ``"spread"``, whichever start's
+        labels, ``"k-means++"`` or ``"spread"``, whichever start's
         partition honours more held-out labelled pairs (leave-one-out over up to 100 labels,
         else 100 folds stratified by class; pairs of a held-out sample with every other
         labelled one, balanced over same- and different-class pairs; each start rebuilt
         from the other folds' labels; the k-means clustering is shared with the solve's
         first start, so the cost is one kNN graph, ``O(n² d)`` in row blocks, and one
-        spreading per fold: no extra solve); with labels that miss a class (spreading
-        cannot grow a class without a seed), more than 20 000 samples (the graph's cost) or
-        without labels, ``"k-means++"``. Recorded in ``result.tuning["init"]``.
+        spreading per fold: no extra solve); with more than 20 000 samples (the graph's
+        cost) or without labels, ``"k-means++"``. Recorded in ``result.tuning["init"]``.
     n_init : int, default 1
         Starts (each from its own k-means draw); the run with the lowest final objective
         is returned.
@@ -562,8 +568,9 @@ default "auto"
         ``1/sqrt(d_v)``. ``"l2"``: each sample to unit norm within the view. ``"minmax"``:
         each feature to range 1. ``None``: as given. ``"auto"`` without a prior: ``"l2"``
         for a sparse view or one with under 10% nonzeros (text, counts), ``"zscore"``
-        otherwise. ``"auto"`` with labels or pairs: one of ``"l2"``, ``"zscore"`` for every
-        view, chosen by 5-fold validation on the prior (labels stratified by class: each
+        otherwise. ``"auto"`` with labels or pairs: ``"l2"`` when every view is text by
+        that rule, else one of ``"l2"``, ``"zscore"`` for every view, chosen by 5-fold
+        validation on the prior (labels stratified by class: each
         held-out labelled sample takes the class of its nearest labelled sample of the other
         folds in the normalised views; pairs: ROC AUC of the pair distances, must-links
         against cannot-links); the rule above ranks the two, so a tie keeps it. Cost: one
@@ -572,6 +579,10 @@ default "auto"
         ``result.tuning``; ``verbose`` logs them; an explicit value skips the tuning.
     solver : {"auto", "direct", "woodbury"}, default "auto"
         ``W`` step: ``d × d`` Cholesky systems, ``n × n`` Woodbury systems, or the smaller.
+        On the Woodbury route the ``c`` matrices are combined from per-view Grams shared by
+        all classes when that is cheaper (the weights of a view have a small numerical rank),
+        so the cost of forming them grows with that rank rather than with ``c``
+        (``docs/mvfl.md``, "The W step with many classes").
     f_step : {"monotone", "paper"}, default "monotone"
         ``"monotone"``: joint step (``W`` eliminated at the IRLS weights, projected gradient
         on ``F`` with backtracking, then ``W`` follows); the objective never increases.

@@ -75,29 +75,112 @@ def _knn_graph(X):
     return ((A + A.T) > 0).astype(np.float64).tocsr()
 
 
-def _spread(graph, rows, classes, c):
-    """Label spreading (Zhou et al. 2004) on ``graph``: ``F ← α S F + (1 − α) Y`` with
-    ``S = D^{-1/2} A D^{-1/2}``; returns the class scores ``(n, c)``."""
-    n = graph.shape[0]
+def _spread_operator(graph):
+    """``S = D^{-1/2} A D^{-1/2}`` of the kNN graph (isolated rows stay zero)."""
     deg = np.asarray(graph.sum(axis=1)).ravel()
-    inv = np.zeros(n)
+    inv = np.zeros(graph.shape[0])
     np.divide(1.0, np.sqrt(deg), out=inv, where=deg > 0)
-    S = sp.diags(inv) @ graph @ sp.diags(inv)
-    Y = np.zeros((n, c))
-    Y[rows, classes] = 1.0
+    return (sp.diags(inv) @ graph @ sp.diags(inv)).tocsr()
+
+
+def _sweeps(S, Y):
+    """``_SPREAD_SWEEPS`` of ``F ← α S F + (1 − α) Y`` from ``F = Y``: a linear map of
+    ``Y`` (the same one for every column)."""
     F = Y.copy()
     for _ in range(_SPREAD_SWEEPS):
         F = _SPREAD_ALPHA * (S @ F) + (1.0 - _SPREAD_ALPHA) * Y
     return F
 
 
-def _spread_labels(graph, rows, classes, c, fallback):
-    """Labels from spreading; rows the labels never reach keep ``fallback``."""
-    F = _spread(graph, rows, classes, c)
+def _unit_columns(n, idx):
+    E = np.zeros((n, len(idx)))
+    E[np.asarray(idx, dtype=np.int64), np.arange(len(idx))] = 1.0
+    return E
+
+
+def _spread(graph, rows, classes, c):
+    """Label spreading (Zhou et al. 2004) on ``graph``: ``F ← α S F + (1 − α) Y`` with
+    ``S = D^{-1/2} A D^{-1/2}``; returns the class scores ``(n, c)``."""
+    n = graph.shape[0]
+    Y = np.zeros((n, c))
+    Y[rows, classes] = 1.0
+    return _sweeps(_spread_operator(graph), Y)
+
+
+class _FoldSpreader:
+    """Label spreading from subsets of the labels without one spreading per subset.
+
+    Spreading is linear in the seeds, so the scores from the labelled samples ``tr`` are
+    ``G[:, tr] @ onehot(classes[tr])`` with ``G`` the spreading of each labelled sample's
+    unit column, computed once (``l`` columns instead of ``c`` per fold: leave-one-out over
+    100 labels no longer costs 100 spreadings of ``c`` columns, which dominated a 100-class
+    solve). The sums are of nonnegative terms, so a row no seed reaches is exactly zero.
+    """
+
+    def __init__(self, graph, rows, classes, c):
+        self.S = _spread_operator(graph)
+        self.rows, self.classes, self.c = rows, classes, c
+        self.G = _sweeps(self.S, _unit_columns(graph.shape[0], rows))
+
+    def labels(self, tr, fallback):
+        rows, classes, c = self.rows[tr], self.classes[tr], self.c
+        onehot = sp.csr_matrix((np.ones(rows.size), (np.arange(rows.size), classes)),
+                               shape=(rows.size, c))
+        F = np.asarray((onehot.T @ self.G[:, tr].T).T)
+        if np.unique(classes).size < c:
+            all_rows, all_classes = _seed_missing(F, rows, classes, c, fallback)
+            seeds = all_rows[rows.size:]
+            if seeds.size:
+                Gs = _sweeps(self.S, _unit_columns(F.shape[0], seeds))
+                np.add.at(F.T, all_classes[rows.size:], Gs.T)
+        return _labels_or_fallback(F, fallback)
+
+
+def _labels_or_fallback(F, fallback):
     out = np.argmax(F, axis=1).astype(np.int64)
     unreached = F.max(axis=1) <= 0
     out[unreached] = fallback[unreached]
     return out
+
+
+def _seed_missing(F, rows, classes, c, fallback):
+    """Seeds for the classes no labelled sample names, so that spreading can grow them.
+
+    Class ``k`` without a label takes one seed: the sample of its matched k-means cluster
+    (``fallback == k``) that the spreading from the known classes covers worst (lowest
+    ``max_j F[i, j]`` on unlabelled rows), i.e. the part of the data the labels explain
+    least; an empty cluster takes the worst-covered sample overall. Returns the extended
+    ``(rows, classes)``.
+    """
+    missing = np.setdiff1d(np.arange(c), classes)
+    if missing.size == 0:
+        return rows, classes
+    cover = F.max(axis=1).astype(np.float64)
+    cover[rows] = np.inf  # labelled rows keep their class
+    new_rows = []
+    for k in missing:
+        members = np.flatnonzero(fallback == k)
+        pool = members[np.isfinite(cover[members])] if members.size else members
+        if pool.size == 0:
+            pool = np.flatnonzero(np.isfinite(cover))
+        if pool.size == 0:
+            break
+        i = pool[np.argmin(cover[pool])]
+        new_rows.append(i)
+        cover[i] = np.inf  # one sample seeds one class
+    new_rows = np.asarray(new_rows, dtype=np.int64)
+    return (np.concatenate([rows, new_rows]),
+            np.concatenate([classes, missing[:new_rows.size].astype(np.int64)]))
+
+
+def _spread_labels(graph, rows, classes, c, fallback):
+    """Labels from spreading; classes without a label are seeded first
+    (:func:`_seed_missing`); rows the labels never reach keep ``fallback``."""
+    F = _spread(graph, rows, classes, c)
+    if np.unique(classes).size < c:
+        rows, classes = _seed_missing(F, rows, classes, c, fallback)
+        F = _spread(graph, rows, classes, c)
+    return _labels_or_fallback(F, fallback)
 
 
 def _tune_init(X, data: _Data, km, log):
@@ -111,14 +194,14 @@ def _tune_init(X, data: _Data, km, log):
     n_folds = min(rows.size, _TUNE_INIT_FOLDS)
     folds = label_folds(sup, n_folds, tuning_rng(data.rng))
     graph = _knn_graph(X)
+    spreader = _FoldSpreader(graph, rows, classes, data.c)
 
     def evaluate(init, f):
         tr, te = folds != f, folds == f
         if not te.any() or not tr.any():
             return np.nan, 0
-        pred = (km if init == "k-means++" else _spread_labels(
-            graph, rows[tr], classes[tr], data.c,
-            _match_clusters(km, rows[tr], classes[tr], data.c)))
+        pred = (km if init == "k-means++" else spreader.labels(
+            tr, _match_clusters(km, rows[tr], classes[tr], data.c)))
         # pairs (held-out sample, every other labelled sample): the start's partition is
         # judged, not its class names (the clustering's accuracy is permutation-free)
         i = np.repeat(rows[te], rows.size)
@@ -132,11 +215,9 @@ def _tune_init(X, data: _Data, km, log):
                            pairs[~same_class])
         return score, 0
 
-    # spreading grows every class from its labelled samples and cannot create a class that
-    # has none: it is a candidate only when the labels cover every cluster (the held-out
-    # score cannot see an uncovered class, so it would favour spreading unfairly there)
-    covered = np.unique(classes).size == data.c
-    candidates = ["k-means++", "spread"] if covered else ["k-means++"]
+    # spreading grows every class from its seeds; a class without a label is seeded from
+    # its matched k-means cluster (_seed_missing), so spreading is a candidate either way
+    candidates = ["k-means++", "spread"]
     chosen, record = grid_search("init", candidates, evaluate, n_folds,
                                  method="held-out labelled pairs honoured by the start's "
                                         "partition", log=log)

@@ -14,6 +14,15 @@ data, ``f̃_k`` the centred column of ``F`` and ``D_k = λ1 P_k + λ2 Q`` the IR
   double centring ``J K J`` then equals ``X̃ D_k⁻¹ X̃ᵀ`` and ``X̃ᵀα = Xᵀα`` because ``1ᵀα = 0``,
   so ``X − 1μᵀ`` is never formed.
 
+Forming the ``c`` Woodbury matrices costs ``c n² d`` and dominates a solve with many classes.
+They share structure: on the features of view ``v`` the weights are ``D_k⁻¹[i] = 1/(λ2 q_i +
+λ1 p_kv)``, a Cauchy-like ``d_v × c`` matrix whose numerical rank ``r_v`` is small (a handful,
+whatever ``c``). :func:`shared_grams` compresses each view's block by a truncated SVD
+(singular values below ``_SHARED_RTOL`` of the largest are dropped: rounding level), forms one
+``n × n`` Gram per kept singular vector (``Σ_v r_v n² d_v``) and each class's matrix as a
+combination of those (one GEMM, ``c n² Σ_v r_v``): the cost follows the ranks, not ``c``.
+It is used when the cost model says it is cheaper (:func:`shared_plan`).
+
 The reweighted objective majorises the ε-smoothed one (``sqrt`` is concave). With its
 factors fixed, :meth:`WStep.apply_m` gives the fit with ``W`` eliminated,
 ``min_{W,b} ‖XW + 1bᵀ − F‖² + Σ_k w_kᵀ D_k w_k = Σ_k f̃_kᵀ M_k f̃_k``, which the joint ``F``
@@ -29,10 +38,89 @@ import scipy.sparse as sp
 
 from fastmv.kernels.mvfl import cholesky_solve, sparse_weighted_gram
 
-__all__ = ["WStep", "choose_route"]
+__all__ = ["WStep", "choose_route", "compress_weights", "shared_plan", "shared_grams"]
 
 # On the Woodbury route a dense X with fewer nonzeros than this fraction is handled as CSR.
 SPARSE_DENSITY = 0.1
+# Shared Woodbury Grams: singular values of a view's weight block below this fraction of its
+# largest are dropped (the perturbation of each system is then at the rounding level of its
+# Cholesky solve); the compressed form is taken when its modelled cost is below this fraction
+# of the per-class one, and its Grams are combined in batches of at most this many bytes.
+_SHARED_RTOL = 1e-12
+_SHARED_GAIN = 0.7
+_SHARED_BATCH_BYTES = 1 << 27
+
+
+def compress_weights(Dinv, view_ptr):
+    """Per view ``(lo, hi, basis, coef)`` with ``Dinv[:, lo:hi] ≈ coef @ basis``: the
+    truncated SVD of the view's block (``basis``: ``r_v × d_v``, ``coef``: ``p × r_v``),
+    singular values below ``_SHARED_RTOL`` of the largest dropped."""
+    plan = []
+    for lo, hi in zip(view_ptr[:-1], view_ptr[1:]):
+        if hi == lo or Dinv.shape[0] == 0:
+            continue
+        U, s, Vt = np.linalg.svd(Dinv[:, lo:hi], full_matrices=False)
+        r = int(np.count_nonzero(s > _SHARED_RTOL * s[0])) if s[0] > 0 else 0
+        plan.append((int(lo), int(hi), s[:r, None] * Vt[:r], U[:, :r]))
+    return plan
+
+
+def shared_plan(Dinv, view_ptr, n):
+    """:func:`compress_weights` of ``Dinv`` (``p × d``), or ``None`` when per-class Grams
+    are cheaper. Cost model in units of ``n²`` flops: per class ``p d``; shared
+    ``Σ_v r_v d_v`` for the Grams plus ``2 p Σ_v r_v`` for their combination."""
+    p, d = Dinv.shape
+    if p < 2 or view_ptr is None:
+        return None
+    plan = compress_weights(Dinv, view_ptr)
+    grams = sum(b.shape[0] * (hi - lo) for lo, hi, b, _ in plan)
+    terms = sum(b.shape[0] for _, _, b, _ in plan)
+    if grams + 2 * p * terms >= _SHARED_GAIN * p * d:
+        return None
+    return plan
+
+
+def _signed_gram(Y, u):
+    """``Y diag(u) Yᵀ`` by two symmetric rank-k products (positive and negative ``u``)."""
+    out = None
+    for mask, sign in ((u > 0, 1.0), (u < 0, -1.0)):
+        if mask.any():
+            Z = Y[:, mask] * np.sqrt(sign * u[mask])
+            G = Z @ Z.T
+            out = sign * G if out is None else out + sign * G
+    return np.zeros((Y.shape[0], Y.shape[0]), Y.dtype) if out is None else out
+
+
+def shared_grams(plan, p, n, gram_of_view, dtype=np.float64):
+    """``(p, n, n)``: ``Σ_v Y_v diag(D_k⁻¹ on view v) Y_vᵀ`` for every class ``k`` from the
+    compressed ``plan`` (:func:`shared_plan`). ``gram_of_view(v, basis)`` returns the
+    ``(r_v, n, n)`` Grams ``Y_v diag(basis[j]) Y_vᵀ`` of view ``v``. The Grams of all views
+    are combined by one product (several when they exceed ``_SHARED_BATCH_BYTES``)."""
+    out = np.zeros((p, n * n), dtype)
+    batch = max(1, _SHARED_BATCH_BYTES // max(n * n * np.dtype(dtype).itemsize, 1))
+    grams, coefs, held, first = [], [], 0, True
+
+    def flush():
+        H = np.concatenate(grams).reshape(-1, n * n)
+        C = np.concatenate(coefs, axis=1).astype(dtype)
+        if first:
+            np.matmul(C, H, out=out)
+        else:
+            out[...] += C @ H
+        grams.clear()
+        coefs.clear()
+
+    for v, (_, _, basis, coef) in enumerate(plan):
+        for start in range(0, basis.shape[0], batch):
+            if held + min(batch, basis.shape[0] - start) > batch and grams:
+                flush()
+                first, held = False, 0
+            grams.append(np.asarray(gram_of_view(v, basis[start:start + batch]), dtype))
+            coefs.append(coef[:, start:start + batch])
+            held += grams[-1].shape[0]
+    if grams:
+        flush()
+    return out.reshape(p, n, n)
 
 
 def choose_route(X, solver):
@@ -84,8 +172,9 @@ class WStep:
     ``n × n`` systems ``I + X̃ D_k⁻¹ X̃ᵀ`` per column and never forms a ``d × d`` matrix.
     """
 
-    def __init__(self, X, route):
+    def __init__(self, X, route, view_ptr=None):
         self.X = X
+        self.view_ptr = view_ptr
         self.n, self.d = X.shape
         self.sparse = sp.issparse(X)
         self.mu = np.asarray(X.mean(axis=0)).ravel()
@@ -96,6 +185,7 @@ class WStep:
             XT.sort_indices()
             self.csr = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data)
             self.csr_t = (XT.indptr.astype(np.int64), XT.indices.astype(np.int64), XT.data)
+            self._view_csr = {}  # per-view CSR triples, built when the shared form is used
         if route == "woodbury" and not self.sparse:
             self.Xc = X - self.mu  # explicit centring of dense X: no cancellation in K
         if route == "direct":
@@ -134,14 +224,34 @@ class WStep:
                 _cholesky_lower(A)
             return Factors(L, None)
         Dinv = 1.0 / rows
-        if self.sparse:
+        plan = shared_plan(Dinv, self.view_ptr, self.n)
+        if plan is not None:  # X̃ D_k⁻¹ X̃ᵀ (sparse: uncentred) from shared per-view Grams
+            L = shared_grams(plan, len(rows), self.n, self._view_grams)
+        elif self.sparse:
             L = sparse_weighted_gram(*self.csr, *self.csr_t, Dinv)  # uncentred X D⁻¹ Xᵀ
         else:
             L = np.empty((len(rows), self.n, self.n))
         for j, dinv in enumerate(Dinv):
-            self._kernel(dinv, L[j], centre=self.sparse)
+            self._kernel(None if plan is not None else dinv, L[j], centre=self.sparse)
             _cholesky_lower(L[j])
         return Factors(L, Dinv)
+
+    def _view_grams(self, v, basis):
+        """``(r, n, n)`` Grams ``Y_v diag(basis[j]) Y_vᵀ`` of view ``v`` (``Y = X̃`` dense,
+        ``X`` uncentred when sparse) for :func:`shared_grams`."""
+        lo, hi = self.view_ptr[v], self.view_ptr[v + 1]
+        if not self.sparse:
+            Y = self.Xc[:, lo:hi]
+            return np.stack([_signed_gram(Y, u) for u in basis])
+        if v not in self._view_csr:
+            Xv = self.X[:, lo:hi].tocsr()
+            Xv.sort_indices()
+            XvT = Xv.T.tocsr()
+            XvT.sort_indices()
+            self._view_csr[v] = tuple(a for M in (Xv, XvT) for a in
+                                      (M.indptr.astype(np.int64), M.indices.astype(np.int64),
+                                       M.data))
+        return sparse_weighted_gram(*self._view_csr[v], np.ascontiguousarray(basis))
 
     def weights(self, factors, F, solved=None):
         """``W, b`` minimising the reweighted ridge objective at ``F`` (factors of
@@ -193,8 +303,10 @@ class WStep:
 
     def _kernel(self, dinv, K, centre):
         """``I + X̃ D⁻¹ X̃ᵀ`` into ``K`` (``centre``: ``K`` holds the uncentred sparse
-        ``X D⁻¹ Xᵀ``, centred in place)."""
-        if not centre:
+        ``X D⁻¹ Xᵀ``, centred in place; ``dinv=None``: ``K`` holds ``X̃ D⁻¹ X̃ᵀ`` already)."""
+        if dinv is None and not centre:
+            pass
+        elif not centre:
             Y = self.Xc * np.sqrt(dinv)
             np.matmul(Y, Y.T, out=K)  # X̃ D⁻¹ X̃ᵀ
         else:

@@ -42,6 +42,13 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
     return np.stack([X @ np.diag(dk) @ X.T for dk in np.asarray(dinv, dtype=np.float64)])
 
 
+def per_class_grams(Y, dinv):
+    """The W step's Woodbury Grams one class at a time: ``Y diag(dinv[k]) Yᵀ`` (the twin of
+    ``fastmv._mvfl._wstep.shared_grams``)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    return np.stack([Y @ np.diag(dk) @ Y.T for dk in np.asarray(dinv, dtype=np.float64)])
+
+
 def pair_gram(F, indptr, indices, data):
     F = np.asarray(F, dtype=np.float64)
     Ip = _dense(indptr, indices, data, F.shape[0])

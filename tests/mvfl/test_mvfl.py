@@ -242,6 +242,107 @@ def test_woodbury_equals_direct(sparse, n, d):
         np.testing.assert_allclose(bd, F.mean(axis=0) - Xd.mean(axis=0) @ Wd, atol=1e-10)
 
 
+def _irls_weights(rng, c, view_ptr, lam1=1e-3, lam2=1e-3):
+    """``D_k⁻¹`` with the structure of the W step: ``1/(λ2 q_i + λ1 p_kv)``."""
+    d = int(view_ptr[-1])
+    q = rng.uniform(0.5, 500.0, d)
+    p = rng.uniform(0.5, 500.0, (c, len(view_ptr) - 1))
+    return 1.0 / (lam2 * q + lam1 * np.repeat(p, np.diff(view_ptr), axis=1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n,c,dims", [(12, 7, (5, 30, 0, 9)), (1, 3, (4, 6)), (9, 1, (20,)),
+                                      (15, 40, (60, 3, 90))])
+def test_shared_grams_equal_per_class(dtype, n, c, dims):
+    rng = np.random.default_rng(n + c)
+    vp = np.concatenate([[0], np.cumsum(dims)]).astype(np.int64)
+    Y = rng.normal(size=(n, int(vp[-1]))).astype(dtype)
+    dinv = _irls_weights(rng, c, vp)
+    plan = WS.compress_weights(dinv, vp)
+    assert all(b.shape[0] <= min(c, hi - lo) for lo, hi, b, _ in plan)
+
+    def grams(v, basis):
+        lo, hi = plan[v][0], plan[v][1]
+        return np.stack([N.per_class_grams(Y[:, lo:hi], u[None])[0] for u in basis])
+
+    got = WS.shared_grams(plan, c, n, grams, dtype=dtype)
+    want = N.per_class_grams(Y, dinv)
+    assert got.dtype == dtype and got.shape == (c, n, n)
+    scale = max(np.abs(want).max(), 1.0)
+    np.testing.assert_allclose(got, want, atol=(1e-4 if dtype == np.float32 else 1e-10) * scale)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_shared_woodbury_step_equals_per_class(sparse, monkeypatch):
+    rng = np.random.default_rng(3)
+    n, c, vp = 20, 30, np.array([0, 150, 160, 400])
+    X = rng.normal(size=(n, 400)) + 2.0
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random(X.shape) < 0.2))
+    D = 1.0 / _irls_weights(rng, c, vp)
+    F = rng.random((n, c))
+    assert WS.shared_plan(1.0 / D, vp, n) is not None  # many classes: the shared form
+    W1, b1 = WS.WStep(X, "woodbury", vp).solve(F, D, False)
+    monkeypatch.setattr(WS, "_SHARED_GAIN", 0.0)  # force the per-class Grams
+    W0, b0 = WS.WStep(X, "woodbury", vp).solve(F, D, False)
+    np.testing.assert_allclose(W1, W0, atol=1e-9 * np.abs(W0).max())
+    np.testing.assert_allclose(b1, b0, atol=1e-9 * max(np.abs(b0).max(), 1.0))
+    # a batch smaller than one view's Grams gives the same matrices
+    monkeypatch.setattr(WS, "_SHARED_GAIN", 0.7)
+    monkeypatch.setattr(WS, "_SHARED_BATCH_BYTES", 3 * n * n * 8)
+    W2, _ = WS.WStep(X, "woodbury", vp).solve(F, D, False)
+    np.testing.assert_allclose(W2, W0, atol=1e-9 * np.abs(W0).max())
+
+
+def test_spread_start_seeds_classes_without_labels():
+    """Planted: 4 separated blobs, labels only in classes 0 and 1. Spreading alone cannot
+    grow classes 2 and 3; seeded from their k-means clusters it recovers all four."""
+    from fastmv._mvfl import _start as ST
+
+    rng = np.random.default_rng(0)
+    views, y = _blobs(rng, 25, 4, (6, 5), sep=6.0)
+    X = np.hstack(views)
+    rows = np.array([0, 1, 2, 25, 26, 27])
+    classes = y[rows]
+    graph = ST._knn_graph(X)
+    km = ST._match_clusters(fastmv.kmeans(X, 4, random_state=0).labels, rows, classes, 4)
+    plain = np.argmax(ST._spread(graph, rows, classes, 4), axis=1)
+    assert np.unique(plain).size <= 2
+    seeded = ST._spread_labels(graph, rows, classes, 4, km)
+    assert metrics.accuracy(y, seeded) == 1.0
+    new_rows, new_classes = ST._seed_missing(ST._spread(graph, rows, classes, 4), rows,
+                                             classes, 4, km)
+    assert set(new_classes[rows.size:]) == {2, 3}
+    assert set(y[new_rows[rows.size:]]) == {2, 3}  # each seed lies in an unlabelled class
+    r = fastmv.mvfl(views, 4, labels=np.where(np.isin(np.arange(y.size), rows), y, -1),
+                    init="spread", random_state=0)
+    assert metrics.accuracy(y, r.labels) == 1.0
+
+
+def test_fold_spreading_equals_spreading_each_fold():
+    """init='auto' spreads from each fold's labels through one linear basis; it must give
+    the labels of a spreading run per fold (missing classes seeded, unreached fallback)."""
+    from fastmv._mvfl import _start as ST
+
+    rng = np.random.default_rng(1)
+    n, c = 120, 9
+    y = rng.integers(0, c, n)
+    X = rng.normal(size=(n, 4)) + np.eye(c)[y] @ rng.normal(size=(c, 4)) * 3.0
+    rows = rng.choice(n - 10, 16, replace=False)
+    classes = y[rows]
+    # the last 10 rows form their own component: rows no label reaches
+    graph = sp.block_diag([ST._knn_graph(X[:-10]), ST._knn_graph(X[-10:])], format="csr")
+    spreader = ST._FoldSpreader(graph, rows, classes, c)
+    fallback = rng.integers(0, c, n)
+    for _ in range(10):
+        tr = np.ones(rows.size, bool)
+        tr[rng.choice(rows.size, 4, replace=False)] = False
+        want = ST._spread_labels(graph, rows[tr], classes[tr], c, fallback)
+        np.testing.assert_array_equal(spreader.labels(tr, fallback), want)
+    np.testing.assert_array_equal(spreader.labels(np.ones(rows.size, bool), fallback)[-10:],
+                                  fallback[-10:])
+
+
 @pytest.mark.parametrize("prior", ["none", "labels", "pairs"])
 def test_solver_routes_agree(prior):
     rng = np.random.default_rng(7)
