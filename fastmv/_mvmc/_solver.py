@@ -122,6 +122,25 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, random_state):
     return _Data(views, n_clusters, pairs, check_random_state(random_state))
 
 
+#: ``k="auto"``: constrained pairs per free entry of each ``M_v`` (docs/mvmc.md, "Basis rank").
+PAIRS_PER_PARAMETER = 1.0
+#: ``k="auto"`` never exceeds this (the fixed default before the pair rule).
+_K_MAX = 100
+
+
+def auto_rank(n_pairs, pairs_per_parameter=None):
+    """Largest ``k ≤ 100`` with ``k (k + 1) / 2 ≤ n_pairs / pairs_per_parameter`` (at least 1;
+    default :data:`PAIRS_PER_PARAMETER`)."""
+    rho = PAIRS_PER_PARAMETER if pairs_per_parameter is None else pairs_per_parameter
+    budget = n_pairs / rho
+    k = int((np.sqrt(8.0 * budget + 1.0) - 1.0) // 2.0)
+    while (k + 1) * (k + 2) / 2 <= budget:  # guard the float square root
+        k += 1
+    while k > 1 and k * (k + 1) / 2 > budget:
+        k -= 1
+    return max(1, min(_K_MAX, k))
+
+
 # C1="auto": the constraint weights compared (old default first: it wins ties), the folds
 # over the pairs and the looser tolerance of the fits behind the scores (docs/defaults.md,
 # "Self-tuning"). The fits share the views' bases with the solve and skip its spectral step;
@@ -192,7 +211,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
     "must_link": ["pairs", None], "cannot_link": ["pairs", None],
     "C1": [Interval(Real, 0, None, closed="neither"), Options({"auto"})],
     "C2": [Interval(Real, 0, None, closed="neither")],
-    "k": [Interval(Integral, 1, None, closed="left")],
+    "k": [Interval(Integral, 1, None, closed="left"), Options({"auto"})],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "inner_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")], "accelerated": ["boolean"],
@@ -203,8 +222,9 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
 })
 def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
          must_link: ArrayLike | None, cannot_link: ArrayLike | None, *,
-         C1: float | Literal["auto"] = 100.0, C2: float = 1.0, k: int = 100,
-         max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-6, accelerated: bool = True,
+         C1: float | Literal["auto"] = 100.0, C2: float = 1.0,
+         k: int | Literal["auto"] = "auto",
+         max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-4, accelerated: bool = True,
          normalize: Literal["l2"] | None = "l2", step: Literal["tight", "paper"] = "tight",
          n_init: int = 10, random_state: int | np.random.Generator | None = None,
          verbose: bool | int = False, progress: bool = False,
@@ -248,15 +268,22 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         are in ``result.tuning``. A number skips the tuning.
     C2 : float, default 1.0
         Weight of the disagreement ``‖Z_v M_v Z_vᵀ − S‖²`` between each view and ``S``.
-    k : int, default 100
+    k : int or "auto", default "auto"
         Rank of each view basis; per view ``k_v = min(k, d_v, n − 1)``, lowered further to
-        the numerical rank of ``X_v``.
+        the numerical rank of ``X_v``. ``"auto"``: ``k = min(100, k_Ω)`` with ``k_Ω`` the
+        largest rank whose PSD matrix ``M_v`` has no more free entries than there are
+        constrained pairs per :data:`PAIRS_PER_PARAMETER`, ``k_Ω(k_Ω + 1)/2 ≤ |Ω| / ρ``
+        (``|Ω|`` distinct pairs): with few pairs a wide basis lets ``S`` fit the constraints
+        without generalising from them (docs/mvmc.md, "Basis rank"). Free: it reads only
+        the number of pairs.
     max_iter : int, default 100
         Maximum number of outer iterations (each recomputes ``S`` once).
     inner_iter : int, default 10
         Projected-gradient / FISTA steps on every ``M_v`` per outer iteration.
-    tol : float, default 1e-6
+    tol : float, default 1e-4
         Stop when the objective's relative change between outer iterations is ``<= tol``.
+        Past ``1e-4`` the labels move no more than the spectral step's own k-means restarts
+        move them (docs/mvmc.md, "Stopping rule"); a smaller value buys a more accurate ``M``.
     accelerated : bool, default True
         FISTA on the outer iterations (adaptive restart) and monotone FISTA on the inner
         steps. ``False`` is the paper's alternation with plain projected gradient steps; its
@@ -357,6 +384,8 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
            n_init, verbose, progress, callback, n_jobs, executor):
     """The view bases, the outer iterations driven by the shared driver, then the spectral
     step; the result."""
+    if isinstance(k, str):
+        k = auto_rank(data.pairs[0].size)
     with thread_limit(n_jobs) as n_threads:
         Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)
              for v, X in enumerate(data.views)]

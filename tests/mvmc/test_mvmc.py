@@ -7,6 +7,7 @@ import fastmv
 from benchmarks.references import mvmc as R
 from fastmv._mvmc import _lowrank
 from fastmv._mvmc import _problem as _mvmc_problem
+from fastmv._mvmc import _solver as _mvmc_solver
 from fastmv.exceptions import DegenerateSolutionWarning
 from fastmv.kernels.mvmc import (
     clip_correction,
@@ -544,6 +545,47 @@ def test_non_finite_objective_raises():
     ml, cl = pairwise_constraints(y, 150, random_state=0)
     with pytest.raises(fastmv.exceptions.DegenerateSolutionError, match="C1"):
         fastmv.mvmc(views, 3, ml, cl, C1=1e308, C2=1e308, k=5, max_iter=3, random_state=0)
+
+
+# ---------------------------------------------------------------------------------------
+# k="auto" and the stopping rule
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rho", [1.0, 2.0, 0.5])
+def test_auto_rank_is_the_largest_rank_within_the_pair_budget(rho):
+    for n_pairs in [0, 1, 2, 3, 5, 6, 7, 844, 845, 1999, 2000, 5049, 5050, 5051, 10 ** 6]:
+        fits = [k for k in range(1, 101) if k * (k + 1) / 2 <= n_pairs / rho]
+        assert _mvmc_solver.auto_rank(n_pairs, rho) == (max(fits) if fits else 1), n_pairs
+    # triangular numbers are the boundaries: k(k+1)/2 pairs allow exactly k
+    assert [_mvmc_solver.auto_rank(k * (k + 1) // 2, 1.0) for k in (1, 2, 44, 99)] == \
+        [1, 2, 44, 99]
+
+
+def test_auto_rank_follows_the_pairs_and_an_explicit_k_bypasses_it():
+    views, y = _planted(n=120, c=3, d=40, seed=3)
+    ml, cl = pairwise_constraints(y, 60, random_state=0)
+    n_pairs = np.unique(np.sort(np.vstack([ml, cl]), axis=1), axis=0).shape[0]
+    k_auto = _mvmc_solver.auto_rank(n_pairs)
+    assert k_auto < 40
+    res = fastmv.mvmc(views, 3, ml, cl, random_state=0)
+    assert [Z.shape[1] for Z in res.Z] == [k_auto] * 2
+    wide = fastmv.mvmc(views, 3, ml, cl, k=30, random_state=0)
+    assert [Z.shape[1] for Z in wide.Z] == [30, 30]
+    # many pairs: the cap of the old fixed default, then the view's own width
+    ml, cl = pairwise_constraints(y, 3000, random_state=0)
+    assert [Z.shape[1] for Z in fastmv.mvmc(views, 3, ml, cl, random_state=0).Z] == [40, 40]
+
+
+def test_default_tolerance_stops_when_the_objective_settles():
+    views, y = _planted(n=90, c=3, seed=2)
+    ml, cl = pairwise_constraints(y, 300, random_state=1)
+    res = fastmv.mvmc(views, 3, ml, cl, k=8, random_state=0)
+    rel = np.abs(np.diff(res.objective)) / np.abs(res.objective[1:])
+    assert res.converged and rel[-1] <= 1e-4 and (rel[:-1] > 1e-4).all()
+    tight = fastmv.mvmc(views, 3, ml, cl, k=8, tol=1e-8, random_state=0)
+    assert tight.n_iter > res.n_iter
+    assert abs(res.objective[-1] - tight.objective[-1]) <= 1e-3 * abs(tight.objective[-1])
+    assert fastmv.metrics.accuracy(y, res.labels) == fastmv.metrics.accuracy(y, tight.labels)
 
 
 # ---------------------------------------------------------------------------------------
