@@ -36,6 +36,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import DegenerateSolutionWarning
+from ._graph import knn_graph, neighbour_count
 from ._lowrank import ClippedLowRankOperator
 from ._problem import Problem, view_basis
 
@@ -184,9 +185,10 @@ def _tune_C1(Z, pairs, C2, inner_iter, accelerated, step, map_, rng, max_iter, l
                        method="AUC of the completed similarity on held-out pairs", log=log)
 
 
-def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
-    """Labels from the completed similarity; warns when ``S`` carries no cluster structure."""
-    n = S.shape[0]
+def _cluster(S, data, n_init, n_jobs, C1, graph, executor):
+    """Labels from the completed similarity (through its kNN graph with ``graph="knn"``);
+    warns when ``S`` carries no cluster structure."""
+    n, n_clusters = S.shape[0], data.n_clusters
     if S.rank == 0:
         warnings.warn(
             "the completed similarity S is identically zero (every M_v = 0), so every sample "
@@ -194,7 +196,9 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
             f"cannot-links, or too few must-links for C1={C1:g}). Raise C1 (or C2), or add "
             "must-link pairs", DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
         return np.zeros(n, dtype=np.int64)
-    labels = np.asarray(spectral_clustering(S, n_clusters, n_init=n_init, random_state=rng,
+    q = neighbour_count(n, n_clusters) if graph == "knn" else 0
+    W = knn_graph(S._core.F, S._core.w, data.pairs, q) if q else S
+    labels = np.asarray(spectral_clustering(W, n_clusters, n_init=n_init, random_state=data.rng,
                                             n_jobs=n_jobs, executor=executor), dtype=np.int64)
     found = np.unique(labels).size
     if found < n_clusters:
@@ -216,6 +220,7 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
     "inner_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")], "accelerated": ["boolean"],
     "normalize": [Options({"l2"}), None], "step": [Options({"tight", "paper"})],
+    "graph": [Options({"knn", "full"})],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
     "n_jobs": ["n_jobs"], "executor": [Executor, None],
@@ -226,7 +231,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
          k: int | Literal["auto"] = "auto",
          max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-4, accelerated: bool = True,
          normalize: Literal["l2"] | None = "l2", step: Literal["tight", "paper"] = "tight",
-         n_init: int = 10, random_state: int | np.random.Generator | None = None,
+         graph: Literal["knn", "full"] = "knn", n_init: int = 10, random_state: int | np.random.Generator | None = None,
          verbose: bool | int = False, progress: bool = False,
          callback: Callable[[IterationInfo], bool | None] | None = None, n_jobs: int | None = None,
          executor: Executor | None = None) -> MVMCResult:
@@ -295,6 +300,14 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         Step ``1/L`` with ``L = 2(C1 + C2)`` (a valid Lipschitz constant), or the paper's
         ``L = 2(C1 ‖Z_v‖_F⁴ + C2) = 2(C1 k_v² + C2)``, ``k_v²`` times smaller steps towards
         the same optimum.
+    graph : {"knn", "full"}, default "knn"
+        Graph of the final spectral step. ``"knn"``: every sample's ``q = 2⌈n/c⌉`` most
+        similar samples in ``S`` (twice the mean cluster size), with the observed entries
+        set to ``1`` (must-link) and ``0`` (cannot-link), symmetrised; ``S`` itself when
+        ``q ≥ n/2`` (``c ≤ 4``). With many small clusters the global mass of the completed
+        ``S`` blurs the embedding (docs/mvmc.md, "The spectral step's graph"). One pass over
+        ``S`` (O(n² R)) and O(n q) memory, ``q`` lowered so that ``n q ≤ 2**24``. ``"full"``:
+        ``S`` (the paper). ``result.similarity()`` is ``S`` either way.
     n_init : int, default 10
         k-means restarts of the final spectral step (the lowest inertia is kept).
     random_state : None, int or numpy.random.Generator
@@ -375,13 +388,14 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     """
     data = _prepare(X_list, n_clusters, must_link, cannot_link, random_state)
     return _solve(data, C1=C1, C2=C2, k=k, max_iter=max_iter, inner_iter=inner_iter, tol=tol,
-                  accelerated=accelerated, normalize=normalize, step=step, n_init=n_init,
+                  accelerated=accelerated, normalize=normalize, step=step, graph=graph,
+                  n_init=n_init,
                   verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs,
                   executor=executor)
 
 
 def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize, step,
-           n_init, verbose, progress, callback, n_jobs, executor):
+           graph, n_init, verbose, progress, callback, n_jobs, executor):
     """The view bases, the outer iterations driven by the shared driver, then the spectral
     step; the result."""
     if isinstance(k, str):
@@ -401,7 +415,6 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
                                   bool(accelerated), step, map_, blocks)
                 trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,
                                 callback=callback, verbose=verbose, progress=progress)
-            labels = _cluster(problem.similarity(), data.n_clusters, n_init, data.rng,
-                              n_jobs, C1, C2, executor)
+            labels = _cluster(problem.similarity(), data, n_init, n_jobs, C1, graph, executor)
     return MVMCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
                       converged=trace.converged, M=problem.M, Z=Z, tuning=tuning)
