@@ -50,7 +50,8 @@ class MVMCResult(Result):
     Attributes
     ----------
     labels : ndarray of int64, shape (n,)
-        Spectral clustering (Ng–Jordan–Weiss) of the completed similarity ``S``.
+        Spectral clustering (Ng–Jordan–Weiss) of the completed similarity ``S`` (of its kNN
+        graph with ``graph="knn"``).
     objective : ndarray, shape (n_iter,)
         ``Σ_v tr(M_v) + C1 ‖R_Ω(Z_v M_v Z_vᵀ − S_ob)‖² + C2 ‖Z_v M_v Z_vᵀ − S‖²`` after each
         outer iteration, at the new ``M`` and the ``S`` it was fitted to.
