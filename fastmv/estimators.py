@@ -65,12 +65,13 @@ __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_es
 # --------------------------------------------------------------------------------- MVMC
 class MVMC(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, C1: Any = 100.0, C2: float = 1.0, k: int = 100,
-                 max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-06,
+    def __init__(self, n_clusters: int = 2, *, C1: Any = 100.0, C2: float = 1.0, k: Any = 'auto',
+                 max_iter: int = 100, inner_iter: int = 10, tol: float = 0.0001,
                  accelerated: bool = True, normalize: Any = 'l2', step: str = 'tight',
-                 n_init: int = 10, random_state: Any = None, verbose: bool | int = False,
-                 progress: bool = False, callback: Callable | None = None,
-                 n_jobs: int | None = None, executor: Any = None) -> None:
+                 graph: str = 'knn', n_init: int = 10, random_state: Any = None,
+                 verbose: bool | int = False, progress: bool = False,
+                 callback: Callable | None = None, n_jobs: int | None = None,
+                 executor: Any = None) -> None:
         self.n_clusters = n_clusters
         self.C1 = C1
         self.C2 = C2
@@ -81,6 +82,7 @@ class MVMC(_MultiViewClusterer):
         self.accelerated = accelerated
         self.normalize = normalize
         self.step = step
+        self.graph = graph
         self.n_init = n_init
         self.random_state = random_state
         self.verbose = verbose

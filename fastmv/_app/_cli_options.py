@@ -95,10 +95,14 @@ def _value_parser(name, default):
         def text_or_number(text):
             if text.lower() == "none":
                 return None
-            try:
-                return float(text) if any(ch.isdigit() for ch in text) else text
-            except ValueError:
+            if not any(ch.isdigit() for ch in text):
                 return text
+            for kind in (int, float):  # "--k 5" stays an int ("auto" or a rank)
+                try:
+                    return kind(text)
+                except ValueError:
+                    pass
+            return text
         return text_or_number
     return literal
 

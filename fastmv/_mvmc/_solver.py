@@ -36,6 +36,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import DegenerateSolutionWarning
+from ._graph import knn_graph, neighbour_count
 from ._lowrank import ClippedLowRankOperator
 from ._problem import Problem, view_basis
 
@@ -49,7 +50,8 @@ class MVMCResult(Result):
     Attributes
     ----------
     labels : ndarray of int64, shape (n,)
-        Spectral clustering (Ng–Jordan–Weiss) of the completed similarity ``S``.
+        Spectral clustering (Ng–Jordan–Weiss) of the completed similarity ``S`` (of its kNN
+        graph with ``graph="knn"``).
     objective : ndarray, shape (n_iter,)
         ``Σ_v tr(M_v) + C1 ‖R_Ω(Z_v M_v Z_vᵀ − S_ob)‖² + C2 ‖Z_v M_v Z_vᵀ − S‖²`` after each
         outer iteration, at the new ``M`` and the ``S`` it was fitted to.
@@ -122,6 +124,25 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, random_state):
     return _Data(views, n_clusters, pairs, check_random_state(random_state))
 
 
+#: ``k="auto"``: constrained pairs per free entry of each ``M_v`` (docs/mvmc.md, "Basis rank").
+PAIRS_PER_PARAMETER = 1.0
+#: ``k="auto"`` never exceeds this (the fixed default before the pair rule).
+_K_MAX = 100
+
+
+def auto_rank(n_pairs, pairs_per_parameter=None):
+    """Largest ``k ≤ 100`` with ``k (k + 1) / 2 ≤ n_pairs / pairs_per_parameter`` (at least 1;
+    default :data:`PAIRS_PER_PARAMETER`)."""
+    rho = PAIRS_PER_PARAMETER if pairs_per_parameter is None else pairs_per_parameter
+    budget = n_pairs / rho
+    k = int((np.sqrt(8.0 * budget + 1.0) - 1.0) // 2.0)
+    while (k + 1) * (k + 2) / 2 <= budget:  # guard the float square root
+        k += 1
+    while k > 1 and k * (k + 1) / 2 > budget:
+        k -= 1
+    return max(1, min(_K_MAX, k))
+
+
 # C1="auto": the constraint weights compared (old default first: it wins ties), the folds
 # over the pairs and the looser tolerance of the fits behind the scores (docs/defaults.md,
 # "Self-tuning"). The fits share the views' bases with the solve and skip its spectral step;
@@ -165,9 +186,10 @@ def _tune_C1(Z, pairs, C2, inner_iter, accelerated, step, map_, rng, max_iter, l
                        method="AUC of the completed similarity on held-out pairs", log=log)
 
 
-def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
-    """Labels from the completed similarity; warns when ``S`` carries no cluster structure."""
-    n = S.shape[0]
+def _cluster(S, data, n_init, n_jobs, C1, graph, executor):
+    """Labels from the completed similarity (through its kNN graph with ``graph="knn"``);
+    warns when ``S`` carries no cluster structure."""
+    n, n_clusters = S.shape[0], data.n_clusters
     if S.rank == 0:
         warnings.warn(
             "the completed similarity S is identically zero (every M_v = 0), so every sample "
@@ -175,7 +197,9 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
             f"cannot-links, or too few must-links for C1={C1:g}). Raise C1 (or C2), or add "
             "must-link pairs", DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
         return np.zeros(n, dtype=np.int64)
-    labels = np.asarray(spectral_clustering(S, n_clusters, n_init=n_init, random_state=rng,
+    q = neighbour_count(n, n_clusters) if graph == "knn" else 0
+    W = knn_graph(S._core.F, S._core.w, data.pairs, q) if q else S
+    labels = np.asarray(spectral_clustering(W, n_clusters, n_init=n_init, random_state=data.rng,
                                             n_jobs=n_jobs, executor=executor), dtype=np.int64)
     found = np.unique(labels).size
     if found < n_clusters:
@@ -192,21 +216,23 @@ def _cluster(S, n_clusters, n_init, rng, n_jobs, C1, C2, executor):
     "must_link": ["pairs", None], "cannot_link": ["pairs", None],
     "C1": [Interval(Real, 0, None, closed="neither"), Options({"auto"})],
     "C2": [Interval(Real, 0, None, closed="neither")],
-    "k": [Interval(Integral, 1, None, closed="left")],
+    "k": [Interval(Integral, 1, None, closed="left"), Options({"auto"})],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "inner_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")], "accelerated": ["boolean"],
     "normalize": [Options({"l2"}), None], "step": [Options({"tight", "paper"})],
+    "graph": [Options({"knn", "full"})],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
     "n_jobs": ["n_jobs"], "executor": [Executor, None],
 })
 def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
          must_link: ArrayLike | None, cannot_link: ArrayLike | None, *,
-         C1: float | Literal["auto"] = 100.0, C2: float = 1.0, k: int = 100,
-         max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-6, accelerated: bool = True,
+         C1: float | Literal["auto"] = 100.0, C2: float = 1.0,
+         k: int | Literal["auto"] = "auto",
+         max_iter: int = 100, inner_iter: int = 10, tol: float = 1e-4, accelerated: bool = True,
          normalize: Literal["l2"] | None = "l2", step: Literal["tight", "paper"] = "tight",
-         n_init: int = 10, random_state: int | np.random.Generator | None = None,
+         graph: Literal["knn", "full"] = "knn", n_init: int = 10, random_state: int | np.random.Generator | None = None,
          verbose: bool | int = False, progress: bool = False,
          callback: Callable[[IterationInfo], bool | None] | None = None, n_jobs: int | None = None,
          executor: Executor | None = None) -> MVMCResult:
@@ -248,15 +274,22 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         are in ``result.tuning``. A number skips the tuning.
     C2 : float, default 1.0
         Weight of the disagreement ``‖Z_v M_v Z_vᵀ − S‖²`` between each view and ``S``.
-    k : int, default 100
+    k : int or "auto", default "auto"
         Rank of each view basis; per view ``k_v = min(k, d_v, n − 1)``, lowered further to
-        the numerical rank of ``X_v``.
+        the numerical rank of ``X_v``. ``"auto"``: ``k = min(100, k_Ω)`` with ``k_Ω`` the
+        largest rank whose PSD matrix ``M_v`` has no more free entries than there are
+        constrained pairs per :data:`PAIRS_PER_PARAMETER`, ``k_Ω(k_Ω + 1)/2 ≤ |Ω| / ρ``
+        (``|Ω|`` distinct pairs): with few pairs a wide basis lets ``S`` fit the constraints
+        without generalising from them (docs/mvmc.md, "Basis rank"). Free: it reads only
+        the number of pairs.
     max_iter : int, default 100
         Maximum number of outer iterations (each recomputes ``S`` once).
     inner_iter : int, default 10
         Projected-gradient / FISTA steps on every ``M_v`` per outer iteration.
-    tol : float, default 1e-6
+    tol : float, default 1e-4
         Stop when the objective's relative change between outer iterations is ``<= tol``.
+        Past ``1e-4`` the labels move no more than the spectral step's own k-means restarts
+        move them (docs/mvmc.md, "Stopping rule"); a smaller value buys a more accurate ``M``.
     accelerated : bool, default True
         FISTA on the outer iterations (adaptive restart) and monotone FISTA on the inner
         steps. ``False`` is the paper's alternation with plain projected gradient steps; its
@@ -268,6 +301,14 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         Step ``1/L`` with ``L = 2(C1 + C2)`` (a valid Lipschitz constant), or the paper's
         ``L = 2(C1 ‖Z_v‖_F⁴ + C2) = 2(C1 k_v² + C2)``, ``k_v²`` times smaller steps towards
         the same optimum.
+    graph : {"knn", "full"}, default "knn"
+        Graph of the final spectral step. ``"knn"``: every sample's ``q = 2⌈n/c⌉`` most
+        similar samples in ``S`` (twice the mean cluster size), with the observed entries
+        set to ``1`` (must-link) and ``0`` (cannot-link), symmetrised; ``S`` itself when
+        ``q ≥ n/2`` (``c ≤ 4``). With many small clusters the global mass of the completed
+        ``S`` blurs the embedding (docs/mvmc.md, "The spectral step's graph"). One pass over
+        ``S`` (O(n² R)) and O(n q) memory, ``q`` lowered so that ``n q ≤ 2**24``. ``"full"``:
+        ``S`` (the paper). ``result.similarity()`` is ``S`` either way.
     n_init : int, default 10
         k-means restarts of the final spectral step (the lowest inertia is kept).
     random_state : None, int or numpy.random.Generator
@@ -348,15 +389,18 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     """
     data = _prepare(X_list, n_clusters, must_link, cannot_link, random_state)
     return _solve(data, C1=C1, C2=C2, k=k, max_iter=max_iter, inner_iter=inner_iter, tol=tol,
-                  accelerated=accelerated, normalize=normalize, step=step, n_init=n_init,
+                  accelerated=accelerated, normalize=normalize, step=step, graph=graph,
+                  n_init=n_init,
                   verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs,
                   executor=executor)
 
 
 def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize, step,
-           n_init, verbose, progress, callback, n_jobs, executor):
+           graph, n_init, verbose, progress, callback, n_jobs, executor):
     """The view bases, the outer iterations driven by the shared driver, then the spectral
     step; the result."""
+    if isinstance(k, str):
+        k = auto_rank(data.pairs[0].size)
     with thread_limit(n_jobs) as n_threads:
         Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)
              for v, X in enumerate(data.views)]
@@ -372,7 +416,6 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
                                   bool(accelerated), step, map_, blocks)
                 trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,
                                 callback=callback, verbose=verbose, progress=progress)
-            labels = _cluster(problem.similarity(), data.n_clusters, n_init, data.rng,
-                              n_jobs, C1, C2, executor)
+            labels = _cluster(problem.similarity(), data, n_init, n_jobs, C1, graph, executor)
     return MVMCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
                       converged=trace.converged, M=problem.M, Z=Z, tuning=tuning)

@@ -47,6 +47,6 @@ SPEC = SolverSpec(
     side=("must", "cannot"),
     warmup=_warmup,
     demo=_demo,
-    demo_note="Handwritten fou+fac+zer (n=2000), random pairs, C1=100, C2=1, k=100",
+    demo_note="Handwritten fou+fac+zer (n=2000), random pairs, C1=100, C2=1, k=\"auto\"",
     fixture=_fixture,
 )

@@ -39,3 +39,19 @@ def dense_to_csr(A, indptr):
     rows, cols = np.nonzero(A)
     assert np.array_equal(np.bincount(rows, minlength=A.shape[0]), np.diff(indptr))
     return cols.astype(np.int32), A[rows, cols]
+
+
+def knn_graph(F, w, pairs, q):
+    """Twin of ``fastmv._mvmc._graph.knn_graph``: the dense ``S``, its observed entries, the
+    ``q`` largest off-diagonal entries of every row (by a full sort), ``max(K, Kᵀ)``."""
+    n = F.shape[0]
+    S = np.clip((F * w) @ F.T, 0.0, 1.0)
+    i, j, s = pairs
+    S[i, j] = s
+    S[j, i] = s
+    K = np.zeros((n, n))
+    for r in range(n):
+        others = np.array([c for c in range(n) if c != r])
+        top = others[np.argsort(-S[r, others], kind="stable")[:q]]
+        K[r, top] = S[r, top]
+    return np.maximum(K, K.T)

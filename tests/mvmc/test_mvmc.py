@@ -5,8 +5,10 @@ import scipy.sparse as sp
 
 import fastmv
 from benchmarks.references import mvmc as R
+from fastmv._mvmc import _graph as _mvmc_graph
 from fastmv._mvmc import _lowrank
 from fastmv._mvmc import _problem as _mvmc_problem
+from fastmv._mvmc import _solver as _mvmc_solver
 from fastmv.exceptions import DegenerateSolutionWarning
 from fastmv.kernels.mvmc import (
     clip_correction,
@@ -547,6 +549,91 @@ def test_non_finite_objective_raises():
 
 
 # ---------------------------------------------------------------------------------------
+# k="auto" and the stopping rule
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rho", [1.0, 2.0, 0.5])
+def test_auto_rank_is_the_largest_rank_within_the_pair_budget(rho):
+    for n_pairs in [0, 1, 2, 3, 5, 6, 7, 844, 845, 1999, 2000, 5049, 5050, 5051, 10 ** 6]:
+        fits = [k for k in range(1, 101) if k * (k + 1) / 2 <= n_pairs / rho]
+        assert _mvmc_solver.auto_rank(n_pairs, rho) == (max(fits) if fits else 1), n_pairs
+    # triangular numbers are the boundaries: k(k+1)/2 pairs allow exactly k
+    assert [_mvmc_solver.auto_rank(k * (k + 1) // 2, 1.0) for k in (1, 2, 44, 99)] == \
+        [1, 2, 44, 99]
+
+
+def test_auto_rank_follows_the_pairs_and_an_explicit_k_bypasses_it():
+    views, y = _planted(n=120, c=3, d=40, seed=3)
+    ml, cl = pairwise_constraints(y, 60, random_state=0)
+    n_pairs = np.unique(np.sort(np.vstack([ml, cl]), axis=1), axis=0).shape[0]
+    k_auto = _mvmc_solver.auto_rank(n_pairs)
+    assert k_auto < 40
+    res = fastmv.mvmc(views, 3, ml, cl, random_state=0)
+    assert [Z.shape[1] for Z in res.Z] == [k_auto] * 2
+    wide = fastmv.mvmc(views, 3, ml, cl, k=30, random_state=0)
+    assert [Z.shape[1] for Z in wide.Z] == [30, 30]
+    # many pairs: the cap of the old fixed default, then the view's own width
+    ml, cl = pairwise_constraints(y, 3000, random_state=0)
+    assert [Z.shape[1] for Z in fastmv.mvmc(views, 3, ml, cl, random_state=0).Z] == [40, 40]
+
+
+def test_default_tolerance_stops_when_the_objective_settles():
+    views, y = _planted(n=90, c=3, seed=2)
+    ml, cl = pairwise_constraints(y, 300, random_state=1)
+    res = fastmv.mvmc(views, 3, ml, cl, k=8, random_state=0)
+    rel = np.abs(np.diff(res.objective)) / np.abs(res.objective[1:])
+    assert res.converged and rel[-1] <= 1e-4 and (rel[:-1] > 1e-4).all()
+    tight = fastmv.mvmc(views, 3, ml, cl, k=8, tol=1e-8, random_state=0)
+    assert tight.n_iter > res.n_iter
+    assert abs(res.objective[-1] - tight.objective[-1]) <= 1e-3 * abs(tight.objective[-1])
+    assert fastmv.metrics.accuracy(y, res.labels) == fastmv.metrics.accuracy(y, tight.labels)
+
+
+# ---------------------------------------------------------------------------------------
+# the spectral step's graph
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n, R, q, tile, n_pairs", [
+    (2, 1, 1, 384, 1), (7, 3, 2, 3, 0), (50, 4, 9, 16, 40), (61, 6, 30, 384, 200)])
+def test_knn_graph_matches_twin(n, R, q, tile, n_pairs):
+    rng = np.random.default_rng(n + q)
+    F = rng.normal(size=(n, R))
+    w = rng.uniform(-0.2, 0.5, size=R)  # some entries clipped at 0 or 1, most in between
+    cand = np.array([(a, b) for a in range(n) for b in range(a + 1, n)])
+    pick = cand[rng.choice(len(cand), size=min(n_pairs, len(cand)), replace=False)]
+    pairs = (pick[:, 0], pick[:, 1], rng.integers(0, 2, size=len(pick)).astype(float))
+    W = _mvmc_graph.knn_graph(F, w, pairs, q, tile=tile)
+    assert sp.issparse(W) and W.shape == (n, n)
+    expect = naive.knn_graph(F, w, pairs, q)
+    np.testing.assert_allclose(W.toarray(), expect, atol=1e-12)
+    assert (W != W.T).nnz == 0 and W.diagonal().max() == 0
+
+
+def test_neighbour_count():
+    assert _mvmc_graph.neighbour_count(400, 40) == 20
+    assert _mvmc_graph.neighbour_count(169, 6) == 58
+    assert _mvmc_graph.neighbour_count(1051, 2) == 0   # q >= n/2: S itself
+    assert _mvmc_graph.neighbour_count(100, 4) == 0
+    assert _mvmc_graph.neighbour_count(10 ** 6, 1000) == 2 ** 24 // 10 ** 6  # memory cap
+
+
+def test_graph_option_many_small_clusters():
+    # 15 small clusters: the kNN graph (q = 16) is used; "full" is S itself
+    views, y = _planted(n=120, c=15, d=20, m=2, noise=1.0, seed=5)
+    ml, cl = pairwise_constraints(y, 600, random_state=0)
+    knn = fastmv.mvmc(views, 15, ml, cl, random_state=0)
+    full = fastmv.mvmc(views, 15, ml, cl, graph="full", random_state=0)
+    np.testing.assert_array_equal(knn.objective, full.objective)  # same solve
+    assert fastmv.metrics.accuracy(y, knn.labels) >= 0.95
+    # few clusters: both graphs are S, so the labels are the same
+    views, y = _planted(n=60, c=3, seed=6)
+    ml, cl = pairwise_constraints(y, 100, random_state=0)
+    a = fastmv.mvmc(views, 3, ml, cl, random_state=0)
+    b = fastmv.mvmc(views, 3, ml, cl, graph="full", random_state=0)
+    np.testing.assert_array_equal(a.labels, b.labels)
+
+
+# ---------------------------------------------------------------------------------------
 # real data
 # ---------------------------------------------------------------------------------------
 
@@ -562,6 +649,19 @@ def test_bbcsport_quality_with_5000_constraints():
         scores.append((fastmv.metrics.nmi(y, res.labels), fastmv.metrics.accuracy(y, res.labels)))
     nmi, acc = np.mean(scores, axis=0)
     assert nmi >= 0.93 and acc >= 0.97, scores
+
+
+def test_proteinfold_knn_graph_beats_the_full_similarity():
+    # 27 classes: the global mass of S blurs the embedding (docs/mvmc.md)
+    from fastmv.datasets import load_mat
+    views, y = load_mat(shared_dataset("ProteinFold.mat"))
+    acc = {"knn": [], "full": []}
+    for seed in range(2):
+        ml, cl = pairwise_constraints(y, 5 * y.size, random_state=seed)
+        for graph in acc:
+            res = fastmv.mvmc(views, 27, ml, cl, graph=graph, random_state=seed)
+            acc[graph].append(fastmv.metrics.accuracy(y, res.labels))
+    assert np.mean(acc["knn"]) >= max(0.38, np.mean(acc["full"]) + 0.03), acc
 
 
 def test_threaded_tasks_give_the_same_result_as_one_thread(monkeypatch):

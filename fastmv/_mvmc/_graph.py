@@ -1,0 +1,93 @@
+"""The graph of MVMC's spectral step (docs/mvmc.md, "The spectral step's graph").
+
+The completed similarity ``S = clip(Ā, 0, 1)`` is global and low-rank: every row spreads mass
+over all ``n`` samples. With many small clusters the off-cluster mass of a row (``n − n/c``
+small entries) outweighs its in-cluster block in the degree that Ng–Jordan–Weiss divides by,
+and the embedding blurs. The default graph therefore keeps, per sample, its ``q`` most similar
+samples in ``S`` with the observed entries restored (``1`` on must-links, ``0`` on
+cannot-links: they are data, not estimates), symmetrised by the larger of ``W_ij`` and
+``W_ji``. ``q = 2⌈n/c⌉`` (twice the mean cluster size, slack for unequal clusters) keeps a
+row's in-cluster entries and drops the tail; with ``q ≥ n/2`` (``c ≤ 4``) nothing would be
+dropped worth the ``n q`` memory, and ``S`` itself is used.
+
+One pass over the row blocks of ``Ā`` (``tile × n`` at a time, O(n² R) flops, O(tile · n + n q)
+memory); no ``n × n`` array.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._lowrank import _TILE
+
+__all__ = []  # internal: see fastmv.mvmc
+
+# Stored entries of the neighbour graph are bounded (about 16 bytes each before the
+# symmetrisation doubles them): q is lowered for very large n rather than form O(n²) entries.
+_MAX_GRAPH_ENTRIES = 2 ** 24
+
+
+def neighbour_count(n, n_clusters):
+    """``q`` of the kNN graph, or 0 when the full ``S`` is used (``2⌈n/c⌉ ≥ n/2``)."""
+    q = 2 * -(-n // n_clusters)
+    if 2 * q >= n:
+        return 0
+    return max(1, min(q, _MAX_GRAPH_ENTRIES // max(n, 1)))
+
+
+def _observed(n, pairs):
+    """The observed entries in both orders, sorted by row: ``(rows, cols, values)``."""
+    i, j, s = pairs
+    rows = np.concatenate([i, j]).astype(np.int64)
+    cols = np.concatenate([j, i]).astype(np.int64)
+    vals = np.concatenate([s, s]).astype(np.float64)
+    order = np.argsort(rows, kind="stable")
+    return rows[order], cols[order], vals[order]
+
+
+def knn_graph(F, w, pairs, q, tile=None):
+    """Symmetric kNN graph (CSR, ``n × n``) of ``S = clip(F diag(w) Fᵀ, 0, 1)`` with the
+    observed entries set to their values and the diagonal left out.
+
+    Parameters
+    ----------
+    F : ndarray, shape (n, R)
+        Factor of ``Ā``.
+    w : ndarray, shape (R,)
+        Signed weights of ``Ā``.
+    pairs : tuple of ndarray
+        ``(i, j, s)``: the constrained pairs and their observed similarity.
+    q : int
+        Neighbours kept per sample, ``1 ≤ q < n``.
+    tile : int, optional
+        Rows per block (default the solver's tile edge).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``W = max(K, Kᵀ)`` with ``K`` the ``q`` largest entries of every row (ties broken by
+        column order of ``argpartition``, deterministic).
+    """
+    n = F.shape[0]
+    b = int(_TILE if tile is None else tile)
+    FW = F * w
+    rows, cols, vals = _observed(n, pairs)
+    starts = np.searchsorted(rows, np.arange(0, n + b, b))
+    out_cols = np.empty((n, q), dtype=np.int64)
+    out_vals = np.empty((n, q))
+    for blk, i0 in enumerate(range(0, n, b)):
+        i1 = min(n, i0 + b)
+        A = np.clip(FW[i0:i1] @ F.T, 0.0, 1.0)
+        lo, hi = starts[blk], starts[blk + 1]
+        A[rows[lo:hi] - i0, cols[lo:hi]] = vals[lo:hi]
+        local = np.arange(i1 - i0)
+        A[local, local + i0] = -1.0  # never its own neighbour
+        idx = np.argpartition(-A, q - 1, axis=1)[:, :q]
+        out_cols[i0:i1] = idx
+        out_vals[i0:i1] = A[local[:, None], idx]
+    K = sp.csr_matrix((out_vals.ravel(), out_cols.ravel(), np.arange(0, n * q + 1, q)),
+                      shape=(n, n))
+    W = K.maximum(K.T).tocsr()
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
