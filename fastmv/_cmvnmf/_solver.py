@@ -486,9 +486,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         pairs (fit on two thirds of the pairs, one start from one shared initialisation;
         score: the share of held-out must-links kept together and of cannot-links kept
         apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
-        Cost: ``3 candidates × 3 folds = 9`` single starts beside the ``n_init`` starts of
-        the solve (with the default ``n_init=5``: at most ``1 + 9/5 = 2.8`` times the solve
-        with a fixed ``beta``). The choice and the scores are in ``result.tuning``
+        Cost: ``3 candidates × 3 folds = 9`` single starts of at most 50 sweeps each (the
+        held-out labels have settled by then) and one shared initialisation, beside the
+        ``n_init`` starts of the solve. The choice and the scores are in ``result.tuning``
         (docs/defaults.md, "Self-tuning"). Without pairs: 1. A number skips the tuning.
     max_iter : int, default 300
         Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``
@@ -511,7 +511,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         ``V_a`` (``n_a × c``) directly (nonnegative; copied; one start).
     n_init : int, default 5
         Number of starts (each from its own initialisation); the start with the lowest final
-        objective is returned. More starts make the answer depend less on the seed.
+        objective is returned. More starts make the answer depend less on the seed. A start
+        whose objective after 50 sweeps is more than 5 % above that of the start kept so
+        far at the same sweep is abandoned there (it cannot be expected to end lowest).
     rescale : bool, default True
         After each ``U_a`` update, scale every column of ``U_a`` to unit ℓ2 norm and multiply
         the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged), so that the
