@@ -397,17 +397,18 @@ def _as_dict(flat):
     return out
 
 
-def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, rescale, rng,
-               n_jobs, max_iter, tol, log):
+def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):
     """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
     shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
-    pair_score`, balanced over must- and cannot-links)."""
-    n_list = [np.shape(X)[0] for X in X_list]
+    pair_score`, balanced over must- and cannot-links). ``data``: the prepared call."""
+    n_list = [X.shape[0] for X in data.views]
+    dtype = data.views[0].dtype.type
     flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
     flat_c = _flat_pairs(_check_constraints(cannot_link, "cannot_link", n_list))
     sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
     fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
-    full = _prepare(X_list, n_clusters, None, None, 1.0, normalize)
+    # the shared start sees no pairs: aligning it by all of them would leak the held-out ones
+    full = data._replace(blocks=prepare_pairs(None, None, n_list, dtype))
     U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
     # the explicit start is given in the data's units: undo the internal scale
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
@@ -420,9 +421,12 @@ def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, resc
         lab = np.concatenate(labels)
         return lab[offsets[flat[:, 0]] + flat[:, 1]] == lab[offsets[flat[:, 2]] + flat[:, 3]]
 
+    # the views are prepared once and the pairs once per fold, for every candidate
+    fold_pairs = [prepare_pairs(_as_dict(flat_m[fm != f]), _as_dict(flat_c[fc != f]), n_list,
+                                dtype) for f in range(_TUNE_FOLDS)]
+
     def evaluate(beta, f):
-        data = _prepare(X_list, n_clusters, _as_dict(flat_m[fm != f]),
-                        _as_dict(flat_c[fc != f]), beta, normalize)
+        data = full._replace(blocks=fold_pairs[f], beta=float(beta))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             problem, _ = _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]),
@@ -575,19 +579,16 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     """
     rng = check_random_state(random_state)
     tuning = None
-    if isinstance(beta, str):
-        pairs = [p for d in (must_link, cannot_link) if d for p in d.values() if len(p)]
-        if pairs:
-            _prepare(X_list, n_clusters, must_link, cannot_link, 1.0, normalize)  # validate
-            with thread_limit(n_jobs), verbose_logging(verbose) as log:
-                beta, record = _tune_beta(X_list, n_clusters, must_link, cannot_link,
-                                          normalize, init if isinstance(init, str) else
-                                          "k-means++", rescale, rng, n_jobs, max_iter, tol,
-                                          log)
-            tuning = {"beta": record}
-        else:
-            beta = 1.0
-    data = _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize)
+    data = _prepare(X_list, n_clusters, must_link, cannot_link,
+                    1.0 if isinstance(beta, str) else beta, normalize)
+    if isinstance(beta, str) and (data.blocks.must_global.shape[0]
+                                  or data.blocks.cannot_global.shape[0]):
+        with thread_limit(n_jobs), verbose_logging(verbose) as log:
+            beta, record = _tune_beta(data, must_link, cannot_link,
+                                      init if isinstance(init, str) else "k-means++", rescale,
+                                      rng, n_jobs, max_iter, tol, log)
+        tuning = {"beta": record}
+        data = data._replace(beta=float(beta))
     # verbose=True: one line per start; 2 or more: every sweep as well
     every_sweep = not isinstance(verbose, bool) and verbose >= 2
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
