@@ -1,5 +1,6 @@
 """What CMVNMF does to reach its answer sooner (docs/cmvnmf.md, "Time to solution"): mostly-zero
-dense views solved as CSR, restarts abandoned when they cannot win, capped validation fits."""
+dense views solved as CSR, restarts abandoned when they cannot win, views prepared once for
+the validation fits of beta="auto"."""
 from __future__ import annotations
 
 import logging
@@ -96,20 +97,23 @@ def test_abandoned_starts_are_not_kept_and_are_logged(monkeypatch, caplog):
     assert three.n_iter == kw["max_iter"]
 
 
-def test_beta_validation_fits_are_capped_and_the_solve_is_not(monkeypatch):
+def test_beta_tuning_prepares_the_views_once_and_the_solve_equals_the_fixed_call(monkeypatch):
     uv, uy = _views(seed=2, n=60)
     ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
-    caps = []
-    solve = C._solve
+    calls = []
+    prepare = C._prepare
 
-    def recording(*args, **kwargs):
-        caps.append(kwargs["max_iter"])
-        return solve(*args, **kwargs)
+    def counting(*args, **kwargs):
+        calls.append(args[4])
+        return prepare(*args, **kwargs)
 
-    monkeypatch.setattr(C, "_solve", recording)
-    res = fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=C._TUNE_MAX_ITER + 40, tol=0.0,
-                        random_state=0)
-    n_fits = len(C._TUNE_BETAS) * C._TUNE_FOLDS
-    assert res.tuning["beta"]["solves"] == n_fits
-    assert caps[:n_fits] == [C._TUNE_MAX_ITER] * n_fits
-    assert caps[n_fits:] == [C._TUNE_MAX_ITER + 40] * 2
+    monkeypatch.setattr(C, "_prepare", counting)
+    kw = dict(n_init=2, max_iter=40, random_state=0)
+    tuned = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    assert len(calls) == 1      # the 9 validation fits reuse the prepared views
+    record = tuned.tuning["beta"]
+    assert record["solves"] == len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    fixed = fastmv.cmvnmf(uv, 3, ml, cl, beta=record["chosen"], **kw)
+    np.testing.assert_array_equal(tuned.objective, fixed.objective)
+    for a in range(2):
+        np.testing.assert_array_equal(tuned.labels[a], fixed.labels[a])
