@@ -558,7 +558,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     update). Cost per sweep: O(Σ_a (n_a d_a or nnz(X_a)) · c) for the products with ``X_a``
     plus O(Σ_a (n_a + d_a) c² + |Ω| c) in the fused kernels, ``|Ω|`` the number of pairs;
     memory O(Σ_a (n_a + d_a) c + |Ω|) beyond the normalised views (plus a CSR copy of
-    ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed.
+    ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed. A
+    dense view with at most 10 % nonzero entries is solved as CSR (same values, ``nnz``
+    instead of ``n_a d_a`` in the products).
 
     References
     ----------
