@@ -58,7 +58,7 @@ from .._core._validation import (
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
 from ._start import _initial_factors
-from ._views import _max_abs, _normalized, _scaled, _stored, _view_scheme
+from ._views import _max_abs, _normalized, _scaled, _view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
@@ -137,7 +137,6 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
         else math.frexp(top)[1]
     views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
-    views = [_stored(X) for X in views]
     return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes)
 
 
@@ -558,9 +557,7 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     update). Cost per sweep: O(Σ_a (n_a d_a or nnz(X_a)) · c) for the products with ``X_a``
     plus O(Σ_a (n_a + d_a) c² + |Ω| c) in the fused kernels, ``|Ω|`` the number of pairs;
     memory O(Σ_a (n_a + d_a) c + |Ω|) beyond the normalised views (plus a CSR copy of
-    ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed. A
-    dense view with at most 10 % nonzero entries is solved as CSR (same values, ``nnz``
-    instead of ``n_a d_a`` in the products).
+    ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed.
 
     References
     ----------

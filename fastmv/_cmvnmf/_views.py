@@ -1,17 +1,11 @@
 """How CMVNMF stores its views: the per-view normalisation (``normalize``, including the
-``"minmax"`` way forward for negative data), the common power-of-two scale, and CSR storage
-of dense views that are mostly zeros."""
+``"minmax"`` way forward for negative data) and the common power-of-two scale."""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._core._preprocessing import normalize_rows
-
-# a dense view with at most this share of nonzero entries (word counts, one-hot features) is
-# solved as CSR: the products with X_a, the bulk of a sweep, then cost O(nnz · c) instead of
-# O(n_a d_a c) (docs/cmvnmf.md, "Time to solution"); the values are the same
-_SPARSE_BELOW = 0.1
 
 
 def _max_abs(X):
@@ -58,15 +52,6 @@ def _minmax(X):
 
 def _normalized(X, scheme):
     return _minmax(X) if scheme == "minmax" else normalize_rows(X, scheme)
-
-
-def _stored(X):
-    """``X`` as the solver stores it: CSR when dense but mostly zeros (``_SPARSE_BELOW``)."""
-    if sp.issparse(X) or X.size == 0 or np.count_nonzero(X) > _SPARSE_BELOW * X.size:
-        return X
-    X = sp.csr_matrix(X)
-    X.sort_indices()
-    return X
 
 
 def _scaled(X, log2_scale):
