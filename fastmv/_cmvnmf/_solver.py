@@ -44,7 +44,6 @@ from .._core._driver import (
     state_view,
     verbose_logging,
 )
-from .._core._preprocessing import normalize_rows
 from .._core._result import Result
 from .._core._threads import serial_when_small, thread_limit, use_serial_kernel
 from .._core._tuning import from_pairs, grid_search, pair_folds, pair_score, tuning_rng
@@ -59,6 +58,7 @@ from .._core._validation import (
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
 from ._start import _initial_factors
+from ._views import _max_abs, _normalized, _scaled, _view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
@@ -71,6 +71,11 @@ _SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
 # one start from one shared initialisation, so tuning costs len × folds single starts.
 _TUNE_BETAS = (1.0, 0.1, 10.0)
 _TUNE_FOLDS = 3
+# restarts: a start whose objective after _ABANDON_AT sweeps is above the objective of the
+# start kept so far at the same sweep by more than _ABANDON_GAP (relative) is abandoned there;
+# on the shared datasets such starts never ended lowest (docs/cmvnmf.md, "Time to solution")
+_ABANDON_AT = 50
+_ABANDON_GAP = 0.05
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -116,52 +121,6 @@ class _Data(NamedTuple):
     schemes: list        # the normalisation applied to each view
 
 
-def _max_abs(X):
-    data = X.data if sp.issparse(X) else X
-    return float(np.max(np.abs(data))) if data.size else 0.0
-
-
-def _has_negative(X):
-    data = X.data if sp.issparse(X) else X
-    return bool(data.size) and float(data.min()) < 0
-
-
-def _view_scheme(X, normalize):
-    """The scheme applied to one view (``"auto"`` resolved: ``"minmax"`` for a view with a
-    negative entry, ``"l2"`` otherwise)."""
-    if normalize == "auto":
-        return "minmax" if _has_negative(X) else "l2"
-    return normalize
-
-
-def _minmax(X):
-    """Each feature shifted and scaled to ``[0, 1]`` (constant features become 0), then each
-    row to unit ℓ2 norm. A sparse view whose smallest entry of some feature is negative is
-    densified by the shift; one with no negative entry keeps its zeros (its minimum is 0)."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        lo = np.minimum(X.min(axis=0).toarray().ravel(), 0.0) if X.shape[0] else 0.0
-        hi = X.max(axis=0).toarray().ravel()
-        if np.any(lo < 0):
-            X = X.toarray()
-    else:
-        lo, hi = X.min(axis=0), X.max(axis=0)
-    span = hi - lo
-    inv = np.zeros_like(span, dtype=np.float64)
-    np.divide(1.0, span, out=inv, where=span > 0)
-    if sp.issparse(X):
-        Y = sp.csr_matrix(X @ sp.diags(inv.astype(X.dtype)))
-        Y.sort_indices()
-    else:
-        Y = ((X - lo) * inv).astype(X.dtype, copy=False)
-        Y[:, span <= 0] = 0.0
-    return normalize_rows(Y, "l2")
-
-
-def _normalized(X, scheme):
-    return _minmax(X) if scheme == "minmax" else normalize_rows(X, scheme)
-
-
 def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     raw = check_views(X_list, "X_list", same_n=False,
                       nonnegative=normalize not in ("auto", "minmax"))
@@ -179,15 +138,6 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
         else math.frexp(top)[1]
     views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
     return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes)
-
-
-def _scaled(X, log2_scale):
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, copy=True)
-        X.sort_indices()
-        X.data = np.ldexp(X.data, -log2_scale).astype(X.dtype)
-        return X
-    return np.ascontiguousarray(np.ldexp(X, -log2_scale).astype(X.dtype, copy=False))
 
 
 # --------------------------------------------------------------------------- the problem
@@ -355,6 +305,34 @@ def _solve(data, init, rescale, rng, n_jobs, **driver):
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
 
 
+class _StartGuard:
+    """The callback of one start: the caller's callback, then the early abandonment of a
+    start that cannot win (``_ABANDON_AT``, ``_ABANDON_GAP``) against ``reference``, the
+    objective per sweep of the start kept so far (None for the first start)."""
+
+    def __init__(self, callback, reference):
+        self.callback = callback
+        self.reference = reference
+        self.stopped = self.abandoned = False
+
+    def __call__(self, info):
+        if self.callback is not None:
+            try:
+                stop = self.callback(info)
+            except StopIteration:
+                stop = True
+            if stop is True or (isinstance(stop, np.bool_) and bool(stop)):
+                self.stopped = True
+                return True
+        ref = self.reference
+        if ref is not None and len(ref) and info.iteration == _ABANDON_AT:
+            # a reference that converged earlier is compared at its last sweep
+            if info.objective > (1.0 + _ABANDON_GAP) * ref[min(_ABANDON_AT, len(ref)) - 1]:
+                self.abandoned = True
+                return True
+        return False
+
+
 def _final(problem, trace):
     return trace.objective[-1] if trace.n_iter else problem.objective()
 
@@ -414,20 +392,24 @@ def _as_dict(flat):
     return out
 
 
-def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, rescale, rng,
-               n_jobs, max_iter, tol, log):
+def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):
     """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
     shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
-    pair_score`, balanced over must- and cannot-links)."""
-    n_list = [np.shape(X)[0] for X in X_list]
+    pair_score`, balanced over must- and cannot-links). ``data``: the prepared call."""
+    n_list = [X.shape[0] for X in data.views]
+    dtype = data.views[0].dtype.type
     flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
     flat_c = _flat_pairs(_check_constraints(cannot_link, "cannot_link", n_list))
     sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
     fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
-    full = _prepare(X_list, n_clusters, None, None, 1.0, normalize)
+    # the shared start sees no pairs: aligning it by all of them would leak the held-out ones
+    full = data._replace(blocks=prepare_pairs(None, None, n_list, dtype))
     U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
     # the explicit start is given in the data's units: undo the internal scale
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
+    # fits run to the solve's own stopping rule: capped fits (e.g. 50 sweeps) favour the
+    # large weights, which converge first, and on ORL chose 10 where the full fits chose 0.1
+    # (ACC 0.60 against 0.76; docs/cmvnmf.md, "Time to solution")
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=None, verbose=False,
                   progress=False)
 
@@ -437,9 +419,12 @@ def _tune_beta(X_list, n_clusters, must_link, cannot_link, normalize, init, resc
         lab = np.concatenate(labels)
         return lab[offsets[flat[:, 0]] + flat[:, 1]] == lab[offsets[flat[:, 2]] + flat[:, 3]]
 
+    # the views are prepared once and the pairs once per fold, for every candidate
+    fold_pairs = [prepare_pairs(_as_dict(flat_m[fm != f]), _as_dict(flat_c[fc != f]), n_list,
+                                dtype) for f in range(_TUNE_FOLDS)]
+
     def evaluate(beta, f):
-        data = _prepare(X_list, n_clusters, _as_dict(flat_m[fm != f]),
-                        _as_dict(flat_c[fc != f]), beta, normalize)
+        data = full._replace(blocks=fold_pairs[f], beta=float(beta))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             problem, _ = _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]),
@@ -503,9 +488,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         pairs (fit on two thirds of the pairs, one start from one shared initialisation;
         score: the share of held-out must-links kept together and of cannot-links kept
         apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
-        Cost: ``3 candidates × 3 folds = 9`` single starts beside the ``n_init`` starts of
-        the solve (with the default ``n_init=5``: at most ``1 + 9/5 = 2.8`` times the solve
-        with a fixed ``beta``). The choice and the scores are in ``result.tuning``
+        Cost: ``3 candidates × 3 folds = 9`` single starts from one shared initialisation
+        beside the ``n_init`` starts of the solve. The choice and the scores are in ``result.tuning``
         (docs/defaults.md, "Self-tuning"). Without pairs: 1. A number skips the tuning.
     max_iter : int, default 300
         Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``
@@ -528,7 +512,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         ``V_a`` (``n_a × c``) directly (nonnegative; copied; one start).
     n_init : int, default 5
         Number of starts (each from its own initialisation); the start with the lowest final
-        objective is returned. More starts make the answer depend less on the seed.
+        objective is returned. More starts make the answer depend less on the seed. A start
+        whose objective after 50 sweeps is more than 5 % above that of the start kept so
+        far at the same sweep is abandoned there (it cannot be expected to end lowest).
     rescale : bool, default True
         After each ``U_a`` update, scale every column of ``U_a`` to unit ℓ2 norm and multiply
         the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged), so that the
@@ -590,19 +576,16 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     """
     rng = check_random_state(random_state)
     tuning = None
-    if isinstance(beta, str):
-        pairs = [p for d in (must_link, cannot_link) if d for p in d.values() if len(p)]
-        if pairs:
-            _prepare(X_list, n_clusters, must_link, cannot_link, 1.0, normalize)  # validate
-            with thread_limit(n_jobs), verbose_logging(verbose) as log:
-                beta, record = _tune_beta(X_list, n_clusters, must_link, cannot_link,
-                                          normalize, init if isinstance(init, str) else
-                                          "k-means++", rescale, rng, n_jobs, max_iter, tol,
-                                          log)
-            tuning = {"beta": record}
-        else:
-            beta = 1.0
-    data = _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize)
+    data = _prepare(X_list, n_clusters, must_link, cannot_link,
+                    1.0 if isinstance(beta, str) else beta, normalize)
+    if isinstance(beta, str) and (data.blocks.must_global.shape[0]
+                                  or data.blocks.cannot_global.shape[0]):
+        with thread_limit(n_jobs), verbose_logging(verbose) as log:
+            beta, record = _tune_beta(data, must_link, cannot_link,
+                                      init if isinstance(init, str) else "k-means++", rescale,
+                                      rng, n_jobs, max_iter, tol, log)
+        tuning = {"beta": record}
+        data = data._replace(beta=float(beta))
     # verbose=True: one line per start; 2 or more: every sweep as well
     every_sweep = not isinstance(verbose, bool) and verbose >= 2
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
@@ -611,13 +594,16 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     n_starts = n_init if isinstance(init, str) else 1
     with thread_limit(n_jobs), verbose_logging(verbose) as log:
         for start in range(n_starts):
-            run = _solve(data, init, rescale, rng, n_jobs, **driver)
+            guard = _StartGuard(callback, None if best is None else best[1].objective)
+            run = _solve(data, init, rescale, rng, n_jobs, **dict(driver, callback=guard))
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,
-                n_starts, run[1].n_iter, _final(*run), run[1].stop_reason, run[1].seconds)
-            stopped = run[1].stop_reason == "callback"   # the caller's stop ends every start
-            if best is None or stopped or _final(*run) < _final(*best):
+                n_starts, run[1].n_iter, _final(*run),
+                "abandoned" if guard.abandoned else run[1].stop_reason, run[1].seconds)
+            if guard.abandoned:
+                continue
+            if best is None or guard.stopped or _final(*run) < _final(*best):
                 best = run
-            if stopped:
+            if guard.stopped:   # the caller's stop ends every start
                 break
     return dataclasses.replace(_result(*best, data, max_iter, tol), tuning=tuning,
                                normalize=data.schemes)

@@ -1,0 +1,98 @@
+"""What CMVNMF does to reach its answer sooner (docs/cmvnmf.md, "Time to solution"): restarts
+abandoned when they cannot win, views prepared once for the validation fits of
+beta="auto"."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import fastmv
+import fastmv._cmvnmf._solver as C
+from fastmv import simulate
+from fastmv._core._driver import IterationInfo
+
+pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
+
+
+def _views(seed=0, n=80, c=3, density=0.05):
+    """Two unmapped views of planted clusters: the first mostly zeros (word-count like), the
+    second dense."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), n // c)
+    n = y.size
+    words = ((rng.random((n, 200)) < density) * rng.integers(1, 4, (n, 200))).astype(float)
+    words[:, :c * 5] += 3 * (np.repeat(np.eye(c), 5, axis=1)[y] * (rng.random((n, c * 5)) < .6))
+    dense = np.eye(c)[y] @ rng.random((c, 8)) + 0.3 * rng.random((n, 8))
+    uv, uy, _ = simulate.unmapped([words, dense], y, keep=0.95,
+                                  random_state=seed)
+    return uv, uy
+
+
+def _info(it, f):
+    return IterationInfo("cmvnmf", it, f, 0.0, 0.0, {})
+
+
+def test_start_guard_abandons_only_a_start_above_the_kept_one_at_the_checkpoint():
+    at, gap = C._ABANDON_AT, C._ABANDON_GAP
+    ref = np.linspace(10.0, 1.0, at + 20)
+    level = ref[at - 1]
+    first = C._StartGuard(None, None)                 # the first start is never abandoned
+    assert not first(_info(at, 1e9)) and not first.abandoned
+    close = C._StartGuard(None, ref)
+    assert not close(_info(at, level * (1 + gap / 2))) and not close.abandoned
+    far = C._StartGuard(None, ref)
+    assert not far(_info(at - 1, 1e9))                # only at the checkpoint
+    assert far(_info(at, level * (1 + 2 * gap))) and far.abandoned and not far.stopped
+    short = C._StartGuard(None, ref[:10])             # a kept start that converged earlier
+    assert short(_info(at, ref[9] * (1 + 2 * gap))) and short.abandoned
+    # the caller's callback comes first, with the driver's stop rule (True or StopIteration)
+    user = C._StartGuard(lambda info: True, ref)
+    assert user(_info(1, 0.0)) and user.stopped and not user.abandoned
+    assert not C._StartGuard(lambda info: 1, ref)(_info(1, 0.0))
+
+    def raising(info):
+        raise StopIteration
+
+    stop = C._StartGuard(raising, None)
+    assert stop(_info(2, 0.0)) and stop.stopped
+
+
+def test_abandoned_starts_are_not_kept_and_are_logged(monkeypatch, caplog):
+    uv, uy = _views(seed=1, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=1)
+    kw = dict(beta=1.0, init="random", max_iter=C._ABANDON_AT + 5, tol=0.0)
+    one = fastmv.cmvnmf(uv, 3, ml, cl, n_init=1, random_state=np.random.default_rng(4), **kw)
+    # a negative gap abandons every later start that reaches the checkpoint
+    monkeypatch.setattr(C, "_ABANDON_GAP", -0.5)
+    with caplog.at_level(logging.INFO, logger="fastmv"):
+        three = fastmv.cmvnmf(uv, 3, ml, cl, n_init=3, verbose=True,
+                              random_state=np.random.default_rng(4), **kw)
+    lines = [r.getMessage() for r in caplog.records if "cmvnmf: start" in r.getMessage()]
+    assert len(lines) == 3 and all("abandoned" in s for s in lines[1:])
+    assert "abandoned" not in lines[0]
+    np.testing.assert_array_equal(three.objective, one.objective)
+    assert three.n_iter == kw["max_iter"]
+
+
+def test_beta_tuning_prepares_the_views_once_and_the_solve_equals_the_fixed_call(monkeypatch):
+    uv, uy = _views(seed=2, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
+    calls = []
+    prepare = C._prepare
+
+    def counting(*args, **kwargs):
+        calls.append(args[4])
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(C, "_prepare", counting)
+    kw = dict(n_init=2, max_iter=40, random_state=0)
+    tuned = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    assert len(calls) == 1      # the 9 validation fits reuse the prepared views
+    record = tuned.tuning["beta"]
+    assert record["solves"] == len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    fixed = fastmv.cmvnmf(uv, 3, ml, cl, beta=record["chosen"], **kw)
+    np.testing.assert_array_equal(tuned.objective, fixed.objective)
+    for a in range(2):
+        np.testing.assert_array_equal(tuned.labels[a], fixed.labels[a])
