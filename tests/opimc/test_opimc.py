@@ -752,6 +752,47 @@ def test_kmeanspp_seeds_are_chunk_rows_and_help():
     assert np.mean(acc["k-means++"]) > 0.9
 
 
+def test_seed_candidates_prefer_rows_with_most_views():
+    from fastmv._opimc._chunks import _seed_candidates
+    W = np.zeros((10, 3))
+    W[:, 0] = 1.0
+    W[:4, 1] = 1.0
+    W[:2, 2] = 1.0                        # rows 0-1: 3 views, 2-3: 2 views, 4-9: 1 view
+    assert _seed_candidates(W, 1).tolist() == [0, 1]
+    assert _seed_candidates(W, 2).tolist() == [0, 1, 2, 3]
+    assert _seed_candidates(W, 3).tolist() == list(range(10))
+    assert _seed_candidates(W, 6).tolist() == list(range(10))
+
+
+def _blocks(n, c, d, seed):
+    """Two views of ``c`` classes, each class raising its own block of ``d / c`` features
+    over uniform noise: L2 rows of a class are near each other and every class is as far
+    from the overall mean as from the others."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), n // c)
+    views = []
+    for _ in range(2):
+        X = rng.random((n, d))
+        w = d // c
+        for k in range(c):
+            X[y == k, k * w:(k + 1) * w] += rng.random((n // c, w))
+        views.append(X)
+    return views, y
+
+
+def test_seeds_from_rows_with_every_view_find_planted_blocks():
+    # 40 % of each of two views missing: 60 % of the rows hold one view only. Seeds drawn
+    # from them (their other view filled with the mean) used to pull the other view's rows
+    # into mixed clusters (ACC 0.84-0.92 on four of these five seeds in one pass).
+    acc = []
+    for seed in range(5):
+        views, y = _blocks(400, 8, 80, seed)
+        mask = fastmv.simulate.incomplete_mask(400, 2, 0.4, random_state=seed)
+        res = fastmv.opimc(views, 8, mask=mask, max_iter=1, random_state=seed)
+        acc.append(fastmv.metrics.accuracy(y, res.labels))
+    assert min(acc) > 0.97
+
+
 # ---------------------------------------------------------------------------------------
 # reliability
 # ---------------------------------------------------------------------------------------
