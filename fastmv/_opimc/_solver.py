@@ -404,8 +404,9 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         Start of the first chunk: ``'random'`` (the paper's: a random balanced partition,
         whose cluster means all start near the global mean: on ℓ2-normalised text one
         cluster then takes almost every sample);
-        ``'k-means++'`` (seeds drawn from the first chunk by D² sampling in the assignment
-        metric, a seed's missing views filled with the chunk mean); initial labels (length of
+        ``'k-means++'`` (greedy D² seeding on the first chunk in the assignment metric, as
+        scikit-learn's, seeds drawn among the rows present in the most views, a seed's
+        missing views filled with the chunk mean: docs/opimc.md "Starts"); initial labels (length of
         the first chunk visited, or ``n`` in the input's order: the first chunk's rows are
         used); or per-view centres ``U_v``
         ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing
