@@ -745,8 +745,9 @@ def test_kmeanspp_seeds_are_chunk_rows_and_help():
     hits = [int(np.flatnonzero(np.all(np.isclose(Z, U[:, k]), axis=1))[0]) for k in range(6)]
     assert len(set(hits)) == 6                       # six distinct rows of the chunk
     views, y = planted(600, [5, 7], 6, seed=20, noise=0.3)
+    # one start each: with the default ten both reach every class here
     acc = {init: [fastmv.metrics.accuracy(y, fastmv.opimc(views, 6, chunk_size=100, init=init,
-                                                          random_state=s).labels)
+                                                          n_init=1, random_state=s).labels)
                   for s in range(4)] for init in ("random", "k-means++")}
     assert np.mean(acc["k-means++"]) > np.mean(acc["random"])
     assert np.mean(acc["k-means++"]) > 0.9
