@@ -992,3 +992,18 @@ def test_handwritten_sorted_by_class_with_the_defaults():
         accs.append(fastmv.metrics.accuracy(
             y, fastmv.opimc(views, 10, mask=mask, random_state=seed).labels))
     assert np.mean(accs) >= 0.9 * complete, (accs, complete)
+
+
+def test_imputed_baseline_fills_missing_rows_with_observed_means():
+    from benchmarks.baseline import mean_imputed
+    rng = np.random.default_rng(3)
+    views = [rng.normal(size=(7, 3)), rng.normal(size=(7, 1))]
+    mask = np.ones((7, 2), dtype=bool)
+    mask[[1, 4], 0] = False
+    mask[6, 1] = False
+    before = [X.copy() for X in views]
+    out = mean_imputed(views, mask)
+    for X, Z, B, p in zip(views, out, before, mask.T):
+        np.testing.assert_array_equal(X, B)                   # inputs untouched
+        np.testing.assert_array_equal(Z[p], X[p])
+        np.testing.assert_allclose(Z[~p], np.broadcast_to(X[p].mean(axis=0), Z[~p].shape))
