@@ -310,7 +310,7 @@ class OPIMC(_MultiViewClusterer):
     def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 1000,
                  max_iter: int | None = None, tol: float = 1e-06, max_inner_iter: int = 30,
                  inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'k-means++',
-                 n_init: int = 3, shuffle: bool = True, random_state: Any = None,
+                 n_init: int = 10, shuffle: bool = True, random_state: Any = None,
                  verbose: bool | int = False, progress: bool = False,
                  callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters

@@ -330,7 +330,7 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
           chunk_size: int = 1000, max_iter: int | None = None, tol: float = 1e-6,
           max_inner_iter: int = 30, inner_tol: float = 1e-6,
           normalize: Literal["l2"] | None = "l2",
-          init: Literal["random", "k-means++"] | ArrayLike = "k-means++", n_init: int = 3,
+          init: Literal["random", "k-means++"] | ArrayLike = "k-means++", n_init: int = 10,
           shuffle: bool = True, random_state: int | np.random.Generator | None = None,
           verbose: bool | int = False, progress: bool = False,
           callback: Callable[[IterationInfo], bool | None] | None = None,
@@ -404,17 +404,20 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         Start of the first chunk: ``'random'`` (the paper's: a random balanced partition,
         whose cluster means all start near the global mean: on ℓ2-normalised text one
         cluster then takes almost every sample);
-        ``'k-means++'`` (seeds drawn from the first chunk by D² sampling in the assignment
-        metric, a seed's missing views filled with the chunk mean); initial labels (length of
+        ``'k-means++'`` (greedy D² seeding on the first chunk in the assignment metric, as
+        scikit-learn's, seeds drawn among the rows present in the most views, a seed's
+        missing views filled with the chunk mean: docs/opimc.md "Starts"); initial labels (length of
         the first chunk visited, or ``n`` in the input's order: the first chunk's rows are
         used); or per-view centres ``U_v``
         ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing
         data and one chunk holding every sample, :func:`opimc` is Lloyd's k-means on the
         concatenated normalised views from that start.
-    n_init : int >= 1, default 3
+    n_init : int >= 1, default 10
         Starts tried on the first chunk with ``init='random'`` or ``'k-means++'``; the one
-        with the lowest chunk loss is kept (given labels or centres are one start). Three
-        starts raised the mean NMI on Handwritten in every setting measured (docs/opimc.md).
+        with the lowest chunk loss is kept (given labels or centres are one start). Chosen
+        leave-one-dataset-out over the seven shared datasets among 3, 10 and 20
+        (docs/defaults.md "Without supervision"); the extra starts cost first-chunk solves
+        only, negligible once ``n`` is several chunks.
     shuffle : bool, default True
         Visit the samples of views held as arrays, memmaps, CSR matrices or row-sliceable
         objects (h5py) in a random order, seeded by ``random_state``: a fixed random
