@@ -17,7 +17,11 @@ the given seeds and reports the best one (by mean ACC), with mean ± std ACC / N
 - ``"incomplete-imputed"`` (the same incomplete data OPIMC gets: 40 % of each view missing,
   ``fastmv.simulate.incomplete_mask(n, m, 0.4)`` with the seed): each view's missing rows
   filled with the observed mean of every feature (what ``SimpleImputer`` does), then the
-  k-means variants on that.
+  k-means variants on that;
+- ``"unmapped-per-view"`` (the same unmapped views CMVNMF gets without pairs,
+  ``fastmv.simulate.unmapped(keep=0.95)`` with the seed): nothing links the views' rows, so
+  a user clusters each view on its own: ``KMeans(n_init=10)`` on the view raw, L2-row or
+  z-scored, ACC / NMI averaged over the views (as CMVNMF's are).
 
 Not part of the wheel (it needs scikit-learn). Results are cached as JSON under
 ``$FASTMV_BASELINE_CACHE`` (default ``/tmp/fastmv_baseline``) keyed by dataset, kind,
@@ -35,7 +39,10 @@ import numpy as np
 import scipy.sparse as sp
 
 VERSION = "1"
-KINDS = ("none", "labels", "pairs", "incomplete", "unmapped", "incomplete-imputed")
+KINDS = ("none", "labels", "pairs", "incomplete", "unmapped", "incomplete-imputed",
+         "unmapped-per-view")
+#: fraction of each view's samples kept in the CMVNMF protocol (tools/defaults_table.py)
+KEEP = 0.95
 #: fraction of each view missing in the OPIMC protocol (tools/defaults_table.py)
 MISSING = 0.4
 DATASETS = ("3Sources", "BBCSport", "Handwritten", "Reuters-1200", "WebKB", "ORL",
@@ -158,6 +165,21 @@ def _cache_path(name, kind, seeds, views):
     return root / f"v{VERSION}_{name}{vtag}_{kind}_{tag}.json"
 
 
+def _scored_variants(kind, views, y, seed):
+    """``{variant: (ACC, NMI)}`` for one seed."""
+    if kind != "unmapped-per-view":
+        return {v: _scores(y, labels) for v, labels in _variants(kind, views, y, seed).items()}
+    import fastmv
+    c = len(np.unique(y))
+    uviews, uy, _ = fastmv.simulate.unmapped(views, y, keep=KEEP, random_state=seed)
+    out = {}
+    for name in ("raw", "l2", "zscore"):
+        scores = [_scores(t, _kmeans(concatenations([np.asarray(X)])[name], c, seed))
+                  for X, t in zip(uviews, uy)]
+        out[f"kmeans-{name}-per-view"] = tuple(float(np.mean(col)) for col in zip(*scores))
+    return out
+
+
 def baseline(name, kind="none", seeds=range(5), *, views=None, cache=True):
     """The best simple alternative on one shared dataset.
 
@@ -165,10 +187,12 @@ def baseline(name, kind="none", seeds=range(5), *, views=None, cache=True):
     ----------
     name : str
         File stem of a shared dataset (one of :data:`DATASETS`).
-    kind : {"none", "labels", "pairs", "incomplete", "unmapped", "incomplete-imputed"}
-        The side information the compared solver gets (see the module docstring);
+    kind : str
+        One of :data:`KINDS`: the side information the compared solver gets (see the module
+        docstring);
         ``"incomplete"`` and ``"unmapped"`` are compared with ``"none"`` on the complete data;
-        ``"incomplete-imputed"`` clusters the same incomplete data, mean-imputed.
+        ``"incomplete-imputed"`` clusters the same incomplete data, mean-imputed, and
+        ``"unmapped-per-view"`` each unmapped view on its own.
     seeds : iterable of int
         Seeds of the k-means restarts and of the simulated supervision.
     views : sequence of int, optional
@@ -193,8 +217,7 @@ def baseline(name, kind="none", seeds=range(5), *, views=None, cache=True):
     Xs, y = load(name, views)
     per = {}
     for seed in seeds:
-        for variant, labels in _variants(base_kind, Xs, y, seed).items():
-            acc, nmi = _scores(y, labels)
+        for variant, (acc, nmi) in _scored_variants(base_kind, Xs, y, seed).items():
             entry = per.setdefault(variant, {"acc": [], "nmi": []})
             entry["acc"].append(acc)
             entry["nmi"].append(nmi)

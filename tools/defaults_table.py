@@ -49,9 +49,9 @@ SIDE = {"mvfl": "labels", "mvmc": "pairs", "cmvnmf": "unmapped", "cmvnmf-none": 
 PAPER_VIEWS = {("cmvnmf", "Handwritten"): [1, 4, 5], ("cmvnmf-none", "Handwritten"): [1, 4, 5],
                ("opimc", "Handwritten"): [0, 1, 2, 4, 5]}
 FLAG = 0.02
-#: a second baseline shown beside the first: what a user with the same incomplete data
-#: would run (k-means on the mean-imputed views, benchmarks/baseline.py)
-SECOND = {"opimc": "incomplete-imputed"}
+#: a second baseline shown beside the first: what a user with the same incomplete (OPIMC) or
+#: unmapped (CMVNMF without pairs) data would run (benchmarks/baseline.py)
+SECOND = {"opimc": "incomplete-imputed", "cmvnmf-none": "unmapped-per-view"}
 
 
 def _views_of(solver, name):

@@ -481,7 +481,9 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
     --------
     >>> import numpy as np, fastmv
     >>> rng = np.random.default_rng(0)
-    >>> X1, X2 = rng.random((500, 20)), rng.random((500, 30))
+    >>> y = np.arange(500) % 3                        # three planted clusters
+    >>> X1 = rng.random((500, 20)) + np.eye(20)[y]
+    >>> X2 = rng.random((500, 30)) + np.eye(30)[y]
     >>> res = fastmv.opimc([X1, X2], 3, chunk_size=100, random_state=0)
     >>> res.labels.shape, [u.shape for u in res.U], res.converged   # passes until settled
     ((500,), [(20, 3), (30, 3)], True)
