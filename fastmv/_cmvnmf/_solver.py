@@ -40,6 +40,7 @@ from .._core._driver import (
     IterationInfo,
     Step,
     _caller_stacklevel,
+    callback_stops,
     iterate,
     state_view,
     verbose_logging,
@@ -316,14 +317,9 @@ class _StartGuard:
         self.stopped = self.abandoned = False
 
     def __call__(self, info):
-        if self.callback is not None:
-            try:
-                stop = self.callback(info)
-            except StopIteration:
-                stop = True
-            if stop is True or (isinstance(stop, np.bool_) and bool(stop)):
-                self.stopped = True
-                return True
+        if self.callback is not None and callback_stops(self.callback, info):
+            self.stopped = True
+            return True
         ref = self.reference
         if ref is not None and len(ref) and info.iteration == _ABANDON_AT:
             # a reference that converged earlier is compared at its last sweep

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 
-__all__ = ["Step", "IterationInfo", "Trace", "iterate", "relative_change", "verbose_logging",
+__all__ = ["Step", "IterationInfo", "Trace", "iterate", "callback_stops", "relative_change", "verbose_logging",
            "progress_bar", "logger", "interrupt_guard"]
 
 logger = logging.getLogger("fastmv")
@@ -272,6 +272,16 @@ def _as_step(value) -> Step:
     return Step(objective=float(value))
 
 
+def callback_stops(callback, info) -> bool:
+    """Whether ``callback(info)`` asks to stop: it returned ``True`` (a Python or NumPy
+    bool) or raised :class:`StopIteration`; the one reading of the callback rule."""
+    try:
+        stop = callback(info)
+    except StopIteration:
+        return True
+    return stop is True or (isinstance(stop, np.bool_) and bool(stop))
+
+
 def iterate(problem, *, solver: str, max_iter: int, tol: float,
             initial_objective: float | None = None, callback=None, verbose=False,
             progress: bool = False, warn: bool = True) -> Trace:
@@ -337,11 +347,7 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
             if callback is not None:
                 info = IterationInfo(solver, it, f, r, elapsed,
                                      step.state if step.state is not None else _EMPTY)
-                try:
-                    stop = callback(info)
-                except StopIteration:
-                    stop = True
-                if stop is True or (isinstance(stop, np.bool_) and bool(stop)):
+                if callback_stops(callback, info):
                     stop_reason = "callback"
                     break
             if r <= tol:

@@ -264,10 +264,4 @@ def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
             graph = _knn_graph(X) if graph is None else graph
             km = _spread_labels(graph, prior["rows"], prior["classes"], c, km)
         km[prior["rows"]] = prior["classes"]
-    if data.f_step == "paper":
-        F0 = np.full((n, c), 0.2)
-        F0[np.arange(n), km] += 1.0
-        return F0
-    F0 = np.zeros((n, c))
-    F0[np.arange(n), km] = 1.0
-    return F0 / np.sqrt(np.maximum(F0.sum(axis=0), 1.0))
+    return _onehot_start(km, data)
