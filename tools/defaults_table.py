@@ -21,6 +21,10 @@ sweep). Runnable per solver and per dataset so rows can be regenerated one at a 
     python -m tools.defaults_table table                 # markdown rows of every record
     python -m tools.defaults_table lodo --solver opimc --param alpha
 
+OPIMC and CMVNMF without pairs are flagged against the same-data baselines
+(``incomplete-imputed``, ``unmapped-per-view``); the complete-data k-means is printed beside
+them as an upper reference.
+
 Records (one JSON line per solver × dataset × setting × seed) are appended to ``--out``
 (default ``/tmp/fastmv_defaults.jsonl``); a record already there is not recomputed. A cell
 is flagged when its mean ACC is below the baseline's by more than 0.02.
@@ -42,16 +46,19 @@ import fastmv  # noqa: E402
 from benchmarks.baseline import DATASETS, baseline, load  # noqa: E402
 from fastmv import metrics, simulate  # noqa: E402
 
-#: kind of side information of each solver (the baseline it is compared with)
-SIDE = {"mvfl": "labels", "mvmc": "pairs", "cmvnmf": "unmapped", "cmvnmf-none": "unmapped",
-        "opimc": "incomplete", "emvc": "none"}
+#: kind of side information of each solver (the baseline it is compared with). Incomplete
+#: (OPIMC) and unmapped-without-pairs (CMVNMF) data are compared with what a user holding the
+#: *same* data runs: k-means on the mean-imputed views, k-means on each unmapped view.
+SIDE = {"mvfl": "labels", "mvmc": "pairs", "cmvnmf": "unmapped",
+        "cmvnmf-none": "unmapped-per-view", "opimc": "incomplete-imputed", "emvc": "none"}
 #: views of Handwritten each paper used (indices into fac, fou, kar, mor, pix, zer)
 PAPER_VIEWS = {("cmvnmf", "Handwritten"): [1, 4, 5], ("cmvnmf-none", "Handwritten"): [1, 4, 5],
                ("opimc", "Handwritten"): [0, 1, 2, 4, 5]}
 FLAG = 0.02
-#: a second baseline shown beside the first: what a user with the same incomplete (OPIMC) or
-#: unmapped (CMVNMF without pairs) data would run (benchmarks/baseline.py)
-SECOND = {"opimc": "incomplete-imputed", "cmvnmf-none": "unmapped-per-view"}
+#: an upper reference shown beside the baseline: k-means on the complete, mapped views, which
+#: nobody holding incomplete or unmapped data can run (the ratio solver / reference is shown;
+#: the OPIMC must-show asks for at least 0.9 of it)
+REFERENCE = {"opimc": "incomplete", "cmvnmf-none": "unmapped"}
 
 
 def _views_of(solver, name):
@@ -192,10 +199,10 @@ def cmd_table(args):
         nmi = [r["nmi"] for r in recs]
         delta = float(np.mean(acc)) - base["acc"][0]
         flag = "**below baseline**" if delta < -FLAG else ""
-        if solver in SECOND:
-            b2 = baseline(name, SECOND[solver], [r["seed"] for r in recs], views=idx)
-            flag += (f" {SECOND[solver]} {b2['acc'][0]:.3f} ± {b2['acc'][1]:.3f} "
-                     f"({b2['best']}, Δ {float(np.mean(acc)) - b2['acc'][0]:+.3f})")
+        if solver in REFERENCE:
+            ref = baseline(name, REFERENCE[solver], [r["seed"] for r in recs], views=idx)
+            flag += (f" complete-data reference {ref['acc'][0]:.3f} ({ref['best']}, "
+                     f"{float(np.mean(acc)) / ref['acc'][0]:.2f}×)")
         print(f"| {solver} | {SIDE[solver]} | {name} | {setting} | {_ms(acc)} | {_ms(nmi)} | "
               f"{len(recs)} | {bcell} | {delta:+.3f} | {flag} |")
 
