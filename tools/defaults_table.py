@@ -175,36 +175,60 @@ def _ms(values):
     return f"{np.mean(values):.3f} ± {np.std(values):.3f}"
 
 
+LABEL = {"mvfl": "MVFL (10 % labels)", "mvmc": "MVMC (5 n pairs)", "cmvnmf": "CMVNMF (pairs)",
+         "cmvnmf-none": "CMVNMF (no pairs)", "opimc": "OPIMC", "emvc": "EMVC"}
+
+
+def _row(solver, name, recs):
+    """One table row's cells (None when the solver refused the data)."""
+    seeds = [r["seed"] for r in recs]
+    idx = recs[0].get("views")
+    base = baseline(name, SIDE[solver], seeds, views=idx)
+    if any("error" in r for r in recs):
+        return dict(base=base, error=next(r["error"] for r in recs if "error" in r))
+    acc = [r["acc"] for r in recs]
+    row = dict(base=base, acc=acc, nmi=[r["nmi"] for r in recs],
+               delta=float(np.mean(acc)) - base["acc"][0])
+    if solver in REFERENCE:
+        row["ref"] = baseline(name, REFERENCE[solver], seeds, views=idx)
+    return row
+
+
 def cmd_table(args):
-    print("| solver | side information | dataset | setting | ACC | NMI | seeds | baseline "
-          "(best variant) ACC / NMI | Δ ACC | |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    order = {s: i for i, s in enumerate(SIDE)}
+    """Markdown rows of every record; ``--doc``: the layout of docs/defaults.md."""
+    if args.doc:
+        print("| solver | dataset | ACC | NMI | seeds | baseline ACC (variant) | Δ ACC | | "
+              "complete-data reference ACC (solver / reference) |")
+    else:
+        print("| solver | side information | dataset | setting | ACC | NMI | seeds | baseline "
+              "(best variant) ACC / NMI | Δ ACC | |")
+    print("|---|---|---|---|---|---|---|---|---|" + ("" if args.doc else "---|"))
+    order = {s: i for i, s in enumerate(LABEL)}
     dorder = {d: i for i, d in enumerate(DATASETS)}
     for (solver, name, setting), recs in sorted(
             _grouped(_records(args.out)).items(),
             key=lambda kv: (order.get(kv[0][0], 99), kv[0][2] != "defaults", kv[0][2],
                             dorder.get(kv[0][1], 99))):
-        if args.solver and solver not in args.solver:
+        if (args.solver and solver not in args.solver) or (args.doc and setting != "defaults"):
             continue
-        idx = recs[0].get("views")
-        base = baseline(name, SIDE[solver], [r["seed"] for r in recs], views=idx)
+        row = _row(solver, name, recs)
+        base = row["base"]
+        if "error" in row:
+            print(f"| {solver} | {name} | refused: {row['error']} |")
+            continue
+        flag = "**below**" if row["delta"] < -FLAG else ""
+        ref = ""
+        if "ref" in row:
+            ref = (f"{row['ref']['acc'][0]:.3f} ({np.mean(row['acc']) / row['ref']['acc'][0]:.2f}×)")
+        if args.doc:
+            print(f"| {LABEL[solver]} | {name} | {_ms(row['acc'])} | {_ms(row['nmi'])} | "
+                  f"{len(recs)} | {base['acc'][0]:.3f} ({base['best']}) | "
+                  f"{row['delta']:+.3f} | {flag} | {ref} |".replace("-0.", "−0."))
+            continue
         bcell = f"{base['acc'][0]:.3f} ± {base['acc'][1]:.3f} / {base['nmi'][0]:.3f} ({base['best']})"
-        errors = [r for r in recs if "error" in r]
-        if errors:
-            print(f"| {solver} | {SIDE[solver]} | {name} | {setting} | refused: "
-                  f"{errors[0]['error']} | | | {bcell} | | |")
-            continue
-        acc = [r["acc"] for r in recs]
-        nmi = [r["nmi"] for r in recs]
-        delta = float(np.mean(acc)) - base["acc"][0]
-        flag = "**below baseline**" if delta < -FLAG else ""
-        if solver in REFERENCE:
-            ref = baseline(name, REFERENCE[solver], [r["seed"] for r in recs], views=idx)
-            flag += (f" complete-data reference {ref['acc'][0]:.3f} ({ref['best']}, "
-                     f"{float(np.mean(acc)) / ref['acc'][0]:.2f}×)")
-        print(f"| {solver} | {SIDE[solver]} | {name} | {setting} | {_ms(acc)} | {_ms(nmi)} | "
-              f"{len(recs)} | {bcell} | {delta:+.3f} | {flag} |")
+        print(f"| {solver} | {SIDE[solver]} | {name} | {setting} | {_ms(row['acc'])} | "
+              f"{_ms(row['nmi'])} | {len(recs)} | {bcell} | {row['delta']:+.3f} | {flag} "
+              f"{'complete-data reference ' + ref if ref else ''} |")
 
 
 def _delta(recs, name, solver):
@@ -260,6 +284,7 @@ def main(argv=None):
     ap.add_argument("--param", help="lodo: the parameter chosen ('setting': every recorded "
                     "setting of the solver is one candidate)")
     ap.add_argument("--fixed", action="append", help="lodo: other options held fixed")
+    ap.add_argument("--doc", action="store_true", help="table: docs/defaults.md's layout")
     ap.add_argument("--out", default="/tmp/fastmv_defaults.jsonl")
     args = ap.parse_args(argv)
     {"run": cmd_run, "table": cmd_table, "lodo": cmd_lodo}[args.what](args)
