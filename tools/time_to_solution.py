@@ -173,6 +173,11 @@ def _emvc_run(views, y, lam, seed):
 
 def measure(solver, name, seed=0, lam=0.01):
     """One record: the solver's warm CPU seconds against its yardstick's, same process."""
+    # threadpool_limits reaches only the runtimes already loaded: scikit-learn's OpenMP loads
+    # with sklearn.cluster, so an import inside the block would leave the first k-means of a
+    # process on every core
+    import sklearn.cluster  # noqa: F401
+    import sklearn.decomposition  # noqa: F401
     from threadpoolctl import threadpool_limits
     views, y = _load(name, PAPER_VIEWS.get((solver, name)))
     rec = dict(solver=solver, dataset=name, seed=seed, n=len(y), c=int(len(np.unique(y))),
