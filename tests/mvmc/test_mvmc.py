@@ -290,18 +290,20 @@ def test_left_singular_vectors_drop_null_directions():
 # the solver against the dense NumPy transcription, and its mathematics
 # ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("accelerated", [True, False])
-def test_solver_matches_dense_reference(accelerated):
-    views, y = _planted(n=60, c=3)
-    ml, cl = pairwise_constraints(y, 200, random_state=1)
+@pytest.mark.parametrize("accelerated, n, rtol", [(True, 60, 1e-10), (False, 60, 1e-10),
+                                                   (True, 400, 1e-6)])
+def test_solver_matches_dense_reference(accelerated, n, rtol):
+    # n = 400 > one tile: the passes over S run in float32, the reference in float64
+    views, y = _planted(n=n, c=3)
+    ml, cl = pairwise_constraints(y, 200 * n // 60, random_state=1)
     res = fastmv.mvmc(views, 3, ml, cl, C1=10.0, C2=1.0, k=6, max_iter=15, tol=0.0,
                       accelerated=accelerated, random_state=0)
     M0, obj0, S0 = R.mvmc_dense(res.Z, ml, cl, C1=10.0, C2=1.0, max_iter=15, tol=0.0,
                                     accelerated=accelerated)
-    np.testing.assert_allclose(res.objective, obj0, rtol=1e-10)
+    np.testing.assert_allclose(res.objective, obj0, rtol=rtol)
     for a, b in zip(res.M, M0):
-        np.testing.assert_allclose(a, b, atol=1e-6 * np.abs(b).max())
-    np.testing.assert_allclose(res.similarity(dense=True), S0, atol=1e-6)
+        np.testing.assert_allclose(a, b, atol=1e4 * rtol * np.abs(b).max())
+    np.testing.assert_allclose(res.similarity(dense=True), S0, atol=1e4 * rtol)
 
 
 def test_plain_objective_is_monotone_and_iterates_psd():
