@@ -74,7 +74,7 @@ def _curvature(Z, mask, start, n_iter):
 
 
 def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100,
-               inner_iter=10, tol=1e-6, accelerated=True, step="adaptive", callback=None,
+               inner_iter=3, tol=1e-6, accelerated=True, step="adaptive", callback=None,
                power_iterations=4):
     """Dense MVMC on given bases; returns ``(M_list, objective history, S)``.
 
