@@ -8,7 +8,10 @@ Model (views ``X_v``, ``Z_v`` = top-``k`` left singular vectors, ``Ω`` = constr
 It is jointly convex. For fixed ``M`` the best ``S`` is ``clip(Ā, 0, 1)`` with
 ``Ā = (1/m) Σ_v Z_v M_v Z_vᵀ`` (:mod:`fastmv._mvmc._lowrank` handles it without ``n × n``
 arrays); for fixed ``S`` every ``M_v`` is a smooth problem over the PSD cone whose gradient
-is ``2(C1 + C2)``-Lipschitz (the paper's bound is loose by ``k²``).
+is ``2(C1 λ_v + C2)``-Lipschitz, ``λ_v ≤ 1`` the largest eigenvalue of
+``M ↦ Z_vᵀ R_Ω(Z_v M Z_vᵀ) Z_v`` (the paper's bound is loose by ``k²``, ``2(C1 + C2)`` by
+``1/λ_v``, 10–100 with few pairs): ``step="adaptive"`` estimates ``λ_v`` by power iteration
+and backtracks on each step's exact curvature (:meth:`ViewProblem.solve`).
 
 - ``Z_vᵀ S Z_v = Z_vᵀ Ā Z_v + Z_vᵀ N Z_v``: the first term costs O(m² k³) from the Gram
   matrices ``Z_vᵀ Z_w``, the second one tiled pass over ``S`` per outer iteration.
@@ -19,8 +22,11 @@ is ``2(C1 + C2)``-Lipschitz (the paper's bound is loose by ``k²``).
 Fixing ``S = clip(Ā(Y))`` at a point ``Y`` and minimising over ``M`` is exactly a proximal-
 gradient step (in the fixed metric ``m C2 ‖Ā(ΔM)‖²``) on ``F(M) = min_S J(M, S)`` taken at
 ``Y``. ``accelerated=True`` therefore extrapolates the outer iterates (FISTA, with adaptive
-restart) and solves each inner problem with monotone FISTA; ``accelerated=False`` is the
-paper's alternation with plain projected gradient steps, whose objective never increases.
+restart) and solves each inner problem with monotone FISTA, whose first step is the
+proximal-gradient step at ``Y`` itself (its gradient is the affine combination of the last
+two iterates' gradients, kept from their evaluations); ``accelerated=False`` is the paper's
+alternation with plain projected gradient steps, whose objective never increases (up to the
+float32 rounding of the passes over ``S`` when ``n`` exceeds one tile).
 """
 from __future__ import annotations
 
