@@ -60,13 +60,36 @@ def similarity_dense(Z_list, M_list):
     return np.clip(sum(Z @ M @ Z.T for Z, M in zip(Z_list, M_list)) / len(Z_list), 0.0, 1.0)
 
 
+def _curvature(Z, mask, start, n_iter):
+    """Power-iteration estimate of the largest eigenvalue of ``M ↦ Zᵀ (mask ∘ Z M Zᵀ) Z``."""
+    M, est = 0.5 * (start + start.T), 0.0
+    for _ in range(n_iter):
+        if not np.linalg.norm(M):
+            break
+        M = M / np.linalg.norm(M)
+        G = Z.T @ (mask * (Z @ M @ Z.T)) @ Z
+        est = float(np.vdot(G, M))
+        M = 0.5 * (G + G.T)
+    return est
+
+
 def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100,
-               inner_iter=10, tol=1e-6, accelerated=True, step="tight", callback=None):
-    """Dense MVMC on given bases; returns ``(M_list, objective history, S)``."""
+               inner_iter=3, tol=1e-6, accelerated=True, step="adaptive", callback=None,
+               power_iterations=4):
+    """Dense MVMC on given bases; returns ``(M_list, objective history, S)``.
+
+    ``step="adaptive"`` starts each view's ``L`` at ``2 (C1 λ + C2)`` with ``λ`` from
+    ``power_iterations`` power iterations and doubles it (at least to the exact curvature of
+    the step) whenever a step's curvature exceeds it, never beyond ``2 (C1 + C2)``.
+    """
     n = Z_list[0].shape[0]
     S_ob, mask = observed_matrices(n, must_link, cannot_link)
     ks = [Z.shape[1] for Z in Z_list]
-    Ls = [2.0 * (C1 + C2) if step == "tight" else 2.0 * (C1 * k * k + C2) for k in ks]
+    L_max = [2.0 * (C1 * k * k + C2) if step == "paper" else 2.0 * (C1 + C2) for k in ks]
+    Ls = list(L_max)
+    if step == "adaptive":
+        Ls = [min(Lm, 2.0 * (C1 * _curvature(Z, mask, Z.T @ S_ob @ Z, power_iterations) + C2))
+              for Lm, Z in zip(L_max, Z_list)]
     M = [_psd(Z.T @ S_ob @ Z) for Z in Z_list]
     M_prev = M
     t = 1.0
@@ -93,17 +116,27 @@ def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100
                 g = np.eye(k) + 2 * C1 * (Z.T @ R @ Z) + 2 * C2 * (Mx - T)
                 return f, 0.5 * (g + g.T)
 
-            x = _psd(Y[v]) if Y is not M else M[v]
+            def prox_step(y, gy):
+                while True:
+                    z = _psd(y - gy / Ls[v])
+                    fz, gz = evaluate(z)
+                    d = z - y
+                    if (np.vdot(gz - gy, d) <= Ls[v] * np.vdot(d, d) * (1 + 1e-9)
+                            or Ls[v] >= L_max[v]):
+                        return z, fz, gz
+                    Ls[v] = min(L_max[v], max(2 * Ls[v], np.vdot(gz - gy, d) / np.vdot(d, d)))
+
+            # the first step is taken from the extrapolated point itself (PSD or not)
+            x = M[v]
             fx, gx = evaluate(x)
             if not accelerated:
                 for _ in range(inner_iter):
-                    x = _psd(x - gx / Ls[v])
-                    fx, gx = evaluate(x)
+                    x, fx, gx = prox_step(x, gx)
             else:
-                y, gy, tt = x, gx, 1.0
+                y, tt = Y[v], 1.0
+                gy = evaluate(y)[1]
                 for _ in range(inner_iter):
-                    z = _psd(y - gy / Ls[v])
-                    fz, gz = evaluate(z)
+                    z, fz, gz = prox_step(y, gy)
                     xn, fxn, gxn = (z, fz, gz) if fz <= fx else (x, fx, gx)
                     tn = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * tt * tt))
                     a, b = tt / tn, (tt - 1.0) / tn

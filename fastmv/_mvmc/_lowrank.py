@@ -60,8 +60,9 @@ class _TileBuffer:
     Writing into the buffer is the same GEMM, so the tile has the same bits.
     """
 
-    def __init__(self, tile):
+    def __init__(self, tile, dtype=np.float64):
         self.tile = tile
+        self.dtype = dtype
         self.array = None
 
     def product(self, a, b):
@@ -69,7 +70,7 @@ class _TileBuffer:
         if shape != (self.tile, self.tile):  # an edge tile: contiguous, as the kernels expect
             return a @ b
         if self.array is None:
-            self.array = np.empty(shape)
+            self.array = np.empty(shape, dtype=self.dtype)
         return np.matmul(a, b, out=self.array)
 
 
@@ -98,15 +99,27 @@ class _ClippedLowRank:
         """``Ā X`` in O(n R p)."""
         return self.FW @ (self.F.T @ X)
 
-    def _row_block_tiles(self, i0):
+    def _factors(self, dtype):
+        """``(F diag(w), F)`` in ``dtype`` (float32 copies made once, on first use)."""
+        if dtype == np.float64:
+            return self.FW, self.F
+        single = self.__dict__.get("_single")
+        if single is None:  # a race between threads computes the same arrays twice
+            single = (self.FW.astype(np.float32), self.F.astype(np.float32))
+            self._single = single
+        return single
+
+    def _row_block_tiles(self, i0, dtype=np.float64):
         """The upper-triangle tiles of row block ``i0``: ``(i1, j0, j1, N_IJ, row nnz of N_IJ,
-        its share of ‖S‖², its share of nnz(N))`` (off-diagonal tiles count twice)."""
+        its share of ‖S‖², its share of nnz(N))`` (off-diagonal tiles count twice), computed
+        in ``dtype``."""
         n, b = self.n, self.tile
         i1 = min(n, i0 + b)
-        buffer = _TileBuffer(b)
+        FW, F = self._factors(dtype)
+        buffer = _TileBuffer(b, dtype)
         for j0 in range(i0, n, b):
             j1 = min(n, j0 + b)
-            A = buffer.product(self.FW[i0:i1], self.F[j0:j1].T)
+            A = buffer.product(FW[i0:i1], F[j0:j1].T)
             if i0 == j0:
                 A = 0.5 * (A + A.T)  # exactly symmetric diagonal tiles
             with serial_when_small(A.size):
@@ -234,7 +247,9 @@ class _ClippedLowRank:
 
         Row block ``I`` accumulates ``Q_I = ½ N_II U_I + Σ_{J>I} N_IJ U_J`` (each tile is
         multiplied once); then ``H_v = Σ_I U_{I,v}ᵀ Q_{I,v}`` and ``Z_vᵀ N Z_v = H_v + H_vᵀ``.
-        O(n² K / 2) flops for dense tiles, O(nnz K) for sparse ones, plus O(n m k²).
+        O(n² K / 2) flops for dense tiles, O(nnz K) for sparse ones, plus O(n m k²). The
+        tiles, the clipping and the products run in the dtype of ``U`` (float32 halves the
+        GEMMs' time); ``‖S‖_F²`` and the sums over row blocks are accumulated in float64.
 
         Row blocks are independent: ``map_`` may run them concurrently (an executor's ``map``;
         the kernels release the GIL), or a :class:`fastmv._core._executor.BlockMap` may send them to
@@ -259,11 +274,11 @@ class _ClippedLowRank:
     def _projected_row_block(self, i0, U, blocks):
         """Row block ``I`` of :meth:`projected_correction`: ``([U_{I,v}ᵀ Q_{I,v}], its share
         of ‖S‖², its share of nnz(N))``."""
-        Q = np.zeros((min(self.n, i0 + self.tile) - i0, U.shape[1]))
+        Q = np.zeros((min(self.n, i0 + self.tile) - i0, U.shape[1]), dtype=U.dtype)
         AU = np.empty_like(Q)
         sumsq = 0.0
         total_nnz = 0
-        for _, j0, j1, A, row_nnz, ss, nnz in self._row_block_tiles(i0):
+        for _, j0, j1, A, row_nnz, ss, nnz in self._row_block_tiles(i0, U.dtype):
             sumsq += ss
             if nnz == 0:
                 continue

@@ -8,7 +8,10 @@ Model (views ``X_v``, ``Z_v`` = top-``k`` left singular vectors, ``Ω`` = constr
 It is jointly convex. For fixed ``M`` the best ``S`` is ``clip(Ā, 0, 1)`` with
 ``Ā = (1/m) Σ_v Z_v M_v Z_vᵀ`` (:mod:`fastmv._mvmc._lowrank` handles it without ``n × n``
 arrays); for fixed ``S`` every ``M_v`` is a smooth problem over the PSD cone whose gradient
-is ``2(C1 + C2)``-Lipschitz (the paper's bound is loose by ``k²``).
+is ``2(C1 λ_v + C2)``-Lipschitz, ``λ_v ≤ 1`` the largest eigenvalue of
+``M ↦ Z_vᵀ R_Ω(Z_v M Z_vᵀ) Z_v`` (the paper's bound is loose by ``k²``, ``2(C1 + C2)`` by
+``1/λ_v``, 10–100 with few pairs): ``step="adaptive"`` estimates ``λ_v`` by power iteration
+and backtracks on each step's exact curvature (:meth:`ViewProblem.solve`).
 
 - ``Z_vᵀ S Z_v = Z_vᵀ Ā Z_v + Z_vᵀ N Z_v``: the first term costs O(m² k³) from the Gram
   matrices ``Z_vᵀ Z_w``, the second one tiled pass over ``S`` per outer iteration.
@@ -19,10 +22,15 @@ is ``2(C1 + C2)``-Lipschitz (the paper's bound is loose by ``k²``).
 Fixing ``S = clip(Ā(Y))`` at a point ``Y`` and minimising over ``M`` is exactly a proximal-
 gradient step (in the fixed metric ``m C2 ‖Ā(ΔM)‖²``) on ``F(M) = min_S J(M, S)`` taken at
 ``Y``. ``accelerated=True`` therefore extrapolates the outer iterates (FISTA, with adaptive
-restart) and solves each inner problem with monotone FISTA; ``accelerated=False`` is the
-paper's alternation with plain projected gradient steps, whose objective never increases.
+restart) and solves each inner problem with monotone FISTA, whose first step is the
+proximal-gradient step at ``Y`` itself (its gradient is the affine combination of the last
+two iterates' gradients, kept from their evaluations); ``accelerated=False`` is the paper's
+alternation with plain projected gradient steps, whose objective never increases (up to the
+float32 rounding of the passes over ``S`` when ``n`` exceeds one tile).
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,7 +40,7 @@ from fastmv.kernels.mvmc import masked_residual_product_serial
 from .._core._driver import Step, state_view
 from .._core._preprocessing import normalize_rows, row_norms
 from ..exceptions import DegenerateSolutionError
-from ._lowrank import ClippedLowRankOperator, _ClippedLowRank, _factor_symmetric
+from ._lowrank import _TILE, ClippedLowRankOperator, _ClippedLowRank, _factor_symmetric
 
 __all__ = []  # internal: see fastmv.mvmc
 
@@ -171,6 +179,11 @@ def psd_projection(Y):
 
 
 
+#: ``step="adaptive"``: power iterations behind the first estimate of each view's curvature
+#: (a lower bound; backtracking raises it where a step shows more).
+_POWER_ITERATIONS = 4
+
+
 class ViewProblem:
     """``f_v(M) = tr M + C1 ‖R_Ω(Z M Zᵀ − S_ob)‖² + C2 ‖Z M Zᵀ − S‖²`` for fixed ``S``,
     evaluated with ``Z`` restricted to the constrained samples."""
@@ -193,10 +206,9 @@ class ViewProblem:
                                                   self.values, self.mirror)
         return _symmetric_crossproduct(self.Z, RZ), loss
 
-    def evaluate(self, point):
-        """Objective and gradient at ``point = (M, lam, V)`` (a PSD matrix and its factor)."""
-        M, lam, V = point
-        G, loss = self.masked(lam, V)
+    def value(self, M, G, loss):
+        """Objective and gradient at the PSD ``M`` from its masked part ``(G, loss)``
+        (:meth:`masked`) and the current ``T``."""
         T = self.T
         f = (np.trace(M) + self.C1 * loss
              + self.C2 * (np.vdot(M, M) - 2.0 * np.vdot(M, T) + self.s_sumsq))
@@ -208,31 +220,95 @@ class ViewProblem:
                 "weights")
         return float(f), g
 
-    def solve(self, start, L, n_steps, accelerated):
-        """``n_steps`` projected-gradient (or monotone FISTA) steps from the PSD point
-        ``start = (M0, lam, V)``; returns the last iterate ``(M, lam, V)`` and its objective."""
-        x = start
-        fx, gx = self.evaluate(x)
+    def evaluate(self, point):
+        """``_Eval`` at ``point = (M, lam, V)`` (a PSD matrix and its factor)."""
+        G, loss = self.masked(point[1], point[2])
+        f, g = self.value(point[0], G, loss)
+        return _Eval(point, f, g, G, loss)
+
+    def curvature(self, start, n_iter):
+        """Estimate of the largest eigenvalue of ``M ↦ Zᵀ R_Ω(Z M Zᵀ) Z`` (the constraint
+        term's Hessian over ``2 C1``) by ``n_iter`` power iterations from the symmetric
+        ``start``: a Rayleigh quotient, so never above it."""
+        values, self.values = self.values, np.zeros_like(self.values)
+        try:
+            lam, V = np.linalg.eigh(start)
+            est = 0.0
+            for _ in range(n_iter):
+                scale = np.sqrt(np.sum(lam * lam))
+                if scale == 0:
+                    break
+                lam = lam / scale
+                G, _ = self.masked(lam, V)
+                est = float(np.vdot(G, (V * lam) @ V.T))
+                lam, V = np.linalg.eigh(0.5 * (G + G.T))
+        finally:
+            self.values = values
+        return est
+
+    def solve(self, start, L, n_steps, accelerated, L_max=np.inf, y=None):
+        """``n_steps`` projected-gradient (or monotone FISTA) steps.
+
+        ``start`` is the PSD point as an ``_Eval`` (its masked part may be from an earlier
+        ``S``: :meth:`value` refreshes the rest); FISTA's first step is taken from ``y =
+        (Y, G)`` when given (an extrapolated, possibly indefinite ``Y`` and its masked
+        gradient, which is affine in ``Y``), else from ``start``. Returns the last iterate
+        (an ``_Eval``) and the step constant ``L`` after backtracking.
+
+        ``f`` is quadratic and its gradient affine, so ``⟨∇f(z) − ∇f(y), z − y⟩`` is the exact
+        curvature along a step: when it exceeds ``L ‖z − y‖²`` the step was too long, ``L``
+        grows (never beyond ``L_max``, a global bound) and the step is taken again.
+        """
+        f, g = self.value(start.point[0], start.G, start.loss)
+        x = start._replace(f=f, g=g)
         if not accelerated:
             for _ in range(n_steps):
-                x = psd_projection(x[0] - gx / L)
-                fx, gx = self.evaluate(x)
-            return x, fx
-        y, gy, t = x[0], gx, 1.0
+                x, L = self._step(x.point[0], x.g, L, L_max)
+            return x, L
+        if y is None:
+            yM, gy = x.point[0], x.g
+        else:
+            yM = y[0]
+            gy = self.eye + 2.0 * self.C1 * y[1] + 2.0 * self.C2 * (yM - self.T)
+        t = 1.0
         for _ in range(n_steps):
-            z = psd_projection(y - gy / L)
-            fz, gz = self.evaluate(z)
-            if fz <= fx:
-                xn, fxn, gxn = z, fz, gz
-            else:
-                xn, fxn, gxn = x, fx, gx
+            z, L = self._step(yM, gy, L, L_max)
+            xn = z if z.f <= x.f else x
             tn = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
             a, b = t / tn, (t - 1.0) / tn
             # the gradient is affine in M, so it follows the same affine combination
-            y = xn[0] + a * (z[0] - xn[0]) + b * (xn[0] - x[0])
-            gy = gxn + a * (gz - gxn) + b * (gxn - gx)
-            x, fx, gx, t = xn, fxn, gxn, tn
-        return x, fx
+            yM = xn.point[0] + a * (z.point[0] - xn.point[0]) + b * (xn.point[0] - x.point[0])
+            gy = xn.g + a * (z.g - xn.g) + b * (xn.g - x.g)
+            x, t = xn, tn
+        return x, L
+
+    def _step(self, yM, gy, L, L_max):
+        """One projected-gradient step from ``yM`` with backtracking on ``L``."""
+        while True:
+            z = self.evaluate(psd_projection(yM - gy / L))
+            L, ok = _check_curvature(L, L_max, z.point[0] - yM, z.g - gy)
+            if ok:
+                return z, L
+
+
+class _Eval(NamedTuple):
+    """A PSD iterate ``(M, lam, V)`` with its objective, gradient and masked part."""
+
+    point: tuple
+    f: float
+    g: np.ndarray
+    G: np.ndarray  # Zᵀ R_Ω(Z M Zᵀ − S_ob) Z: affine in M
+    loss: float
+
+
+def _check_curvature(L, L_max, d, dg):
+    """``(L, ok)``: whether the step ``d`` (gradient change ``dg``) satisfied the descent
+    lemma with ``L``; if not, the larger ``L`` to retry with."""
+    dd = float(np.vdot(d, d))
+    curv = float(np.vdot(dg, d))
+    if curv <= L * dd * (1.0 + 1e-9) or L >= L_max:
+        return L, True
+    return min(L_max, max(2.0 * L, curv / dd)), False
 
 
 class Problem:
@@ -273,25 +349,40 @@ class Problem:
         ks = [Z.shape[1] for Z in Z_list]
         self.offsets = np.concatenate([[0], np.cumsum(ks)]).astype(np.int64)
         self.U = np.hstack(Z_list)
+        # Once S spans several tiles the pass over it dominates an outer iteration, and it
+        # runs in float32: T_v = Z_vᵀ S Z_v is needed to far fewer digits than the stopping
+        # rule resolves, and float32 GEMMs take half the time (docs/mvmc.md, "Time to
+        # solution"). One tile costs little either way and stays float64.
+        self.U_pass = self.U.astype(np.float32) if self.U.shape[0] > _TILE else self.U
         self.blocks = blocks
         if blocks is not None:
-            blocks.keep(self.U)
+            blocks.keep(self.U_pass)
         self.G = self.U.T @ self.U  # Gram blocks Z_vᵀ Z_w
         active, *pattern = pair_csr(*pairs)
         self.views = [ViewProblem(np.ascontiguousarray(Z[active]), pattern, C1, C2)
                       for Z in Z_list]
-        self.L = [2.0 * (C1 + C2) if step == "tight" else 2.0 * (C1 * kv * kv + C2)
-                  for kv in ks]
+        self.L_max = [2.0 * (C1 + C2) if step != "paper" else 2.0 * (C1 * kv * kv + C2)
+                      for kv in ks]
+        self.L = list(self.L_max)
         if not np.isfinite(self.L).all():
             raise DegenerateSolutionError(
                 f"the step size of MVMC is not representable in float64 with C1={C1:g}, "
                 f"C2={C2:g}; use smaller weights")
         # the paper's start M_v = Z_vᵀ S_ob Z_v, projected onto the PSD cone so that every
         # iterate is feasible; R_Ω(0 − S_ob) = −S_ob on Ω
-        self.points = [psd_projection(-view.masked(np.zeros(0), np.zeros((kv, 0)))[0])
-                       for view, kv in zip(self.views, ks)]
-        self.M = [pt[0] for pt in self.points]
+        starts = [-view.masked(np.zeros(0), np.zeros((kv, 0)))[0]
+                  for view, kv in zip(self.views, ks)]
+        if step == "adaptive":
+            for v, (view, G) in enumerate(zip(self.views, starts)):
+                lam_est = view.curvature(0.5 * (G + G.T), _POWER_ITERATIONS)
+                self.L[v] = min(self.L_max[v], 2.0 * (C1 * lam_est + C2))
+        self.points = []
+        for view, G in zip(self.views, starts):
+            point = psd_projection(G)
+            self.points.append(_Eval(point, np.nan, None, *view.masked(point[1], point[2])))
+        self.M = [pt.point[0] for pt in self.points]
         self.M_prev = self.M
+        self.points_prev = self.points
         self.t = 1.0
         self.last = None
         self.iteration = 0
@@ -309,7 +400,7 @@ class Problem:
         F = np.hstack([ZV for _, _, ZV in facs])
         w = np.concatenate([lam / m for lam, _, _ in facs])
         core = _ClippedLowRank(F, w)
-        TN, s_sumsq, clip_nnz = core.projected_correction(self.U, offsets,
+        TN, s_sumsq, clip_nnz = core.projected_correction(self.U_pass, offsets,
                                                            self.blocks or self.map_)
         Yt = [(V * lam) @ V.T for lam, V, _ in facs]
         for v, view in enumerate(self.views):
@@ -326,6 +417,7 @@ class Problem:
         """One outer iteration: ``S`` at the (extrapolated) point, then the M-steps."""
         self.iteration += 1
         M = self.M
+        beta = 0.0
         if self.accelerated and self.iteration > 1:
             tn = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * self.t * self.t))
             beta = (self.t - 1.0) / tn
@@ -336,18 +428,24 @@ class Problem:
         rank, clip_nnz = self._fit_similarity(Y)
 
         def solve_view(v):
-            start = psd_projection(Y[v]) if Y is not M else self.points[v]
-            return self.views[v].solve(start, self.L[v], self.inner_iter, self.accelerated)
+            y = None
+            if Y is not M:
+                G = (1.0 + beta) * self.points[v].G - beta * self.points_prev[v].G
+                y = (Y[v], G)
+            return self.views[v].solve(self.points[v], self.L[v], self.inner_iter,
+                                       self.accelerated, self.L_max[v], y)
 
         solved = list(self.map_(solve_view, range(self.m)))  # independent given S
+        self.points_prev = self.points
         self.points = [pt for pt, _ in solved]
-        J = float(sum(fv for _, fv in solved))
+        self.L = [L for _, L in solved]
+        J = float(sum(pt.f for pt in self.points))
         if not np.isfinite(J):
             raise DegenerateSolutionError(
                 f"the MVMC objective became {J} at iteration {self.iteration}: it cannot be "
                 f"represented in float64 with C1={self.C1:g}, C2={self.C2:g}; use smaller "
                 "weights")
-        M_new = [pt[0] for pt in self.points]
+        M_new = [pt.point[0] for pt in self.points]
         if self.accelerated and self.last is not None:
             # adaptive restart (O'Donoghue & Candès): momentum against the step, or a rise
             ip = sum(np.vdot(y - a, a - b) for y, a, b in zip(Y, M_new, M))
