@@ -217,7 +217,7 @@ def nearest_neighbors_rows(D2, n_neighbors):
 
 
 @njit(cache=True)
-def local_scaling_transition_rows(out, index, sq_dist, sigma):
+def local_scaling_transition_rows(out, index, sq_dist, sigma, mutual=False):
     """Overwrite ``out`` with the row-stochastic locally scaled kNN transition matrix.
 
     ``W[i, j] = exp(−‖x_i − x_j‖² / (σ_i σ_j))`` for ``j`` among the neighbours of ``i`` or
@@ -232,6 +232,8 @@ def local_scaling_transition_rows(out, index, sq_dist, sigma):
         From :func:`nearest_neighbors_rows`.
     sigma : ndarray, shape (n,)
         Local widths ``σ_i > 0``.
+    mutual : bool, default False
+        Keep only the pairs that are neighbours both ways.
 
     Returns
     -------
@@ -240,7 +242,8 @@ def local_scaling_transition_rows(out, index, sq_dist, sigma):
     Notes
     -----
     Serial. Cost: writes ``n² b`` bytes (zeroing) and ``2 n k`` entries, ``n k`` exponentials,
-    then one pass over each row for its sum (``2 n² b`` bytes); memory-bound.
+    then one pass over each row for its sum (``2 n² b`` bytes), with ``mutual`` one more
+    pass over the pairs; memory-bound.
     """
     n, k = index.shape
     if out.shape[0] != n or out.shape[1] != n or sq_dist.shape[0] != n \
@@ -254,7 +257,16 @@ def local_scaling_transition_rows(out, index, sq_dist, sigma):
             j = index[i, t]
             w = np.exp(-sq_dist[i, t] / (sigma[i] * sigma[j]))
             out[i, j] = w
-            out[j, i] = w
+            if not mutual:
+                out[j, i] = w
+    if mutual:
+        # each direction was written once; a pair is kept only when both were written
+        # (a weight that underflowed to 0 counts as not kept either way)
+        for i in range(n):
+            for j in range(i + 1, n):
+                w = min(out[i, j], out[j, i])
+                out[i, j] = w
+                out[j, i] = w
     for i in range(n):
         s = 0.0
         for j in range(n):

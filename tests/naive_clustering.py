@@ -100,9 +100,10 @@ def nearest_neighbors_rows(D2, k):
     return index, values
 
 
-def local_scaling_transition(X, k, scale_neighbor=7):
+def local_scaling_transition(X, k, scale_neighbor=7, mutual=False):
     """Locally scaled symmetric kNN transition matrix from the definition: cosine geometry
-    (L2 rows) for nonnegative, mostly-zero X, Euclidean otherwise. The twin of
+    (L2 rows) for nonnegative, mostly-zero X, Euclidean otherwise; with ``mutual`` only the
+    pairs that are neighbours both ways. The twin of
     ``kernels.affinity.nearest_neighbors_rows`` followed by
     ``kernels.affinity.local_scaling_transition_rows`` (tests/test_affinity.py)."""
     X = np.asarray(X, dtype=np.float64)
@@ -117,7 +118,7 @@ def local_scaling_transition(X, k, scale_neighbor=7):
     keep = np.eye(n, dtype=bool)
     for i in range(n):
         keep[i, index[i]] = True
-    keep |= keep.T
+    keep = (keep & keep.T) if mutual else (keep | keep.T)
     W = np.where(keep, np.exp(-D2 / np.outer(sigma, sigma)), 0.0)
     np.fill_diagonal(W, 1.0)
     return W / W.sum(axis=1, keepdims=True)

@@ -127,14 +127,15 @@ def test_local_kernels_match_twins(n, dtype, rng):
         np.testing.assert_array_equal(index, ref_index)
         np.testing.assert_allclose(values, ref_values, **tol)
         sigma = np.sqrt(values[:, -1]).astype(dtype)
-        P = A.local_scaling_transition_rows(np.full((n, n), np.nan, dtype), index, values, sigma)
         keep = np.eye(n, dtype=bool)
         for i in range(n):
             keep[i, index[i]] = True
-        keep |= keep.T
-        W = np.where(keep, np.exp(-D2.astype(np.float64) / np.outer(sigma, sigma)), 0.0)
-        np.fill_diagonal(W, 1.0)
-        np.testing.assert_allclose(P, W / W.sum(1, keepdims=True), **tol)
+        for mutual, kept in ((False, keep | keep.T), (True, keep & keep.T)):
+            P = A.local_scaling_transition_rows(np.full((n, n), np.nan, dtype), index, values,
+                                                sigma, mutual)
+            W = np.where(kept, np.exp(-D2.astype(np.float64) / np.outer(sigma, sigma)), 0.0)
+            np.fill_diagonal(W, 1.0)
+            np.testing.assert_allclose(P, W / W.sum(1, keepdims=True), **tol)
 
 
 def test_local_kernel_matches_its_definition(rng):
@@ -148,6 +149,34 @@ def test_local_kernel_matches_its_definition(rng):
     P = fastmv.transition_matrix(sp.csr_matrix(C), n_neighbors=8)
     np.testing.assert_allclose(P, naive.local_scaling_transition(C, 8), rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(P.sum(1), 1.0, rtol=1e-12)
+
+
+def test_mutual_neighbors_keep_only_the_pairs_chosen_both_ways(rng):
+    X = rng.standard_normal((60, 5))
+    C = rng.poisson(0.3, (60, 40)) * (0.5 + rng.random(40))
+    for Z, k in ((X, 3), (X, 10), (X, 59), (C, 8)):
+        P = fastmv.transition_matrix(Z, n_neighbors=k, neighbors="mutual")
+        np.testing.assert_allclose(P, naive.local_scaling_transition(Z, k, mutual=True),
+                                   rtol=1e-10, atol=1e-13)
+        U = fastmv.transition_matrix(Z, n_neighbors=k)
+        assert np.all((P > 0) <= (U > 0)) and np.all((P > 0) == (P.T > 0))
+        assert np.all(np.diag(P) > 0)
+    # k = n - 1: every pair is chosen both ways, so both graphs are the same
+    np.testing.assert_allclose(fastmv.transition_matrix(X, n_neighbors=59, neighbors="mutual"),
+                               fastmv.transition_matrix(X, n_neighbors=59), rtol=1e-12)
+    # a hub: the centre of a ring is every ring point's nearest neighbour, but the centre's
+    # own 2 nearest are only two of them; the mutual graph drops the other edges
+    ring = np.c_[np.cos(np.arange(5) * 0.4 * np.pi), np.sin(np.arange(5) * 0.4 * np.pi)]
+    H = np.vstack([[0.0, 0.0], ring])  # ring neighbours are 1.18 apart, the centre 1 away
+    hub = fastmv.transition_matrix(H, n_neighbors=2, neighbors="mutual")[0]
+    assert np.count_nonzero(hub) == 3
+    assert np.count_nonzero(fastmv.transition_matrix(H, n_neighbors=2)[0]) == 6
+    G = fastmv.transition_matrix(X, sigma=1.0, n_neighbors=4, neighbors="mutual")
+    kept = np.zeros((60, 60), bool)
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.fill_diagonal(D2, np.inf)
+    kept[np.repeat(np.arange(60), 4), np.argsort(D2, 1)[:, :4].ravel()] = True
+    np.testing.assert_array_equal(G > 0, (kept & kept.T) | np.eye(60, dtype=bool))
     # default neighbours: max(10, round(sqrt(n))) for counts, 10 otherwise
     np.testing.assert_allclose(fastmv.transition_matrix(C),
                                naive.local_scaling_transition(C, 10), rtol=1e-10, atol=1e-13)
