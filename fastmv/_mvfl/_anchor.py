@@ -1,0 +1,114 @@
+"""``anchor=None`` with labels on the direct route: the pull toward the start chosen from the
+labels (docs/mvfl.md, "Self-tuning the anchor").
+
+When ``d ≤ n`` the fit ``‖XW + 1bᵀ − F‖²`` binds: it pulls ``F`` toward what a linear map of
+the features can represent, with a curvature of order 1 that the default anchor (of the order
+of ``λ``) hardly resists. Whether that pull helps (the linear fit repairs a poor start) or
+hurts (the start's clusters are not linear in the features and the solve drifts away from
+them) depends on the data, so the labels decide: ``k`` folds stratified by class, from each
+fold's start (rebuilt from the other folds' labels, the k-means clustering and kNN graph
+shared with the solve) a few iterations with each candidate anchor, judged by the held-out
+labelled pairs the partition honours. When ``d > n`` the fit is exact for any ``F`` and the
+landscape scales with ``λ``, which is what the rule ``10 · max(λ1, λ2)`` was derived for; it
+is kept there without validation.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._core._driver import iterate
+from .._core._tuning import from_labels, grid_search, label_folds, pair_score, tuning_rng
+from ._start import _initial_F
+
+if TYPE_CHECKING:  # annotations only: _solver imports this module
+    from ._solver import _Data
+
+# The grid, in units of max(λ1, λ2): the old default first, then a tenfold stronger pull.
+ANCHOR_GRID = (10.0, 100.0)
+# Folds over the labels and outer iterations of each fold's solve. The drift away from a
+# good start shows within the first iterations (docs/mvfl.md), and the budget of a tuned solve
+# is 3× the fixed one: folds × iterations × candidates stays near one solve's iterations.
+ANCHOR_FOLDS = 8
+ANCHOR_ITERATIONS = 1
+
+
+def anchor_tuned(data: _Data, route):
+    """Whether ``anchor=None`` is validated from the labels: labels given, the monotone step
+    (the only one with an anchor), a k-means or spreading start, and the direct route (``d ≤
+    n``, where the fit binds)."""
+    return (data.anchor_auto and data.prior["kind"] == "labels" and data.prior["rows"].size > 1
+            and data.f_step == "monotone" and route == "direct"
+            and isinstance(data.init, str) and data.init in ("k-means++", "spread"))
+
+
+class FirstFactors:
+    """A :class:`~fastmv._mvfl._wstep.WStep` whose factors at the first iteration's uniform
+    weights are computed once: every fold solve (and the final one) starts from ``W = None``,
+    i.e. the same diagonals, so their first factorisation is shared bit for bit."""
+
+    def __init__(self, wstep):
+        self.wstep, self._first = wstep, None
+
+    def __getattr__(self, name):
+        return getattr(self.wstep, name)
+
+    def factor(self, D, shared):
+        if self._first is not None and self._first[1] == shared and \
+                np.array_equal(self._first[0], D):
+            return self._first[2]
+        factors = self.wstep.factor(D, shared)
+        if self._first is None:
+            self._first = (D.copy(), shared, factors)
+        return factors
+
+
+def _fold_prior(prior, keep):
+    """The labels prior restricted to the labelled rows ``keep`` (a boolean mask)."""
+    rows, classes = prior["rows"][keep], prior["classes"][keep]
+    unl = np.setdiff1d(prior["all"], rows).astype(np.int64)
+    return {"kind": "labels", "rows": rows, "classes": classes, "unlabelled": unl,
+            "all": prior["all"]}
+
+
+def _held_out_pairs(rows, classes, te):
+    """Pairs (held-out labelled sample, every other labelled sample), split by same class."""
+    i = np.repeat(rows[te], rows.size)
+    j = np.tile(rows, int(te.sum()))
+    same = np.repeat(classes[te], rows.size) == np.tile(classes, int(te.sum()))
+    keep = i != j
+    pairs = np.column_stack([i, j])[keep]
+    return pairs[same[keep]], pairs[~same[keep]]
+
+
+def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, tol, log):
+    """``(anchor, record)``: the candidate of ``ANCHOR_GRID`` (times ``max(λ1, λ2)``) whose
+    truncated fold solves honour the most held-out labelled pairs (one-standard-error rule
+    against the old default; :func:`fastmv._core._tuning.grid_search`)."""
+    from ._solver import Problem  # noqa: PLC0415 (circular import at module load)
+
+    prior = data.prior
+    rows, classes = prior["rows"], prior["classes"]
+    folds = label_folds(from_labels(rows, classes), ANCHOR_FOLDS, tuning_rng(data.rng))
+    scale = max(data.lam1, data.lam2)
+    candidates = [g * scale for g in ANCHOR_GRID]
+    starts = {}
+
+    def evaluate(anchor, f):
+        te = folds == f
+        if not te.any() or te.all():
+            return np.nan, 0
+        if f not in starts:
+            fold = data._replace(prior=_fold_prior(prior, ~te))
+            starts[f] = (fold, _initial_F(X, fold, data.rng, None, km=km, graph=graph))
+        fold, F0 = starts[f]
+        problem = Problem(fold._replace(anchor=anchor), X, wstep, view_ptr, F0.copy())
+        iterate(problem, solver="mvfl", max_iter=ANCHOR_ITERATIONS, tol=tol, warn=False)
+        pred = problem.result_fields()["labels"]
+        must, cannot = _held_out_pairs(rows, classes, te)
+        return pair_score(lambda p: pred[p[:, 0]] == pred[p[:, 1]], must, cannot), 1
+
+    return grid_search("anchor", candidates, evaluate, ANCHOR_FOLDS,
+                       method=f"held-out labelled pairs honoured after {ANCHOR_ITERATIONS} "
+                              "iterations from each fold's start", log=log)
