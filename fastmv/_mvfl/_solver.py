@@ -538,8 +538,15 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     anchor : float or None, default None
         Weight ``μ >= 0`` of ``‖F − F₀‖²``, the pull toward the starting indicator
         (``f_step="monotone"``). ``None``: ``10 · max(lam1, lam2)`` (0.01 with the default
-        weights). ``0`` gives the unanchored objective, whose minimiser is degenerate on text
-        data (see ``docs/mvfl.md``).
+        weights); with labels, a k-means or spreading start and ``d ≤ n`` (the direct ``W``
+        step: the fit binds and can pull ``F`` away from a good start), ``10`` or ``100 ·
+        max(lam1, lam2)`` by 5-fold validation on the labels (stratified by class): one
+        iteration per candidate from each fold's start (rebuilt from the other folds' labels),
+        scored by the held-out labelled pairs the partition honours; the old default stays
+        unless the other wins by more than the standard error of its gain. Cost: 10 single
+        iterations sharing their first ``W`` factorisation with the solve; recorded in
+        ``result.tuning["anchor"]``. ``0``: the unanchored objective, degenerate on text
+        (``docs/mvfl.md``).
     max_iter : int, default 100
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
@@ -613,8 +620,8 @@ default "auto"
     MVFLResult
         ``labels``, ``objective`` (one entry per iteration), ``n_iter``, ``converged``,
         ``F``, ``W``, ``b``, ``view_weights``, ``feature_weights``, ``view_ptr``,
-        ``normalize``, ``lam3`` and ``tuning`` (the record of ``normalize="auto"`` with a
-        prior, else ``None``).
+        ``normalize``, ``lam3`` and ``tuning`` (the records of the options resolved from the
+        labels or pairs, else ``None``).
 
     Raises
     ------
