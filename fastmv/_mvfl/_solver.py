@@ -542,11 +542,10 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         step: the fit binds and can pull ``F`` away from a good start), ``10`` or ``100 ·
         max(lam1, lam2)`` by 5-fold validation on the labels (stratified by class): one
         iteration per candidate from each fold's start (rebuilt from the other folds' labels),
-        scored by the held-out labelled pairs the partition honours; the old default stays
-        unless the other wins by more than the standard error of its gain. Cost: 10 single
-        iterations sharing their first ``W`` factorisation with the solve; recorded in
-        ``result.tuning["anchor"]``. ``0``: the unanchored objective, degenerate on text
-        (``docs/mvfl.md``).
+        scored by the cosine of each held-out labelled row of ``F`` to its class; the old
+        default stays unless the other wins by more than the standard error of its gain.
+        Cost: 10 single iterations sharing their first ``W`` factorisation with the solve;
+        in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text (docs/mvfl.md).
     max_iter : int, default 100
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
