@@ -51,6 +51,7 @@ class FirstFactors:
 
     def __init__(self, wstep):
         self.wstep, self._first = wstep, None
+        self.keep = True  # False: the next hit is the last (the solve's first step)
 
     def __getattr__(self, name):
         return getattr(self.wstep, name)
@@ -58,7 +59,10 @@ class FirstFactors:
     def factor(self, D, shared):
         if self._first is not None and self._first[1] == shared and \
                 np.array_equal(self._first[0], D):
-            return self._first[2]
+            factors = self._first[2]
+            if not self.keep:  # a (c, s, s) array no later step needs: not held for the solve
+                self._first = None
+            return factors
         factors = self.wstep.factor(D, shared)
         if self._first is None:
             self._first = (D.copy(), shared, factors)
@@ -109,6 +113,9 @@ def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, tol, log):
         iterate(problem, solver="mvfl", max_iter=ANCHOR_ITERATIONS, tol=tol, warn=False)
         return held_out_cosine(problem.F, rows[te], classes[te]), 1
 
-    return grid_search("anchor", candidates, evaluate, ANCHOR_FOLDS,
-                       method=f"cosine of held-out labelled rows of F to their class after "
-                              f"{ANCHOR_ITERATIONS} iteration(s) from each fold's start", log=log)
+    method = (f"cosine of held-out labelled rows of F to their class after "
+              f"{ANCHOR_ITERATIONS} iteration(s) from each fold's start")
+    chosen = grid_search("anchor", candidates, evaluate, ANCHOR_FOLDS, method=method, log=log)
+    if isinstance(wstep, FirstFactors):
+        wstep.keep = False  # the solve's first step is the cached factors' last use
+    return chosen
