@@ -108,9 +108,9 @@ def test_mvfl_explicit_value_bypasses_tuning_and_equals_the_tuned_solve():
     lab = simulate.partial_labels(y, 0.3, random_state=1)
     tuned = fastmv.mvfl(views, 3, labels=lab, random_state=3)
     chosen = {k: v["chosen"] for k, v in tuned.tuning.items()}
-    assert set(chosen) == {"normalize", "init"}
+    assert set(chosen) == {"normalize", "init", "anchor"}  # d <= n: the anchor too
     partly = fastmv.mvfl(views, 3, labels=lab, normalize=chosen["normalize"], random_state=3)
-    assert set(partly.tuning) == {"init"}
+    assert set(partly.tuning) == {"init", "anchor"}
     fixed = fastmv.mvfl(views, 3, labels=lab, random_state=3, **chosen)
     assert fixed.tuning is None
     np.testing.assert_array_equal(fixed.labels, tuned.labels)
@@ -118,6 +118,53 @@ def test_mvfl_explicit_value_bypasses_tuning_and_equals_the_tuned_solve():
     # without supervision "auto" is the per-view rule: nothing is tuned
     with pytest.warns(fastmv.exceptions.ConvergenceWarning):
         assert fastmv.mvfl(views, 3, random_state=0, max_iter=3).tuning is None
+
+
+def _rings(seed, n_per=60):
+    """Three concentric rings in the plane, seen twice with small noise: the kNN graph (and
+    label spreading) finds them, a linear map of the two coordinates cannot represent them,
+    so the fit term pulls ``F`` away from a good start unless the anchor holds it."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n_per)
+    r = np.array([1.0, 2.5, 4.0])[y] + rng.normal(0, 0.05, y.size)
+    t = rng.uniform(0, 2 * np.pi, y.size)
+    base = np.column_stack([r * np.cos(t), r * np.sin(t)])
+    lab = np.full(y.size, -1)
+    idx = rng.choice(y.size, 24, replace=False)
+    lab[idx] = y[idx]
+    return [base + rng.normal(0, 0.05, base.shape) for _ in range(2)], y, lab
+
+
+def test_mvfl_anchor_tuned_from_labels_where_the_fit_pulls_away():
+    views, y, lab = _rings(1)
+    kw = dict(labels=lab, normalize="zscore", init="spread", random_state=0)
+    tuned = fastmv.mvfl(views, 3, **kw)
+    rec = tuned.tuning["anchor"]
+    assert rec["candidates"] == [0.01, 0.1] and rec["chosen"] == 0.1
+    assert rec["scores"].shape == (2, rec["folds"]) and rec["solves"] == 2 * rec["folds"]
+    default = fastmv.mvfl(views, 3, anchor=0.01, **kw)
+    assert default.tuning is None  # an explicit anchor skips the validation
+    assert metrics.accuracy(y, tuned.labels) > metrics.accuracy(y, default.labels) + 0.05
+    fixed = fastmv.mvfl(views, 3, anchor=0.1, **kw)
+    np.testing.assert_array_equal(fixed.labels, tuned.labels)
+    np.testing.assert_array_equal(fixed.objective, tuned.objective)
+
+
+def test_mvfl_anchor_not_tuned_where_the_fit_is_exact():
+    """``d > n`` (the Woodbury route, text): the fit is exact for any ``F`` and the anchor
+    rule is kept without validation; so is it for the paper's step (no anchor)."""
+    rng = np.random.default_rng(8)
+    y = np.repeat([0, 1, 2], 10)
+    views = [np.eye(3)[y] @ rng.normal(size=(3, 40)) + 0.1 * rng.normal(size=(30, 40))
+             for _ in range(2)]
+    lab = simulate.partial_labels(y, 0.3, random_state=0)
+    r = fastmv.mvfl(views, 3, labels=lab, random_state=0)
+    assert "anchor" not in r.tuning
+    small = [V[:, :5] for V in views]
+    assert "anchor" in fastmv.mvfl(small, 3, labels=lab, random_state=0).tuning
+    with pytest.warns(fastmv.exceptions.ConvergenceWarning):  # the paper's step, 5 sweeps
+        paper = fastmv.mvfl(small, 3, labels=lab, random_state=0, f_step="paper", max_iter=5)
+    assert "anchor" not in paper.tuning
 
 
 def test_tuning_is_deterministic_and_round_trips(tmp_path):

@@ -53,6 +53,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
+from ._anchor import FirstFactors, anchor_tuned, tune_anchor
 from ._fstep import (
     N_INNER,
     FTerm,
@@ -63,7 +64,7 @@ from ._fstep import (
     paper_f_step,
     paper_objective,
 )
-from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
+from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _knn_graph, _tune_init
 from ._wstep import WStep, choose_route
 
 __all__ = ["mvfl", "MVFLResult"]
@@ -230,6 +231,7 @@ class _Data(NamedTuple):
     normalize: object
     solver: str
     f_step: str
+    anchor_auto: bool = False  # anchor=None: validated from the labels where it matters
 
 
 def _prepare_prior(n, c, labels, must_link, cannot_link):
@@ -264,6 +266,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
     if lam3 is None:
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
+    anchor_auto = anchor is None
     if anchor is None:
         anchor = _ANCHOR_PER_LAMBDA * max(lam1, lam2)
     if eps is None:
@@ -283,7 +286,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
                              "in every row, or init='k-means++'")
     return _Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),
                  float(anchor), float(eps), init, int(n_init), check_random_state(random_state),
-                 normalize, solver, f_step)
+                 normalize, solver, f_step, anchor_auto)
 
 
 def _normalized_data(data: _Data):
@@ -417,6 +420,16 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
                 init, record, graph = _tune_init(X, data, km, log)
             tuning = {**(tuning or {}), "init": record}
         data = data._replace(init=init)
+    if anchor_tuned(data, route):
+        if km is None:  # the first start's k-means, drawn as the start would draw it
+            km = _kmeans_labels(X, data, data.rng, n_jobs)
+        if data.init == "spread" and graph is None:
+            graph = _knn_graph(X)
+        wstep = FirstFactors(wstep)
+        with verbose_logging(verbose) as log:
+            anchor, record = tune_anchor(data, X, wstep, view_ptr, km, graph, tol, log)
+        data = data._replace(anchor=anchor)
+        tuning = {**(tuning or {}), "anchor": record}
     # spreading is deterministic: one start
     n_starts = 1 if isinstance(data.init, str) and data.init == "spread" else data.n_init
     best = None
@@ -525,8 +538,14 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     anchor : float or None, default None
         Weight ``μ >= 0`` of ``‖F − F₀‖²``, the pull toward the starting indicator
         (``f_step="monotone"``). ``None``: ``10 · max(lam1, lam2)`` (0.01 with the default
-        weights). ``0`` gives the unanchored objective, whose minimiser is degenerate on text
-        data (see ``docs/mvfl.md``).
+        weights); with labels, a k-means or spreading start and ``d ≤ n`` (the direct ``W``
+        step: the fit binds and can pull ``F`` away from a good start), ``10`` or ``100 ·
+        max(lam1, lam2)`` by 5-fold validation on the labels (stratified by class): one
+        iteration per candidate from each fold's start (rebuilt from the other folds' labels),
+        scored by the cosine of each held-out labelled row of ``F`` to its class; the old
+        default stays unless the other wins by more than the standard error of its gain.
+        Cost: 10 single iterations sharing their first ``W`` factorisation with the solve;
+        in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text (docs/mvfl.md).
     max_iter : int, default 100
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
@@ -600,8 +619,8 @@ default "auto"
     MVFLResult
         ``labels``, ``objective`` (one entry per iteration), ``n_iter``, ``converged``,
         ``F``, ``W``, ``b``, ``view_weights``, ``feature_weights``, ``view_ptr``,
-        ``normalize``, ``lam3`` and ``tuning`` (the record of ``normalize="auto"`` with a
-        prior, else ``None``).
+        ``normalize``, ``lam3`` and ``tuning`` (the records of the options resolved from the
+        labels or pairs, else ``None``).
 
     Raises
     ------

@@ -319,6 +319,27 @@ def test_spread_start_seeds_classes_without_labels():
     assert metrics.accuracy(y, r.labels) == 1.0
 
 
+def test_first_factors_shared_then_released():
+    """The anchor's fold solves and the solve share the first iteration's factors (the same
+    arrays); once the solve has taken them, they are no longer held."""
+    from fastmv._mvfl._anchor import FirstFactors
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 5))
+    ws = FirstFactors(WS.WStep(X, "direct", np.array([0, 2, 5])))
+    D = np.full((3, 5), 0.1)
+    first = ws.factor(D, False)
+    assert ws.factor(D.copy(), False) is first  # a fold solve's first step
+    other = ws.factor(D + 1.0, False)  # a later step: computed, not cached
+    assert other is not first and ws.factor(D, False) is first
+    ws.keep = False
+    assert ws.factor(D, False) is first  # the solve's first step: the last use
+    again = ws.factor(D, False)
+    assert again is not first
+    np.testing.assert_array_equal(again.L, first.L)
+    assert ws.n == 12 and ws.route == "direct"  # everything else is the wrapped W step
+
+
 def test_fold_spreading_equals_spreading_each_fold():
     """init='auto' spreads from each fold's labels through one linear basis; it must give
     the labels of a spreading run per fold (missing classes seeded, unreached fallback)."""

@@ -1,0 +1,121 @@
+"""``anchor=None`` with labels on the direct route: the pull toward the start chosen from the
+labels (docs/mvfl.md, "`anchor=None` with labels and `d ≤ n`").
+
+When ``d ≤ n`` the fit ``‖XW + 1bᵀ − F‖²`` binds: it pulls ``F`` toward what a linear map of
+the features can represent, with a curvature of order 1 that the default anchor (of the order
+of ``λ``) hardly resists. Whether that pull helps (the linear fit repairs a poor start) or
+hurts (the start's clusters are not linear in the features and the solve drifts away from
+them) depends on the data, so the labels decide: ``k`` folds stratified by class, from each
+fold's start (rebuilt from the other folds' labels, the k-means clustering and kNN graph
+shared with the solve) one iteration with each candidate anchor, judged by how close in angle
+the held-out labelled rows of ``F`` end to their class indicator. When ``d > n`` the fit is exact for any ``F`` and the
+landscape scales with ``λ``, which is what the rule ``10 · max(λ1, λ2)`` was derived for; it
+is kept there without validation.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._core._driver import iterate
+from .._core._tuning import from_labels, grid_search, label_folds, tuning_rng
+from ._start import _initial_F
+
+if TYPE_CHECKING:  # annotations only: _solver imports this module
+    from ._solver import _Data
+
+# The grid, in units of max(λ1, λ2): the old default first, then a tenfold stronger pull.
+ANCHOR_GRID = (10.0, 100.0)
+# Folds over the labels and outer iterations of each fold's solve. Where the fit pulls F away
+# from a good start, the first iteration already shows it on held-out labels (docs/mvfl.md);
+# one iteration per fold and candidate keeps the tuning near ten iterations, so a tuned solve
+# stays within 3× the fixed one even when the stronger anchor wins and its solve is short.
+ANCHOR_FOLDS = 5
+ANCHOR_ITERATIONS = 1
+
+
+def anchor_tuned(data: _Data, route):
+    """Whether ``anchor=None`` is validated from the labels: labels given, the monotone step
+    (the only one with an anchor), a k-means or spreading start, and the direct route (``d ≤
+    n``, where the fit binds)."""
+    return (data.anchor_auto and data.prior["kind"] == "labels" and data.prior["rows"].size > 1
+            and data.f_step == "monotone" and route == "direct"
+            and isinstance(data.init, str) and data.init in ("k-means++", "spread"))
+
+
+class FirstFactors:
+    """A :class:`~fastmv._mvfl._wstep.WStep` whose factors at the first iteration's uniform
+    weights are computed once: every fold solve (and the final one) starts from ``W = None``,
+    i.e. the same diagonals, so their first factorisation is shared bit for bit."""
+
+    def __init__(self, wstep):
+        self.wstep, self._first = wstep, None
+        self.keep = True  # False: the next hit is the last (the solve's first step)
+
+    def __getattr__(self, name):
+        return getattr(self.wstep, name)
+
+    def factor(self, D, shared):
+        if self._first is not None and self._first[1] == shared and \
+                np.array_equal(self._first[0], D):
+            factors = self._first[2]
+            if not self.keep:  # a (c, s, s) array no later step needs: not held for the solve
+                self._first = None
+            return factors
+        factors = self.wstep.factor(D, shared)
+        if self._first is None:
+            self._first = (D.copy(), shared, factors)
+        return factors
+
+
+def _fold_prior(prior, keep):
+    """The labels prior restricted to the labelled rows ``keep`` (a boolean mask)."""
+    rows, classes = prior["rows"][keep], prior["classes"][keep]
+    unl = np.setdiff1d(prior["all"], rows).astype(np.int64)
+    return {"kind": "labels", "rows": rows, "classes": classes, "unlabelled": unl,
+            "all": prior["all"]}
+
+
+def held_out_cosine(F, rows, classes):
+    """Mean cosine between each held-out labelled sample's row of ``F`` and its class
+    indicator, ``F[i, y_i] / ‖F[i]‖`` (0 for a zero row): how far the relaxed indicator has
+    moved toward (1) or away from the sample's class, not only whether its argmax flipped."""
+    Fh = F[rows]
+    norm = np.linalg.norm(Fh, axis=1)
+    true = Fh[np.arange(rows.size), classes]
+    return float(np.mean(np.divide(true, norm, out=np.zeros_like(true), where=norm > 0)))
+
+
+def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, tol, log):
+    """``(anchor, record)``: the candidate of ``ANCHOR_GRID`` (times ``max(λ1, λ2)``) whose
+    truncated fold solves leave the held-out labelled rows of ``F`` closest in angle to their
+    class (:func:`held_out_cosine`; one-standard-error rule against the old default,
+    :func:`fastmv._core._tuning.grid_search`)."""
+    from ._solver import Problem  # noqa: PLC0415 (circular import at module load)
+
+    prior = data.prior
+    rows, classes = prior["rows"], prior["classes"]
+    folds = label_folds(from_labels(rows, classes), ANCHOR_FOLDS, tuning_rng(data.rng))
+    scale = max(data.lam1, data.lam2)
+    candidates = [g * scale for g in ANCHOR_GRID]
+    starts = {}
+
+    def evaluate(anchor, f):
+        te = folds == f
+        if not te.any() or te.all():
+            return np.nan, 0
+        if f not in starts:
+            fold = data._replace(prior=_fold_prior(prior, ~te))
+            starts[f] = (fold, _initial_F(X, fold, data.rng, None, km=km, graph=graph))
+        fold, F0 = starts[f]
+        problem = Problem(fold._replace(anchor=anchor), X, wstep, view_ptr, F0.copy())
+        iterate(problem, solver="mvfl", max_iter=ANCHOR_ITERATIONS, tol=tol, warn=False)
+        return held_out_cosine(problem.F, rows[te], classes[te]), 1
+
+    method = (f"cosine of held-out labelled rows of F to their class after "
+              f"{ANCHOR_ITERATIONS} iteration(s) from each fold's start")
+    chosen = grid_search("anchor", candidates, evaluate, ANCHOR_FOLDS, method=method, log=log)
+    if isinstance(wstep, FirstFactors):
+        wstep.keep = False  # the solve's first step is the cached factors' last use
+    return chosen
