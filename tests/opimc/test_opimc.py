@@ -312,9 +312,11 @@ def test_chunk_iterate_matches_twin(dtype, start, s, dd, sd, c):
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.1])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("s,dd,sd,c", SHAPES[1:])
-def test_chunk_refine_matches_twin_and_lowers_the_loss(alpha, dtype, s, dd, sd, c):
+@pytest.mark.parametrize("s,dd,sd,c,dtype", [   # one compile per layout kind and dtype
+    (*SHAPES[4], np.float64), (*SHAPES[4], np.float32), (*SHAPES[3], np.float64),
+    (*SHAPES[5], np.float64),                   # several blocks of the products' GEMM
+])
+def test_chunk_refine_matches_twin_and_lowers_the_loss(alpha, s, dd, sd, c, dtype):
     rng = np.random.default_rng(s * 11 + c)
     b, ch = make_chunk(rng, s, dd, sd, dtype)
     lab0 = rng.integers(0, c, s)
@@ -1075,3 +1077,19 @@ def test_imputed_baseline_fills_missing_rows_with_observed_means():
         np.testing.assert_array_equal(X, B)                   # inputs untouched
         np.testing.assert_array_equal(Z[p], X[p])
         np.testing.assert_allclose(Z[~p], np.broadcast_to(X[p].mean(axis=0), Z[~p].shape))
+
+
+def test_refinement_finds_lower_loss_and_the_classes_on_bbcsport():
+    """BBCSport, 40 % of each view missing (60 % of the rows hold one view): from the same
+    starts, refined solves end at a lower loss than Lloyd's iterations alone, and reach 0.9 ×
+    the accuracy of k-means on the complete views (0.901, docs/defaults.md)."""
+    path = shared_dataset("BBCSport.mat")
+    views, y = fastmv.datasets.load_mat(path)
+    accs = []
+    for seed in range(3):
+        mask = fastmv.simulate.incomplete_mask(len(y), 2, 0.4, random_state=seed)
+        plain = fastmv.opimc(views, 5, mask=mask, random_state=seed, refine=None)
+        refined = fastmv.opimc(views, 5, mask=mask, random_state=seed)
+        assert refined.objective[-1] < plain.objective[-1]
+        accs.append(fastmv.metrics.accuracy(y, refined.labels))
+    assert np.mean(accs) >= 0.9 * 0.901, accs
