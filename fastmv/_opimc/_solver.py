@@ -242,7 +242,8 @@ class Problem:
 
     def _first_chunk(self, ch):
         """The first chunk of the first pass, from the start ``init`` asks for; with a random
-        or k-means++ start, the best of ``n_init`` starts (lowest chunk loss) is kept."""
+        or k-means++ start, the best of ``n_init`` starts (lowest chunk loss, after
+        refinement with ``refine="each"``, before it with ``"best"``) is kept."""
         prep, s = self.prep, ch.s
         fill = prep.builder.chunk_means(ch)
         if prep.init is None:                         # given labels or centres
