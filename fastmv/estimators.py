@@ -310,8 +310,8 @@ class OPIMC(_MultiViewClusterer):
     def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 1000,
                  max_iter: int | None = None, tol: float = 1e-06, max_inner_iter: int = 30,
                  inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'k-means++',
-                 n_init: int = 10, shuffle: bool = True, random_state: Any = None,
-                 verbose: bool | int = False, progress: bool = False,
+                 n_init: int = 10, refine: Any = 'each', shuffle: bool = True,
+                 random_state: Any = None, verbose: bool | int = False, progress: bool = False,
                  callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.alpha = alpha
@@ -323,6 +323,7 @@ class OPIMC(_MultiViewClusterer):
         self.normalize = normalize
         self.init = init
         self.n_init = n_init
+        self.refine = refine
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose

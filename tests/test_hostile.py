@@ -48,6 +48,7 @@ def _kernel_cases():
         mvmc,
         opimc,
         opimc_layout,
+        opimc_refine,
         opimc_stats,
         simplex,
     )
@@ -242,6 +243,11 @@ def _kernel_cases():
         label_out_of_range=sub(args, 5, bad_labels), sparse_out_of_range=sub(args, 1, bad_sparse),
         short_counts=sub(args, 4, stats()._replace(counts=np.zeros((1, c)))),
         bad_start=sub(args, 6, 9))
+    args = (dense, sparse, Wt, view_ptr, stats(), labels.copy(), np.zeros(0), 1e-3, 5)
+    add(opimc_refine, "stream_chunk_refine", args,
+        label_out_of_range=sub(args, 5, bad_labels), sparse_out_of_range=sub(args, 1, bad_sparse),
+        short_counts=sub(args, 4, stats()._replace(counts=np.zeros((1, c)))),
+        short_fill=sub(args, 6, np.zeros(2)), view_ptr_past_end=sub(args, 3, bad_ptr))
     R = np.zeros((c, 7))
     add(opimc_stats, "stream_scatter_dense", (dense, view_ptr, labels, R.copy(), 1.0),
         label_out_of_range=(dense, view_ptr, bad_labels, R.copy(), 1.0),

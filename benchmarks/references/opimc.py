@@ -42,10 +42,56 @@ def prepare_views(views, mask=None, normalize=True):
     return [x for x, _ in out], np.column_stack([w for _, w in out])
 
 
+def _hartigan_sweeps(Xt, W, lab, R, T, alpha, max_sweeps):
+    """Single-row moves (``fastmv.kernels.opimc_refine``) on one chunk whose contribution
+    ``R`` (per view ``(d_v, c)``) and ``T`` ``(m, c)`` hold under ``lab``; in place. Returns
+    the number of moves."""
+    def f(r, t):
+        den = t + alpha
+        return np.where(den > 0, -r / np.where(den > 0, den, 1.0), 0.0)
+
+    m, c = T.shape
+    moves = 0
+    for _ in range(max_sweeps):
+        moved = 0
+        rsq = np.array([(r ** 2).sum(0) for r in R])          # (m, c)
+        for i in range(lab.size):
+            a, w = lab[i], W[i]
+            if T[:, a].sum() - w.sum() <= 0.0:
+                continue
+            xr = np.array([x[i] @ r for x, r in zip(Xt, R)])   # (m, c)
+            xsq = np.array([x[i] @ x[i] for x in Xt])
+            p = w != 0
+            old_a = f(rsq[:, a], T[:, a])
+            out = np.sum((f(rsq[:, a] - 2 * xr[:, a] + xsq, T[:, a] - w) - old_a)[p])
+            into = (f(rsq + 2 * xr + xsq[:, None], T + w[:, None]) - f(rsq, T))[p].sum(0)
+            gain = out + into
+            gain[a] = 0.0
+            b = int(np.argmin(gain))
+            if b == a or not gain[b] < -1e-10 * (np.abs(old_a[p]).sum() + xsq[p].sum()):
+                continue
+            for v in np.flatnonzero(p):
+                rsq[v, a] += xsq[v] - 2 * xr[v, a]
+                rsq[v, b] += xsq[v] + 2 * xr[v, b]
+                R[v][:, a] -= Xt[v][i]
+                R[v][:, b] += Xt[v][i]
+            T[:, a] -= w
+            T[:, b] += w
+            lab[i] = b
+            moved += 1
+        moves += moved
+        if moved == 0:
+            break
+    return moves
+
+
 def opimc_reference(views, n_clusters, first_labels, *, mask=None, alpha=0.1, chunk_size=250,
-                    n_passes=1, max_iter=30, tol=1e-6, normalize=True):
+                    n_passes=1, max_iter=30, tol=1e-6, normalize=True, refine=False,
+                    refine_rounds=5, refine_sweeps=10):
     """OPIMC on views (dense or CSR) with an optional presence ``mask``; ``first_labels``:
-    labels of the first chunk. Returns (labels, U list, per-pass loss, per-chunk loss)."""
+    labels of the first chunk; ``refine``: single-row moves after each chunk's Lloyd loop,
+    then Lloyd again, for at most ``refine_rounds`` rounds. Returns (labels, U list, per-pass
+    loss, per-chunk loss)."""
     m, n, c = len(views), views[0].shape[0], n_clusters
     mask = np.ones((n, m), bool) if mask is None else np.asarray(mask, bool)
     R = [np.zeros((X.shape[1], c)) for X in views]
@@ -87,21 +133,37 @@ def opimc_reference(views, n_clusters, first_labels, *, mask=None, alpha=0.1, ch
                 return sum(-2 * np.sum(u * r) + np.sum((u ** 2).sum(0) * (tc + alpha))
                            for u, r, tc in zip(U, Rc, Tc))
 
-            loss_old = loss_of()
-            for _ in range(max_iter):
+            def centres():
                 for v in range(m):
                     Unew = Rc[v] / (Tc[v] + alpha)
                     zero = Tc[v] == 0
                     Unew[:, zero] = fill[v][:, None] if first else U[v][:, zero]
                     U[v] = Unew
-                new = assign()
-                changed = np.any(new != lab)
-                lab = new
-                Rc, Tc = stats(lab)
-                loss = loss_of()
-                if not changed or abs(loss - loss_old) < tol * abs(loss_old):
+
+            def lloyd_loop(lab):
+                nonlocal Rc, Tc
+                loss = loss_old = loss_of()
+                for _ in range(max_iter):
+                    centres()
+                    new = assign()
+                    changed = np.any(new != lab)
+                    lab = new
+                    Rc, Tc = stats(lab)
+                    loss = loss_of()
+                    if not changed or abs(loss - loss_old) < tol * abs(loss_old):
+                        break
+                    loss_old = loss
+                return lab, loss
+
+            lab, loss = lloyd_loop(lab)
+            for _ in range(refine_rounds if refine else 0):
+                lab = lab.copy()
+                if _hartigan_sweeps(Xt, W, lab, Rc, Tc, alpha, refine_sweeps) == 0:
                     break
-                loss_old = loss
+                centres()
+                lab = assign()
+                Rc, Tc = stats(lab)
+                lab, loss = lloyd_loop(lab)
             R, T = Rc, Tc
             labels[a:b] = lab
             losses.append(loss)

@@ -27,6 +27,7 @@ from fastmv.kernels.opimc import (
     Statistics,
     _stream_chunk_iterate,
 )
+from fastmv.kernels.opimc_refine import _stream_chunk_refine
 
 from .._core._driver import (
     IterationInfo,
@@ -190,8 +191,10 @@ class Problem:
     """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
 
     def __init__(self, prep: _Data, *, alpha, max_inner_iter, inner_tol, n_init, bar,
-                 read_ahead=False):
+                 read_ahead=False, refine="each"):
         self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
+        self.refine = refine is not None
+        self.refine_each = refine == "each"
         self.alpha, self.max_inner_iter, self.inner_tol = alpha, max_inner_iter, inner_tol
         self.n_init = n_init
         b, c = prep.builder, prep.n_clusters
@@ -215,14 +218,32 @@ class Problem:
         b, U = self.prep.builder, self.stats.centers
         return [U[b.view_ptr[iv]:b.view_ptr[iv + 1]].copy() for iv in np.argsort(b.order)]
 
-    def _run(self, ch, lab, start, fill):
-        return _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
-                                    self.stats, lab, start, fill, self.alpha,
-                                    self.max_inner_iter, self.inner_tol)
+    def _run(self, ch, lab, start, fill, refine=None):
+        vp = self.prep.builder.view_ptr
+        out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, vp, self.stats, lab, start,
+                                    fill, self.alpha, self.max_inner_iter, self.inner_tol)
+        if not (self.refine if refine is None else refine):
+            return out
+        return self._refine(ch, lab, fill, out)
+
+    def _refine(self, ch, lab, fill, out):
+        vp = self.prep.builder.view_ptr
+        for _ in range(REFINE_ROUNDS):
+            # Lloyd's fixed point, then single-row moves (each lowers the loss), then Lloyd
+            # again from where they end, until no row moves (docs/opimc.md "Refinement")
+            moves, _ = _stream_chunk_refine(ch.dense, ch.sparse, ch.W, vp, self.stats, lab,
+                                            fill, self.alpha, REFINE_SWEEPS)
+            if moves == 0:
+                break
+            out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, vp, self.stats, lab,
+                                        REPLACE_PREVIOUS, fill, self.alpha,
+                                        self.max_inner_iter, self.inner_tol)
+        return out
 
     def _first_chunk(self, ch):
         """The first chunk of the first pass, from the start ``init`` asks for; with a random
-        or k-means++ start, the best of ``n_init`` starts (lowest chunk loss) is kept."""
+        or k-means++ start, the best of ``n_init`` starts (lowest chunk loss, after
+        refinement with ``refine="each"``, before it with ``"best"``) is kept."""
         prep, s = self.prep, ch.s
         fill = prep.builder.chunk_means(ch)
         if prep.init is None:                         # given labels or centres
@@ -234,18 +255,21 @@ class Problem:
             lab[:] = prep.init_labels[:s]
             return lab, self._run(ch, lab, START_FROM_LABELS, fill)
         best, c, fresh = None, prep.n_clusters, self.stats
+        each = self.refine_each
         for _ in range(self.n_init):
             self.stats = Statistics(*(np.zeros_like(a) for a in fresh))
             lab = np.empty(s, np.int64)
             if prep.init == "k-means++":
                 self.stats.centers[:] = _kmeanspp(ch, prep.builder, c, fill, prep.rng)
-                out = self._run(ch, lab, START_FROM_CENTERS, fill)
+                out = self._run(ch, lab, START_FROM_CENTERS, fill, refine=each and self.refine)
             else:
                 lab[:] = prep.rng.permutation(np.arange(s) % c)
-                out = self._run(ch, lab, START_FROM_LABELS, fill)
+                out = self._run(ch, lab, START_FROM_LABELS, fill, refine=each and self.refine)
             if best is None or out[0] < best[1][0]:
                 best = (lab, out, self.stats)
         self.stats = best[2]
+        if self.refine and not each:
+            return best[0], self._refine(ch, best[0], fill, best[1])
         return best[0], best[1]
 
     def _chunk(self, t, start, ch):
@@ -308,6 +332,9 @@ class Problem:
 #: the call has two threads or more (small chunks are slower that way, large ones much
 #: faster: docs/opimc.md).
 READ_AHEAD_MIN_VALUES = 2 ** 17
+#: Rounds of (single-row move sweeps, Lloyd) per chunk solve at most, and sweeps per round.
+REFINE_ROUNDS = 5
+REFINE_SWEEPS = 10
 
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 #: Passes at most by default (they stop once the loss settles: 2-5 on the shared datasets);
@@ -322,6 +349,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "max_iter": [_POSITIVE_INT, None], "tol": [_NONNEGATIVE], "max_inner_iter": [_POSITIVE_INT],
     "inner_tol": [_NONNEGATIVE], "normalize": [Options({"l2"}), None], "shuffle": ["boolean"],
     "init": [Options({"random", "k-means++"}), "array-like"], "n_init": [_POSITIVE_INT],
+    "refine": [Options({"best", "each"}), None],
     "random_state": ["random_state"], "verbose": ["verbose"], "progress": ["boolean"],
     "callback": [callable, None], "n_jobs": ["n_jobs"],
 })
@@ -331,6 +359,7 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
           max_inner_iter: int = 30, inner_tol: float = 1e-6,
           normalize: Literal["l2"] | None = "l2",
           init: Literal["random", "k-means++"] | ArrayLike = "k-means++", n_init: int = 10,
+          refine: Literal["best", "each"] | None = "each",
           shuffle: bool = True, random_state: int | np.random.Generator | None = None,
           verbose: bool | int = False, progress: bool = False,
           callback: Callable[[IterationInfo], bool | None] | None = None,
@@ -418,6 +447,17 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         leave-one-dataset-out over the seven shared datasets among 3, 10 and 20
         (docs/defaults.md "Without supervision"); the extra starts cost first-chunk solves
         only, negligible once ``n`` is several chunks.
+    refine : {"each", "best"} or None, default "each"
+        Single-row moves after Lloyd's iterations on each chunk (Hartigan's method on the
+        same loss: a row moves to the cluster that lowers the loss most *with the centres
+        moving with it*; every move lowers the loss), then Lloyd's iterations again from
+        there, until no row moves (at most 5 rounds of at most 10 sweeps). ``"each"``: every
+        one of the ``n_init`` starts is refined and the lowest refined loss is kept;
+        ``"best"``: only the start kept; later chunks and passes are refined either way.
+        ``None``: Lloyd's iterations only (the paper's algorithm). On incomplete views the
+        Lloyd fixed points the starts reach are often far from the loss's best; chosen
+        leave-one-dataset-out over the seven shared datasets (docs/opimc.md "Refinement",
+        docs/defaults.md). Costs about a Lloyd assignment per sweep; memory O(c Σ d_v).
     shuffle : bool, default True
         Visit the samples of views held as arrays, memmaps, CSR matrices or row-sliceable
         objects (h5py) in a random order, seeded by ``random_state``: a fixed random
@@ -494,11 +534,11 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
                     random_state, shuffle)
     return _solve(prep, chunk_size=chunk_size, alpha=alpha, max_iter=max_iter, tol=tol,
                   max_inner_iter=max_inner_iter, inner_tol=inner_tol, n_init=n_init,
-                  verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs)
+                  refine=refine, verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs)
 
 
 def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol, n_init,
-           verbose, progress, callback, n_jobs):
+           verbose, refine="each", progress, callback, n_jobs):
     """The passes over the stream, driven by the shared driver; returns the result."""
     total = None if prep.n is None else -(-prep.n // chunk_size) * max_iter
     # two threads or more: one reads and builds the next chunk while the others cluster the
@@ -513,7 +553,7 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
             progress_bar(total, progress, "opimc chunks") as bar:
         problem = Problem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
                           inner_tol=float(inner_tol), n_init=int(n_init), bar=bar,
-                          read_ahead=read_ahead)
+                          read_ahead=read_ahead, refine=refine)
         trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
                         callback=callback, verbose=verbose, warn=max_iter > 1)
     if not (np.all(np.isfinite(trace.objective)) and np.all(np.isfinite(problem.stats.centers))):

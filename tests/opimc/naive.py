@@ -253,3 +253,82 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     R[...] = Rc
     T[...] = Tc
     return loss, n_iter, converged
+
+
+def _full_views(dense, sparse, W, view_ptr):
+    """Each view as a full (s, d_v) float64 matrix, zero where the row is missing."""
+    s, m = W.shape
+    blocks = _dense_views(dense, view_ptr)
+    Xs = _csr_dense(sparse, s, view_ptr[-1])
+    out = []
+    for v in range(m):
+        if v < len(blocks):
+            X = np.zeros((s, view_ptr[v + 1] - view_ptr[v]))
+            rows = np.flatnonzero(dense.position[:, v] >= 0)
+            X[rows] = blocks[v][dense.position[rows, v] - dense.row_start[v]]
+        else:
+            X = Xs[:, view_ptr[v]:view_ptr[v + 1]]
+        out.append(X)
+    return out
+
+
+def _optimal_loss_terms(R, T, view_ptr, alpha):
+    """(m, c) terms ``−‖R_{v,k}‖² / (T_{v,k} + α)`` of the loss at the optimal centres."""
+    m, c = T.shape
+    out = np.zeros((m, c))
+    for v in range(m):
+        rsq = (R[:, view_ptr[v]:view_ptr[v + 1]] ** 2).sum(axis=1)
+        den = T[v] + alpha
+        out[v] = np.where(den > 0, -rsq / np.where(den > 0, den, 1.0), 0.0)
+    return out
+
+
+def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
+    """Every candidate move evaluated by moving the row and recomputing the loss."""
+    R, T, U = stats.sums, stats.counts, stats.centers
+    Xs = _full_views(dense, sparse, W, view_ptr)
+    s, m = W.shape
+    c = T.shape[1]
+    n_moves = n_sweeps = 0
+    for _ in range(max_sweeps):
+        n_sweeps += 1
+        moved = 0
+        for i in range(s):
+            a = labels[i]
+            if T[:, a].sum() - W[i].sum() <= 0.0:
+                continue                          # a would be empty in every view
+            before = _optimal_loss_terms(R, T, view_ptr, alpha)
+            present = W[i] != 0
+            scale = np.abs(before[present, a]).sum() + sum(
+                Xs[v][i] @ Xs[v][i] for v in range(m) if present[v])
+            gains = np.full(c, np.inf)
+            for k in range(c):
+                if k == a:
+                    continue
+                R2, T2 = R.copy(), T.copy()
+                for v in range(m):
+                    if present[v]:
+                        sl = slice(view_ptr[v], view_ptr[v + 1])
+                        R2[a, sl] -= Xs[v][i]
+                        R2[k, sl] += Xs[v][i]
+                        T2[v, a] -= W[i, v]
+                        T2[v, k] += W[i, v]
+                gains[k] = (_optimal_loss_terms(R2, T2, view_ptr, alpha) - before).sum()
+            b = int(np.argmin(gains)) if c > 1 else a
+            if b == a or not gains[b] < -1e-10 * scale:
+                continue
+            for v in range(m):
+                if present[v]:
+                    sl = slice(view_ptr[v], view_ptr[v + 1])
+                    R[a, sl] -= Xs[v][i]
+                    R[b, sl] += Xs[v][i]
+                    T[v, a] -= W[i, v]
+                    T[v, b] += W[i, v]
+            labels[i] = b
+            moved += 1
+        n_moves += moved
+        if moved == 0:
+            break
+    if n_moves:
+        stream_update_centers(R, T, view_ptr, alpha, fill, U)
+    return n_moves, n_sweeps

@@ -1,0 +1,298 @@
+"""Single-row moves that lower OPIMC's loss on one chunk (Hartigan's method; docs/opimc.md
+"Refinement").
+
+With the centres at their optimum for given labels (``U_v = R_v (T_v + αI)⁻¹``), the loss is
+``Σ_v Σ_k −‖R_{v,k}‖² / (T_{v,k} + α)``. Lloyd's step (the assignment of
+``fastmv.kernels.opimc``) compares a row with centres that do not move with it; moving row
+``i`` from cluster ``a`` to ``b`` changes the loss *exactly* by::
+
+    Σ_v w_{v,i} [ f(‖R_{v,a}‖² − 2 x·R_{v,a} + ‖x‖², T_{v,a} − w) − f(‖R_{v,a}‖², T_{v,a})
+                + f(‖R_{v,b}‖² + 2 x·R_{v,b} + ‖x‖², T_{v,b} + w) − f(‖R_{v,b}‖², T_{v,b}) ]
+
+with ``f(r, t) = −r / (t + α)`` (0 when ``t + α = 0``), ``x = x_{v,i}``, ``w = w_{v,i}``. A
+sweep moves each row in turn to the cluster that lowers the loss most, when it does: every
+move lowers the loss, so sweeps end, and their fixed points are Lloyd fixed points too (for
+α = 0) but not the reverse. On ℓ2 rows with most samples in one view the Lloyd fixed points
+the starts reach are often poor; these moves leave them (docs/opimc.md). The statistics are
+the global ones (every chunk streamed so far), so the moves lower the streamed loss: one chunk
+in memory, as for the rest of OPIMC.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
+from .opimc_stats import _stream_update_centers
+
+__all__ = ["stream_chunk_refine"]
+
+
+@njit(cache=True, nogil=True)
+def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
+    """Sweeps of single-row moves (Hartigan's method) over one chunk whose contribution the
+    statistics hold under ``labels``.
+
+    Each sweep visits the rows in order; row ``i`` moves to the cluster ``b`` that lowers the
+    loss most (the exact change, module docstring) when that lowers it by more than rounding
+    (``1e-10`` of the terms involved), and never out of a cluster it would leave empty in every
+    view. Sweeps stop after one without a move or after ``max_sweeps``; the centres are then
+    recomputed from the statistics (``stream_update_centers`` with ``fill``).
+
+    Parameters
+    ----------
+    dense : DenseRows or None
+        Compacted dense views of the chunk.
+    sparse : SparseRows or None
+        CSR rows of the sparse views.
+    W : ndarray of shape (s, m), float64
+        Presence weights.
+    view_ptr : ndarray of shape (m + 1,), int64
+        Rows of each view in the stacked feature space (dense views first).
+    stats : Statistics
+        Sums ``R`` (c, D), counts ``T`` (m, c), centres ``U`` (D, c), holding the chunk under
+        ``labels``; updated in place.
+    labels : ndarray of shape (s,), int64
+        The chunk's labels; updated in place.
+    fill : ndarray of shape (D,) or (0,), float64
+        Centre of a cluster empty in a view (see ``stream_update_centers``).
+    alpha : float
+        Ridge weight α >= 0.
+    max_sweeps : int
+        Sweeps at most.
+
+    Returns
+    -------
+    n_moves : int
+        Rows moved in all (0: ``labels`` and the statistics are unchanged).
+    n_sweeps : int
+
+    Notes
+    -----
+    Per sweep O(Σ_v s_v d_v c + nnz c + s m c) time (the products ``x·R_{v,k}`` of every row,
+    row by row since ``R`` changes with every move) plus O(d) per move; O(m c) memory.
+
+    Cost: per sweep ``8 (Σ s_v d_v + D c)`` bytes read at least (``R`` from cache) and
+    ``2 Σ s_v d_v c + 2 nnz c + ~10 s m c`` flops; ``32 d`` bytes per move.
+    """
+    s_w = W.shape[0]
+    R, T, U = stats.sums, stats.counts, stats.centers
+    if (not valid_view_ptr(view_ptr, U.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
+            or not valid_dense_rows(dense, view_ptr, s_w)
+            or not valid_sparse_rows(sparse, s_w, U.shape[0])):
+        raise ValueError("stream_chunk_refine: view_ptr must rise from 0 to the rows of U, one "
+                         "view per column of W, and the chunk layout (dense, sparse) must match "
+                         "the s rows of W")
+    c = U.shape[1]
+    if (labels.shape[0] != s_w or R.shape[0] != c or R.shape[1] != U.shape[0]
+            or T.shape[0] != W.shape[1] or T.shape[1] != c or not in_range(labels, 0, c)
+            or (fill.shape[0] != 0 and fill.shape[0] != U.shape[0])):
+        raise ValueError("stream_chunk_refine: labels must have s entries in [0, c), the "
+                         "statistics be R (c, D), T (m, c), U (D, c), and fill empty or (D,)")
+    return _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
+                                max_sweeps)
+
+
+@njit(cache=True, inline="always")
+def _f(rsq, t, alpha):
+    den = t + alpha
+    return -rsq / den if den > 0.0 else 0.0
+
+
+#: Rows whose dense products with ``R`` come from one GEMM (BLAS reads ``R`` once per block,
+#: not once per row; the moves made inside the block are corrected for row by row).
+BLOCK = 64
+
+
+@njit(cache=True)
+def _block_products(dense, view_ptr, R, i1, lo, hi, G):
+    """``G[v, q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v`` whose
+    chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced here), one GEMM per view."""
+    c = R.shape[0]
+    for v in range(dense.position.shape[1]):
+        lo[v] = hi[v]
+        while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < i1:
+            hi[v] += 1
+        nb = hi[v] - lo[v]
+        if nb == 0:
+            continue
+        a0 = view_ptr[v]
+        d_v = view_ptr[v + 1] - a0
+        o = dense.value_start[v] + (lo[v] - dense.row_start[v]) * d_v
+        Xb = dense.values[o:o + nb * d_v].reshape((nb, d_v)).astype(np.float64)
+        Rv = np.empty((d_v, c))
+        for j in range(d_v):
+            for k in range(c):
+                Rv[j, k] = R[k, a0 + j]
+        Gv = np.dot(Xb, Rv)
+        for r in range(nb):
+            for k in range(c):
+                G[v, r, k] = Gv[r, k]
+
+
+@njit(cache=True, inline="always")
+def _dense_row(dense, view_ptr, i, v):
+    """Offset of row ``i`` of dense view ``v`` in ``values`` (-1 when missing)."""
+    q = dense.position[i, v]
+    if q < 0:
+        return -1
+    return dense.value_start[v] + (q - dense.row_start[v]) * (view_ptr[v + 1] - view_ptr[v])
+
+
+@njit(cache=True, inline="always")
+def _row_products(dense, sparse, view_ptr, R, i, G, lo, moved, n_moved, xr, xsq):
+    """``xr[v, k] = x_{v,i}·R_{v,k}`` and ``xsq[v] = ‖x_{v,i}‖²`` (zero where missing): the
+    dense part from the block's GEMM ``G`` corrected for the ``n_moved`` moves made in the
+    block since (``moved`` rows: chunk row, from, to), the sparse part directly."""
+    m, c = xr.shape
+    for v in range(m):
+        xsq[v] = 0.0
+        for k in range(c):
+            xr[v, k] = 0.0
+    nd = 0
+    if dense is not None:
+        nd = dense.position.shape[1]
+        for v in range(nd):
+            o = _dense_row(dense, view_ptr, i, v)
+            if o < 0:
+                continue
+            d_v = view_ptr[v + 1] - view_ptr[v]
+            sq = 0.0
+            for j in range(d_v):
+                x = dense.values[o + j]
+                sq += x * x
+            xsq[v] = sq
+            r = dense.position[i, v] - lo[v]
+            for k in range(c):
+                xr[v, k] = G[v, r, k]
+            for t in range(n_moved):
+                o2 = _dense_row(dense, view_ptr, moved[t, 0], v)
+                if o2 < 0:
+                    continue
+                dot = 0.0
+                for j in range(d_v):
+                    dot += dense.values[o + j] * dense.values[o2 + j]
+                xr[v, moved[t, 1]] -= dot
+                xr[v, moved[t, 2]] += dot
+    if sparse is not None:
+        for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
+            j = sparse.indices[p]
+            v = nd
+            while v < m - 1 and j >= view_ptr[v + 1]:
+                v += 1
+            x = sparse.data[p]
+            xsq[v] += x * x
+            for k in range(c):
+                xr[v, k] += x * R[k, j]
+
+
+@njit(cache=True, inline="always")
+def _move_row(dense, sparse, view_ptr, R, i, a, b, sign_a, sign_b):
+    """Subtract row ``i``'s values from ``R[a]`` and add them to ``R[b]``."""
+    if dense is not None:
+        for v in range(dense.position.shape[1]):
+            q = dense.position[i, v]
+            if q < 0:
+                continue
+            a0 = view_ptr[v]
+            d_v = view_ptr[v + 1] - a0
+            o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
+            for j in range(d_v):
+                x = dense.values[o + j]
+                R[a, a0 + j] += sign_a * x
+                R[b, a0 + j] += sign_b * x
+    if sparse is not None:
+        for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
+            j = sparse.indices[p]
+            R[a, j] += sign_a * sparse.data[p]
+            R[b, j] += sign_b * sparse.data[p]
+
+
+@njit(cache=True, nogil=True)
+def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
+    """:func:`stream_chunk_refine` without its boundary checks, for ``fastmv.opimc``, which
+    builds the chunk layout itself."""
+    R, T, U = stats.sums, stats.counts, stats.centers
+    s = labels.shape[0]
+    c = R.shape[0]
+    m = W.shape[1]
+    rsq = np.empty((m, c))
+    xr = np.empty((m, c))
+    xsq = np.empty(m)
+    nd = 0 if dense is None else dense.position.shape[1]
+    G = np.empty((nd, BLOCK, c))
+    lo = np.zeros(nd, np.int64)
+    hi = np.zeros(nd, np.int64)
+    moved_rows = np.empty((BLOCK, 3), np.int64)
+    n_moves = 0
+    n_sweeps = 0
+    for _ in range(max_sweeps):
+        n_sweeps += 1
+        for v in range(m):                 # afresh each sweep: no drift from the updates
+            for k in range(c):
+                acc = 0.0
+                for j in range(view_ptr[v], view_ptr[v + 1]):
+                    acc += R[k, j] * R[k, j]
+                rsq[v, k] = acc
+        moved = 0
+        n_block = 0
+        if dense is not None:
+            for v in range(nd):
+                hi[v] = dense.row_start[v]
+        for i in range(s):
+            if i % BLOCK == 0:
+                if dense is not None:
+                    _block_products(dense, view_ptr, R, min(i + BLOCK, s), lo, hi, G)
+                n_block = 0
+            a = labels[i]
+            _row_products(dense, sparse, view_ptr, R, i, G, lo, moved_rows, n_block, xr, xsq)
+            out = 0.0                      # loss change of taking row i out of a
+            scale = 0.0
+            left = 0.0                     # a's count over the views, without row i
+            for v in range(m):
+                w = W[i, v]
+                left += T[v, a] - w
+                if w == 0.0:
+                    continue
+                old = _f(rsq[v, a], T[v, a], alpha)
+                out += _f(rsq[v, a] - 2.0 * xr[v, a] + xsq[v], T[v, a] - w, alpha) - old
+                scale += abs(old) + xsq[v]
+            if left <= 0.0:
+                continue
+            best = 0.0
+            b = a
+            for k in range(c):
+                if k == a:
+                    continue
+                d = out
+                for v in range(m):
+                    w = W[i, v]
+                    if w != 0.0:
+                        d += (_f(rsq[v, k] + 2.0 * xr[v, k] + xsq[v], T[v, k] + w, alpha)
+                              - _f(rsq[v, k], T[v, k], alpha))
+                if d < best:
+                    best = d
+                    b = k
+            if b == a or best >= -1e-10 * scale:
+                continue
+            for v in range(m):
+                w = W[i, v]
+                if w == 0.0:
+                    continue
+                rsq[v, a] += xsq[v] - 2.0 * xr[v, a]
+                rsq[v, b] += xsq[v] + 2.0 * xr[v, b]
+                T[v, a] -= w
+                T[v, b] += w
+            _move_row(dense, sparse, view_ptr, R, i, a, b, -1.0, 1.0)
+            labels[i] = b
+            moved += 1
+            moved_rows[n_block, 0] = i
+            moved_rows[n_block, 1] = a
+            moved_rows[n_block, 2] = b
+            n_block += 1
+        n_moves += moved
+        if moved == 0:
+            break
+    if n_moves > 0:
+        _stream_update_centers(R, T, view_ptr, alpha, fill, U)
+    return n_moves, n_sweeps
