@@ -59,7 +59,7 @@ from .._core._validation import (
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
 from ._start import _initial_factors
-from ._views import _max_abs, _normalized, _scaled, _view_scheme
+from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
@@ -434,6 +434,7 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
     U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
     # the explicit start is given in the data's units: undo the internal scale
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
+    full = full._replace(views=_mostly_zero_as_csr(full.views))
     # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
     # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
     # ORL chose 10 where the full fits chose 0.1 (docs/cmvnmf.md, "Time to solution")

@@ -123,3 +123,24 @@ def test_a_validation_fit_stops_once_its_held_out_score_has_settled():
     # the first sweep at the new score, then _TUNE_SETTLE unchanged ones: stop at the last
     assert stops == [False] * C._TUNE_SETTLE + [True]
     assert len(calls) == 2
+
+
+def test_only_the_validation_fits_store_mostly_zero_views_as_csr(monkeypatch):
+    import scipy.sparse as sp
+
+    uv, uy = _views(seed=2, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
+    seen = []
+    problem = C.Problem
+
+    def recording(X_list, *args, **kwargs):
+        seen.append([sp.issparse(X) for X in X_list])
+        return problem(X_list, *args, **kwargs)
+
+    monkeypatch.setattr(C, "Problem", recording)
+    fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=30, random_state=0)
+    fits = len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    # the word-count view (5 % nonzeros) is CSR in the fits; the dense view and the
+    # solve's starts keep the views as given, so the solve's labels do not depend on it
+    assert seen[:fits] == [[True, False]] * fits
+    assert seen[fits:] == [[False, False]] * (len(seen) - fits) and len(seen) > fits
