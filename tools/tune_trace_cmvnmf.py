@@ -8,7 +8,13 @@ only when a label changed), the objective per sweep, the sweeps and CPU seconds.
 that stops fits earlier, drops candidates or folds can then be replayed on the records
 (``replay``) and its choice compared with the full tuning's.
 
-``python -m tools.tune_trace_cmvnmf run [--data D ...] [--seeds ...] --out F.jsonl``
+``--mode``: ``shared`` (the fits of the previous code: dense views, one shared start),
+``csr`` (views with <= 10 % nonzeros as CSR inside the fits, as ``_tune_beta`` now does),
+``aligned`` (the shared start renumbered by each fold's pairs; tried, not kept). Both
+rules of the current ``_tune_beta`` (CSR, settled score) are replayed from the records, so
+``shared`` traces are the reference (docs/cmvnmf.md, "Cheaper self-tuning").
+
+``python -m tools.tune_trace_cmvnmf run [--data D ...] [--seeds ...] [--mode M] --out F.jsonl``
 """
 from __future__ import annotations
 
