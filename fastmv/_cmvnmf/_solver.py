@@ -59,7 +59,7 @@ from .._core._validation import (
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
 from ._start import _initial_factors
-from ._views import _max_abs, _normalized, _scaled, _view_scheme
+from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
@@ -72,6 +72,9 @@ _SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
 # one start from one shared initialisation, so tuning costs len × folds single starts.
 _TUNE_BETAS = (1.0, 0.1, 10.0)
 _TUNE_FOLDS = 3
+# a validation fit stops once its held-out score has not changed over this many sweeps: the
+# score is all a fit is for (docs/cmvnmf.md, "Time to solution": 15 sweeps changed a choice)
+_TUNE_SETTLE = 20
 # restarts: a start whose objective after _ABANDON_AT sweeps is above the objective of the
 # start kept so far at the same sweep by more than _ABANDON_GAP (relative) is abandoned there;
 # on the shared datasets such starts never ended lowest (docs/cmvnmf.md, "Time to solution")
@@ -388,6 +391,34 @@ def _as_dict(flat):
     return out
 
 
+class _SettledScore:
+    """Callback of one validation fit: the held-out score after every sweep (recomputed only
+    when a label at an end of a held-out pair changed); stops the fit once the score has not
+    changed over ``_TUNE_SETTLE`` sweeps. ``score(labels)``: the score of the global labels
+    (only the entries at ``ends`` are read)."""
+
+    def __init__(self, score, ends, offsets, V_list):
+        self.score, self.ends, self.offsets = score, ends, offsets
+        self.rows = [ends[(ends >= offsets[a]) & (ends < offsets[a + 1])] - offsets[a]
+                     for a in range(len(V_list))]
+        self.labels = np.zeros(int(offsets[-1]), dtype=np.int64)
+        self.seen = None
+        self.history = [self._score(V_list)]
+
+    def _score(self, V_list):
+        at_ends = np.concatenate([np.argmax(V[r], axis=1) for V, r in zip(V_list, self.rows)])
+        if self.seen is not None and np.array_equal(at_ends, self.seen):
+            return self.history[-1]
+        self.seen = at_ends
+        self.labels[self.ends] = at_ends
+        return self.score(self.labels)
+
+    def __call__(self, info):
+        self.history.append(self._score(info.state["V"]))
+        recent = self.history[-_TUNE_SETTLE - 1:]
+        return len(self.history) > _TUNE_SETTLE and all(s == recent[-1] for s in recent)
+
+
 def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):
     """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
     shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
@@ -403,17 +434,24 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
     U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
     # the explicit start is given in the data's units: undo the internal scale
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
-    # fits run to the solve's own stopping rule: capped fits (e.g. 50 sweeps) favour the
-    # large weights, which converge first, and on ORL chose 10 where the full fits chose 0.1
-    # (ACC 0.60 against 0.76; docs/cmvnmf.md, "Time to solution")
-    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=None, verbose=False,
-                  progress=False)
-
+    full = full._replace(views=_mostly_zero_as_csr(full.views))
+    # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
+    # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
+    # ORL chose 10 where the full fits chose 0.1 (docs/cmvnmf.md, "Time to solution")
+    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, verbose=False, progress=False)
     offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
 
-    def same(flat, labels):
-        lab = np.concatenate(labels)
-        return lab[offsets[flat[:, 0]] + flat[:, 1]] == lab[offsets[flat[:, 2]] + flat[:, 3]]
+    def ends(flat):
+        return np.concatenate([offsets[flat[:, 0]] + flat[:, 1],
+                               offsets[flat[:, 2]] + flat[:, 3]])
+
+    def scorer(f):
+        held_m, held_c = flat_m[fm == f], flat_c[fc == f]
+
+        def score(lab):
+            return pair_score(lambda flat: lab[offsets[flat[:, 0]] + flat[:, 1]]
+                              == lab[offsets[flat[:, 2]] + flat[:, 3]], held_m, held_c)
+        return score, np.unique(np.concatenate([ends(held_m), ends(held_c)]))
 
     # the views are prepared once and the pairs once per fold, for every candidate
     fold_pairs = [prepare_pairs(_as_dict(flat_m[fm != f]), _as_dict(flat_c[fc != f]), n_list,
@@ -421,16 +459,17 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
 
     def evaluate(beta, f):
         data = full._replace(blocks=fold_pairs[f], beta=float(beta))
+        settled = _SettledScore(*scorer(f), offsets, V0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            problem, _ = _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]),
-                                rescale, rng, n_jobs, **driver)
-        labels = [np.argmax(problem.V(a), axis=1) for a in range(problem.m)]
-        score = pair_score(lambda flat: same(flat, labels), flat_m[fm == f], flat_c[fc == f])
-        return score, 1
+            _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]), rescale, rng,
+                   n_jobs, **dict(driver, callback=settled))
+        return settled.history[-1], 1
 
     return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
-                       method="held-out inter-view pairs honoured, one start per fit", log=log)
+                       method="held-out inter-view pairs honoured, one start per fit, "
+                       f"stopped when the score is unchanged over {_TUNE_SETTLE} sweeps",
+                       log=log)
 
 
 # --------------------------------------------------------------------------- public
@@ -485,7 +524,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         score: the share of held-out must-links kept together and of cannot-links kept
         apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
         Cost: ``3 candidates × 3 folds = 9`` single starts from one shared initialisation
-        beside the ``n_init`` starts of the solve. The choice and the scores are in ``result.tuning``
+        beside the ``n_init`` starts of the solve; a fit stops at the solve's own rule or
+        once its held-out score has not changed over 20 sweeps. The choice and the scores are in ``result.tuning``
         (docs/defaults.md, "Self-tuning"). Without pairs: 1. A number skips the tuning.
     max_iter : int, default 300
         Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``

@@ -96,3 +96,51 @@ def test_beta_tuning_prepares_the_views_once_and_the_solve_equals_the_fixed_call
     np.testing.assert_array_equal(tuned.objective, fixed.objective)
     for a in range(2):
         np.testing.assert_array_equal(tuned.labels[a], fixed.labels[a])
+
+
+def test_a_validation_fit_stops_once_its_held_out_score_has_settled():
+    offsets = np.array([0, 3, 5])
+    ends = np.array([0, 2, 4])
+    calls = []
+
+    def score(lab):
+        calls.append(lab[ends].copy())
+        return float(lab[0] == lab[4])
+
+    V = [np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])]
+    settled = C._SettledScore(score, ends, offsets, V)
+    assert settled.history == [0.0] and len(calls) == 1     # row 4 is in cluster 1
+
+    def sweep(V_list):
+        return settled(IterationInfo("cmvnmf", len(settled.history), 0.0, 0.0, 0.0,
+                                     {"V": V_list}))
+
+    assert not sweep(V)                       # labels at the ends unchanged: not rescored
+    assert len(calls) == 1
+    V[1][1] = [2.0, 0.0]                      # row 4 joins row 0: the score changes
+    stops = [sweep(V) for _ in range(C._TUNE_SETTLE + 1)]
+    assert settled.history[2:] == [1.0] * (C._TUNE_SETTLE + 1)
+    # the first sweep at the new score, then _TUNE_SETTLE unchanged ones: stop at the last
+    assert stops == [False] * C._TUNE_SETTLE + [True]
+    assert len(calls) == 2
+
+
+def test_only_the_validation_fits_store_mostly_zero_views_as_csr(monkeypatch):
+    import scipy.sparse as sp
+
+    uv, uy = _views(seed=2, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
+    seen = []
+    problem = C.Problem
+
+    def recording(X_list, *args, **kwargs):
+        seen.append([sp.issparse(X) for X in X_list])
+        return problem(X_list, *args, **kwargs)
+
+    monkeypatch.setattr(C, "Problem", recording)
+    fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=30, random_state=0)
+    fits = len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    # the word-count view (5 % nonzeros) is CSR in the fits; the dense view and the
+    # solve's starts keep the views as given, so the solve's labels do not depend on it
+    assert seen[:fits] == [[True, False]] * fits
+    assert seen[fits:] == [[False, False]] * (len(seen) - fits) and len(seen) > fits
