@@ -175,7 +175,9 @@ def measure(solver, name, seed=0, lam=0.01):
     """One record: the solver's warm CPU seconds against its yardstick's, same process."""
     # threadpool_limits reaches only the runtimes already loaded: scikit-learn's OpenMP loads
     # with sklearn.cluster, so an import inside the block would leave the first k-means of a
-    # process on every core
+    # process on every core; scipy's OpenBLAS (the one Numba's np.dot calls) loads with
+    # scipy.linalg, a different copy from NumPy's
+    import scipy.linalg  # noqa: F401
     import sklearn.cluster  # noqa: F401
     import sklearn.decomposition  # noqa: F401
     from threadpoolctl import threadpool_limits
