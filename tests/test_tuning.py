@@ -140,7 +140,7 @@ def test_mvfl_anchor_tuned_from_labels_where_the_fit_pulls_away():
     kw = dict(labels=lab, normalize="zscore", init="spread", random_state=0)
     tuned = fastmv.mvfl(views, 3, **kw)
     rec = tuned.tuning["anchor"]
-    assert rec["candidates"] == [0.01, 0.1] and rec["chosen"] == 0.1
+    assert rec["candidates"] == [0.1, 0.01] and rec["chosen"] == 0.1
     assert rec["scores"].shape == (2, rec["folds"]) and rec["solves"] == 2 * rec["folds"]
     default = fastmv.mvfl(views, 3, anchor=0.01, **kw)
     assert default.tuning is None  # an explicit anchor skips the validation

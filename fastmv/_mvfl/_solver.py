@@ -539,11 +539,11 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         Weight ``μ >= 0`` of ``‖F − F₀‖²``, the pull toward the starting indicator
         (``f_step="monotone"``). ``None``: ``10 · max(lam1, lam2)`` (0.01 with the default
         weights); with labels, a k-means or spreading start and ``d ≤ n`` (the direct ``W``
-        step: the fit binds and can pull ``F`` away from a good start), ``10`` or ``100 ·
+        step: the fit binds and can pull ``F`` away from a good start), ``100`` or ``10 ·
         max(lam1, lam2)`` by 5-fold validation on the labels (stratified by class): one
         iteration per candidate from each fold's start (rebuilt from the other folds' labels),
-        scored by the cosine of each held-out labelled row of ``F`` to its class; the old
-        default stays unless the other wins by more than the standard error of its gain.
+        scored by the cosine of each held-out labelled row of ``F`` to its class; ``100 ·``
+        stays unless ``10 ·`` wins by more than the standard error of its gain.
         Cost: 10 single iterations sharing their first ``W`` factorisation with the solve;
         in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text (docs/mvfl.md).
     max_iter : int, default 100
