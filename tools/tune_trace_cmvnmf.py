@@ -29,7 +29,6 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 
 from benchmarks.baseline import DATASETS, load  # noqa: E402
 from fastmv import simulate  # noqa: E402
@@ -58,14 +57,9 @@ def _aligned(U0, V0, blocks, c):
 
 def _sparse(views, density=0.1):
     """Views with at most ``density`` nonzeros as CSR (``mode="csr"``: cheaper products that
-    round differently from the dense ones)."""
-    out = []
-    for X in views:
-        if not sp.issparse(X) and np.count_nonzero(X) <= density * X.size:
-            X = sp.csr_matrix(X)
-            X.sort_indices()
-        out.append(X)
-    return out
+    round differently from the dense ones), as the validation fits store them."""
+    from fastmv._cmvnmf._views import _mostly_zero_as_csr  # noqa: PLC0415
+    return _mostly_zero_as_csr(views, density)
 
 
 def trace(name, seed, max_iter=300, tol=1e-6, mode="shared"):
