@@ -261,10 +261,10 @@ class Problem:
             lab = np.empty(s, np.int64)
             if prep.init == "k-means++":
                 self.stats.centers[:] = _kmeanspp(ch, prep.builder, c, fill, prep.rng)
-                out = self._run(ch, lab, START_FROM_CENTERS, fill, refine=each and self.refine)
+                out = self._run(ch, lab, START_FROM_CENTERS, fill, refine=each)
             else:
                 lab[:] = prep.rng.permutation(np.arange(s) % c)
-                out = self._run(ch, lab, START_FROM_LABELS, fill, refine=each and self.refine)
+                out = self._run(ch, lab, START_FROM_LABELS, fill, refine=each)
             if best is None or out[0] < best[1][0]:
                 best = (lab, out, self.stats)
         self.stats = best[2]

@@ -283,6 +283,18 @@ def _optimal_loss_terms(R, T, view_ptr, alpha):
     return out
 
 
+def _move_row(R, T, Xs, W, view_ptr, i, src, dst):
+    """Row ``i``'s sums and presence weights moved from cluster ``src`` to ``dst``, in place,
+    in every view that holds it."""
+    for v in range(len(Xs)):
+        if W[i, v] != 0:
+            sl = slice(view_ptr[v], view_ptr[v + 1])
+            R[src, sl] -= Xs[v][i]
+            R[dst, sl] += Xs[v][i]
+            T[v, src] -= W[i, v]
+            T[v, dst] += W[i, v]
+
+
 def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
     """Every candidate move evaluated by moving the row and recomputing the loss."""
     R, T, U = stats.sums, stats.counts, stats.centers
@@ -306,24 +318,12 @@ def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, 
                 if k == a:
                     continue
                 R2, T2 = R.copy(), T.copy()
-                for v in range(m):
-                    if present[v]:
-                        sl = slice(view_ptr[v], view_ptr[v + 1])
-                        R2[a, sl] -= Xs[v][i]
-                        R2[k, sl] += Xs[v][i]
-                        T2[v, a] -= W[i, v]
-                        T2[v, k] += W[i, v]
+                _move_row(R2, T2, Xs, W, view_ptr, i, a, k)
                 gains[k] = (_optimal_loss_terms(R2, T2, view_ptr, alpha) - before).sum()
             b = int(np.argmin(gains)) if c > 1 else a
             if b == a or not gains[b] < -1e-10 * scale:
                 continue
-            for v in range(m):
-                if present[v]:
-                    sl = slice(view_ptr[v], view_ptr[v + 1])
-                    R[a, sl] -= Xs[v][i]
-                    R[b, sl] += Xs[v][i]
-                    T[v, a] -= W[i, v]
-                    T[v, b] += W[i, v]
+            _move_row(R, T, Xs, W, view_ptr, i, a, b)
             labels[i] = b
             moved += 1
         n_moves += moved
