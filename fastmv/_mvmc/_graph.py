@@ -11,7 +11,8 @@ row's in-cluster entries and drops the tail; with ``q ≥ n/2`` (``c ≤ 4``) no
 dropped worth the ``n q`` memory, and ``S`` itself is used.
 
 One pass over the row blocks of ``Ā`` (``tile × n`` at a time, O(n² R) flops, O(tile · n + n q)
-memory); no ``n × n`` array.
+memory); no ``n × n`` array. Beyond one tile the products run in float32, as the solver's
+passes over ``S`` do (the graph's entries are then ``S`` to float32 rounding).
 """
 from __future__ import annotations
 
@@ -71,6 +72,11 @@ def knn_graph(F, w, pairs, q, tile=None):
     n = F.shape[0]
     b = int(_TILE if tile is None else tile)
     FW = F * w
+    if n > b:
+        # as the solver's passes over S: beyond one tile the GEMMs of the row blocks are most
+        # of this pass, and float32 halves them; only which q entries of a row are largest can
+        # change, between entries equal to float32 rounding
+        FW, F = FW.astype(np.float32), F.astype(np.float32)
     rows, cols, vals = _observed(n, pairs)
     starts = np.searchsorted(rows, np.arange(0, n + b, b))
     out_cols = np.empty((n, q), dtype=np.int64)

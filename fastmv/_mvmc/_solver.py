@@ -289,8 +289,10 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         adaptive step each inner problem is well conditioned, so a few steps per pass over
         ``S`` cost less in total than solving it further (docs/mvmc.md, "Time to solution").
     tol : float, default 1e-4
-        Stop when the objective's relative change between outer iterations is ``<= tol``.
-        Past ``1e-4`` the labels move no more than the spectral step's own k-means restarts
+        Stop when the objective's relative change between outer iterations is ``<= tol``,
+        never on an iteration after which the extrapolation is restarted (its change
+        measures the overshoot, not convergence; ``tol=0`` runs ``max_iter`` iterations
+        unless the objective stops changing exactly). Past ``1e-4`` the labels move no more than the spectral step's own k-means restarts
         move them (docs/mvmc.md, "Stopping rule"); a smaller value buys a more accurate ``M``.
     accelerated : bool, default True
         FISTA on the outer iterations (adaptive restart) and monotone FISTA on the inner
@@ -332,7 +334,8 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         ``callback(info)`` after every outer iteration with a
         :class:`fastmv._core._driver.IterationInfo`; ``info.state`` holds ``"M"`` (the current PSD
         matrices, read-only), ``"objective"``, ``"clip_nnz"`` (nonzeros of the clipping
-        correction ``N``) and ``"rank"`` (rank of ``Ā``). Returning ``True`` or raising
+        correction ``N``), ``"rank"`` (rank of ``Ā``) and ``"restarted"`` (whether the
+        outer extrapolation was restarted after this iteration). Returning ``True`` or raising
         ``StopIteration`` stops the solve (``converged=False``).
     n_jobs : int or None
         Threads (default: Numba's setting). The row blocks of each pass over ``S`` and the

@@ -654,7 +654,9 @@ def test_knn_graph_matches_twin(n, R, q, tile, n_pairs):
     W = _mvmc_graph.knn_graph(F, w, pairs, q, tile=tile)
     assert sp.issparse(W) and W.shape == (n, n)
     expect = naive.knn_graph(F, w, pairs, q)
-    np.testing.assert_allclose(W.toarray(), expect, atol=1e-12)
+    # beyond one tile the products run in float32: the same neighbours, values to its rounding
+    np.testing.assert_allclose(W.toarray(), expect, atol=1e-12 if n <= tile else 1e-6)
+    np.testing.assert_array_equal(W.toarray() != 0, expect != 0)
     assert (W != W.T).nnz == 0 and W.diagonal().max() == 0
 
 
