@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 from fastmv.kernels.mvmc import masked_residual_product_serial
 
-from .._core._driver import Step, state_view
+from .._core._driver import Step, relative_change, state_view
 from .._core._preprocessing import normalize_rows, row_norms
 from ..exceptions import DegenerateSolutionError
 from ._lowrank import _TILE, ClippedLowRankOperator, _ClippedLowRank, _factor_symmetric
@@ -332,6 +332,20 @@ def _check_curvature(L, L_max, d, dg):
     return min(L_max, max(2.0 * L, curv / dd)), False
 
 
+def _stopping_residual(previous, current, restarted):
+    """The driver's stopping quantity: the objective's relative change, or ``inf`` (no
+    stop) on the first iteration and on an iteration whose extrapolation is restarted.
+
+    A restart means the momentum overshot: the step's objective barely moved (or rose)
+    *because* the extrapolated point was poor, not because the iterates settled, so its small
+    change is no evidence of convergence (docs/mvmc.md, "Stopping rule"). The next iteration
+    is a plain proximal-gradient step, whose change is.
+    """
+    if previous is None or restarted:
+        return np.inf
+    return relative_change(previous, current)
+
+
 class Problem:
     """The outer iteration of MVMC for :func:`fastmv._core._driver.iterate`.
 
@@ -467,15 +481,19 @@ class Problem:
                 f"represented in float64 with C1={self.C1:g}, C2={self.C2:g}; use smaller "
                 "weights")
         M_new = [pt.point[0] for pt in self.points]
+        restarted = False
         if self.accelerated and self.last is not None:
             # adaptive restart (O'Donoghue & Candès): momentum against the step, or a rise
             ip = sum(np.vdot(y - a, a - b) for y, a, b in zip(Y, M_new, M))
-            if ip > 0 or J > self.last:
+            restarted = bool(ip > 0 or J > self.last)
+            if restarted:
                 self.t = 1.0
+        residual = _stopping_residual(self.last, J, restarted)
         self.M_prev, self.M = M, M_new
         self.last = J
-        return Step(objective=J, state=state_view(M=M_new, objective=J, clip_nnz=clip_nnz,
-                                                  rank=rank))
+        return Step(objective=J, residual=residual,
+                    state=state_view(M=M_new, objective=J, clip_nnz=clip_nnz, rank=rank,
+                                     restarted=restarted))
 
     def similarity(self):
         """``S`` at the current ``M`` as a :class:`~fastmv._mvmc._lowrank.ClippedLowRankOperator`."""
