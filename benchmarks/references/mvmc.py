@@ -75,7 +75,7 @@ def _curvature(Z, mask, start, n_iter):
 
 def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100,
                inner_iter=3, tol=1e-6, accelerated=True, step="adaptive", callback=None,
-               power_iterations=4):
+               power_iterations=2):
     """Dense MVMC on given bases; returns ``(M_list, objective history, S)``.
 
     ``step="adaptive"`` starts each view's ``L`` at ``2 (C1 λ + C2)`` with ``λ`` from
@@ -145,16 +145,18 @@ def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100
                     x, fx, gx, tt = xn, fxn, gxn, tn
             M_new.append(x)
             J += fx
+        restarted = False
         if accelerated and objective:
             ip = sum(np.vdot(y - a, a - b) for y, a, b in zip(Y, M_new, M))
-            if ip > 0 or J > objective[-1]:
+            restarted = bool(ip > 0 or J > objective[-1])
+            if restarted:
                 t = 1.0
         M_prev, M = M, M_new
         objective.append(float(J))
         if callback is not None:
-            callback(it, {"M": M, "objective": J, "S": S})
-        # the test of fastmv._core._driver.iterate: relative change against the previous objective
-        if len(objective) > 1 and abs(objective[-2] - J) <= tol * max(abs(objective[-2]),
-                                                                     np.finfo(float).tiny):
+            callback(it, {"M": M, "objective": J, "S": S, "restarted": restarted})
+        # relative change against the previous objective, never on a restarted iteration
+        if (len(objective) > 1 and not restarted
+                and abs(objective[-2] - J) <= tol * max(abs(objective[-2]), np.finfo(float).tiny)):
             break
     return M, np.asarray(objective), similarity_dense(Z_list, M)

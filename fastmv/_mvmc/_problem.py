@@ -197,7 +197,7 @@ def psd_projection(Y):
 
 #: ``step="adaptive"``: power iterations behind the first estimate of each view's curvature
 #: (a lower bound; backtracking raises it where a step shows more).
-_POWER_ITERATIONS = 4
+_POWER_ITERATIONS = 2
 
 
 class ViewProblem:

@@ -305,7 +305,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     step : {"adaptive", "tight", "paper"}, default "adaptive"
         Step ``1/L`` of the M-steps. ``"adaptive"``: ``L = 2(C1 λ_v + C2)`` with ``λ_v`` the
         largest curvature of the constraint term ``M ↦ ‖R_Ω(Z_v M Z_vᵀ)‖²`` per unit
-        ``‖M‖²``, estimated by 4 power iterations (4 gradient evaluations per view, once)
+        ``‖M‖²``, estimated by 2 power iterations (2 gradient evaluations per view, once)
         and raised whenever a step meets more curvature (the objective is quadratic, so
         each step measures its own curvature exactly: backtracking costs no extra
         evaluation unless it fires). With few pairs ``λ_v`` is far below 1 (0.01–0.08 on

@@ -626,16 +626,58 @@ def test_auto_rank_follows_the_pairs_and_an_explicit_k_bypasses_it():
     assert [Z.shape[1] for Z in fastmv.mvmc(views, 3, ml, cl, random_state=0).Z] == [40, 40]
 
 
+def _restart_record():
+    rec = []
+
+    def cb(info):
+        rec.append((info.residual, info.state["restarted"]))
+    return rec, cb
+
+
 def test_default_tolerance_stops_when_the_objective_settles():
     views, y = _planted(n=90, c=3, seed=2)
     ml, cl = pairwise_constraints(y, 300, random_state=1)
-    res = fastmv.mvmc(views, 3, ml, cl, k=8, random_state=0)
-    rel = np.abs(np.diff(res.objective)) / np.abs(res.objective[1:])
-    assert res.converged and rel[-1] <= 1e-4 and (rel[:-1] > 1e-4).all()
+    rec, cb = _restart_record()
+    res = fastmv.mvmc(views, 3, ml, cl, k=8, random_state=0, callback=cb)
+    rel = np.abs(np.diff(res.objective)) / np.abs(res.objective[:-1])
+    restarted = np.array([r for _, r in rec])[1:]  # aligned with rel (iterations 2, 3, ...)
+    assert res.converged and rel[-1] <= 1e-4 and not restarted[-1]
+    # an earlier change below tol was a restarted iteration's (it cannot stop the solve)
+    assert restarted[:-1][rel[:-1] <= 1e-4].all()
+    assert (rel[:-1] <= 1e-4).any()  # this case occurs here: the old rule stopped early
+    residual = np.array([r for r, _ in rec])[1:]
+    assert np.isinf(residual[:-1][rel[:-1] <= 1e-4]).all()
     tight = fastmv.mvmc(views, 3, ml, cl, k=8, tol=1e-8, random_state=0)
     assert tight.n_iter > res.n_iter
     assert abs(res.objective[-1] - tight.objective[-1]) <= 1e-3 * abs(tight.objective[-1])
     assert fastmv.metrics.accuracy(y, res.labels) == fastmv.metrics.accuracy(y, tight.labels)
+
+
+def test_tol_zero_runs_max_iter_through_restarts():
+    views, y = _planted(n=90, c=3, seed=0)
+    ml, cl = pairwise_constraints(y, 300, random_state=1)
+    rec, cb = _restart_record()
+    res = fastmv.mvmc(views, 3, ml, cl, k=8, tol=0.0, max_iter=20, random_state=0, callback=cb)
+    assert res.n_iter == 20 and not res.converged
+    assert any(r for _, r in rec)  # the extrapolation was restarted on the way
+    plain_rec, cb = _restart_record()
+    fastmv.mvmc(views, 3, ml, cl, k=8, tol=0.0, max_iter=5, accelerated=False,
+                random_state=0, callback=cb)
+    assert not any(r for _, r in plain_rec)  # no extrapolation, no restart
+
+
+def test_orthonormalise_matches_qr():
+    rng = np.random.default_rng(0)
+    for n, k in [(1, 1), (7, 3), (200, 40)]:
+        Q0, _ = np.linalg.qr(rng.normal(size=(n, k)))
+        U = Q0 * (1 + 1e-8 * rng.normal(size=(1, k))) + 1e-9 * rng.normal(size=(n, k))
+        Q = _mvmc_problem._orthonormalise(U)
+        np.testing.assert_allclose(Q.T @ Q, np.eye(k), atol=1e-13)
+        Qh = np.linalg.qr(U)[0]
+        np.testing.assert_allclose(np.abs(Q), np.abs(Qh), atol=1e-12)  # same columns up to sign
+    # rank-deficient: the Cholesky factorisation fails, Householder takes over
+    U = np.ones((5, 2))
+    assert _mvmc_problem._orthonormalise(U).shape == (5, 2)
 
 
 # ---------------------------------------------------------------------------------------
