@@ -73,6 +73,15 @@ def _curvature(Z, mask, start, n_iter):
     return est
 
 
+def _scaled_start(M0, Z, S_ob, mask, C1):
+    """``α M0`` with ``α > 0`` minimising ``tr(α M0) + C1 ‖mask ∘ (α Z M0 Zᵀ − S_ob)‖²``
+    (both orders of every pair; ``α = 1`` when that has no positive minimiser)."""
+    P = mask * (Z @ M0 @ Z.T)
+    pp, ps = float((P ** 2).sum()), float((P * S_ob * mask).sum())
+    alpha = (2.0 * C1 * ps - np.trace(M0)) / (2.0 * C1 * pp) if pp > 0 else 1.0
+    return alpha * M0 if np.isfinite(alpha) and alpha > 0 else M0
+
+
 def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100,
                inner_iter=3, tol=1e-6, accelerated=True, step="adaptive", callback=None,
                power_iterations=2):
@@ -90,7 +99,7 @@ def mvmc_dense(Z_list, must_link, cannot_link, *, C1=100.0, C2=1.0, max_iter=100
     if step == "adaptive":
         Ls = [min(Lm, 2.0 * (C1 * _curvature(Z, mask, Z.T @ S_ob @ Z, power_iterations) + C2))
               for Lm, Z in zip(L_max, Z_list)]
-    M = [_psd(Z.T @ S_ob @ Z) for Z in Z_list]
+    M = [_scaled_start(_psd(Z.T @ S_ob @ Z), Z, S_ob, mask, C1) for Z in Z_list]
     M_prev = M
     t = 1.0
     objective = []

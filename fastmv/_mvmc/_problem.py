@@ -332,6 +332,30 @@ def _check_curvature(L, L_max, d, dg):
     return min(L_max, max(2.0 * L, curv / dd)), False
 
 
+def _scaled_start(point, G, loss, at_zero, C1):
+    """The start ``α M₀`` (an ``_Eval``) with the ``α > 0`` that minimises
+    ``tr(α M₀) + C1 ‖R_Ω(α Z M₀ Zᵀ − S_ob)‖²``, from the masked parts at ``M₀`` and at ``0``.
+
+    The paper's ``M₀ = Z_vᵀ S_ob Z_v`` has the right shape but not the right scale: it is the
+    constraint term's gradient, whose entries grow with the number of pairs, not a fit of
+    them (on the shared data ``α`` is 10–200), and the first outer iterations were spent
+    growing it. With ``P = R_Ω(Z M₀ Zᵀ)`` and ``s = S_ob`` on ``Ω`` the term is quadratic in
+    ``α``, and its coefficients are free: ``⟨G(M₀), M₀⟩ = ‖P‖² − ⟨P, s⟩`` and
+    ``loss(M₀) − loss(0) = ‖P‖² − 2 ⟨P, s⟩``; the masked part is affine in ``M``, so the
+    scaled point's is too (no new evaluation). The start does not change the optimum.
+    """
+    G0, loss0 = at_zero
+    M, lam, V = point
+    a = float(np.vdot(G, M))
+    ps = a - (loss - loss0)
+    pp = a + ps
+    alpha = (2.0 * C1 * ps - float(np.trace(M))) / (2.0 * C1 * pp) if pp > 0 else 1.0
+    if not (np.isfinite(alpha) and alpha > 0):
+        alpha = 1.0
+    return _Eval((alpha * M, alpha * lam, V), np.nan, None, alpha * (G - G0) + G0,
+                 alpha * alpha * pp - 2.0 * alpha * ps + loss0)
+
+
 def _stopping_residual(previous, current, restarted):
     """The driver's stopping quantity: the objective's relative change, or ``inf`` (no
     stop) on the first iteration and on an iteration whose extrapolation is restarted.
@@ -404,17 +428,19 @@ class Problem:
                 f"the step size of MVMC is not representable in float64 with C1={C1:g}, "
                 f"C2={C2:g}; use smaller weights")
         # the paper's start M_v = Z_vᵀ S_ob Z_v, projected onto the PSD cone so that every
-        # iterate is feasible; R_Ω(0 − S_ob) = −S_ob on Ω
-        starts = [-view.masked(np.zeros(0), np.zeros((kv, 0)))[0]
-                  for view, kv in zip(self.views, ks)]
+        # iterate is feasible, and scaled to fit the constrained pairs; R_Ω(0 − S_ob) = −S_ob
+        # on Ω
+        zero = [view.masked(np.zeros(0), np.zeros((kv, 0))) for view, kv in zip(self.views, ks)]
+        starts = [-G0 for G0, _ in zero]
         if step == "adaptive":
             for v, (view, G) in enumerate(zip(self.views, starts)):
                 lam_est = view.curvature(0.5 * (G + G.T), _POWER_ITERATIONS)
                 self.L[v] = min(self.L_max[v], 2.0 * (C1 * lam_est + C2))
         self.points = []
-        for view, G in zip(self.views, starts):
+        for view, G, at_zero in zip(self.views, starts, zero):
             point = psd_projection(G)
-            self.points.append(_Eval(point, np.nan, None, *view.masked(point[1], point[2])))
+            self.points.append(_scaled_start(point, *view.masked(point[1], point[2]), at_zero,
+                                             C1))
         self.M = [pt.point[0] for pt in self.points]
         self.M_prev = self.M
         self.points_prev = self.points
