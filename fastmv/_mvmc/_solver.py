@@ -373,7 +373,9 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     Notes
     -----
     The paper initialises ``M_v = Z_vᵀ S_ob Z_v``, which is not PSD (``S_ob`` has a zero
-    diagonal); it is projected onto the PSD cone here so that every iterate is feasible.
+    diagonal); it is projected onto the PSD cone here so that every iterate is feasible, and
+    scaled by the factor that best fits the constrained pairs (a closed form; the problem is
+    convex, so the start changes the path, not the optimum; docs/mvmc.md).
     All arithmetic is float64 (float32 views are converted), except the passes over ``S``
     inside the outer loop when ``n`` exceeds one tile (384): their GEMMs run in float32,
     which changes ``T_v = Z_vᵀ S Z_v`` by float32 rounding only and halves the time of the
