@@ -32,7 +32,7 @@ __all__ = [
     "stream_loss",
 ]
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
     """Rows with ``old != new`` (all rows when ``old`` is empty) move from ``old`` to ``new``
     (``sign`` scales the added rows); each entry of ``R`` is updated in row order.
@@ -59,7 +59,7 @@ def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
                     R[kn, a + j] += sign * dense.values[row + j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     """One-hot scatter-add of the compacted dense views into ``R``: ``R_v += sign · X_vᵀ V``.
 
@@ -93,14 +93,14 @@ def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     return _stream_scatter_dense(dense, view_ptr, labels, R, sign)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_scatter_dense(dense, view_ptr, labels, R, sign):
     """:func:`stream_scatter_dense` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, np.empty(0, np.int64), labels, R, sign)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_move_dense(dense, view_ptr, old, new, R):
     """Move the dense rows whose label changed: ``R[old] -= x`` and ``R[new] += x``.
 
@@ -131,14 +131,14 @@ def stream_move_dense(dense, view_ptr, old, new, R):
     return _stream_move_dense(dense, view_ptr, old, new, R)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_move_dense(dense, view_ptr, old, new, R):
     """:func:`stream_move_dense` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, old, new, R, 1.0)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csr_rows(sparse, labels, skip_equal_to, R, sign):
     """Add ``sign`` × each CSR row to its cluster's row of ``R`` in row order; rows with
     ``labels == skip_equal_to`` (elementwise, when given) are left out."""
@@ -151,7 +151,7 @@ def _csr_rows(sparse, labels, skip_equal_to, R, sign):
             R[k, sparse.indices[p]] += sign * sparse.data[p]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_scatter_csr(sparse, labels, R, sign):
     """One-hot scatter-add of the CSR rows into ``R``:
     ``R[labels[i], sparse.indices[p]] += sign * sparse.data[p]``.
@@ -180,14 +180,14 @@ def stream_scatter_csr(sparse, labels, R, sign):
     return _stream_scatter_csr(sparse, labels, R, sign)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_scatter_csr(sparse, labels, R, sign):
     """:func:`stream_scatter_csr` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if sparse.data.shape[0] == 0:
         return
     _csr_rows(sparse, labels, np.empty(0, np.int64), R, sign)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_move_csr(sparse, old, new, R):
     """Move the CSR rows whose label changed: ``R[old[i]] -= x_i``, ``R[new[i]] += x_i``.
 
@@ -212,7 +212,7 @@ def stream_move_csr(sparse, old, new, R):
     return _stream_move_csr(sparse, old, new, R)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_move_csr(sparse, old, new, R):
     """:func:`stream_move_csr` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -220,7 +220,7 @@ def _stream_move_csr(sparse, old, new, R):
         return
     _csr_rows(sparse, old, new, R, -1.0)
     _csr_rows(sparse, new, old, R, 1.0)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_scatter_counts(labels, W, T, sign):
     """Per-cluster counts of present rows: ``T[v, labels[i]] += sign * W[i, v]``.
 
@@ -245,7 +245,7 @@ def stream_scatter_counts(labels, W, T, sign):
     return _stream_scatter_counts(labels, W, T, sign)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _stream_scatter_counts(labels, W, T, sign):
     """:func:`stream_scatter_counts` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -254,7 +254,7 @@ def _stream_scatter_counts(labels, W, T, sign):
         k = labels[i]
         for v in range(m):
             T[v, k] += sign * W[i, v]
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_move_counts(old, new, W, T):
     """Move the counts of the rows whose label changed: ``T[:, old] -= W[i]``,
     ``T[:, new] += W[i]``.
@@ -283,7 +283,7 @@ def stream_move_counts(old, new, W, T):
     return _stream_move_counts(old, new, W, T)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_move_counts(old, new, W, T):
     """:func:`stream_move_counts` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -296,7 +296,7 @@ def _stream_move_counts(old, new, W, T):
                 T[v, old[i]] -= W[i, v]
                 T[v, new[i]] += W[i, v]
     return n_changed
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """Centre update ``U_v = R_v (T_v + αI)⁻¹`` (``T_v`` diagonal: a column scaling).
 
@@ -331,7 +331,7 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     return _stream_update_centers(R, T, view_ptr, alpha, fill, U)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """:func:`stream_update_centers` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -346,7 +346,7 @@ def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
                     U[j, k] = R[k, j] / (t + alpha)
                 elif has_fill:
                     U[j, k] = fill[j]
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_loss(U, R, T, view_ptr, alpha):
     """The streamed OPIMC loss ``Σ_v (−2 tr(U_vᵀ R_v) + tr(U_vᵀ U_v T_v) + α ‖U_v‖²)``.
 
@@ -379,7 +379,7 @@ def stream_loss(U, R, T, view_ptr, alpha):
     return _stream_loss(U, R, T, view_ptr, alpha)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_loss(U, R, T, view_ptr, alpha):
     """:func:`stream_loss` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
