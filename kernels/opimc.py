@@ -57,6 +57,8 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
 from .opimc_stats import (  # noqa: F401  (the public ones re-exported, as before)
     _csr_rows,
     _scatter_dense_rows,
+    _stream_center_shift,
+    _stream_center_sqnorms,
     _stream_loss,
     _stream_move_counts,
     _stream_move_csr,
@@ -65,6 +67,8 @@ from .opimc_stats import (  # noqa: F401  (the public ones re-exported, as befor
     _stream_scatter_csr,
     _stream_scatter_dense,
     _stream_update_centers,
+    stream_center_shift,
+    stream_center_sqnorms,
     stream_loss,
     stream_move_counts,
     stream_move_csr,
@@ -80,8 +84,6 @@ __all__ = opimc_layout.__all__ + [
     "stream_cross",
     "stream_assign",
     "stream_row_sqnorms",
-    "stream_center_shift",
-    "stream_center_sqnorms",
     "stream_chunk_assign",
     "stream_chunk_iterate",
 ]
@@ -312,83 +314,6 @@ def _stream_row_sqnorms(dense, sparse, view_ptr, s):
                 x = np.float64(sparse.data[p])
                 xsq[i] += x * x
     return xsq
-@njit(cache=True, nogil=True)
-def stream_center_shift(U_old, U):
-    """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
-
-    Parameters
-    ----------
-    U_old, U : ndarray of shape (D, c), float64
-
-    Returns
-    -------
-    delta : ndarray of shape (c,), float64
-
-    Notes
-    -----
-    O(D c) time. In every view-masked metric the move is at most ``delta[k]``, so it bounds
-    the change of any sample's distance to centre ``k`` (triangle inequality).
-
-    Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
-    """
-    if U_old.shape[0] != U.shape[0] or U_old.shape[1] != U.shape[1]:
-        raise ValueError("stream_center_shift: U_old must have the shape of U")
-    return _stream_center_shift(U_old, U)
-
-
-@njit(cache=True, inline="always")
-def _stream_center_shift(U_old, U):
-    """:func:`stream_center_shift` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
-    c = U.shape[1]
-    acc = np.empty(c)  # np.zeros would compile three more functions
-    for k in range(c):
-        acc[k] = 0.0
-    for j in range(U.shape[0]):
-        for k in range(c):
-            t = U[j, k] - U_old[j, k]
-            acc[k] += t * t
-    for k in range(c):
-        acc[k] = np.sqrt(acc[k])
-    return acc
-@njit(cache=True, nogil=True)
-def stream_center_sqnorms(U, view_ptr):
-    """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
-
-    Parameters
-    ----------
-    U : ndarray of shape (D, c), float64
-    view_ptr : ndarray of shape (m + 1,), int64
-
-    Returns
-    -------
-    usq : ndarray of shape (m, c), float64
-
-    Notes
-    -----
-    O(D c) time.
-
-    Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
-    """
-    if not valid_view_ptr(view_ptr, U.shape[0]):
-        raise ValueError("stream_center_sqnorms: view_ptr must rise from 0 to the rows of U")
-    return _stream_center_sqnorms(U, view_ptr)
-
-
-@njit(cache=True, nogil=True)
-def _stream_center_sqnorms(U, view_ptr):
-    """:func:`stream_center_sqnorms` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
-    m = view_ptr.shape[0] - 1
-    c = U.shape[1]
-    usq = np.empty((m, c))  # np.zeros would compile three more functions
-    for v in range(m):
-        for k in range(c):
-            usq[v, k] = 0.0
-        for j in range(view_ptr[v], view_ptr[v + 1]):
-            for k in range(c):
-                usq[v, k] += U[j, k] * U[j, k]
-    return usq
 @njit(cache=True, nogil=True)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then

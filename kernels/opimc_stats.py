@@ -1,5 +1,6 @@
 """Global statistics of OPIMC (docs/algorithms.md §5): scatter-adds of a chunk into the
-per-cluster sums and counts, the centre update and the streamed loss.
+per-cluster sums and counts, the centre update, the centres' norms and shifts, and the
+streamed loss.
 
 ``R`` ``(c, D)`` float64 holds the per-cluster sums of the present rows (the ``R_v = Σ X_vᵀ V``
 of every view, transposed and stacked side by side, so adding a row to a cluster is a
@@ -30,6 +31,8 @@ __all__ = [
     "stream_move_counts",
     "stream_update_centers",
     "stream_loss",
+    "stream_center_shift",
+    "stream_center_sqnorms",
 ]
 
 @njit(cache=True, nogil=True)
@@ -392,3 +395,82 @@ def _stream_loss(U, R, T, view_ptr, alpha):
                 u = U[j, k]
                 loss += u * ((T[v, k] + alpha) * u - 2.0 * R[k, j])
     return loss
+
+
+@njit(cache=True, nogil=True)
+def stream_center_shift(U_old, U):
+    """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
+
+    Parameters
+    ----------
+    U_old, U : ndarray of shape (D, c), float64
+
+    Returns
+    -------
+    delta : ndarray of shape (c,), float64
+
+    Notes
+    -----
+    O(D c) time. In every view-masked metric the move is at most ``delta[k]``, so it bounds
+    the change of any sample's distance to centre ``k`` (triangle inequality).
+
+    Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
+    """
+    if U_old.shape[0] != U.shape[0] or U_old.shape[1] != U.shape[1]:
+        raise ValueError("stream_center_shift: U_old must have the shape of U")
+    return _stream_center_shift(U_old, U)
+
+
+@njit(cache=True, inline="always")
+def _stream_center_shift(U_old, U):
+    """:func:`stream_center_shift` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
+    c = U.shape[1]
+    acc = np.empty(c)  # np.zeros would compile three more functions
+    for k in range(c):
+        acc[k] = 0.0
+    for j in range(U.shape[0]):
+        for k in range(c):
+            t = U[j, k] - U_old[j, k]
+            acc[k] += t * t
+    for k in range(c):
+        acc[k] = np.sqrt(acc[k])
+    return acc
+@njit(cache=True, nogil=True)
+def stream_center_sqnorms(U, view_ptr):
+    """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
+
+    Parameters
+    ----------
+    U : ndarray of shape (D, c), float64
+    view_ptr : ndarray of shape (m + 1,), int64
+
+    Returns
+    -------
+    usq : ndarray of shape (m, c), float64
+
+    Notes
+    -----
+    O(D c) time.
+
+    Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
+    """
+    if not valid_view_ptr(view_ptr, U.shape[0]):
+        raise ValueError("stream_center_sqnorms: view_ptr must rise from 0 to the rows of U")
+    return _stream_center_sqnorms(U, view_ptr)
+
+
+@njit(cache=True, nogil=True)
+def _stream_center_sqnorms(U, view_ptr):
+    """:func:`stream_center_sqnorms` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
+    m = view_ptr.shape[0] - 1
+    c = U.shape[1]
+    usq = np.empty((m, c))  # np.zeros would compile three more functions
+    for v in range(m):
+        for k in range(c):
+            usq[v, k] = 0.0
+        for j in range(view_ptr[v], view_ptr[v + 1]):
+            for k in range(c):
+                usq[v, k] += U[j, k] * U[j, k]
+    return usq
