@@ -13,7 +13,9 @@ Because ``V`` is one-hot, ``X_tᵀ V_t`` is a scatter-add of rows into cluster r
 (O(s d), not O(s d c)) and ``Vᵀ W V`` a count. The kernels are serial: O(s d) memory-bound
 work that a parallel launch per call (several per chunk) would not speed up on the few cores
 OPIMC's chunk thread gets (the next chunk is read on another), and serial compiles in a
-fraction of the time; each entry of ``R`` is updated in row order.
+fraction of the time; each entry of ``R`` is updated in row order. The private loops that
+only other kernels call are compiled without Python or C-callable wrappers
+(``no_cpython_wrapper``, ``no_cfunc_wrapper``): less code to compile on a first call.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ __all__ = [
     "stream_center_sqnorms",
 ]
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
     """Rows with ``old != new`` (all rows when ``old`` is empty) move from ``old`` to ``new``
     (``sign`` scales the added rows); each entry of ``R`` is updated in row order.
@@ -141,7 +143,7 @@ def _stream_move_dense(dense, view_ptr, old, new, R):
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, old, new, R, 1.0)
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _csr_rows(sparse, labels, skip_equal_to, R, sign):
     """Add ``sign`` × each CSR row to its cluster's row of ``R`` in row order; rows with
     ``labels == skip_equal_to`` (elementwise, when given) are left out."""
@@ -286,7 +288,7 @@ def stream_move_counts(old, new, W, T):
     return _stream_move_counts(old, new, W, T)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stream_move_counts(old, new, W, T):
     """:func:`stream_move_counts` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -334,7 +336,7 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     return _stream_update_centers(R, T, view_ptr, alpha, fill, U)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """:func:`stream_update_centers` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -382,7 +384,7 @@ def stream_loss(U, R, T, view_ptr, alpha):
     return _stream_loss(U, R, T, view_ptr, alpha)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stream_loss(U, R, T, view_ptr, alpha):
     """:func:`stream_loss` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
