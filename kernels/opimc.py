@@ -122,7 +122,7 @@ def stream_cross(dense, view_ptr, U):
     return _stream_cross(dense, view_ptr, U)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _stream_cross(dense, view_ptr, U):
     """:func:`stream_cross` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""

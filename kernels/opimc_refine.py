@@ -104,7 +104,7 @@ def _f(rsq, t, alpha):
 BLOCK = 64
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _block_products(dense, view_ptr, R, i1, lo, hi, G):
     """``G[v, q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v`` whose
     chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced here), one GEMM per view."""
