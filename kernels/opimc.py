@@ -55,6 +55,10 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     stream_layout,
 )
 from .opimc_stats import (  # noqa: F401  (the public ones re-exported, as before)
+    _csr_rows,
+    _scatter_dense_rows,
+    _stream_center_shift,
+    _stream_center_sqnorms,
     _stream_loss,
     _stream_move_counts,
     _stream_move_csr,
@@ -63,6 +67,8 @@ from .opimc_stats import (  # noqa: F401  (the public ones re-exported, as befor
     _stream_scatter_csr,
     _stream_scatter_dense,
     _stream_update_centers,
+    stream_center_shift,
+    stream_center_sqnorms,
     stream_loss,
     stream_move_counts,
     stream_move_csr,
@@ -78,14 +84,12 @@ __all__ = opimc_layout.__all__ + [
     "stream_cross",
     "stream_assign",
     "stream_row_sqnorms",
-    "stream_center_shift",
-    "stream_center_sqnorms",
     "stream_chunk_assign",
     "stream_chunk_iterate",
 ]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_cross(dense, view_ptr, U):
     """Cross products ``X_v U_v`` of the compacted dense views of a chunk (BLAS GEMMs).
 
@@ -118,7 +122,7 @@ def stream_cross(dense, view_ptr, U):
     return _stream_cross(dense, view_ptr, U)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_cross(dense, view_ptr, U):
     """:func:`stream_cross` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -162,7 +166,7 @@ def _argmin2(acc, i, out):
     out.second[i] = v2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """Fused distance + argmin for the given rows of a chunk.
 
@@ -217,7 +221,7 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """:func:`stream_assign` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -291,7 +295,9 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
 def _stream_row_sqnorms(dense, sparse, view_ptr, s):
     """:func:`stream_row_sqnorms` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
-    xsq = np.zeros(s)
+    xsq = np.empty(s)  # np.zeros would compile three more functions
+    for i in range(s):
+        xsq[i] = 0.0
     if dense is not None:
         for v in range(dense.row_start.shape[0] - 1):
             d_v = view_ptr[v + 1] - view_ptr[v]
@@ -308,79 +314,6 @@ def _stream_row_sqnorms(dense, sparse, view_ptr, s):
                 x = np.float64(sparse.data[p])
                 xsq[i] += x * x
     return xsq
-@njit(cache=True)
-def stream_center_shift(U_old, U):
-    """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
-
-    Parameters
-    ----------
-    U_old, U : ndarray of shape (D, c), float64
-
-    Returns
-    -------
-    delta : ndarray of shape (c,), float64
-
-    Notes
-    -----
-    O(D c) time. In every view-masked metric the move is at most ``delta[k]``, so it bounds
-    the change of any sample's distance to centre ``k`` (triangle inequality).
-
-    Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
-    """
-    if U_old.shape[0] != U.shape[0] or U_old.shape[1] != U.shape[1]:
-        raise ValueError("stream_center_shift: U_old must have the shape of U")
-    return _stream_center_shift(U_old, U)
-
-
-@njit(cache=True)
-def _stream_center_shift(U_old, U):
-    """:func:`stream_center_shift` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
-    c = U.shape[1]
-    acc = np.zeros(c)
-    for j in range(U.shape[0]):
-        for k in range(c):
-            t = U[j, k] - U_old[j, k]
-            acc[k] += t * t
-    for k in range(c):
-        acc[k] = np.sqrt(acc[k])
-    return acc
-@njit(cache=True)
-def stream_center_sqnorms(U, view_ptr):
-    """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
-
-    Parameters
-    ----------
-    U : ndarray of shape (D, c), float64
-    view_ptr : ndarray of shape (m + 1,), int64
-
-    Returns
-    -------
-    usq : ndarray of shape (m, c), float64
-
-    Notes
-    -----
-    O(D c) time.
-
-    Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
-    """
-    if not valid_view_ptr(view_ptr, U.shape[0]):
-        raise ValueError("stream_center_sqnorms: view_ptr must rise from 0 to the rows of U")
-    return _stream_center_sqnorms(U, view_ptr)
-
-
-@njit(cache=True)
-def _stream_center_sqnorms(U, view_ptr):
-    """:func:`stream_center_sqnorms` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
-    m = view_ptr.shape[0] - 1
-    c = U.shape[1]
-    usq = np.zeros((m, c))
-    for v in range(m):
-        for j in range(view_ptr[v], view_ptr[v + 1]):
-            for k in range(c):
-                usq[v, k] += U[j, k] * U[j, k]
-    return usq
 @njit(cache=True, nogil=True)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
@@ -432,8 +365,18 @@ def _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     G = np.empty((0, c))
     if dense is not None:
         G = _stream_cross(dense, view_ptr, U)
-    _stream_assign(dense, sparse, W, view_ptr, U, usq, G, np.arange(s), out)
+    every = np.empty(s, np.int64)         # np.arange would compile three more functions
+    for i in range(s):
+        every[i] = i
+    _stream_assign(dense, sparse, W, view_ptr, U, usq, G, every, out)
     return out.best, out.second
+@njit(cache=True, inline="always")
+def _eps(values):
+    """``np.finfo(values.dtype).eps`` of float32 or float64 values (np.finfo would compile
+    two more functions)."""
+    return 2.220446049250313e-16 if values.itemsize == 8 else 1.1920928955078125e-07
+
+
 @njit(cache=True, inline="always")
 def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
     """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
@@ -452,8 +395,9 @@ def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
 @njit(cache=True, inline="always")
 def _usq_max(U, view_ptr):
     usq = _stream_center_sqnorms(U, view_ptr)
-    out = np.zeros(usq.shape[0])
+    out = np.empty(usq.shape[0])
     for v in range(usq.shape[0]):
+        out[v] = 0.0
         for k in range(usq.shape[1]):
             out[v] = max(out[v], usq[v, k])
     return usq, out
@@ -466,9 +410,10 @@ def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     n_changed = _stream_move_counts(old, new, W, stats.counts)
     if n_changed > 0:
         if dense is not None:
-            _stream_move_dense(dense, view_ptr, old, new, stats.sums)
+            _scatter_dense_rows(dense, view_ptr, old, new, stats.sums, 1.0)
         if sparse is not None:
-            _stream_move_csr(sparse, old, new, stats.sums)
+            _csr_rows(sparse, old, new, stats.sums, -1.0)
+            _csr_rows(sparse, new, old, stats.sums, 1.0)
     return n_changed
 
 
@@ -606,9 +551,9 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
         dmax = max(dmax, view_ptr[v + 1] - view_ptr[v])
     eps = 0.0               # the coarser of the two dtypes (only the parts present count)
     if dense is not None:
-        eps = max(eps, np.finfo(dense.values.dtype).eps)
+        eps = max(eps, _eps(dense.values))
     if sparse is not None:
-        eps = max(eps, np.finfo(sparse.data.dtype).eps)
+        eps = max(eps, _eps(sparse.data))
     gamma = 4.0 * (dmax + 8) * eps
     out = Nearest(new, np.empty(s), np.empty(s))
     if start != START_FROM_LABELS:
@@ -622,10 +567,11 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
             _copy(new, labels)
     else:
         _copy(new, labels)
+        no_labels = np.empty(0, np.int64)     # "no previous labels": add every row
         if dense is not None:
-            _stream_scatter_dense(dense, view_ptr, labels, R, 1.0)
+            _scatter_dense_rows(dense, view_ptr, no_labels, labels, R, 1.0)
         if sparse is not None:
-            _stream_scatter_csr(sparse, labels, R, 1.0)
+            _csr_rows(sparse, labels, no_labels, R, 1.0)
         _stream_scatter_counts(labels, W, T, 1.0)
     loss_old = _stream_loss(U, R, T, view_ptr, alpha)
     loss = loss_old

@@ -108,8 +108,10 @@ def _stream_layout(P, dense_dims):
     builds the chunk layout itself."""
     s, m = P.shape
     nd = dense_dims.shape[0]
-    row_start = np.zeros(nd + 1, np.int64)
-    value_start = np.zeros(nd + 1, np.int64)
+    row_start = np.empty(nd + 1, np.int64)  # np.zeros would compile three more functions
+    value_start = np.empty(nd + 1, np.int64)
+    row_start[0] = 0
+    value_start[0] = 0
     for v in range(nd):
         cnt = 0
         for i in range(s):
@@ -129,11 +131,12 @@ def _stream_layout(P, dense_dims):
                 rows[q] = i
                 position[i, v] = q
                 q += 1
-    W = np.zeros((s, m))
+    W = np.empty((s, m))
     orphan = -1
     for i in range(s):
         seen = False
         for v in range(m):
+            W[i, v] = 0.0
             if P[i, v]:
                 W[i, v] = 1.0
                 seen = True

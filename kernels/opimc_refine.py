@@ -104,7 +104,7 @@ def _f(rsq, t, alpha):
 BLOCK = 64
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _block_products(dense, view_ptr, R, i1, lo, hi, G):
     """``G[v, q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v`` whose
     chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced here), one GEMM per view."""
@@ -221,8 +221,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     xsq = np.empty(m)
     nd = 0 if dense is None else dense.position.shape[1]
     G = np.empty((nd, BLOCK, c))
-    lo = np.zeros(nd, np.int64)
-    hi = np.zeros(nd, np.int64)
+    lo = np.empty(nd, np.int64)          # set per block and per sweep before they are read
+    hi = np.empty(nd, np.int64)
     moved_rows = np.empty((BLOCK, 3), np.int64)
     n_moves = 0
     n_sweeps = 0

@@ -1,5 +1,6 @@
 """Global statistics of OPIMC (docs/algorithms.md §5): scatter-adds of a chunk into the
-per-cluster sums and counts, the centre update and the streamed loss.
+per-cluster sums and counts, the centre update, the centres' norms and shifts, and the
+streamed loss.
 
 ``R`` ``(c, D)`` float64 holds the per-cluster sums of the present rows (the ``R_v = Σ X_vᵀ V``
 of every view, transposed and stacked side by side, so adding a row to a cluster is a
@@ -12,7 +13,9 @@ Because ``V`` is one-hot, ``X_tᵀ V_t`` is a scatter-add of rows into cluster r
 (O(s d), not O(s d c)) and ``Vᵀ W V`` a count. The kernels are serial: O(s d) memory-bound
 work that a parallel launch per call (several per chunk) would not speed up on the few cores
 OPIMC's chunk thread gets (the next chunk is read on another), and serial compiles in a
-fraction of the time; each entry of ``R`` is updated in row order.
+fraction of the time; each entry of ``R`` is updated in row order. The private loops that
+only other kernels call are compiled without Python or C-callable wrappers
+(``no_cpython_wrapper``, ``no_cfunc_wrapper``): less code to compile on a first call.
 """
 from __future__ import annotations
 
@@ -30,9 +33,11 @@ __all__ = [
     "stream_move_counts",
     "stream_update_centers",
     "stream_loss",
+    "stream_center_shift",
+    "stream_center_sqnorms",
 ]
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
     """Rows with ``old != new`` (all rows when ``old`` is empty) move from ``old`` to ``new``
     (``sign`` scales the added rows); each entry of ``R`` is updated in row order.
@@ -59,7 +64,7 @@ def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
                     R[kn, a + j] += sign * dense.values[row + j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     """One-hot scatter-add of the compacted dense views into ``R``: ``R_v += sign · X_vᵀ V``.
 
@@ -93,14 +98,14 @@ def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     return _stream_scatter_dense(dense, view_ptr, labels, R, sign)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_scatter_dense(dense, view_ptr, labels, R, sign):
     """:func:`stream_scatter_dense` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, np.empty(0, np.int64), labels, R, sign)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_move_dense(dense, view_ptr, old, new, R):
     """Move the dense rows whose label changed: ``R[old] -= x`` and ``R[new] += x``.
 
@@ -131,14 +136,14 @@ def stream_move_dense(dense, view_ptr, old, new, R):
     return _stream_move_dense(dense, view_ptr, old, new, R)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_move_dense(dense, view_ptr, old, new, R):
     """:func:`stream_move_dense` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, old, new, R, 1.0)
-@njit(cache=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _csr_rows(sparse, labels, skip_equal_to, R, sign):
     """Add ``sign`` × each CSR row to its cluster's row of ``R`` in row order; rows with
     ``labels == skip_equal_to`` (elementwise, when given) are left out."""
@@ -151,7 +156,7 @@ def _csr_rows(sparse, labels, skip_equal_to, R, sign):
             R[k, sparse.indices[p]] += sign * sparse.data[p]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_scatter_csr(sparse, labels, R, sign):
     """One-hot scatter-add of the CSR rows into ``R``:
     ``R[labels[i], sparse.indices[p]] += sign * sparse.data[p]``.
@@ -180,14 +185,14 @@ def stream_scatter_csr(sparse, labels, R, sign):
     return _stream_scatter_csr(sparse, labels, R, sign)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_scatter_csr(sparse, labels, R, sign):
     """:func:`stream_scatter_csr` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if sparse.data.shape[0] == 0:
         return
     _csr_rows(sparse, labels, np.empty(0, np.int64), R, sign)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_move_csr(sparse, old, new, R):
     """Move the CSR rows whose label changed: ``R[old[i]] -= x_i``, ``R[new[i]] += x_i``.
 
@@ -212,7 +217,7 @@ def stream_move_csr(sparse, old, new, R):
     return _stream_move_csr(sparse, old, new, R)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stream_move_csr(sparse, old, new, R):
     """:func:`stream_move_csr` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -220,7 +225,7 @@ def _stream_move_csr(sparse, old, new, R):
         return
     _csr_rows(sparse, old, new, R, -1.0)
     _csr_rows(sparse, new, old, R, 1.0)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_scatter_counts(labels, W, T, sign):
     """Per-cluster counts of present rows: ``T[v, labels[i]] += sign * W[i, v]``.
 
@@ -245,7 +250,7 @@ def stream_scatter_counts(labels, W, T, sign):
     return _stream_scatter_counts(labels, W, T, sign)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _stream_scatter_counts(labels, W, T, sign):
     """:func:`stream_scatter_counts` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -254,7 +259,7 @@ def _stream_scatter_counts(labels, W, T, sign):
         k = labels[i]
         for v in range(m):
             T[v, k] += sign * W[i, v]
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_move_counts(old, new, W, T):
     """Move the counts of the rows whose label changed: ``T[:, old] -= W[i]``,
     ``T[:, new] += W[i]``.
@@ -283,7 +288,7 @@ def stream_move_counts(old, new, W, T):
     return _stream_move_counts(old, new, W, T)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stream_move_counts(old, new, W, T):
     """:func:`stream_move_counts` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -296,7 +301,7 @@ def _stream_move_counts(old, new, W, T):
                 T[v, old[i]] -= W[i, v]
                 T[v, new[i]] += W[i, v]
     return n_changed
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """Centre update ``U_v = R_v (T_v + αI)⁻¹`` (``T_v`` diagonal: a column scaling).
 
@@ -331,7 +336,7 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     return _stream_update_centers(R, T, view_ptr, alpha, fill, U)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """:func:`stream_update_centers` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -346,7 +351,7 @@ def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
                     U[j, k] = R[k, j] / (t + alpha)
                 elif has_fill:
                     U[j, k] = fill[j]
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stream_loss(U, R, T, view_ptr, alpha):
     """The streamed OPIMC loss ``Σ_v (−2 tr(U_vᵀ R_v) + tr(U_vᵀ U_v T_v) + α ‖U_v‖²)``.
 
@@ -379,7 +384,7 @@ def stream_loss(U, R, T, view_ptr, alpha):
     return _stream_loss(U, R, T, view_ptr, alpha)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stream_loss(U, R, T, view_ptr, alpha):
     """:func:`stream_loss` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -392,3 +397,82 @@ def _stream_loss(U, R, T, view_ptr, alpha):
                 u = U[j, k]
                 loss += u * ((T[v, k] + alpha) * u - 2.0 * R[k, j])
     return loss
+
+
+@njit(cache=True, nogil=True)
+def stream_center_shift(U_old, U):
+    """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
+
+    Parameters
+    ----------
+    U_old, U : ndarray of shape (D, c), float64
+
+    Returns
+    -------
+    delta : ndarray of shape (c,), float64
+
+    Notes
+    -----
+    O(D c) time. In every view-masked metric the move is at most ``delta[k]``, so it bounds
+    the change of any sample's distance to centre ``k`` (triangle inequality).
+
+    Cost: reads ``16 D c`` bytes; ``3 D c`` flops.
+    """
+    if U_old.shape[0] != U.shape[0] or U_old.shape[1] != U.shape[1]:
+        raise ValueError("stream_center_shift: U_old must have the shape of U")
+    return _stream_center_shift(U_old, U)
+
+
+@njit(cache=True, inline="always")
+def _stream_center_shift(U_old, U):
+    """:func:`stream_center_shift` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
+    c = U.shape[1]
+    acc = np.empty(c)  # np.zeros would compile three more functions
+    for k in range(c):
+        acc[k] = 0.0
+    for j in range(U.shape[0]):
+        for k in range(c):
+            t = U[j, k] - U_old[j, k]
+            acc[k] += t * t
+    for k in range(c):
+        acc[k] = np.sqrt(acc[k])
+    return acc
+@njit(cache=True, nogil=True)
+def stream_center_sqnorms(U, view_ptr):
+    """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
+
+    Parameters
+    ----------
+    U : ndarray of shape (D, c), float64
+    view_ptr : ndarray of shape (m + 1,), int64
+
+    Returns
+    -------
+    usq : ndarray of shape (m, c), float64
+
+    Notes
+    -----
+    O(D c) time.
+
+    Cost: reads ``8 D c`` bytes; ``2 D c`` flops.
+    """
+    if not valid_view_ptr(view_ptr, U.shape[0]):
+        raise ValueError("stream_center_sqnorms: view_ptr must rise from 0 to the rows of U")
+    return _stream_center_sqnorms(U, view_ptr)
+
+
+@njit(cache=True, nogil=True)
+def _stream_center_sqnorms(U, view_ptr):
+    """:func:`stream_center_sqnorms` without its boundary checks, for the calls of the chunk loop,
+    whose arguments the public kernel that runs the loop has checked."""
+    m = view_ptr.shape[0] - 1
+    c = U.shape[1]
+    usq = np.empty((m, c))  # np.zeros would compile three more functions
+    for v in range(m):
+        for k in range(c):
+            usq[v, k] = 0.0
+        for j in range(view_ptr[v], view_ptr[v + 1]):
+            for k in range(c):
+                usq[v, k] += U[j, k] * U[j, k]
+    return usq

@@ -228,8 +228,8 @@ def _kernel_cases():
     add(opimc, "stream_row_sqnorms", (dense, sparse, view_ptr, s),
         sparse_out_of_range=(dense, bad_sparse, view_ptr, s), rows_past_s=(dense, sparse,
                                                                             view_ptr, 2))
-    add(opimc, "stream_center_shift", (U, U.copy()), short_old=(U[:3].copy(), U))
-    add(opimc, "stream_center_sqnorms", (U, view_ptr), view_ptr_past_end=(U, bad_ptr))
+    add(opimc_stats, "stream_center_shift", (U, U.copy()), short_old=(U[:3].copy(), U))
+    add(opimc_stats, "stream_center_sqnorms", (U, view_ptr), view_ptr_past_end=(U, bad_ptr))
     args = (dense, sparse, Wt, view_ptr, U, labels.copy())
     add(opimc, "stream_chunk_assign", args, sparse_out_of_range=sub(args, 1, bad_sparse),
         short_labels=sub(args, 5, labels[:2].copy()), view_ptr_past_end=sub(args, 3, bad_ptr))
