@@ -103,6 +103,11 @@ _SETTLE_AUTO_FACTOR = 10.0
 # when the labels have settled").
 _LABEL_CHECKS = 3
 _LABEL_OBJECTIVE_RTOL = 1e-2
+# A check clusters P̂ as the result does: its k-means (10 restarts, ~20 Lloyd steps of
+# 3 n c² flops each) costs about 600 n c² flops against the (4/3) n³ of the tridiagonal
+# reduction in every late iteration, so below n = 20 c a check costs more than the
+# iteration it may save and the label stop is not used (docs/emvc.md).
+_LABEL_MIN_SAMPLES_PER_CLUSTER = 20
 
 
 def settled_tail(changes, ranks):
@@ -223,6 +228,13 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
                  _settle_tolerance(tol_settle, tol), stop)
 
 
+def _watch_labels(data):
+    """Whether the label stop applies: labels to watch, a tolerance (``tol=0`` runs
+    ``max_iter``) and checks cheaper than the iterations they may save."""
+    return (data.stop == "labels" and data.n_clusters is not None and data.tol > 0
+            and data.P.shape[1] >= _LABEL_MIN_SAMPLES_PER_CLUSTER * data.n_clusters)
+
+
 class Problem:
     """The augmented-Lagrangian state; ``step()`` runs one iteration (``docs/algorithms.md
     §3.3``) and returns the objective and the primal residual."""
@@ -256,10 +268,8 @@ class Problem:
         self.res_c, self.res_v, self.ranks, self.methods = [], [], [], []
         self.P_prev = self.P_hat.copy() if data.tol_settle is not None else None
         self.dp = []
-        # the label stop needs labels to watch and a tolerance (tol=0 runs max_iter)
         self.watch = (LabelWatch(data.n_clusters, _LABEL_CHECKS, _LABEL_OBJECTIVE_RTOL, n_jobs)
-                      if data.stop == "labels" and data.n_clusters is not None and data.tol > 0
-                      else None)
+                      if _watch_labels(data) else None)
         self.labels_settled = False
 
     def step(self) -> Step:
@@ -439,9 +449,10 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         at each iteration whose objective changed by at most 1 % (relative) with ``Q ≠ 0``,
         the labels of ``P̂`` are computed as the result's would be, and the solve stops when
         they are the same partition at four consecutive such iterations (those labels are
-        returned). ``"residual"``: only the two tests above (the rule of earlier versions,
-        bit for bit). Either way ``tol=0`` runs ``max_iter`` iterations
-        (docs/emvc.md "Stopping when the labels have settled").
+        returned). Used when ``n >= 20 n_clusters`` (with fewer samples per cluster a check
+        costs more than the iterations it may save). ``"residual"``: only the two tests
+        above (the rule of earlier versions, bit for bit). Either way ``tol=0`` runs
+        ``max_iter`` iterations (docs/emvc.md "Stopping when the labels have settled").
     mu : float, default 1e-6
         Initial penalty ``μ > 0``.
     rho : float, default 1.9
