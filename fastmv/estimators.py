@@ -189,7 +189,7 @@ class EMVC(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = 1.0, lam2: float = 1.0,
                  max_iter: int = 100, tol: float = 1e-06, tol_settle: Any = 'auto',
-                 mu: float = 1e-06, rho: float = 1.9,
+                 stop: str = 'labels', mu: float = 1e-06, rho: float = 1.9,
                  mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
                  full_svd: str = 'auto', random_state: Any = None, verbose: bool | int = False,
                  progress: bool = False, callback: Callable | None = None,
@@ -200,6 +200,7 @@ class EMVC(_MultiViewClusterer):
         self.max_iter = max_iter
         self.tol = tol
         self.tol_settle = tol_settle
+        self.stop = stop
         self.mu = mu
         self.rho = rho
         self.mu_max = mu_max

@@ -197,23 +197,67 @@ def nearest_neighbors_rows(D2, n_neighbors):
 
     Notes
     -----
-    Serial; one stable sort per row. Cost: reads ``n² b`` bytes, ``O(n² log n)`` comparisons;
-    writes ``O(n · n_neighbors)``: the only memory beyond ``D2``.
+    Serial. Per row a bounded max-heap of the ``n_neighbors`` smallest (distance, column)
+    pairs, then a heap sort of them: the same neighbours, in the same order, as a stable sort
+    of the row with its diagonal set to ``inf``. (``np.argsort(kind="mergesort")`` did this before; its
+    compilation cost a solver's cold first call about a second.) Cost: reads ``n² b`` bytes,
+    ``O(n² log k)`` comparisons at worst; writes ``O(n · n_neighbors)``: the only memory
+    beyond ``D2``.
     """
     n = D2.shape[0]
     if D2.shape[1] != n or n_neighbors < 1 or n_neighbors > n - 1:
         raise ValueError("nearest_neighbors_rows: D2 must be square n x n and "
                          "1 <= n_neighbors <= n - 1")
-    index = np.empty((n, n_neighbors), dtype=np.int64)
-    sq_dist = np.empty((n, n_neighbors), dtype=D2.dtype)
+    k = n_neighbors
+    index = np.empty((n, k), dtype=np.int64)
+    sq_dist = np.empty((n, k), dtype=D2.dtype)
     for i in range(n):
-        row = D2[i].copy()
-        row[i] = np.inf
-        order = np.argsort(row, kind="mergesort")
-        for t in range(n_neighbors):
-            index[i, t] = order[t]
-            sq_dist[i, t] = row[order[t]]
+        val, idx = sq_dist[i], index[i]
+        size = 0
+        for j in range(n):
+            # the diagonal as an infinite distance (what the stable sort saw)
+            x = D2[i, j] if j != i else np.inf
+            if size < k:
+                # sift up: columns arrive in increasing order, so (x, j) ranks above a
+                # pair of equal distance
+                p = size
+                size += 1
+                while p > 0:
+                    parent = (p - 1) // 2
+                    if x < val[parent]:
+                        break
+                    val[p], idx[p] = val[parent], idx[parent]
+                    p = parent
+                val[p], idx[p] = x, j
+            elif x < val[0]:
+                _sift_down(val, idx, x, j, k)
+        # heap sort: the largest (distance, column) pair goes last
+        for last in range(k - 1, 0, -1):
+            x, j = val[last], idx[last]
+            val[last], idx[last] = val[0], idx[0]
+            _sift_down(val, idx, x, j, last)
     return index, sq_dist
+
+
+@njit(cache=True)
+def _sift_down(val, idx, x, j, size):
+    """Put the pair ``(x, j)`` at the root of the max-heap ``val[:size]``, ``idx[:size]``
+    (ordered by distance, then column) and sift it down."""
+    p = 0
+    while True:
+        child = 2 * p + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and (val[right] > val[child] or (
+                val[right] == val[child] and idx[right] > idx[child])):
+            child = right
+        if val[child] > x or (val[child] == x and idx[child] > j):
+            val[p], idx[p] = val[child], idx[child]
+            p = child
+        else:
+            break
+    val[p], idx[p] = x, j
 
 
 @njit(cache=True)

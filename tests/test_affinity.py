@@ -116,6 +116,25 @@ def test_tiny_and_huge_sigma_give_the_limits(rng):
 
 # ------------------------------------------------------------------ the local kNN kernel
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nearest_neighbors_rows_ties_and_orders_as_a_stable_sort(dtype, rng):
+    """The bounded heap per row keeps the neighbours and the order of a stable sort: ties
+    by column, rows already sorted either way, all-equal rows, every k from 1 to n − 1."""
+    rows = {"ties": rng.integers(0, 3, (12, 12)), "ascending": np.tile(np.arange(12), (12, 1)),
+            "descending": np.tile(np.arange(12, 0, -1), (12, 1)), "equal": np.ones((12, 12)),
+            "random": rng.random((12, 12))}
+    for D2 in rows.values():
+        D2 = D2.astype(dtype)
+        for k in range(1, 12):
+            index, values = A.nearest_neighbors_rows(D2, k)
+            ref_index, ref_values = naive.nearest_neighbors_rows(D2, k)
+            np.testing.assert_array_equal(index, ref_index)
+            np.testing.assert_array_equal(values, ref_values)
+    D2 = np.ones((1, 1), dtype)  # n = 1 has no neighbour to keep
+    with pytest.raises(ValueError, match="n_neighbors"):
+        A.nearest_neighbors_rows(D2, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n", [2, 3, 9, 50])
 def test_local_kernels_match_twins(n, dtype, rng):
     X = rng.standard_normal((n, 3))

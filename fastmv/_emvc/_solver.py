@@ -41,6 +41,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import InvalidParameterError
+from ._stop import LabelWatch
 from ._svt import svt
 
 __all__ = ["emvc", "EMVCResult"]
@@ -97,6 +98,16 @@ _SETTLE_MAX_RATIO = 0.9
 _SETTLE_ACTIVE = 3
 # ``tol_settle="auto"``: this many times ``tol`` (docs/emvc.md "Stopping rule").
 _SETTLE_AUTO_FACTOR = 10.0
+# ``stop="labels"``: the labels of P̂ unchanged over this many consecutive checks, each at an
+# iteration whose objective moved by at most this relative change (docs/emvc.md "Stopping
+# when the labels have settled").
+_LABEL_CHECKS = 3
+_LABEL_OBJECTIVE_RTOL = 1e-2
+# A check clusters P̂ as the result does: its k-means (10 restarts, ~20 Lloyd steps of
+# 3 n c² flops each) costs about 600 n c² flops against the (4/3) n³ of the tridiagonal
+# reduction in every late iteration, so below n = 20 c a check costs more than the
+# iteration it may save and the label stop is not used (docs/emvc.md).
+_LABEL_MIN_SAMPLES_PER_CLUSTER = 20
 
 
 def settled_tail(changes, ranks):
@@ -131,7 +142,8 @@ class EMVCResult(Result):
     n_iter : int
         Iterations run.
     converged : bool
-        ``residual[-1] <= tol``, or ``P̂`` settled (see ``tol_settle`` of :func:`emvc`).
+        ``residual[-1] <= tol``, or ``P̂`` or its labels settled (``tol_settle``, ``stop`` of
+        :func:`emvc`).
     P_hat : ndarray, shape (n, n)
         Shared transition matrix; every row on the probability simplex.
     E : list of ndarray, shape (n, n)
@@ -178,6 +190,7 @@ class _Data(NamedTuple):
     rng: np.random.Generator
     tol: float
     tol_settle: float | None
+    stop: str = "residual"
 
 
 def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
@@ -202,7 +215,7 @@ def _settle_tolerance(tol_settle, tol):
 
 
 def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
-             random_state, tol=1e-6, tol_settle=None):
+             random_state, tol=1e-6, tol_settle=None, stop="residual"):
     """Checks that the declarations cannot state, and the views as one stack."""
     if mu_max < mu:
         raise InvalidParameterError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
@@ -212,14 +225,21 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
         n_clusters = check_n_clusters(n_clusters, P.shape[1])
     return _Data(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
                  full_svd, n_clusters, check_random_state(random_state), float(tol),
-                 _settle_tolerance(tol_settle, tol))
+                 _settle_tolerance(tol_settle, tol), stop)
+
+
+def _watch_labels(data):
+    """Whether the label stop applies: labels to watch, a tolerance (``tol=0`` runs
+    ``max_iter``) and checks cheaper than the iterations they may save."""
+    return (data.stop == "labels" and data.n_clusters is not None and data.tol > 0
+            and data.P.shape[1] >= _LABEL_MIN_SAMPLES_PER_CLUSTER * data.n_clusters)
 
 
 class Problem:
     """The augmented-Lagrangian state; ``step()`` runs one iteration (``docs/algorithms.md
     §3.3``) and returns the objective and the primal residual."""
 
-    def __init__(self, data: _Data):
+    def __init__(self, data: _Data, n_jobs=None):
         self.data = data
         P = data.P
         m, n, _ = P.shape
@@ -248,6 +268,9 @@ class Problem:
         self.res_c, self.res_v, self.ranks, self.methods = [], [], [], []
         self.P_prev = self.P_hat.copy() if data.tol_settle is not None else None
         self.dp = []
+        self.watch = (LabelWatch(data.n_clusters, _LABEL_CHECKS, _LABEL_OBJECTIVE_RTOL, n_jobs)
+                      if _watch_labels(data) else None)
+        self.labels_settled = False
 
     def step(self) -> Step:
         d = self.data
@@ -276,6 +299,8 @@ class Problem:
         objective = (info.nuclear_norm
                      + 0.5 * d.lam1 * float(sum(c.sum() for c in self.col_norms))
                      + 0.5 * d.lam2 * float(sum(r.sum() for r in self.row_norms)))
+        if self.watch is not None:
+            self.labels_settled = self.watch.update(self.P_hat, objective, info.rank, d.rng)
         self.res_c.append(res_c)
         self.res_v.append(res_v)
         self.ranks.append(info.rank)
@@ -292,6 +317,8 @@ class Problem:
         """What the driver compares with ``tol``: the primal residual, or a value ``<= tol``
         once ``P̂`` has settled (:func:`settled_tail`; docs/emvc.md "Stopping rule")."""
         d = self.data
+        if self.labels_settled and d.tol > 0.0:
+            return min(residual, d.tol)
         if d.tol_settle is None or not d.tol > 0.0 or residual > d.tol_settle:
             return residual
         tail = settled_tail(self.dp, self.ranks)
@@ -315,6 +342,9 @@ class Problem:
         self.data = self.data._replace(P=None)
         if self.data.n_clusters is None:
             return None
+        if self.watch is not None and self.watch.current:
+            # the last iteration's check: the same call on the same P̂ and generator state
+            return self.watch.labels
         return markov_spectral_clustering(np.asarray(self.P_hat, dtype=np.float64),
                                           self.data.n_clusters, random_state=self.data.rng,
                                           n_jobs=n_jobs)
@@ -343,6 +373,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "tol": [_NONNEGATIVE],
     "tol_settle": [Options({"auto"}), _NONNEGATIVE, None],
+    "stop": [Options({"labels", "residual"})],
     "mu": [_POSITIVE],
     "rho": [Interval(Real, 1, None, closed="left")],
     "mu_max": [_POSITIVE],
@@ -357,6 +388,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 })
 def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: int | None = None,
          max_iter: int = 100, tol: float = 1e-6, tol_settle: float | Literal["auto"] | None = "auto",
+         stop: Literal["labels", "residual"] = "labels",
          mu: float = 1e-6, rho: float = 1.9, mu_max: float = 1e10, init: Literal["mean", "random"] = "mean",
          dtype: DTypeLike | None = None, full_svd: Literal["auto", "gesdd"] = "auto",
          random_state: int | np.random.Generator | None = None, verbose: bool | int = False,
@@ -412,6 +444,15 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         late iteration is a full decomposition; the last ones move ``P̂`` by less than
         this (docs/emvc.md "Stopping rule"). ``"auto"``: ``10 * tol`` (1e-5 with the
         default ``tol``); ``None``: the primal residual alone.
+    stop : {"labels", "residual"}, default "labels"
+        ``"labels"`` (with ``n_clusters``): also converged once the labels have settled:
+        at each iteration whose objective changed by at most 1 % (relative) with ``Q ≠ 0``,
+        the labels of ``P̂`` are computed as the result's would be, and the solve stops when
+        they are the same partition at four consecutive such iterations (those labels are
+        returned). Used when ``n >= 20 n_clusters`` (with fewer samples per cluster a check
+        costs more than the iterations it may save). ``"residual"``: only the two tests
+        above (the rule of earlier versions, bit for bit). Either way ``tol=0`` runs
+        ``max_iter`` iterations (docs/emvc.md "Stopping when the labels have settled").
     mu : float, default 1e-6
         Initial penalty ``μ > 0``.
     rho : float, default 1.9
@@ -470,7 +511,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
     """
     data = _prepare(P_list, lam1, lam2, n_clusters=n_clusters, mu=mu, rho=rho,
                     mu_max=mu_max, init=init, dtype=dtype, full_svd=full_svd,
-                    random_state=random_state, tol=tol, tol_settle=tol_settle)
+                    random_state=random_state, tol=tol, tol_settle=tol_settle, stop=stop)
     return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
                   progress=progress, n_jobs=n_jobs)
 
@@ -478,7 +519,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
 def _solve(data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     """The iterations, driven by the shared driver, then the spectral step; the result."""
     with thread_limit(n_jobs):
-        problem = Problem(data)
+        problem = Problem(data, n_jobs)
         trace = iterate(problem, solver="emvc", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress)
         labels = problem.labels(n_jobs)

@@ -11,6 +11,7 @@ from fastmv import metrics
 from fastmv._core._preprocessing import normalize_rows
 from fastmv._core._result import Result
 from fastmv._emvc import _solver as _emvc
+from fastmv._emvc import _stop
 from fastmv._emvc._solver import EMVCResult
 from fastmv._emvc._svt import svt
 from fastmv.exceptions import ConvergenceWarning
@@ -328,9 +329,12 @@ def test_planted_corruptions_recovered_where_average_fails(init):
         avg = fastmv.markov_spectral_clustering(sum(P_list) / len(P_list), 3, random_state=0)
         assert metrics.accuracy(y, avg) < 0.99  # the plain average is fooled
         res = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, init=init, random_state=0)
-        assert res.converged
-        assert res.residual[-1] <= 1e-5  # the settling test's 10 tol
+        old = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, init=init, random_state=0,
+                          stop="residual")
+        assert res.converged and old.converged
+        assert old.residual[-1] <= 1e-5  # the settling test's 10 tol
         assert metrics.ari(y, res.labels) == 1.0
+        np.testing.assert_array_equal(res.labels, old.labels)
 
 
 def test_init_random_and_mean_reach_the_same_P_hat():
@@ -549,13 +553,14 @@ def test_settled_tail_is_the_geometric_remainder():
 
 
 def test_settling_stops_early_with_the_labels_and_P_hat_of_the_full_solve():
-    """The default stop (residual or settled P_hat at 10 tol) ends the late iterations of
+    """The residual stop (residual or settled P_hat at 10 tol) ends the late iterations of
     a converging solve: fewer iterations, the same labels, P_hat within the estimated
     remaining movement of the solve run to tol; tol=0 still runs max_iter."""
     P_list, y = planted(0)
     # tol_settle=0: the change is tracked, the test never fires before the residual's
-    full = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, tol_settle=0.0, random_state=0)
-    res = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0)
+    full = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, tol_settle=0.0, random_state=0,
+                       stop="residual")
+    res = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0, stop="residual")
     assert full.converged and res.converged and res.n_iter < full.n_iter
     assert full.residual[-1] <= 1e-6 < res.residual[-1] <= 1e-5
     np.testing.assert_array_equal(res.labels, full.labels)
@@ -573,6 +578,77 @@ def test_settling_stops_early_with_the_labels_and_P_hat_of_the_full_solve():
     np.testing.assert_array_equal(none.P_hat, res.P_hat)
     assert fastmv.emvc(P_list, 0.05, 0.05, tol=0, max_iter=k + 3,
                        random_state=0).n_iter == k + 3
+
+
+def test_same_partition_ignores_cluster_ids():
+    a = np.array([0, 0, 1, 2, 2])
+    assert _stop.same_partition(a, np.array([5, 5, 3, 0, 0]))
+    assert not _stop.same_partition(a, np.array([0, 0, 1, 1, 2]))  # a merge and a split
+    assert not _stop.same_partition(a, np.array([0, 0, 1, 2, 3]))  # a split
+    assert not _stop.same_partition(a, a[:4])
+    assert _stop.same_partition(np.zeros(0, int), np.zeros(0, int))
+    assert _stop.same_partition(np.zeros(1, int), np.ones(1, int))
+
+
+def test_label_watch_counts_only_settled_iterations():
+    """Settled once the labels were the same partition at checks + 1 consecutive checked
+    iterations; an iteration with Q = 0 or an objective moving by more than rtol is not
+    checked and restarts the count, and so does a change of the labels."""
+    P_a, _ = planted(0, n_per=10)
+    P_b, _ = planted(1, n_per=10, c=2)  # another partition
+    A, B = sum(P_a) / 3, sum(P_b) / 3
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    watch = _stop.LabelWatch(3, checks=2, rtol=1e-2)
+    steps = [(A, 10.0, 5, False),    # first objective: no change known, not checked
+             (A, 9.99, 5, False),    # checked (1)
+             (A, 9.98, 0, False),    # Q = 0: restarts
+             (A, 9.97, 5, False),    # checked (1)
+             (B, 9.96, 5, False),    # other labels: count restarts (1)
+             (A, 9.95, 5, False),    # (1)
+             (A, 5.00, 5, False),    # the objective moved by 99 %: restarts
+             (A, 4.99, 5, False),    # (1)
+             (A, 4.98, 5, False),    # (2)
+             (A, 4.97, 5, True)]     # (3): settled
+    for P_hat, f, rank, settled in steps:
+        assert watch.update(P_hat, f, rank, rng) is settled
+    assert rng.bit_generator.state == state  # the solve's generator is only copied
+    assert watch.current and watch.n_checks == 7
+    np.testing.assert_array_equal(
+        watch.labels, fastmv.markov_spectral_clustering(A, 3, random_state=rng))
+
+
+def test_label_stop_ends_early_with_the_labels_of_the_residual_rule():
+    """stop="labels" runs the iterations of stop="residual" bit for bit and stops once the
+    labels have settled, with the same labels; stop="residual" is the earlier rule (the same
+    solve as without n_clusters); tol=0 still runs max_iter; too few samples per cluster
+    leave the residual rule."""
+    P_list, y = planted(0)
+    old = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0, stop="residual")
+    res = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0)
+    k = res.n_iter
+    assert res.converged and k < old.n_iter
+    assert res.residual[-1] > 1e-5  # neither residual test stopped it
+    np.testing.assert_array_equal(res.labels, old.labels)
+    assert metrics.ari(y, res.labels) == 1.0
+    np.testing.assert_array_equal(res.residual, old.residual[:k])
+    np.testing.assert_array_equal(res.objective, old.objective[:k])
+    np.testing.assert_array_equal(
+        res.P_hat, fastmv.emvc(P_list, 0.05, 0.05, max_iter=k, random_state=0).P_hat)
+    # settled: the last four iterations moved the objective by at most 1 %, with Q != 0
+    f = res.objective
+    assert np.all(np.abs(np.diff(f[-5:])) <= 1e-2 * np.abs(f[-4:]))
+    assert np.all(res.rank[-4:] > 0)
+    plain = fastmv.emvc(P_list, 0.05, 0.05, random_state=0)  # no labels: residual rule
+    assert plain.n_iter == old.n_iter
+    np.testing.assert_array_equal(plain.P_hat, old.P_hat)
+    assert fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, tol=0, max_iter=k + 3,
+                       random_state=0).n_iter == k + 3
+    few, _ = planted(0, n_per=10, c=3)  # n = 30 < 20 c: checks would cost more
+    a = fastmv.emvc(few, 0.05, 0.05, n_clusters=3, random_state=0)
+    b = fastmv.emvc(few, 0.05, 0.05, n_clusters=3, random_state=0, stop="residual")
+    assert a.n_iter == b.n_iter
+    np.testing.assert_array_equal(a.labels, b.labels)
 
 
 def test_gram_route_equals_gesdd_route():
