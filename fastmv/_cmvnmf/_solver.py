@@ -58,7 +58,7 @@ from .._core._validation import (
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
-from ._start import _initial_factors, _kmeans_pool
+from ._start import _initial_factors
 from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
@@ -305,9 +305,9 @@ class Problem:
         return [U.copy() for U in self.U], [self.V(a).copy() for a in range(self.m)]
 
 
-def _solve(data, init, rescale, rng, n_jobs, pool=None, start=0, **driver):
+def _solve(data, init, rescale, rng, n_jobs, **driver):
     """One start: initial factors, then the driver. Returns (problem, trace)."""
-    U0, V0 = _initial_factors(data, init, rng, n_jobs, pool, start)
+    U0, V0 = _initial_factors(data, init, rng, n_jobs)
     problem = Problem(data.sweep_views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
     problem.initial = problem.objective()
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
@@ -632,12 +632,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     best = None
     n_starts = n_init if isinstance(init, str) else 1
     with thread_limit(n_jobs), verbose_logging(verbose) as log:
-        pool = _kmeans_pool(data, rng, n_jobs) if init == "k-means++" and n_starts > 1 \
-            else None
         for start in range(n_starts):
             guard = _StartGuard(callback, None if best is None else best[1].objective)
-            run = _solve(data, init, rescale, rng, n_jobs, pool, start,
-                         **dict(driver, callback=guard))
+            run = _solve(data, init, rescale, rng, n_jobs, **dict(driver, callback=guard))
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,
                 n_starts, run[1].n_iter, _final(*run),
                 "abandoned" if guard.abandoned else run[1].stop_reason, run[1].seconds)

@@ -9,41 +9,15 @@ from .._core._validation import check_array
 from ..exceptions import InvalidParameterError
 
 
-#: k-means restarts per view shared by the starts of one solve (_kmeans_pool)
-_POOL_RESTARTS = 10
-
-
-def _kmeans_pool(data, rng, n_jobs):
-    """Per view, the distinct solutions of ``_POOL_RESTARTS`` k-means restarts, lowest inertia
-    first: start ``s`` of a solve takes solution ``s`` of every view (:func:`_initial_factors`,
-    ``pool``), so ``n_init`` starts cost the restarts of one k-means call per view instead of
-    one call each (docs/cmvnmf.md, "Time to solution")."""
-    from .._blocks._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
-    pool = []
-    for X in data.views:
-        runs = [kmeans(X, data.n_clusters, n_init=1, random_state=int(rng.integers(0, 2**31 - 1)),
-                       n_jobs=n_jobs) for _ in range(_POOL_RESTARTS)]
-        distinct = {}
-        for r in sorted(runs, key=lambda r: r.inertia):   # stable: the first of equal ones
-            distinct.setdefault(r.inertia, r)
-        pool.append(list(distinct.values()))
-    return pool
-
-
-def _initial_factors(data, init, rng, n_jobs, pool=None, start=0):
-    """Initial ``(U_list, V_list)`` for the scaled views of ``data``; with a k-means ``pool``
-    (:func:`_kmeans_pool`), start ``start`` takes its ``start``-th solution of every view
-    (cycling when a view has fewer distinct ones)."""
+def _initial_factors(data, init, rng, n_jobs):
+    """Initial ``(U_list, V_list)`` for the scaled views of ``data``."""
     c = data.n_clusters
     dtype = data.views[0].dtype.type
     U_list, V_list = [], []
     if init == "k-means++":
-        if pool is not None:
-            runs = [p[start % len(p)] for p in pool]
-        else:
-            from .._blocks._kmeans import kmeans  # noqa: PLC0415
-            runs = [kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
-                    for X in data.views]
+        from .._blocks._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
+        runs = [kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
+                for X in data.views]
         perms = _aligned_cluster_order([r.labels for r in runs], data.blocks.blocks, c)
         for X, res, perm in zip(data.views, runs, perms):
             # column perm[k] of the view's factors holds its k-means cluster k
