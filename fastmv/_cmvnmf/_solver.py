@@ -123,6 +123,9 @@ class _Data(NamedTuple):
     beta: float
     log2_scale: int      # the views were divided by 2**log2_scale
     schemes: list        # the normalisation applied to each view
+    # the same values as ``views``, mostly-zero dense views as CSR: what the sweeps multiply
+    # by (the k-means starts read ``views``; see _mostly_zero_as_csr)
+    sweep_views: list
 
 
 def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
@@ -141,7 +144,8 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
         else math.frexp(top)[1]
     views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
-    return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes)
+    return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes,
+                 _mostly_zero_as_csr(views))
 
 
 # --------------------------------------------------------------------------- the problem
@@ -304,7 +308,7 @@ class Problem:
 def _solve(data, init, rescale, rng, n_jobs, **driver):
     """One start: initial factors, then the driver. Returns (problem, trace)."""
     U0, V0 = _initial_factors(data, init, rng, n_jobs)
-    problem = Problem(data.views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
+    problem = Problem(data.sweep_views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
     problem.initial = problem.objective()
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
 
@@ -434,7 +438,6 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
     U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
     # the explicit start is given in the data's units: undo the internal scale
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
-    full = full._replace(views=_mostly_zero_as_csr(full.views))
     # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
     # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
     # ORL chose 10 where the full fits chose 0.1 (docs/cmvnmf.md, "Time to solution")

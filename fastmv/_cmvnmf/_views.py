@@ -66,9 +66,11 @@ def _scaled(X, log2_scale):
 def _mostly_zero_as_csr(views, density=0.1):
     """The views with at most ``density`` nonzeros as sorted CSR, the others as they are.
 
-    Products with a CSR view cost ``nnz · c`` instead of ``n d c`` but round differently from
-    the dense BLAS products, so only the validation fits of ``beta="auto"`` use it (their
-    labels are only scored); the solve keeps the views as given (docs/cmvnmf.md, "Time to
+    Products with a CSR view cost ``nnz · c`` instead of ``n d c``; they hold the same values
+    and differ from the dense BLAS products only in rounding, which on the shared datasets
+    left every sweep's labels and the final objective unchanged. The k-means starts read the
+    views as given: k-means on the CSR copy takes another path (no centring, other rounding
+    in its seeding and Lloyd steps) and ends in other starts (docs/cmvnmf.md, "Time to
     solution")."""
     out = []
     for X in views:

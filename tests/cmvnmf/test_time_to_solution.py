@@ -125,22 +125,44 @@ def test_a_validation_fit_stops_once_its_held_out_score_has_settled():
     assert len(calls) == 2
 
 
-def test_only_the_validation_fits_store_mostly_zero_views_as_csr(monkeypatch):
+def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkeypatch):
     import scipy.sparse as sp
+
+    import fastmv._blocks._kmeans as K
 
     uv, uy = _views(seed=2, n=60)
     ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
-    seen = []
-    problem = C.Problem
+    seen, starts = [], []
+    problem, kmeans = C.Problem, K.kmeans
 
     def recording(X_list, *args, **kwargs):
         seen.append([sp.issparse(X) for X in X_list])
         return problem(X_list, *args, **kwargs)
 
+    def recording_kmeans(X, *args, **kwargs):
+        starts.append(sp.issparse(X))
+        return kmeans(X, *args, **kwargs)
+
     monkeypatch.setattr(C, "Problem", recording)
+    monkeypatch.setattr(K, "kmeans", recording_kmeans)
     fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=30, random_state=0)
     fits = len(C._TUNE_BETAS) * C._TUNE_FOLDS
-    # the word-count view (5 % nonzeros) is CSR in the fits; the dense view and the
-    # solve's starts keep the views as given, so the solve's labels do not depend on it
-    assert seen[:fits] == [[True, False]] * fits
-    assert seen[fits:] == [[False, False]] * (len(seen) - fits) and len(seen) > fits
+    # the word-count view (5 % nonzeros) is CSR in every fit and start; the dense view is not
+    assert seen == [[True, False]] * (fits + 2)
+    # k-means on a CSR copy ends elsewhere (no centring): the starts see the views as given
+    assert starts == [False] * 2 * (1 + 2)
+
+
+def test_csr_sweeps_give_the_labels_and_objective_of_dense_products(monkeypatch):
+    uv, uy = _views(seed=3, n=90)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=3)
+    kw = dict(beta=1.0, n_init=2, max_iter=60, tol=0.0, random_state=0)
+    sparse = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    prepare = C._prepare
+    monkeypatch.setattr(C, "_prepare", lambda *a: prepare(*a)._replace(
+        sweep_views=prepare(*a).views))
+    dense = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    for a in range(2):
+        np.testing.assert_array_equal(sparse.labels[a], dense.labels[a])
+        np.testing.assert_allclose(sparse.V[a], dense.V[a], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sparse.objective, dense.objective, rtol=1e-10)
