@@ -272,6 +272,34 @@ def test_shared_grams_equal_per_class(dtype, n, c, dims):
     np.testing.assert_allclose(got, want, atol=(1e-4 if dtype == np.float32 else 1e-10) * scale)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n,c,dims,rows", [(12, 7, (5, 30, 0, 9), 5), (1, 3, (4, 6), 64),
+                                           (9, 1, (20,), 2), (15, 40, (60, 3, 90), 64),
+                                           (13, 6, (7, 11), 1)])
+def test_shared_grams_lower_equal_per_class(dtype, n, c, dims, rows, monkeypatch):
+    """The row-blocked lower triangles equal the per-class Grams' (blocks of one row up to
+    the whole matrix; an empty view; n = 1; c = 1); the strict upper triangle is not read."""
+    monkeypatch.setattr(WS, "_GRAM_ROWS", rows)
+    rng = np.random.default_rng(n + c + rows)
+    vp = np.concatenate([[0], np.cumsum(dims)]).astype(np.int64)
+    Y = rng.normal(size=(n, int(vp[-1]))).astype(dtype)
+    dinv = _irls_weights(rng, c, vp)
+    plan = WS.compress_weights(dinv, vp)
+    got = WS.shared_grams_lower(plan, c, [np.ascontiguousarray(Y[:, lo:hi])
+                                          for lo, hi, _, _ in plan], n)
+    want = N.per_class_grams(Y, dinv)
+    assert got.dtype == dtype and got.shape == (c, n, n)
+    low = np.tril(np.ones((n, n), bool))
+    scale = max(np.abs(want).max(), 1.0)
+    np.testing.assert_allclose(got[:, low], want[:, low],
+                               atol=(1e-4 if dtype == np.float32 else 1e-10) * scale)
+
+
+def test_shared_grams_lower_empty_plan_is_zero():
+    got = WS.shared_grams_lower([], 3, [], 4)
+    assert got.shape == (3, 4, 4) and not got.any()
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_shared_woodbury_step_equals_per_class(sparse, monkeypatch):
     rng = np.random.default_rng(3)
@@ -287,9 +315,10 @@ def test_shared_woodbury_step_equals_per_class(sparse, monkeypatch):
     W0, b0 = WS.WStep(X, "woodbury", vp).solve(F, D, False)
     np.testing.assert_allclose(W1, W0, atol=1e-9 * np.abs(W0).max())
     np.testing.assert_allclose(b1, b0, atol=1e-9 * max(np.abs(b0).max(), 1.0))
-    # a batch smaller than one view's Grams gives the same matrices
+    # a batch smaller than one view's Grams (sparse), row blocks of 3 rows (dense): the same
     monkeypatch.setattr(WS, "_SHARED_GAIN", 0.7)
     monkeypatch.setattr(WS, "_SHARED_BATCH_BYTES", 3 * n * n * 8)
+    monkeypatch.setattr(WS, "_GRAM_ROWS", 3)
     W2, _ = WS.WStep(X, "woodbury", vp).solve(F, D, False)
     np.testing.assert_allclose(W2, W0, atol=1e-9 * np.abs(W0).max())
 
