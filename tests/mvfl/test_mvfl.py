@@ -997,3 +997,62 @@ def test_kernels_are_served_from_numba_cache(tmp_path):
     log = second.stdout + second.stderr
     assert "data saved" not in log, log
     assert log.count("data loaded") >= 6, log
+
+
+# ------------------------------------------------------------------------------------------
+# stopping once the labels have settled
+
+
+def test_labels_settled_bound():
+    """Settled iff every row's projected remaining move (both entries, contraction ρ) stays
+    below its margin; a zero row or ρ ≥ 1 never settles; c = 1 and n = 0 always do."""
+    from fastmv._mvfl._settle import labels_settled
+
+    F = np.array([[1.0, 0.2], [0.1, 0.6]])
+    move = np.array([[0.01, 0.0], [0.0, -0.02]])  # margins 0.8 and 0.5
+    # row 2 bounds 2 · 0.02 · ρ/(1 − ρ): ρ = 0.9 gives 0.36 < 0.5, ρ = 0.95 gives 0.76
+    assert labels_settled(F - move, F, 0.9, 1.0)
+    assert not labels_settled(F - move, F, 0.95, 1.0)
+    assert not labels_settled(F - move, F, 0.9, 2.0)  # the safety factor scales the bound
+    assert not labels_settled(F - move, F, 1.0, 1.0)
+    dead = F.copy()
+    dead[1] = 0.0
+    assert not labels_settled(dead, dead, 0.0, 1.0)
+    assert labels_settled(F[:, :1] - 0.1, F[:, :1], 0.99, 1.0)
+    assert labels_settled(np.zeros((0, 3)), np.zeros((0, 3)), 0.5, 1.0)
+
+
+def test_settle_residual_follows_the_objective_until_settled():
+    from fastmv._core._driver import relative_change
+    from fastmv._mvfl._settle import Settle
+
+    s = Settle(rtol=1e-4, safety=1.0, history=2)
+    F = np.array([[1.0, 0.0], [0.0, 1.0]])
+    assert s.residual(10.0, F, F + 0.1) == np.inf  # no previous objective
+    assert s.residual(9.0, F, F + 0.05) == relative_change(10.0, 9.0)  # objective moving
+    J = 9.0 - 1e-6
+    r = s.residual(J, F, F + 0.025)  # ratios 0.5: remaining ≤ 0.025, margins ~1
+    assert r == 0.0
+    off = Settle(rtol=None)
+    off.residual(10.0, F, F)
+    assert off.residual(10.0 - 1e-9, F, F) == relative_change(10.0, 10.0 - 1e-9)
+
+
+def test_settled_stop_keeps_the_labels_of_the_full_solve(monkeypatch):
+    """Planted blobs, 10 % labels: the settled stop ends earlier with the labels of the solve
+    run to tol, and converged is reported; tol = 0 runs to max_iter."""
+    from fastmv._mvfl import _solver as S
+
+    rng = np.random.default_rng(0)
+    views, y = _blobs(rng, 30, 3, (40, 50), sep=0.6)
+    lab = simulate.partial_labels(y, 0.1, random_state=0)
+    fast = fastmv.mvfl(views, 3, labels=lab, random_state=0)
+    monkeypatch.setattr(S, "SETTLE_RTOL", None)
+    full = fastmv.mvfl(views, 3, labels=lab, random_state=0)
+    assert fast.converged and full.converged and fast.n_iter < full.n_iter
+    np.testing.assert_array_equal(fast.labels, full.labels)
+    assert metrics.accuracy(y, fast.labels) == 1.0
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert fastmv.mvfl(views, 3, labels=lab, random_state=0, tol=0.0, max_iter=25).n_iter == 25
