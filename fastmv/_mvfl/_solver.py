@@ -323,12 +323,11 @@ class Problem:
 
     def step(self) -> Step:
         d, vp = self.d, self.view_ptr
-        if self.W is None:  # the first W step has no previous W to reweight from
-            groups, rnorm = np.ones((len(vp) - 1, d.c)), np.ones(self.X.shape[1])
-        else:
-            groups, rnorm = weight_norms(self.W, vp, d.eps)
+        groups, rnorm = ((np.ones((len(vp) - 1, d.c)), np.ones(self.X.shape[1]))
+                         if self.W is None else weight_norms(self.W, vp, d.eps))  # no W yet: 1
         D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
-        factors, F_old = self.wstep.factor(D, d.lam1 == 0.0), self.F
+        # one factor for all classes when the diagonals agree (λ1 = 0; uniform first weights)
+        factors, F_old = self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all())), self.F
         if d.f_step == "paper":
             self.W, self.b = self.wstep.weights(factors, self.F)
             self.Z = np.asarray(self.X @ self.W) + self.b
