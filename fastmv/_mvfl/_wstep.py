@@ -21,7 +21,8 @@ whatever ``c``). :func:`shared_grams` compresses each view's block by a truncate
 (singular values below ``_SHARED_RTOL`` of the largest are dropped: rounding level), forms one
 ``n × n`` Gram per kept singular vector (``Σ_v r_v n² d_v``) and each class's matrix as a
 combination of those (one GEMM, ``c n² Σ_v r_v``): the cost follows the ranks, not ``c``.
-It is used when the cost model says it is cheaper (:func:`shared_plan`).
+It is used when the cost model says it is cheaper (:func:`shared_plan`); for dense views
+:func:`shared_grams_lower` builds only the lower triangles, row block by row block.
 
 The reweighted objective majorises the ε-smoothed one (``sqrt`` is concave). With its
 factors fixed, :meth:`WStep.apply_m` gives the fit with ``W`` eliminated,
