@@ -1,4 +1,4 @@
-"""Stopping once the labels have settled (docs/mvfl.md, "Stopping when the labels have settled").
+"""Stopping once the labels have settled (docs/mvfl.md, "Time to solution", the settled stop).
 
 The objective's relative change reaches ``tol = 1e-6`` long after the labels stop moving on
 many problems: the last iterations shave rows of ``F`` that no argmax depends on. Stopping on

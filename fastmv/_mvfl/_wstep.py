@@ -91,9 +91,8 @@ def shared_grams_lower(plan, p, Y, n):
     """``(p, n, n)`` whose lower triangles (diagonal included) hold ``Σ_v Y_v diag(D_k⁻¹ on
     view v) Y_vᵀ`` for every class ``k``, from the compressed ``plan`` (:func:`shared_plan`)
     and the dense views ``Y`` (a list, ``Y[j]`` of shape ``(n, hi − lo)``, C order, the
-    columns of ``plan[j]``). The strict
-    upper triangles are not written (the Cholesky factorisation and solves read only the
-    lower ones).
+    columns of ``plan[j]``). The strict upper triangles are not written (the Cholesky
+    factorisation and solves read only the lower ones).
 
     Row block by row block ``[i0, i1)``, each kept singular vector ``u`` of a view gives the
     trapezoid ``(Y_v[i0:i1] ⊙ u) Y_v[:i1]ᵀ`` of its Gram, written into one buffer reused by
