@@ -64,6 +64,7 @@ from ._fstep import (
     paper_f_step,
     paper_objective,
 )
+from ._settle import SETTLE_RTOL, Settle
 from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _knn_graph, _tune_init
 from ._wstep import WStep, choose_route
 
@@ -309,7 +310,7 @@ def _normalized_with(data: _Data, schemes):
 class Problem:
     """One run of MVFL from one start; ``step()`` is one outer iteration."""
 
-    def __init__(self, data: _Data, X, wstep, view_ptr, F0):
+    def __init__(self, data: _Data, X, wstep, view_ptr, F0, tol=1.0):  # tol=0: no settle stop
         self.d = data
         self.X, self.wstep, self.view_ptr = X, wstep, view_ptr
         self.F = F0
@@ -318,15 +319,15 @@ class Problem:
                           F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
         self.empty = empty_csr(data.n)
+        self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None)
 
     def step(self) -> Step:
         d, vp = self.d, self.view_ptr
-        if self.W is None:  # the first W step has no previous W to reweight from
-            groups, rnorm = np.ones((len(vp) - 1, d.c)), np.ones(self.X.shape[1])
-        else:
-            groups, rnorm = weight_norms(self.W, vp, d.eps)
+        groups, rnorm = ((np.ones((len(vp) - 1, d.c)), np.ones(self.X.shape[1]))
+                         if self.W is None else weight_norms(self.W, vp, d.eps))  # no W yet: 1
         D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
-        factors = self.wstep.factor(D, d.lam1 == 0.0)
+        # one factor for all classes when the diagonals agree (λ1 = 0; uniform first weights)
+        factors, F_old = self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all())), self.F
         if d.f_step == "paper":
             self.W, self.b = self.wstep.weights(factors, self.F)
             self.Z = np.asarray(self.X @ self.W) + self.b
@@ -344,13 +345,13 @@ class Problem:
             raise FloatingPointError(
                 "mvfl: the objective is not finite: the data's magnitude overflows the W "
                 f"step (normalize={d.normalize!r}); use normalize='auto', 'zscore' or 'l2'")
-        return Step(J, state=state_view(W=self.W, b=self.b, F=self.F, Z=self.Z))
+        return Step(J, residual=self.settle.residual(J, F_old, self.F),
+                    state=state_view(W=self.W, b=self.b, F=self.F, Z=self.Z))
 
     def result_fields(self):
         c = self.d.c
         if self.W is None:  # max_iter=0: the start itself
-            self.W = np.zeros((self.X.shape[1], c))
-            self.b = np.zeros(c)
+            self.W, self.b = np.zeros((self.X.shape[1], c)), np.zeros(c)
             self.Z = np.zeros((self.d.n, c))
         groups, rnorm = weight_norms(self.W, self.view_ptr, 0.0)
         labels = np.argmax(self.F, axis=1).astype(np.int64)
@@ -363,11 +364,8 @@ class Problem:
 
 
 def _supervision(prior):
-    if prior["kind"] == "labels":
-        return from_labels(prior["rows"], prior["classes"])
-    if prior["kind"] == "pairs":
-        return from_pairs(prior["must"], prior["cannot"])
-    return None
+    return (from_labels(prior["rows"], prior["classes"]) if prior["kind"] == "labels" else
+            from_pairs(prior["must"], prior["cannot"]) if prior["kind"] == "pairs" else None)
 
 
 def _tune_normalize(data: _Data, log):
@@ -430,12 +428,11 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
             anchor, record = tune_anchor(data, X, wstep, view_ptr, km, graph, tol, log)
         data = data._replace(anchor=anchor)
         tuning = {**(tuning or {}), "anchor": record}
-    # spreading is deterministic: one start
-    n_starts = 1 if isinstance(data.init, str) and data.init == "spread" else data.n_init
-    best = None
+    spread = isinstance(data.init, str) and data.init == "spread"  # deterministic: one start
+    n_starts, best = 1 if spread else data.n_init, None
     for start in range(n_starts):
         F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
-        problem = Problem(data, X, wstep, view_ptr, F0)
+        problem = Problem(data, X, wstep, view_ptr, F0, tol)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress, warn=False)
         final = trace.objective[-1] if trace.n_iter else np.inf
@@ -549,7 +546,9 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     max_iter : int, default 100
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
-        Stop when the objective's relative change is at most ``tol``.
+        Stop when the objective's relative change is at most ``tol``, or (``f_step=
+        "monotone"``, ``tol > 0``) once it is at most 1e-4 and no label can change while the
+        iterates keep contracting (docs/mvfl.md, "Time to solution": the settled stop).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the

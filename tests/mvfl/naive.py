@@ -44,7 +44,7 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
 
 def per_class_grams(Y, dinv):
     """The W step's Woodbury Grams one class at a time: ``Y diag(dinv[k]) Yᵀ`` (the twin of
-    ``fastmv._mvfl._wstep.shared_grams``)."""
+    ``fastmv._mvfl._wstep.shared_grams`` and ``shared_grams_lower``)."""
     Y = np.asarray(Y, dtype=np.float64)
     return np.stack([Y @ np.diag(dk) @ Y.T for dk in np.asarray(dinv, dtype=np.float64)])
 

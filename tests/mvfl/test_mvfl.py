@@ -272,6 +272,34 @@ def test_shared_grams_equal_per_class(dtype, n, c, dims):
     np.testing.assert_allclose(got, want, atol=(1e-4 if dtype == np.float32 else 1e-10) * scale)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n,c,dims,rows", [(12, 7, (5, 30, 0, 9), 5), (1, 3, (4, 6), 64),
+                                           (9, 1, (20,), 2), (15, 40, (60, 3, 90), 64),
+                                           (13, 6, (7, 11), 1)])
+def test_shared_grams_lower_equal_per_class(dtype, n, c, dims, rows, monkeypatch):
+    """The row-blocked lower triangles equal the per-class Grams' (blocks of one row up to
+    the whole matrix; an empty view; n = 1; c = 1); the strict upper triangle is not read."""
+    monkeypatch.setattr(WS, "_GRAM_ROWS", rows)
+    rng = np.random.default_rng(n + c + rows)
+    vp = np.concatenate([[0], np.cumsum(dims)]).astype(np.int64)
+    Y = rng.normal(size=(n, int(vp[-1]))).astype(dtype)
+    dinv = _irls_weights(rng, c, vp)
+    plan = WS.compress_weights(dinv, vp)
+    got = WS.shared_grams_lower(plan, c, [np.ascontiguousarray(Y[:, lo:hi])
+                                          for lo, hi, _, _ in plan], n)
+    want = N.per_class_grams(Y, dinv)
+    assert got.dtype == dtype and got.shape == (c, n, n)
+    low = np.tril(np.ones((n, n), bool))
+    scale = max(np.abs(want).max(), 1.0)
+    np.testing.assert_allclose(got[:, low], want[:, low],
+                               atol=(1e-4 if dtype == np.float32 else 1e-10) * scale)
+
+
+def test_shared_grams_lower_empty_plan_is_zero():
+    got = WS.shared_grams_lower([], 3, [], 4)
+    assert got.shape == (3, 4, 4) and not got.any()
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_shared_woodbury_step_equals_per_class(sparse, monkeypatch):
     rng = np.random.default_rng(3)
@@ -287,9 +315,10 @@ def test_shared_woodbury_step_equals_per_class(sparse, monkeypatch):
     W0, b0 = WS.WStep(X, "woodbury", vp).solve(F, D, False)
     np.testing.assert_allclose(W1, W0, atol=1e-9 * np.abs(W0).max())
     np.testing.assert_allclose(b1, b0, atol=1e-9 * max(np.abs(b0).max(), 1.0))
-    # a batch smaller than one view's Grams gives the same matrices
+    # a batch smaller than one view's Grams (sparse), row blocks of 3 rows (dense): the same
     monkeypatch.setattr(WS, "_SHARED_GAIN", 0.7)
     monkeypatch.setattr(WS, "_SHARED_BATCH_BYTES", 3 * n * n * 8)
+    monkeypatch.setattr(WS, "_GRAM_ROWS", 3)
     W2, _ = WS.WStep(X, "woodbury", vp).solve(F, D, False)
     np.testing.assert_allclose(W2, W0, atol=1e-9 * np.abs(W0).max())
 
@@ -968,3 +997,62 @@ def test_kernels_are_served_from_numba_cache(tmp_path):
     log = second.stdout + second.stderr
     assert "data saved" not in log, log
     assert log.count("data loaded") >= 6, log
+
+
+# ------------------------------------------------------------------------------------------
+# stopping once the labels have settled
+
+
+def test_labels_settled_bound():
+    """Settled iff every row's projected remaining move (both entries, contraction ρ) stays
+    below its margin; a zero row or ρ ≥ 1 never settles; c = 1 and n = 0 always do."""
+    from fastmv._mvfl._settle import labels_settled
+
+    F = np.array([[1.0, 0.2], [0.1, 0.6]])
+    move = np.array([[0.01, 0.0], [0.0, -0.02]])  # margins 0.8 and 0.5
+    # row 2 bounds 2 · 0.02 · ρ/(1 − ρ): ρ = 0.9 gives 0.36 < 0.5, ρ = 0.95 gives 0.76
+    assert labels_settled(F - move, F, 0.9, 1.0)
+    assert not labels_settled(F - move, F, 0.95, 1.0)
+    assert not labels_settled(F - move, F, 0.9, 2.0)  # the safety factor scales the bound
+    assert not labels_settled(F - move, F, 1.0, 1.0)
+    dead = F.copy()
+    dead[1] = 0.0
+    assert not labels_settled(dead, dead, 0.0, 1.0)
+    assert labels_settled(F[:, :1] - 0.1, F[:, :1], 0.99, 1.0)
+    assert labels_settled(np.zeros((0, 3)), np.zeros((0, 3)), 0.5, 1.0)
+
+
+def test_settle_residual_follows_the_objective_until_settled():
+    from fastmv._core._driver import relative_change
+    from fastmv._mvfl._settle import Settle
+
+    s = Settle(rtol=1e-4, safety=1.0, history=2)
+    F = np.array([[1.0, 0.0], [0.0, 1.0]])
+    assert s.residual(10.0, F, F + 0.1) == np.inf  # no previous objective
+    assert s.residual(9.0, F, F + 0.05) == relative_change(10.0, 9.0)  # objective moving
+    J = 9.0 - 1e-6
+    r = s.residual(J, F, F + 0.025)  # ratios 0.5: remaining ≤ 0.025, margins ~1
+    assert r == 0.0
+    off = Settle(rtol=None)
+    off.residual(10.0, F, F)
+    assert off.residual(10.0 - 1e-9, F, F) == relative_change(10.0, 10.0 - 1e-9)
+
+
+def test_settled_stop_keeps_the_labels_of_the_full_solve(monkeypatch):
+    """Planted blobs, 10 % labels: the settled stop ends earlier with the labels of the solve
+    run to tol, and converged is reported; tol = 0 runs to max_iter."""
+    from fastmv._mvfl import _solver as S
+
+    rng = np.random.default_rng(0)
+    views, y = _blobs(rng, 30, 3, (40, 50), sep=0.6)
+    lab = simulate.partial_labels(y, 0.1, random_state=0)
+    fast = fastmv.mvfl(views, 3, labels=lab, random_state=0)
+    monkeypatch.setattr(S, "SETTLE_RTOL", None)
+    full = fastmv.mvfl(views, 3, labels=lab, random_state=0)
+    assert fast.converged and full.converged and fast.n_iter < full.n_iter
+    np.testing.assert_array_equal(fast.labels, full.labels)
+    assert metrics.accuracy(y, fast.labels) == 1.0
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert fastmv.mvfl(views, 3, labels=lab, random_state=0, tol=0.0, max_iter=25).n_iter == 25
