@@ -164,7 +164,15 @@ class BlockMap:
             for item in items:
                 self._count("tasks", 1)
                 self._count("task_bytes", inline + _item_bytes(item))
-                pending.append((item, self.executor.submit(_run_task, fn, item, *handles)))
+                try:
+                    future = self.executor.submit(_run_task, fn, item, *handles)
+                except Exception as exc:
+                    # a pool that lost a worker between two maps refuses new tasks at once
+                    raise RuntimeError(
+                        f"the executor {type(self.executor).__name__} refused the row-block "
+                        f"task {fn.__name__}({_describe(item)}): {type(exc).__name__}: "
+                        f"{exc}") from exc
+                pending.append((item, future))
                 return True
             return False
 
