@@ -26,7 +26,10 @@ OPIMC and CMVNMF without pairs are flagged against the same-data baselines
 them as an upper reference.
 
 Records (one JSON line per solver × dataset × setting × seed) are appended to ``--out``
-(default ``/tmp/fastmv_defaults.jsonl``); a record already there is not recomputed. A cell
+(default ``/tmp/fastmv_defaults.jsonl``); a record already there is not recomputed. The
+fastmv measured is the one of the tree this file lives in (its root goes first on
+``sys.path``, so ``PYTHONPATH`` cannot redirect it): run the copy in the tree you mean to
+measure. ``run`` names that tree on stderr and stores it in every record (``version``). A cell
 is flagged when its mean ACC is below the baseline's by more than 0.02.
 """
 from __future__ import annotations
@@ -135,6 +138,7 @@ def cmd_run(args):
     params = _parse_set(args.set)
     setting = ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
     done = {_key(r["solver"], r["dataset"], r["setting"], r["seed"]) for r in _records(args.out)}
+    print(f"measuring fastmv from {os.path.dirname(fastmv.__file__)}", file=sys.stderr)
     for solver in args.solver:
         _run_solver(args, solver, params, setting, done)
 
@@ -148,7 +152,7 @@ def _run_solver(args, solver, params, setting, done):
             if _key(solver, name, setting, seed) in done:
                 continue
             rec = dict(solver=solver, dataset=name, setting=setting, seed=seed,
-                       views=idx)
+                       views=idx, version=os.path.dirname(fastmv.__file__))
             t = time.process_time()
             try:
                 with warnings.catch_warnings():
