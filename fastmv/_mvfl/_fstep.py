@@ -35,9 +35,12 @@ __all__ = ["FTerm", "ReducedTerm", "monotone_f_step", "paper_f_step", "paper_obj
 
 # Backtracking halvings before a projected-gradient step is given up (the iterate is kept).
 _MAX_HALVINGS = 60
-# Projected-gradient steps per F step; the F step also stops once a step gains less than
-# _INNER_RTOL relative to h.
+# Projected-gradient steps per F step (N_INNER_WOODBURY on the Woodbury route, where one
+# factorisation, c n³/3 plus the Grams, costs far more than the 2cn² of a trial point, so
+# more of the F step's progress is bought per factorisation: docs/mvfl.md, "Time to
+# solution"); the F step also stops once a step gains less than _INNER_RTOL relative to h.
 N_INNER = 10
+N_INNER_WOODBURY = 20
 _INNER_RTOL = 1e-12
 
 
