@@ -65,7 +65,7 @@ from ._fstep import (
     paper_objective,
 )
 from ._settle import SETTLE_RTOL, Settle
-from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _knn_graph, _LazyKMeans, _tune_init
+from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _knn_graph, _tune_init
 from ._wstep import WStep, choose_route
 
 __all__ = ["mvfl", "MVFLResult"]
@@ -412,10 +412,9 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     if isinstance(data.init, str) and data.init == "auto":
         init = "k-means++"
         if has_labels and data.n <= _SPREAD_MAX_N:
-            lazy = _LazyKMeans(X, data, data.rng, n_jobs)  # the first start's k-means
+            km = _kmeans_labels(X, data, data.rng, n_jobs)  # the first start's k-means
             with verbose_logging(verbose) as log:
-                init, record, graph = _tune_init(X, data, lazy.labels, log)
-            km = lazy.complete() if init == "k-means++" else lazy.labels
+                init, record, graph = _tune_init(X, data, km, log)
             tuning = {**(tuning or {}), "init": record}
         data = data._replace(init=init)
     if anchor_tuned(data, route):

@@ -3,7 +3,6 @@ spreading on a kNN graph, and the ``init="auto"`` choice between them judged on 
 labels (docs/defaults.md, "Self-tuning")."""
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,9 +34,6 @@ _TUNE_INIT_FOLDS = 100
 _SPREAD_MAX_N = 20000
 # k-means restarts behind each initial F (init="k-means++").
 _KMEANS_N_INIT = 10
-# init="auto" with labels: restarts of the first start's k-means run before the tuning
-# chooses the start (the rest only if it keeps k-means: _LazyKMeans)
-_LABELLED_KMEANS_N_INIT = 3
 
 
 def _match_clusters(km, rows, classes, c):
@@ -243,45 +239,6 @@ def _kmeans_labels(X, data: _Data, rng, n_jobs):
     from .._blocks._kmeans import kmeans  # noqa: PLC0415 (circular import at module load)
 
     return kmeans(X, data.c, n_init=_KMEANS_N_INIT, random_state=rng, n_jobs=n_jobs).labels
-
-
-class _LazyKMeans:
-    """The first start's k-means when ``init="auto"`` has labels: the first
-    ``_LABELLED_KMEANS_N_INIT`` of its ``_KMEANS_N_INIT`` restarts now, the others only if
-    the tuning keeps the k-means start (:meth:`complete`).
-
-    The restarts are those ``kmeans(n_init=_KMEANS_N_INIT)`` draws (one seed each from the
-    same generator, in order; the first of equal inertias wins), so a completed result has
-    the labels of the full call, bit for bit, and the generator advances as for the full
-    call. When spreading is chosen the k-means labels only name classes and fill rows the
-    spreading never reaches, and 10 restarts cost about one k-means yardstick.
-    """
-
-    def __init__(self, X, data: _Data, rng, n_jobs):
-        self.X, self.c, self.n_jobs = X, data.c, n_jobs
-        self.rest = copy.deepcopy(rng)
-        rng.integers(0, 2 ** 63 - 1, size=_KMEANS_N_INIT)  # what the full call draws
-        self.best = self._run(_LABELLED_KMEANS_N_INIT)
-        self.done = _LABELLED_KMEANS_N_INIT >= _KMEANS_N_INIT
-
-    def _run(self, n_init):
-        from .._blocks._kmeans import kmeans  # noqa: PLC0415 (circular import at load)
-
-        return kmeans(self.X, self.c, n_init=n_init, random_state=self.rest,
-                      n_jobs=self.n_jobs)
-
-    @property
-    def labels(self):
-        return self.best.labels
-
-    def complete(self):
-        """The labels of all ``_KMEANS_N_INIT`` restarts."""
-        if not self.done:
-            other = self._run(_KMEANS_N_INIT - _LABELLED_KMEANS_N_INIT)
-            if other.inertia < self.best.inertia:
-                self.best = other
-            self.done = True
-        return self.best.labels
 
 
 def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):

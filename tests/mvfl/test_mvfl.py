@@ -1058,33 +1058,6 @@ def test_settled_stop_keeps_the_labels_of_the_full_solve(monkeypatch):
         assert fastmv.mvfl(views, 3, labels=lab, random_state=0, tol=0.0, max_iter=25).n_iter == 25
 
 
-@pytest.mark.parametrize("sparse, seed", [(False, 7), (True, 8)])
-def test_lazy_kmeans_completes_to_the_full_restarts(sparse, seed):
-    """The first start's k-means with labels: its first restarts now, the others on
-    demand; completed, the labels equal those of all restarts in one call, bit for bit,
-    and the generator has advanced as the full call advances it."""
-    from types import SimpleNamespace
-
-    from fastmv._blocks._kmeans import kmeans
-    from fastmv._mvfl import _start as ST
-
-    rng = np.random.default_rng(3)
-    views, y = _blobs(rng, 20, 5, (4, 3), sep=0.8)  # overlapping: restarts disagree
-    X = np.hstack(views)
-    X = sp.csr_matrix(X * (rng.random(X.shape) < 0.6)) if sparse else X
-    full_rng = np.random.default_rng(seed)
-    full = kmeans(X, 5, n_init=ST._KMEANS_N_INIT, random_state=full_rng)
-    part_rng = np.random.default_rng(seed)
-    lazy = ST._LazyKMeans(X, SimpleNamespace(c=5), part_rng, None)
-    first = kmeans(X, 5, n_init=ST._LABELLED_KMEANS_N_INIT,
-                   random_state=np.random.default_rng(seed))
-    np.testing.assert_array_equal(lazy.labels, first.labels)
-    assert (first.labels != full.labels).any()  # a later restart wins here
-    np.testing.assert_array_equal(lazy.complete(), full.labels)
-    np.testing.assert_array_equal(lazy.complete(), full.labels)  # completes once
-    assert part_rng.integers(1 << 62) == full_rng.integers(1 << 62)
-
-
 def test_woodbury_route_runs_more_inner_steps(monkeypatch):
     """The Woodbury route's F step takes N_INNER_WOODBURY projected-gradient steps per
     factorisation, the direct route N_INNER (the count each F step is given)."""
