@@ -41,7 +41,7 @@ _MAX_HALVINGS = 60
 # F step's progress is bought per factorisation (measured: docs/mvfl.md, "Time to
 # solution"); the F step also stops once a step gains less than _INNER_RTOL relative to h.
 N_INNER = 5
-N_INNER_WOODBURY = 20
+N_INNER_WOODBURY = 15
 _INNER_RTOL = 1e-12
 
 
