@@ -4,9 +4,8 @@ cluster labels (Yin, Zhang, Wu, Li, Pattern Recognition 2019; docs/algorithms.md
 The solver alternates the IRLS reweighting (``P_k``, ``Q`` from the group and row norms of
 ``W``, guarded as ``sqrt(‖·‖² + ε²)``), the ``W, b`` step (:mod:`fastmv._mvfl._wstep`) and the
 ``F`` step (:mod:`fastmv._mvfl._fstep`). This module holds the input preparation
-(:func:`_prepare`), the problem object the shared driver iterates
-(:class:`Problem`), the restarts and the public function. Notes on defaults and
-measurements: ``docs/mvfl.md``.
+(:func:`_prepare`), the problem object the shared driver iterates (:class:`Problem`), the
+restarts and the public function. Notes on defaults and measurements: ``docs/mvfl.md``.
 """
 from __future__ import annotations
 
@@ -56,6 +55,7 @@ from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidP
 from ._anchor import FirstFactors, anchor_tuned, tune_anchor
 from ._fstep import (
     N_INNER,
+    N_INNER_WOODBURY,
     FTerm,
     ReducedTerm,
     empty_csr,
@@ -311,9 +311,7 @@ class Problem:
     """One run of MVFL from one start; ``step()`` is one outer iteration."""
 
     def __init__(self, data: _Data, X, wstep, view_ptr, F0, tol=1.0):  # tol=0: no settle stop
-        self.d = data
-        self.X, self.wstep, self.view_ptr = X, wstep, view_ptr
-        self.F = F0
+        self.d, self.X, self.wstep, self.view_ptr, self.F = data, X, wstep, view_ptr, F0
         self.W = self.b = self.Z = None
         self.term = FTerm(data.n, data.c, data.lam3, data.rho, data.prior, data.anchor,
                           F0.copy())
@@ -335,7 +333,8 @@ class Problem:
             J = paper_objective(self.Z, self.F, self.W, vp, d.lam1, d.lam2, d.lam3, d.prior)
         else:
             reduced = ReducedTerm(self.term, self.wstep, factors)
-            self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, N_INNER)
+            n_inner = N_INNER_WOODBURY if self.wstep.route == "woodbury" else N_INNER
+            self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, n_inner)
             self.W, self.b = self.wstep.weights(factors, self.F, reduced.solved_at(self.F))
             self.Z = np.asarray(self.X @ self.W) + self.b
             g, r = weight_norms(self.W, vp, d.eps)

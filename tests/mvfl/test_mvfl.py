@@ -394,7 +394,12 @@ def test_fold_spreading_equals_spreading_each_fold():
 
 
 @pytest.mark.parametrize("prior", ["none", "labels", "pairs"])
-def test_solver_routes_agree(prior):
+def test_solver_routes_agree(prior, monkeypatch):
+    """The two W-step routes solve the same systems: with the same F-step schedule (the
+    Woodbury route's default takes more inner steps) the iterates agree."""
+    from fastmv._mvfl import _solver as S
+
+    monkeypatch.setattr(S, "N_INNER_WOODBURY", S.N_INNER)
     rng = np.random.default_rng(7)
     views = _views(rng, 25, [30, 20], sparse=True)  # d = 50 > n = 25
     kw = _prior_kwargs(rng, 25, 3, prior)
@@ -1056,3 +1061,27 @@ def test_settled_stop_keeps_the_labels_of_the_full_solve(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert fastmv.mvfl(views, 3, labels=lab, random_state=0, tol=0.0, max_iter=25).n_iter == 25
+
+
+def test_woodbury_route_runs_more_inner_steps(monkeypatch):
+    """The Woodbury route's F step takes N_INNER_WOODBURY projected-gradient steps per
+    factorisation, the direct route N_INNER (the count each F step is given)."""
+    from fastmv._mvfl import _fstep
+    from fastmv._mvfl import _solver as S
+
+    rng = np.random.default_rng(0)
+    calls = {}
+
+    def counting(F, Z, term, alpha, n_inner):
+        calls.setdefault("n_inner", []).append(n_inner)
+        return monotone(F, Z, term, alpha, n_inner)
+
+    monotone = _fstep.monotone_f_step
+    monkeypatch.setattr(S, "monotone_f_step", counting)
+    views = [rng.random((15, 4)), rng.random((15, 30))]
+    for solver, want in (("direct", S.N_INNER), ("woodbury", S.N_INNER_WOODBURY)):
+        calls.clear()
+        fastmv.mvfl(views, 2, solver=solver, init="random", random_state=0, max_iter=2,
+                    tol=0.0)
+        assert calls["n_inner"] == [want, want]
+    assert S.N_INNER_WOODBURY > S.N_INNER
