@@ -166,3 +166,54 @@ def test_csr_sweeps_give_the_labels_and_objective_of_dense_products(monkeypatch)
         np.testing.assert_array_equal(sparse.labels[a], dense.labels[a])
         np.testing.assert_allclose(sparse.V[a], dense.V[a], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(sparse.objective, dense.objective, rtol=1e-10)
+
+
+def test_other_weights_cannot_pass_the_one_se_rule_when_the_default_is_perfect():
+    from fractions import Fraction
+
+    import fastmv._cmvnmf._tune as T
+
+    assert T._default_unbeatable([1.0, 1.0, 0.9])
+    assert T._default_unbeatable([1.0, np.nan, 0.5])       # a fold with nothing held out
+    assert T._default_unbeatable([np.nan] * 3)
+    assert not T._default_unbeatable([1.0, 0.9, 0.9])
+    assert not T._default_unbeatable([0.99, 0.99, 0.99])
+    # the claim, in exact arithmetic: whatever another candidate scores (at most 1), its
+    # mean paired gain never exceeds the gain's standard error (grid_search's rule)
+    rng = np.random.default_rng(0)
+    grid = [Fraction(k, 8) for k in range(9)]
+    checked = 0
+    for _ in range(3000):
+        k = int(rng.integers(2, 6))
+        # mostly perfect folds, so that most draws are cases the rule skips
+        default = [grid[8] if rng.random() < 0.7 else grid[i] for i in rng.integers(0, 9, k)]
+        if not T._default_unbeatable([float(s) for s in default]):
+            continue
+        other = [grid[i] for i in rng.integers(0, 9, k)]
+        d = [o - s for o, s in zip(other, default)]
+        mean = sum(d) / k
+        var = sum((x - mean) ** 2 for x in d) / (k - 1)
+        # eligible iff mean > sqrt(var / k)
+        assert not (mean > 0 and mean * mean > var / k), (default, other)
+        checked += 1
+    assert checked > 1000
+
+
+def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch):
+    import fastmv._cmvnmf._tune as T
+
+    uv, uy = _views(seed=4, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=4)
+    kw = dict(n_init=1, max_iter=40, random_state=0)
+    short = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    record = short.tuning["beta"]
+    assert np.all(record["scores"][0] == 1.0)       # planted clusters: every pair honoured
+    assert record["solves"] == C._TUNE_FOLDS
+    assert np.all(np.isnan(record["scores"][1:]))
+    monkeypatch.setattr(T, "_default_unbeatable", lambda scores: False)
+    full = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    assert full.tuning["beta"]["solves"] == len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    assert full.tuning["beta"]["chosen"] == record["chosen"] == C._TUNE_BETAS[0]
+    np.testing.assert_array_equal(full.tuning["beta"]["scores"][0], record["scores"][0])
+    for a in range(2):
+        np.testing.assert_array_equal(short.labels[a], full.labels[a])
