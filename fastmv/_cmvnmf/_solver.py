@@ -433,9 +433,10 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
         Cost: ``3 candidates × 3 folds = 9`` single starts from one shared initialisation
         beside the ``n_init`` starts of the solve; a fit stops at the solve's own rule or
-        once its held-out score has not changed over 20 sweeps. When 1 honours every held-out
-        pair on all folds but one, no other weight could be chosen (see above) and 0.1 and 10
-        are not fitted (3 starts; their scores are NaN). The choice and the scores are in ``result.tuning``
+        once its held-out score has not changed over 20 sweeps. A weight that can no longer
+        be chosen is not fitted (its scores are NaN): all after 1 when 1 honours every
+        held-out pair on all folds but one, and 10 when 0.1 passed the rule with every pair
+        honoured on every fold. The choice and the scores are in ``result.tuning``
         (docs/defaults.md, "Self-tuning"). Without pairs: 1. A number skips the tuning.
     max_iter : int, default 300
         Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``

@@ -64,18 +64,49 @@ class _SettledScore:
         return len(self.history) > _TUNE_SETTLE and all(s == recent[-1] for s in recent)
 
 
-def _default_unbeatable(scores):
-    """Whether the default's fold ``scores`` leave no other candidate a way to be chosen.
-
-    :func:`fastmv._core._tuning.grid_search` lets another candidate win only if its mean
-    paired gain over the folds exceeds the gain's standard error. Scores are at most 1, so on
-    every fold where the default scored 1 the gain is ``<= 0``; with such folds all but one,
-    the best a candidate can reach is gains ``(0, …, 0, b)``, whose mean equals its standard
-    error (``b / k`` both): the rule rejects it, so fitting the other candidates cannot change
-    the choice. Folds with no score (nothing held out) take no part in the rule."""
+def _eligible_perfect(default, scores):
+    """Whether a candidate with fold ``scores`` passes the one-standard-error rule against
+    the ``default`` (computed as :func:`fastmv._core._tuning.grid_search` does) with a mean
+    score of 1, the most any candidate can reach: a later one can at best tie with it, and
+    ties go to the earlier candidate."""
     s = np.asarray(scores, dtype=np.float64)
-    s = s[np.isfinite(s)]
-    return s.size - int(np.count_nonzero(s == 1.0)) <= 1
+    d = s - np.asarray(default, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    if d.size < 2 or not np.all(np.isfinite(s)) or np.sum(s) / s.size != 1.0:
+        return False
+    return bool(d.mean() > d.std(ddof=1) / np.sqrt(d.size))
+
+
+def _next_fold(default, earlier, own):
+    """The fold a later candidate is fitted on next, or None once fitting it further cannot
+    change the choice of :func:`fastmv._core._tuning.grid_search`.
+
+    ``default``: the default's fold scores; ``earlier``: the fold scores of the candidates
+    between them (NaN where not fitted); ``own``: ``{fold: score}`` of this candidate so far.
+    Scores are at most 1. A candidate is chosen only if its mean paired gain over the default
+    exceeds the gain's standard error and its mean is the highest (ties: the earlier one), so:
+
+    - an earlier candidate that passed with a mean of 1 cannot be beaten: nothing is fitted;
+    - a default with 1 on every fold leaves gains ``<= 0`` only: nothing is fitted;
+    - a default with 1 on all folds but one: the best gains are ``(0, …, 0, b)``, whose mean
+      only equals its standard error (``b / k`` both) and falls below it as soon as one gain
+      is negative, i.e. as soon as the candidate scores below 1 on a fold where the default
+      scored 1. Those folds are fitted first, and the candidate is dropped at the first
+      score below 1 there (the folds fitted so far already rule it out, NaN elsewhere).
+    """
+    if any(_eligible_perfect(default, s) for s in earlier):
+        return None
+    default = np.asarray(default, dtype=np.float64)
+    perfect = [f for f, s in enumerate(default) if s == 1.0]
+    imperfect = [f for f, s in enumerate(default) if np.isfinite(s) and s != 1.0]
+    if not imperfect:
+        return None
+    order = list(range(default.size))
+    if len(imperfect) == 1:
+        if any(own[f] < 1.0 for f in perfect if f in own):
+            return None
+        order = perfect + [f for f in order if f not in perfect]
+    return next((f for f in order if f not in own), None)
 
 
 def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):
@@ -115,11 +146,7 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
     fold_pairs = [prepare_pairs(_as_dict(flat_m[fm != f]), _as_dict(flat_c[fc != f]), n_list,
                                 dtype) for f in range(_TUNE_FOLDS)]
 
-    default_scores = []
-
-    def evaluate(beta, f):
-        if beta != _TUNE_BETAS[0] and _default_unbeatable(default_scores):
-            return np.nan, 0      # not fitted: it cannot be chosen (_default_unbeatable)
+    def fit(beta, f):
         data = full._replace(blocks=fold_pairs[f], beta=float(beta))
         settled = _SettledScore(*scorer(f), offsets, V0)
         from ._solver import _solve  # noqa: PLC0415 (the solver module imports this one)
@@ -128,13 +155,26 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
             warnings.simplefilter("ignore")
             _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]), rescale, rng,
                    n_jobs, **dict(driver, callback=settled))
+        return settled.history[-1]
+
+    fitted = {beta: {} for beta in _TUNE_BETAS}   # {beta: {fold: score}} of the fits run
+
+    def evaluate(beta, f):
+        own = fitted[beta]
         if beta == _TUNE_BETAS[0]:
-            default_scores.append(settled.history[-1])
-        return settled.history[-1], 1
+            own[f] = fit(beta, f)
+        else:
+            # a later weight is fitted fold by fold while it can still be chosen (_next_fold)
+            default = [fitted[_TUNE_BETAS[0]][g] for g in range(_TUNE_FOLDS)]
+            earlier = [[fitted[b].get(g, np.nan) for g in range(_TUNE_FOLDS)]
+                       for b in _TUNE_BETAS[1:_TUNE_BETAS.index(beta)]]
+            while f not in own and (g := _next_fold(default, earlier, own)) is not None:
+                own[g] = fit(beta, g)
+        return (own[f], 1) if f in own else (np.nan, 0)
 
     return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
                        method="held-out inter-view pairs honoured, one start per fit, "
                        f"stopped when the score is unchanged over {_TUNE_SETTLE} sweeps; "
-                       f"the other weights not fitted when {_TUNE_BETAS[0]:g} scored 1 on all "
-                       "folds but one (they could not pass the one-standard-error rule)",
+                       "the other weights fitted fold by fold while they can still be "
+                       "chosen (NaN: not fitted)",
                        log=log)
