@@ -47,7 +47,6 @@ from .._core._driver import (
 )
 from .._core._result import Result
 from .._core._threads import serial_when_small, thread_limit, use_serial_kernel
-from .._core._tuning import from_pairs, grid_search, pair_folds, pair_score, tuning_rng
 from .._core._validation import (
     Interval,
     Options,
@@ -57,8 +56,19 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
-from ._pairs import Constraints, _check_constraints, build_constraints, prepare_pairs
+from ._pairs import Constraints, build_constraints, prepare_pairs
 from ._start import _initial_factors
+
+# the tuning names stay importable from here (tools and tests read them)
+from ._tune import (  # noqa: F401
+    _TUNE_BETAS,
+    _TUNE_FOLDS,
+    _TUNE_SETTLE,
+    _as_dict,
+    _flat_pairs,
+    _SettledScore,
+    _tune_beta,
+)
 from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
@@ -67,14 +77,6 @@ _EPS = 1e-10
 # views whose largest entry lies in this range are solved as given: squares and products of
 # such entries with factors of similar size stay far from float64's (and float32's) limits
 _SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
-# beta="auto": the constraint weights compared, the old default first (it wins ties), and
-# the folds over the pairs (docs/defaults.md, "Self-tuning"). Every candidate and fold costs
-# one start from one shared initialisation, so tuning costs len × folds single starts.
-_TUNE_BETAS = (1.0, 0.1, 10.0)
-_TUNE_FOLDS = 3
-# a validation fit stops once its held-out score has not changed over this many sweeps: the
-# score is all a fit is for (docs/cmvnmf.md, "Time to solution": 15 sweeps changed a choice)
-_TUNE_SETTLE = 20
 # restarts: a start whose objective after _ABANDON_AT sweeps is above the objective of the
 # start kept so far at the same sweep by more than _ABANDON_GAP (relative) is abandoned there;
 # on the shared datasets such starts never ended lowest (docs/cmvnmf.md, "Time to solution")
@@ -378,103 +380,6 @@ def _result(problem, trace, data, max_iter, tol):
                         converged=trace.converged, U=U_list, V=V_list, initial_objective=initial)
 
 
-# --------------------------------------------------------------------------- tuning
-def _flat_pairs(constraints):
-    """``{(a, b): (p, 2)}`` as one ``(P, 4)`` array of rows ``(a, i, b, j)``."""
-    rows = [np.column_stack([np.full(len(p), a), np.asarray(p)[:, 0], np.full(len(p), b),
-                             np.asarray(p)[:, 1]])
-            for (a, b), p in (constraints or {}).items() if len(p)]
-    return (np.vstack(rows).astype(np.int64) if rows else np.zeros((0, 4), np.int64))
-
-
-def _as_dict(flat):
-    out = {}
-    for a, b in {(int(r[0]), int(r[2])) for r in flat}:
-        sel = (flat[:, 0] == a) & (flat[:, 2] == b)
-        out[(a, b)] = flat[sel][:, [1, 3]]
-    return out
-
-
-class _SettledScore:
-    """Callback of one validation fit: the held-out score after every sweep (recomputed only
-    when a label at an end of a held-out pair changed); stops the fit once the score has not
-    changed over ``_TUNE_SETTLE`` sweeps. ``score(labels)``: the score of the global labels
-    (only the entries at ``ends`` are read)."""
-
-    def __init__(self, score, ends, offsets, V_list):
-        self.score, self.ends, self.offsets = score, ends, offsets
-        self.rows = [ends[(ends >= offsets[a]) & (ends < offsets[a + 1])] - offsets[a]
-                     for a in range(len(V_list))]
-        self.labels = np.zeros(int(offsets[-1]), dtype=np.int64)
-        self.seen = None
-        self.history = [self._score(V_list)]
-
-    def _score(self, V_list):
-        at_ends = np.concatenate([np.argmax(V[r], axis=1) for V, r in zip(V_list, self.rows)])
-        if self.seen is not None and np.array_equal(at_ends, self.seen):
-            return self.history[-1]
-        self.seen = at_ends
-        self.labels[self.ends] = at_ends
-        return self.score(self.labels)
-
-    def __call__(self, info):
-        self.history.append(self._score(info.state["V"]))
-        recent = self.history[-_TUNE_SETTLE - 1:]
-        return len(self.history) > _TUNE_SETTLE and all(s == recent[-1] for s in recent)
-
-
-def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):
-    """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
-    shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
-    pair_score`, balanced over must- and cannot-links). ``data``: the prepared call."""
-    n_list = [X.shape[0] for X in data.views]
-    dtype = data.views[0].dtype.type
-    flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
-    flat_c = _flat_pairs(_check_constraints(cannot_link, "cannot_link", n_list))
-    sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
-    fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
-    # the shared start sees no pairs: aligning it by all of them would leak the held-out ones
-    full = data._replace(blocks=prepare_pairs(None, None, n_list, dtype))
-    U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
-    # the explicit start is given in the data's units: undo the internal scale
-    V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
-    # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
-    # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
-    # ORL chose 10 where the full fits chose 0.1 (docs/cmvnmf.md, "Time to solution")
-    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, verbose=False, progress=False)
-    offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
-
-    def ends(flat):
-        return np.concatenate([offsets[flat[:, 0]] + flat[:, 1],
-                               offsets[flat[:, 2]] + flat[:, 3]])
-
-    def scorer(f):
-        held_m, held_c = flat_m[fm == f], flat_c[fc == f]
-
-        def score(lab):
-            return pair_score(lambda flat: lab[offsets[flat[:, 0]] + flat[:, 1]]
-                              == lab[offsets[flat[:, 2]] + flat[:, 3]], held_m, held_c)
-        return score, np.unique(np.concatenate([ends(held_m), ends(held_c)]))
-
-    # the views are prepared once and the pairs once per fold, for every candidate
-    fold_pairs = [prepare_pairs(_as_dict(flat_m[fm != f]), _as_dict(flat_c[fc != f]), n_list,
-                                dtype) for f in range(_TUNE_FOLDS)]
-
-    def evaluate(beta, f):
-        data = full._replace(blocks=fold_pairs[f], beta=float(beta))
-        settled = _SettledScore(*scorer(f), offsets, V0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]), rescale, rng,
-                   n_jobs, **dict(driver, callback=settled))
-        return settled.history[-1], 1
-
-    return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
-                       method="held-out inter-view pairs honoured, one start per fit, "
-                       f"stopped when the score is unchanged over {_TUNE_SETTLE} sweeps",
-                       log=log)
-
-
 # --------------------------------------------------------------------------- public
 @declare_params({
     "X_list": ["views"], "n_clusters": [Interval(Integral, 1, None, closed="left")],
@@ -528,7 +433,10 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
         Cost: ``3 candidates × 3 folds = 9`` single starts from one shared initialisation
         beside the ``n_init`` starts of the solve; a fit stops at the solve's own rule or
-        once its held-out score has not changed over 20 sweeps. The choice and the scores are in ``result.tuning``
+        once its held-out score has not changed over 20 sweeps. A weight that can no longer
+        be chosen is not fitted (its scores are NaN): all after 1 when 1 honours every
+        held-out pair on all folds but one, and 10 when 0.1 passed the rule with every pair
+        honoured on every fold. The choice and the scores are in ``result.tuning``
         (docs/defaults.md, "Self-tuning"). Without pairs: 1. A number skips the tuning.
     max_iter : int, default 300
         Maximum number of sweeps (one ``U`` and one ``V`` update per view) per start. ``0``

@@ -166,3 +166,77 @@ def test_csr_sweeps_give_the_labels_and_objective_of_dense_products(monkeypatch)
         np.testing.assert_array_equal(sparse.labels[a], dense.labels[a])
         np.testing.assert_allclose(sparse.V[a], dense.V[a], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(sparse.objective, dense.objective, rtol=1e-10)
+
+
+def test_later_weights_are_fitted_fold_by_fold_while_they_can_be_chosen():
+    import fastmv._cmvnmf._tune as T
+
+    nxt = T._next_fold
+    assert nxt([1.0, 1.0, 1.0], [], {}) is None                 # gains <= 0 only
+    assert nxt([1.0, 1.0, 0.9], [], {}) == 0
+    assert nxt([1.0, 1.0, 0.9], [], {0: 1.0}) == 1
+    assert nxt([1.0, 1.0, 0.9], [], {0: 1.0, 1: 1.0}) == 2
+    assert nxt([1.0, 1.0, 0.9], [], {0: 0.99}) is None          # a negative gain: dropped
+    assert nxt([0.9, 1.0, 1.0], [], {}) == 1                    # the default's 1s first
+    assert nxt([0.9, 1.0, 1.0], [], {1: 1.0, 2: 1.0}) == 0
+    assert nxt([0.9, 0.8, 1.0], [], {0: 0.5}) == 1              # two folds below 1: all
+    assert nxt([0.9, 0.8, 1.0], [], {0: 0.5, 1: 0.5, 2: 0.5}) is None
+    assert nxt([0.99, 0.98, 0.99], [[1.0, 1.0, 1.0]], {}) is None   # eligible, perfect
+    assert nxt([0.99, 0.98, 0.99], [[1.0, 1.0, 0.999]], {}) == 0
+    assert nxt([1.0, np.nan, 0.5], [], {0: 0.9}) is None        # a fold with no score
+
+
+def test_fitting_fold_by_fold_keeps_grid_search_choice():
+    import fastmv._cmvnmf._tune as T
+    from fastmv._core._tuning import grid_search
+
+    rng = np.random.default_rng(0)
+
+    def draw(k, p_one):
+        # scores on a coarse grid, often exactly 1 (the cases the rule acts on)
+        return np.where(rng.random(k) < p_one, 1.0, 1.0 - rng.integers(1, 30, k) / 331)
+
+    skipped = 0
+    for _ in range(3000):
+        k = int(rng.integers(2, 5))
+        full = [draw(k, 0.7), draw(k, 0.6), draw(k, 0.6)]
+        if rng.random() < 0.3:                  # the tie the rule must not break: gains (0,..,b)
+            full[1] = np.where(full[0] == 1.0, 1.0, 1.0)
+        lazy = [full[0].copy()]
+        for g in (1, 2):
+            own = {}
+            while (f := T._next_fold(full[0], [list(x) for x in lazy[1:g]], own)) is not None:
+                own[f] = full[g][f]
+            lazy.append(np.array([own.get(f, np.nan) for f in range(k)]))
+            skipped += k - len(own)
+
+        def choose(table):
+            return grid_search("x", [0, 1, 2], lambda g, f: (table[g][f], 1), k,
+                               method="test")[0]
+        assert choose(lazy) == choose(full), full
+    assert skipped > 1000
+
+
+def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch):
+    import fastmv._cmvnmf._tune as T
+
+    uv, uy = _views(seed=4, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=4)
+    kw = dict(n_init=1, max_iter=40, random_state=0)
+    short = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    record = short.tuning["beta"]
+    assert np.all(record["scores"][0] == 1.0)       # planted clusters: every pair honoured
+    assert record["solves"] == C._TUNE_FOLDS
+    assert np.all(np.isnan(record["scores"][1:]))
+
+    def every_fold(default, earlier, own):
+        return next((f for f in range(len(default)) if f not in own), None)
+
+    monkeypatch.setattr(T, "_next_fold", every_fold)
+    full = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    assert full.tuning["beta"]["solves"] == len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    assert full.tuning["beta"]["chosen"] == record["chosen"] == C._TUNE_BETAS[0]
+    np.testing.assert_array_equal(full.tuning["beta"]["scores"][0], record["scores"][0])
+    for a in range(2):
+        np.testing.assert_array_equal(short.labels[a], full.labels[a])
+

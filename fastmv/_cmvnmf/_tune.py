@@ -1,0 +1,180 @@
+"""CMVNMF's ``beta="auto"``: k-fold validation over the pairs (docs/defaults.md,
+"Self-tuning"; docs/cmvnmf.md, "Time to solution")."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._core._tuning import from_pairs, grid_search, pair_folds, pair_score, tuning_rng
+from ._pairs import _check_constraints, prepare_pairs
+from ._start import _initial_factors
+
+# beta="auto": the constraint weights compared, the old default first (it wins ties), and
+# the folds over the pairs (docs/defaults.md, "Self-tuning"). Every candidate and fold costs
+# one start from one shared initialisation, so tuning costs len × folds single starts.
+_TUNE_BETAS = (1.0, 0.1, 10.0)
+_TUNE_FOLDS = 3
+# a validation fit stops once its held-out score has not changed over this many sweeps: the
+# score is all a fit is for (docs/cmvnmf.md, "Time to solution": 15 sweeps changed a choice)
+_TUNE_SETTLE = 20
+
+
+def _flat_pairs(constraints):
+    """``{(a, b): (p, 2)}`` as one ``(P, 4)`` array of rows ``(a, i, b, j)``."""
+    rows = [np.column_stack([np.full(len(p), a), np.asarray(p)[:, 0], np.full(len(p), b),
+                             np.asarray(p)[:, 1]])
+            for (a, b), p in (constraints or {}).items() if len(p)]
+    return (np.vstack(rows).astype(np.int64) if rows else np.zeros((0, 4), np.int64))
+
+
+def _as_dict(flat):
+    out = {}
+    for a, b in {(int(r[0]), int(r[2])) for r in flat}:
+        sel = (flat[:, 0] == a) & (flat[:, 2] == b)
+        out[(a, b)] = flat[sel][:, [1, 3]]
+    return out
+
+
+class _SettledScore:
+    """Callback of one validation fit: the held-out score after every sweep (recomputed only
+    when a label at an end of a held-out pair changed); stops the fit once the score has not
+    changed over ``_TUNE_SETTLE`` sweeps. ``score(labels)``: the score of the global labels
+    (only the entries at ``ends`` are read)."""
+
+    def __init__(self, score, ends, offsets, V_list):
+        self.score, self.ends, self.offsets = score, ends, offsets
+        self.rows = [ends[(ends >= offsets[a]) & (ends < offsets[a + 1])] - offsets[a]
+                     for a in range(len(V_list))]
+        self.labels = np.zeros(int(offsets[-1]), dtype=np.int64)
+        self.seen = None
+        self.history = [self._score(V_list)]
+
+    def _score(self, V_list):
+        at_ends = np.concatenate([np.argmax(V[r], axis=1) for V, r in zip(V_list, self.rows)])
+        if self.seen is not None and np.array_equal(at_ends, self.seen):
+            return self.history[-1]
+        self.seen = at_ends
+        self.labels[self.ends] = at_ends
+        return self.score(self.labels)
+
+    def __call__(self, info):
+        self.history.append(self._score(info.state["V"]))
+        recent = self.history[-_TUNE_SETTLE - 1:]
+        return len(self.history) > _TUNE_SETTLE and all(s == recent[-1] for s in recent)
+
+
+def _eligible_perfect(default, scores):
+    """Whether a candidate with fold ``scores`` passes the one-standard-error rule against
+    the ``default`` (computed as :func:`fastmv._core._tuning.grid_search` does) with a mean
+    score of 1, the most any candidate can reach: a later one can at best tie with it, and
+    ties go to the earlier candidate."""
+    s = np.asarray(scores, dtype=np.float64)
+    d = s - np.asarray(default, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    if d.size < 2 or not np.all(np.isfinite(s)) or np.sum(s) / s.size != 1.0:
+        return False
+    return bool(d.mean() > d.std(ddof=1) / np.sqrt(d.size))
+
+
+def _next_fold(default, earlier, own):
+    """The fold a later candidate is fitted on next, or None once fitting it further cannot
+    change the choice of :func:`fastmv._core._tuning.grid_search`.
+
+    ``default``: the default's fold scores; ``earlier``: the fold scores of the candidates
+    between them (NaN where not fitted); ``own``: ``{fold: score}`` of this candidate so far.
+    Scores are at most 1. A candidate is chosen only if its mean paired gain over the default
+    exceeds the gain's standard error and its mean is the highest (ties: the earlier one), so:
+
+    - an earlier candidate that passed with a mean of 1 cannot be beaten: nothing is fitted;
+    - a default with 1 on every fold leaves gains ``<= 0`` only: nothing is fitted;
+    - a default with 1 on all folds but one: the best gains are ``(0, …, 0, b)``, whose mean
+      only equals its standard error (``b / k`` both) and falls below it as soon as one gain
+      is negative, i.e. as soon as the candidate scores below 1 on a fold where the default
+      scored 1. Those folds are fitted first, and the candidate is dropped at the first
+      score below 1 there (the folds fitted so far already rule it out, NaN elsewhere).
+    """
+    if any(_eligible_perfect(default, s) for s in earlier):
+        return None
+    default = np.asarray(default, dtype=np.float64)
+    perfect = [f for f, s in enumerate(default) if s == 1.0]
+    imperfect = [f for f, s in enumerate(default) if np.isfinite(s) and s != 1.0]
+    if not imperfect:
+        return None
+    order = list(range(default.size))
+    if len(imperfect) == 1:
+        if any(own[f] < 1.0 for f in perfect if f in own):
+            return None
+        order = perfect + [f for f in order if f not in perfect]
+    return next((f for f in order if f not in own), None)
+
+
+def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):
+    """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
+    shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
+    pair_score`, balanced over must- and cannot-links). ``data``: the prepared call."""
+    n_list = [X.shape[0] for X in data.views]
+    dtype = data.views[0].dtype.type
+    flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
+    flat_c = _flat_pairs(_check_constraints(cannot_link, "cannot_link", n_list))
+    sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
+    fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
+    # the shared start sees no pairs: aligning it by all of them would leak the held-out ones
+    full = data._replace(blocks=prepare_pairs(None, None, n_list, dtype))
+    U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
+    # the explicit start is given in the data's units: undo the internal scale
+    V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
+    # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
+    # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
+    # ORL chose 10 where the full fits chose 0.1 (docs/cmvnmf.md, "Time to solution")
+    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, verbose=False, progress=False)
+    offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
+
+    def ends(flat):
+        return np.concatenate([offsets[flat[:, 0]] + flat[:, 1],
+                               offsets[flat[:, 2]] + flat[:, 3]])
+
+    def scorer(f):
+        held_m, held_c = flat_m[fm == f], flat_c[fc == f]
+
+        def score(lab):
+            return pair_score(lambda flat: lab[offsets[flat[:, 0]] + flat[:, 1]]
+                              == lab[offsets[flat[:, 2]] + flat[:, 3]], held_m, held_c)
+        return score, np.unique(np.concatenate([ends(held_m), ends(held_c)]))
+
+    # the views are prepared once and the pairs once per fold, for every candidate
+    fold_pairs = [prepare_pairs(_as_dict(flat_m[fm != f]), _as_dict(flat_c[fc != f]), n_list,
+                                dtype) for f in range(_TUNE_FOLDS)]
+
+    def fit(beta, f):
+        data = full._replace(blocks=fold_pairs[f], beta=float(beta))
+        settled = _SettledScore(*scorer(f), offsets, V0)
+        from ._solver import _solve  # noqa: PLC0415 (the solver module imports this one)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]), rescale, rng,
+                   n_jobs, **dict(driver, callback=settled))
+        return settled.history[-1]
+
+    fitted = {beta: {} for beta in _TUNE_BETAS}   # {beta: {fold: score}} of the fits run
+
+    def evaluate(beta, f):
+        own = fitted[beta]
+        if beta == _TUNE_BETAS[0]:
+            own[f] = fit(beta, f)
+        else:
+            # a later weight is fitted fold by fold while it can still be chosen (_next_fold)
+            default = [fitted[_TUNE_BETAS[0]][g] for g in range(_TUNE_FOLDS)]
+            earlier = [[fitted[b].get(g, np.nan) for g in range(_TUNE_FOLDS)]
+                       for b in _TUNE_BETAS[1:_TUNE_BETAS.index(beta)]]
+            while f not in own and (g := _next_fold(default, earlier, own)) is not None:
+                own[g] = fit(beta, g)
+        return (own[f], 1) if f in own else (np.nan, 0)
+
+    return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
+                       method="held-out inter-view pairs honoured, one start per fit, "
+                       f"stopped when the score is unchanged over {_TUNE_SETTLE} sweeps; "
+                       "the other weights fitted fold by fold while they can still be "
+                       "chosen (NaN: not fitted)",
+                       log=log)
