@@ -89,7 +89,7 @@ __all__ = opimc_layout.__all__ + [
 ]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_cross(dense, view_ptr, U):
     """Cross products ``X_v U_v`` of the compacted dense views of a chunk (BLAS GEMMs).
 
@@ -122,7 +122,7 @@ def stream_cross(dense, view_ptr, U):
     return _stream_cross(dense, view_ptr, U)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_cross(dense, view_ptr, U):
     """:func:`stream_cross` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -166,7 +166,7 @@ def _argmin2(acc, i, out):
     out.second[i] = v2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """Fused distance + argmin for the given rows of a chunk.
 
@@ -221,7 +221,7 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """:func:`stream_assign` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -261,7 +261,7 @@ def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
                 for k in range(c):
                     acc[k] -= x * U[j, k]
         _argmin2(acc, i, out)
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_row_sqnorms(dense, sparse, view_ptr, s):
     """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
 
@@ -291,7 +291,7 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
     return _stream_row_sqnorms(dense, sparse, view_ptr, s)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_row_sqnorms(dense, sparse, view_ptr, s):
     """:func:`stream_row_sqnorms` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -314,7 +314,7 @@ def _stream_row_sqnorms(dense, sparse, view_ptr, s):
                 x = np.float64(sparse.data[p])
                 xsq[i] += x * x
     return xsq
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
     :func:`stream_assign` (fused distances + argmin).
@@ -354,7 +354,7 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     return _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """:func:`stream_chunk_assign` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -439,7 +439,7 @@ def _second_largest(delta):
     return k1, d1, d2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """One chunk of OPIMC (docs/algorithms.md §5): its starting labels, the inner loop, and
@@ -529,7 +529,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     return _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha, max_iter, tol)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """:func:`stream_chunk_iterate` without its boundary checks, for ``fastmv.opimc``, which
@@ -556,62 +556,62 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
         eps = max(eps, _eps(sparse.data))
     gamma = 4.0 * (dmax + 8) * eps
     out = Nearest(new, np.empty(s), np.empty(s))
-    if start != START_FROM_LABELS:
-        best, second = _stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
-        out = Nearest(new, best, second)
-        usq, usq_max = _usq_max(U, view_ptr)
-        for i in range(s):
-            _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
-    if start == REPLACE_PREVIOUS:
-        if _move_chunk(dense, sparse, W, view_ptr, stats, labels, new) > 0:
-            _copy(new, labels)
-    else:
-        _copy(new, labels)
-        no_labels = np.empty(0, np.int64)     # "no previous labels": add every row
-        if dense is not None:
-            _scatter_dense_rows(dense, view_ptr, no_labels, labels, R, 1.0)
-        if sparse is not None:
-            _csr_rows(sparse, labels, no_labels, R, 1.0)
-        _stream_scatter_counts(labels, W, T, 1.0)
-    loss_old = _stream_loss(U, R, T, view_ptr, alpha)
-    loss = loss_old
-    n_iter = 0
-    converged = False
     U_old = np.empty((U.shape[0], c))
     active = np.empty(s, np.int64)
     no_cross = np.empty((0, c))
-    for it in range(max_iter):
-        for j in range(U.shape[0]):
-            for k in range(c):
-                U_old[j, k] = U[j, k]
-        _stream_update_centers(R, T, view_ptr, alpha, fill, U)
-        delta = _stream_center_shift(U_old, U)
-        k1, d1, d2 = _second_largest(delta)
-        n_act = 0
-        for i in range(s):
-            ub[i] += delta[labels[i]]
-            lb[i] -= d2 if labels[i] == k1 else d1
-            if ub[i] > lb[i]:
-                active[n_act] = i
-                n_act += 1
-        _copy(labels, new)
+    loss = loss_old = 0.0
+    n_iter = 0
+    converged = False
+    # step 0 is the start (no centre update; every row active unless the labels are given),
+    # so the assignment and the statistics' update are one block of code, compiled once
+    for it in range(max_iter + 1):
+        n_act = 0 if start == START_FROM_LABELS else s
+        if it > 0:
+            for j in range(U.shape[0]):
+                for k in range(c):
+                    U_old[j, k] = U[j, k]
+            _stream_update_centers(R, T, view_ptr, alpha, fill, U)
+            delta = _stream_center_shift(U_old, U)
+            k1, d1, d2 = _second_largest(delta)
+            n_act = 0
+            for i in range(s):
+                ub[i] += delta[labels[i]]
+                lb[i] -= d2 if labels[i] == k1 else d1
+                if ub[i] > lb[i]:
+                    active[n_act] = i
+                    n_act += 1
+            _copy(labels, new)
         if n_act > 0:
             usq, usq_max = _usq_max(U, view_ptr)
-            if 4 * n_act > s:
-                best, second = _stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
-                out = Nearest(new, best, second)
+            G = no_cross                  # few rows: their products computed row by row
+            if 4 * n_act > s:             # many: every row, the products from BLAS
+                n_act = s
                 for i in range(s):
-                    _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
-            else:
-                rows = active[:n_act]
-                _stream_assign(dense, sparse, W, view_ptr, U, usq, no_cross, rows, out)
-                for r in range(n_act):
-                    _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
-        n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
-        if n_changed > 0:
+                    active[i] = i
+                if dense is not None:
+                    G = _stream_cross(dense, view_ptr, U)
+            rows = active[:n_act]
+            _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
+            for r in range(n_act):
+                _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
+        if it == 0 and start != REPLACE_PREVIOUS:
             _copy(new, labels)
+            no_labels = np.empty(0, np.int64)     # "no previous labels": add every row
+            if dense is not None:
+                _scatter_dense_rows(dense, view_ptr, no_labels, labels, R, 1.0)
+            if sparse is not None:
+                _csr_rows(sparse, labels, no_labels, R, 1.0)
+            _stream_scatter_counts(labels, W, T, 1.0)
+            n_changed = s
+        else:
+            n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
+            if n_changed > 0:
+                _copy(new, labels)
         loss = _stream_loss(U, R, T, view_ptr, alpha)
-        n_iter = it + 1
+        if it == 0:
+            loss_old = loss
+            continue
+        n_iter = it
         if n_changed == 0 or abs(loss - loss_old) < tol * abs(loss_old):
             converged = True
             break

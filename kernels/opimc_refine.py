@@ -28,7 +28,7 @@ from .opimc_stats import _stream_update_centers
 __all__ = ["stream_chunk_refine"]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
     """Sweeps of single-row moves (Hartigan's method) over one chunk whose contribution the
     statistics hold under ``labels``.
@@ -104,7 +104,7 @@ def _f(rsq, t, alpha):
 BLOCK = 64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _block_products(dense, view_ptr, R, i1, lo, hi, G):
     """``G[v, q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v`` whose
     chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced here), one GEMM per view."""
@@ -208,7 +208,7 @@ def _move_row(dense, sparse, view_ptr, R, i, a, b, sign_a, sign_b):
             R[b, j] += sign_b * sparse.data[p]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
     """:func:`stream_chunk_refine` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself."""
