@@ -122,30 +122,39 @@ def stream_cross(dense, view_ptr, U):
     return _stream_cross(dense, view_ptr, U)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(cache=True, inline="always")
 def _stream_cross(dense, view_ptr, U):
-    """:func:`stream_cross` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
+    """:func:`stream_cross` without its boundary checks (inlined: the GEMMs are
+    :func:`_dense_products`, shared with the refinement)."""
     n_dense = dense.row_start.shape[0] - 1
-    c = U.shape[1]
-    xdt = dense.values.dtype
-    G = np.empty((dense.row_start[n_dense], c))
-    for v in range(n_dense):
-        p0, p1 = dense.row_start[v], dense.row_start[v + 1]
+    G = np.empty((dense.row_start[n_dense], U.shape[1]))
+    first = dense.row_start[:n_dense]
+    # in the values' dtype (U is float64: a float32 chunk's products are float32 GEMMs)
+    B = np.asarray(U, dtype=dense.values.dtype)
+    _dense_products(dense, view_ptr, B, first, dense.row_start[1:], first, G)
+    return G
+
+
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+def _dense_products(dense, view_ptr, B, lo, hi, at, G):
+    """``G[at[v] + r] = x_q · B[view v's rows]`` for the stored rows ``q = lo[v] + r < hi[v]``
+    of every dense view ``v``: one GEMM per view, in the dtype of ``B`` (D, c). The chunk
+    loop's products with the centres and the refinement's with the sums: one kernel."""
+    c = G.shape[1]
+    for v in range(dense.row_start.shape[0] - 1):
+        nb = hi[v] - lo[v]
+        if nb == 0:
+            continue
         a = view_ptr[v]
         d_v = view_ptr[v + 1] - a
-        if p1 == p0:
-            continue
-        Xv = dense.values[dense.value_start[v]:dense.value_start[v + 1]].reshape((p1 - p0, d_v))
-        Uv = np.empty((d_v, c), dtype=xdt)
-        for j in range(d_v):
+        o = dense.value_start[v] + (lo[v] - dense.row_start[v]) * d_v
+        Xb = np.asarray(dense.values[o:o + nb * d_v].reshape((nb, d_v)), dtype=B.dtype)
+        Gv = np.dot(Xb, B[a:a + d_v])
+        for r in range(nb):               # explicit loops compile faster than slice assigns
             for k in range(c):
-                Uv[j, k] = U[a + j, k]
-        Gv = np.dot(Xv, Uv)
-        for r in range(p1 - p0):          # explicit loops compile faster than slice assigns
-            for k in range(c):
-                G[p0 + r, k] = Gv[r, k]
-    return G
+                G[at[v] + r, k] = Gv[r, k]
+
+
 @njit(cache=True, inline="always")
 def _argmin2(acc, i, out):
     """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""

@@ -20,9 +20,9 @@ from fastmv.kernels.opimc import (
     DenseRows,
     Nearest,
     SparseRows,
+    _dense_products,
     _stream_assign,
     _stream_center_sqnorms,
-    _stream_cross,
     _stream_gather_view,
     _stream_layout,
     _stream_row_sqnorms,
@@ -277,7 +277,11 @@ def _kmeanspp(ch, builder, c, fill, rng):
         # the kernels of the chunk loop's assignment, called one by one: the chunk loop
         # runs them itself, so the first call compiles no kernel for this alone
         U1 = np.ascontiguousarray(u[:, None])
-        G = np.empty((0, 1)) if dn is None else _stream_cross(dn, vp, U1)
+        G = np.empty((0 if dn is None else dn.row_start[-1], 1))
+        if dn is not None:
+            first = dn.row_start[:-1]
+            B = np.asarray(U1, dtype=dn.values.dtype)  # as the chunk loop's GEMMs
+            _dense_products(dn, vp, B, first, dn.row_start[1:], first, G)
         _stream_assign(dn, sps, ch.W, vp, U1, _stream_center_sqnorms(U1, vp), G, every, out)
         return np.maximum(out.best + xsq, 0.0)
 
