@@ -94,7 +94,7 @@ def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, 
                                 max_sweeps)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _f(rsq, t, alpha):
     den = t + alpha
     return -rsq / den if den > 0.0 else 0.0
