@@ -394,11 +394,13 @@ def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
     for v in range(W.shape[1]):
         e += W[i, v] * usq_max[v]
     margin = np.sqrt(gamma * e)
-    ub[i] = np.sqrt(max(out.best[i] + xsq[i], 0.0)) + margin
+    b = out.best[i] + xsq[i]              # max(b, 0.0) without Numba's max (one compile less)
+    ub[i] = np.sqrt(0.0 if 0.0 > b else b) + margin
     if np.isinf(out.second[i]):
         lb[i] = np.inf
     else:
-        lb[i] = np.sqrt(max(out.second[i] + xsq[i], 0.0)) - margin
+        b = out.second[i] + xsq[i]
+        lb[i] = np.sqrt(0.0 if 0.0 > b else b) - margin
 
 
 @njit(cache=True, inline="always")
@@ -408,7 +410,8 @@ def _usq_max(U, view_ptr):
     for v in range(usq.shape[0]):
         out[v] = 0.0
         for k in range(usq.shape[1]):
-            out[v] = max(out[v], usq[v, k])
+            if usq[v, k] > out[v]:
+                out[v] = usq[v, k]
     return usq, out
 
 
@@ -557,12 +560,15 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
     xsq = _stream_row_sqnorms(dense, sparse, view_ptr, s)
     dmax = 1
     for v in range(m):
-        dmax = max(dmax, view_ptr[v + 1] - view_ptr[v])
+        if view_ptr[v + 1] - view_ptr[v] > dmax:
+            dmax = view_ptr[v + 1] - view_ptr[v]
     eps = 0.0               # the coarser of the two dtypes (only the parts present count)
     if dense is not None:
-        eps = max(eps, _eps(dense.values))
+        eps = _eps(dense.values)
     if sparse is not None:
-        eps = max(eps, _eps(sparse.data))
+        e = _eps(sparse.data)
+        if e > eps:
+            eps = e
     gamma = 4.0 * (dmax + 8) * eps
     out = Nearest(new, np.empty(s), np.empty(s))
     U_old = np.empty((U.shape[0], c))

@@ -158,7 +158,8 @@ def _gather_row(X, i, normalize, out, o):
         elif np.isinf(x):
             n_inf += 1
         else:
-            big = max(big, abs(x))
+            if abs(x) > big:              # max() would compile one more function
+                big = abs(x)
     if n_nan == d:
         return 1
     if n_nan > 0 or n_inf > 0:

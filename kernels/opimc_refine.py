@@ -236,7 +236,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
         for i in range(s):
             if i % BLOCK == 0:
                 if dense is not None:
-                    _block_products(dense, view_ptr, R, min(i + BLOCK, s), lo, hi, at, G, Rt)
+                    _block_products(dense, view_ptr, R, s if s < i + BLOCK else i + BLOCK, lo, hi,
+                                    at, G, Rt)
                 n_block = 0
             a = labels[i]
             _row_products(dense, sparse, view_ptr, R, i, G, lo, at, moved_rows, n_block, xr, xsq)
