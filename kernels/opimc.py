@@ -477,9 +477,9 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     widened by the rounding error of the distance formula; after the centres move by
     ``delta`` (:func:`stream_center_shift`) the bounds move by at most ``delta``, and only
     rows whose bounds overlap are re-assigned (:func:`stream_assign` with inline cross
-    products, or the BLAS path :func:`stream_chunk_assign` when more than a quarter of the
-    rows are). Rows that are skipped provably keep their label, so the result is that of
-    re-assigning every row.
+    products, or every row with the BLAS products of :func:`stream_cross`, as
+    :func:`stream_chunk_assign`, when more than a quarter of the rows are). Rows that are
+    skipped provably keep their label, so the result is that of re-assigning every row.
 
     Parameters
     ----------
