@@ -89,7 +89,7 @@ __all__ = opimc_layout.__all__ + [
 ]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_cross(dense, view_ptr, U):
     """Cross products ``X_v U_v`` of the compacted dense views of a chunk (BLAS GEMMs).
 
@@ -122,30 +122,39 @@ def stream_cross(dense, view_ptr, U):
     return _stream_cross(dense, view_ptr, U)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
 def _stream_cross(dense, view_ptr, U):
-    """:func:`stream_cross` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
+    """:func:`stream_cross` without its boundary checks (inlined: the GEMMs are
+    :func:`_dense_products`, shared with the refinement)."""
     n_dense = dense.row_start.shape[0] - 1
-    c = U.shape[1]
-    xdt = dense.values.dtype
-    G = np.empty((dense.row_start[n_dense], c))
-    for v in range(n_dense):
-        p0, p1 = dense.row_start[v], dense.row_start[v + 1]
+    G = np.empty((dense.row_start[n_dense], U.shape[1]))
+    first = dense.row_start[:n_dense]
+    # in the values' dtype (U is float64: a float32 chunk's products are float32 GEMMs)
+    B = np.asarray(U, dtype=dense.values.dtype)
+    _dense_products(dense, view_ptr, B, first, dense.row_start[1:], first, G)
+    return G
+
+
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+def _dense_products(dense, view_ptr, B, lo, hi, at, G):
+    """``G[at[v] + r] = x_q · B[view v's rows]`` for the stored rows ``q = lo[v] + r < hi[v]``
+    of every dense view ``v``: one GEMM per view, in the dtype of ``B`` (D, c). The chunk
+    loop's products with the centres and the refinement's with the sums: one kernel."""
+    c = G.shape[1]
+    for v in range(dense.row_start.shape[0] - 1):
+        nb = hi[v] - lo[v]
+        if nb == 0:
+            continue
         a = view_ptr[v]
         d_v = view_ptr[v + 1] - a
-        if p1 == p0:
-            continue
-        Xv = dense.values[dense.value_start[v]:dense.value_start[v + 1]].reshape((p1 - p0, d_v))
-        Uv = np.empty((d_v, c), dtype=xdt)
-        for j in range(d_v):
+        o = dense.value_start[v] + (lo[v] - dense.row_start[v]) * d_v
+        Xb = np.asarray(dense.values[o:o + nb * d_v].reshape((nb, d_v)), dtype=B.dtype)
+        Gv = np.dot(Xb, B[a:a + d_v])
+        for r in range(nb):               # explicit loops compile faster than slice assigns
             for k in range(c):
-                Uv[j, k] = U[a + j, k]
-        Gv = np.dot(Xv, Uv)
-        for r in range(p1 - p0):          # explicit loops compile faster than slice assigns
-            for k in range(c):
-                G[p0 + r, k] = Gv[r, k]
-    return G
+                G[at[v] + r, k] = Gv[r, k]
+
+
 @njit(cache=True, inline="always")
 def _argmin2(acc, i, out):
     """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""
@@ -166,7 +175,7 @@ def _argmin2(acc, i, out):
     out.second[i] = v2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """Fused distance + argmin for the given rows of a chunk.
 
@@ -221,7 +230,7 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """:func:`stream_assign` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -261,7 +270,7 @@ def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
                 for k in range(c):
                     acc[k] -= x * U[j, k]
         _argmin2(acc, i, out)
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_row_sqnorms(dense, sparse, view_ptr, s):
     """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
 
@@ -291,7 +300,7 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
     return _stream_row_sqnorms(dense, sparse, view_ptr, s)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_row_sqnorms(dense, sparse, view_ptr, s):
     """:func:`stream_row_sqnorms` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -314,7 +323,7 @@ def _stream_row_sqnorms(dense, sparse, view_ptr, s):
                 x = np.float64(sparse.data[p])
                 xsq[i] += x * x
     return xsq
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
     :func:`stream_assign` (fused distances + argmin).
@@ -354,7 +363,7 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     return _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """:func:`stream_chunk_assign` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -385,11 +394,13 @@ def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
     for v in range(W.shape[1]):
         e += W[i, v] * usq_max[v]
     margin = np.sqrt(gamma * e)
-    ub[i] = np.sqrt(max(out.best[i] + xsq[i], 0.0)) + margin
+    b = out.best[i] + xsq[i]              # max(b, 0.0) without Numba's max (one compile less)
+    ub[i] = np.sqrt(0.0 if 0.0 > b else b) + margin
     if np.isinf(out.second[i]):
         lb[i] = np.inf
     else:
-        lb[i] = np.sqrt(max(out.second[i] + xsq[i], 0.0)) - margin
+        b = out.second[i] + xsq[i]
+        lb[i] = np.sqrt(0.0 if 0.0 > b else b) - margin
 
 
 @njit(cache=True, inline="always")
@@ -399,7 +410,8 @@ def _usq_max(U, view_ptr):
     for v in range(usq.shape[0]):
         out[v] = 0.0
         for k in range(usq.shape[1]):
-            out[v] = max(out[v], usq[v, k])
+            if usq[v, k] > out[v]:
+                out[v] = usq[v, k]
     return usq, out
 
 
@@ -439,7 +451,7 @@ def _second_largest(delta):
     return k1, d1, d2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """One chunk of OPIMC (docs/algorithms.md §5): its starting labels, the inner loop, and
@@ -465,9 +477,9 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     widened by the rounding error of the distance formula; after the centres move by
     ``delta`` (:func:`stream_center_shift`) the bounds move by at most ``delta``, and only
     rows whose bounds overlap are re-assigned (:func:`stream_assign` with inline cross
-    products, or the BLAS path :func:`stream_chunk_assign` when more than a quarter of the
-    rows are). Rows that are skipped provably keep their label, so the result is that of
-    re-assigning every row.
+    products, or every row with the BLAS products of :func:`stream_cross`, as
+    :func:`stream_chunk_assign`, when more than a quarter of the rows are). Rows that are
+    skipped provably keep their label, so the result is that of re-assigning every row.
 
     Parameters
     ----------
@@ -529,7 +541,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     return _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha, max_iter, tol)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """:func:`stream_chunk_iterate` without its boundary checks, for ``fastmv.opimc``, which
@@ -548,70 +560,73 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
     xsq = _stream_row_sqnorms(dense, sparse, view_ptr, s)
     dmax = 1
     for v in range(m):
-        dmax = max(dmax, view_ptr[v + 1] - view_ptr[v])
+        if view_ptr[v + 1] - view_ptr[v] > dmax:
+            dmax = view_ptr[v + 1] - view_ptr[v]
     eps = 0.0               # the coarser of the two dtypes (only the parts present count)
     if dense is not None:
-        eps = max(eps, _eps(dense.values))
+        eps = _eps(dense.values)
     if sparse is not None:
-        eps = max(eps, _eps(sparse.data))
+        e = _eps(sparse.data)
+        if e > eps:
+            eps = e
     gamma = 4.0 * (dmax + 8) * eps
     out = Nearest(new, np.empty(s), np.empty(s))
-    if start != START_FROM_LABELS:
-        best, second = _stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
-        out = Nearest(new, best, second)
-        usq, usq_max = _usq_max(U, view_ptr)
-        for i in range(s):
-            _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
-    if start == REPLACE_PREVIOUS:
-        if _move_chunk(dense, sparse, W, view_ptr, stats, labels, new) > 0:
-            _copy(new, labels)
-    else:
-        _copy(new, labels)
-        no_labels = np.empty(0, np.int64)     # "no previous labels": add every row
-        if dense is not None:
-            _scatter_dense_rows(dense, view_ptr, no_labels, labels, R, 1.0)
-        if sparse is not None:
-            _csr_rows(sparse, labels, no_labels, R, 1.0)
-        _stream_scatter_counts(labels, W, T, 1.0)
-    loss_old = _stream_loss(U, R, T, view_ptr, alpha)
-    loss = loss_old
-    n_iter = 0
-    converged = False
     U_old = np.empty((U.shape[0], c))
     active = np.empty(s, np.int64)
     no_cross = np.empty((0, c))
-    for it in range(max_iter):
-        for j in range(U.shape[0]):
-            for k in range(c):
-                U_old[j, k] = U[j, k]
-        _stream_update_centers(R, T, view_ptr, alpha, fill, U)
-        delta = _stream_center_shift(U_old, U)
-        k1, d1, d2 = _second_largest(delta)
-        n_act = 0
-        for i in range(s):
-            ub[i] += delta[labels[i]]
-            lb[i] -= d2 if labels[i] == k1 else d1
-            if ub[i] > lb[i]:
-                active[n_act] = i
-                n_act += 1
-        _copy(labels, new)
+    loss = loss_old = 0.0
+    n_iter = 0
+    converged = False
+    # step 0 is the start (no centre update; every row active unless the labels are given),
+    # so the assignment and the statistics' update are one block of code, compiled once
+    for it in range(max_iter + 1):
+        n_act = 0 if start == START_FROM_LABELS else s
+        if it > 0:
+            for j in range(U.shape[0]):
+                for k in range(c):
+                    U_old[j, k] = U[j, k]
+            _stream_update_centers(R, T, view_ptr, alpha, fill, U)
+            delta = _stream_center_shift(U_old, U)
+            k1, d1, d2 = _second_largest(delta)
+            n_act = 0
+            for i in range(s):
+                ub[i] += delta[labels[i]]
+                lb[i] -= d2 if labels[i] == k1 else d1
+                if ub[i] > lb[i]:
+                    active[n_act] = i
+                    n_act += 1
+            _copy(labels, new)
         if n_act > 0:
             usq, usq_max = _usq_max(U, view_ptr)
-            if 4 * n_act > s:
-                best, second = _stream_chunk_assign(dense, sparse, W, view_ptr, U, new)
-                out = Nearest(new, best, second)
+            G = no_cross                  # few rows: their products computed row by row
+            if 4 * n_act > s:             # many: every row, the products from BLAS
+                n_act = s
                 for i in range(s):
-                    _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb)
-            else:
-                rows = active[:n_act]
-                _stream_assign(dense, sparse, W, view_ptr, U, usq, no_cross, rows, out)
-                for r in range(n_act):
-                    _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
-        n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
-        if n_changed > 0:
+                    active[i] = i
+                if dense is not None:
+                    G = _stream_cross(dense, view_ptr, U)
+            rows = active[:n_act]
+            _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
+            for r in range(n_act):
+                _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
+        if it == 0 and start != REPLACE_PREVIOUS:
             _copy(new, labels)
+            no_labels = np.empty(0, np.int64)     # "no previous labels": add every row
+            if dense is not None:
+                _scatter_dense_rows(dense, view_ptr, no_labels, labels, R, 1.0)
+            if sparse is not None:
+                _csr_rows(sparse, labels, no_labels, R, 1.0)
+            _stream_scatter_counts(labels, W, T, 1.0)
+            n_changed = s
+        else:
+            n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
+            if n_changed > 0:
+                _copy(new, labels)
         loss = _stream_loss(U, R, T, view_ptr, alpha)
-        n_iter = it + 1
+        if it == 0:
+            loss_old = loss
+            continue
+        n_iter = it
         if n_changed == 0 or abs(loss - loss_old) < tol * abs(loss_old):
             converged = True
             break

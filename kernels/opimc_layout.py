@@ -65,7 +65,7 @@ class Nearest(NamedTuple):
     second: np.ndarray   #: (s,) float64: second smallest D[i, k] (inf when c == 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_layout(P, dense_dims):
     """Index arrays of the compact chunk layout from the chunk's presence mask.
 
@@ -102,7 +102,7 @@ def stream_layout(P, dense_dims):
     return _stream_layout(P, dense_dims)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_layout(P, dense_dims):
     """:func:`stream_layout` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself."""
@@ -158,7 +158,8 @@ def _gather_row(X, i, normalize, out, o):
         elif np.isinf(x):
             n_inf += 1
         else:
-            big = max(big, abs(x))
+            if abs(x) > big:              # max() would compile one more function
+                big = abs(x)
     if n_nan == d:
         return 1
     if n_nan > 0 or n_inf > 0:
@@ -178,7 +179,7 @@ def _gather_row(X, i, normalize, out, o):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_gather_view(X, rows, normalize, out, status):
     """Copy the present rows of one dense view of a chunk into its compact block, each
     optionally scaled to unit ℓ2 norm, and classify them by their non-finite values.
@@ -215,7 +216,7 @@ def stream_gather_view(X, rows, normalize, out, status):
     return _stream_gather_view(X, rows, normalize, out, status)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_gather_view(X, rows, normalize, out, status):
     """:func:`stream_gather_view` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself."""

@@ -23,12 +23,13 @@ import numpy as np
 from numba import njit
 
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
+from .opimc import _dense_products
 from .opimc_stats import _stream_update_centers
 
 __all__ = ["stream_chunk_refine"]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
     """Sweeps of single-row moves (Hartigan's method) over one chunk whose contribution the
     statistics hold under ``labels``.
@@ -93,7 +94,7 @@ def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, 
                                 max_sweeps)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _f(rsq, t, alpha):
     den = t + alpha
     return -rsq / den if den > 0.0 else 0.0
@@ -104,30 +105,19 @@ def _f(rsq, t, alpha):
 BLOCK = 64
 
 
-@njit(cache=True, nogil=True)
-def _block_products(dense, view_ptr, R, i1, lo, hi, G):
-    """``G[v, q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v`` whose
-    chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced here), one GEMM per view."""
-    c = R.shape[0]
+@njit(cache=True, inline="always")
+def _block_products(dense, view_ptr, R, i1, lo, hi, at, G, Rt):
+    """``G[at[v] + q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v``
+    whose chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced
+    here): one float64 GEMM per view with ``Rt = Rᵀ`` (the chunk loop's kernel)."""
     for v in range(dense.position.shape[1]):
         lo[v] = hi[v]
         while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < i1:
             hi[v] += 1
-        nb = hi[v] - lo[v]
-        if nb == 0:
-            continue
-        a0 = view_ptr[v]
-        d_v = view_ptr[v + 1] - a0
-        o = dense.value_start[v] + (lo[v] - dense.row_start[v]) * d_v
-        Xb = dense.values[o:o + nb * d_v].reshape((nb, d_v)).astype(np.float64)
-        Rv = np.empty((d_v, c))
-        for j in range(d_v):
-            for k in range(c):
-                Rv[j, k] = R[k, a0 + j]
-        Gv = np.dot(Xb, Rv)
-        for r in range(nb):
-            for k in range(c):
-                G[v, r, k] = Gv[r, k]
+    for j in range(view_ptr[dense.position.shape[1]]):
+        for k in range(R.shape[0]):
+            Rt[j, k] = R[k, j]
+    _dense_products(dense, view_ptr, Rt, lo, hi, at, G)
 
 
 @njit(cache=True, inline="always")
@@ -140,7 +130,7 @@ def _dense_row(dense, view_ptr, i, v):
 
 
 @njit(cache=True, inline="always")
-def _row_products(dense, sparse, view_ptr, R, i, G, lo, moved, n_moved, xr, xsq):
+def _row_products(dense, sparse, view_ptr, R, i, G, lo, at, moved, n_moved, xr, xsq):
     """``xr[v, k] = x_{v,i}·R_{v,k}`` and ``xsq[v] = ‖x_{v,i}‖²`` (zero where missing): the
     dense part from the block's GEMM ``G`` corrected for the ``n_moved`` moves made in the
     block since (``moved`` rows: chunk row, from, to), the sparse part directly."""
@@ -162,9 +152,9 @@ def _row_products(dense, sparse, view_ptr, R, i, G, lo, moved, n_moved, xr, xsq)
                 x = dense.values[o + j]
                 sq += x * x
             xsq[v] = sq
-            r = dense.position[i, v] - lo[v]
+            r = at[v] + dense.position[i, v] - lo[v]
             for k in range(c):
-                xr[v, k] = G[v, r, k]
+                xr[v, k] = G[r, k]
             for t in range(n_moved):
                 o2 = _dense_row(dense, view_ptr, moved[t, 0], v)
                 if o2 < 0:
@@ -208,7 +198,7 @@ def _move_row(dense, sparse, view_ptr, R, i, a, b, sign_a, sign_b):
             R[b, j] += sign_b * sparse.data[p]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
     """:func:`stream_chunk_refine` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself."""
@@ -220,9 +210,13 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     xr = np.empty((m, c))
     xsq = np.empty(m)
     nd = 0 if dense is None else dense.position.shape[1]
-    G = np.empty((nd, BLOCK, c))
+    G = np.empty((nd * BLOCK, c))       # view v's block at rows at[v] = v BLOCK
     lo = np.empty(nd, np.int64)          # set per block and per sweep before they are read
     hi = np.empty(nd, np.int64)
+    at = np.empty(nd, np.int64)
+    for v in range(nd):
+        at[v] = v * BLOCK
+    Rt = np.empty((0 if dense is None else view_ptr[nd], c))   # float64 whatever the values
     moved_rows = np.empty((BLOCK, 3), np.int64)
     n_moves = 0
     n_sweeps = 0
@@ -242,10 +236,11 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
         for i in range(s):
             if i % BLOCK == 0:
                 if dense is not None:
-                    _block_products(dense, view_ptr, R, min(i + BLOCK, s), lo, hi, G)
+                    _block_products(dense, view_ptr, R, s if s < i + BLOCK else i + BLOCK, lo, hi,
+                                    at, G, Rt)
                 n_block = 0
             a = labels[i]
-            _row_products(dense, sparse, view_ptr, R, i, G, lo, moved_rows, n_block, xr, xsq)
+            _row_products(dense, sparse, view_ptr, R, i, G, lo, at, moved_rows, n_block, xr, xsq)
             out = 0.0                      # loss change of taking row i out of a
             scale = 0.0
             left = 0.0                     # a's count over the views, without row i

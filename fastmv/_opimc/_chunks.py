@@ -18,8 +18,11 @@ import scipy.sparse as sp
 
 from fastmv.kernels.opimc import (
     DenseRows,
+    Nearest,
     SparseRows,
-    _stream_chunk_assign,
+    _dense_products,
+    _stream_assign,
+    _stream_center_sqnorms,
     _stream_gather_view,
     _stream_layout,
     _stream_row_sqnorms,
@@ -251,7 +254,8 @@ def _kmeanspp(ch, builder, c, fill, rng):
     s, D, vp = ch.s, builder.D, builder.view_ptr
     dn, sps = ch.dense, ch.sparse
     xsq = _stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the views where i is present
-    lab = np.empty(s, np.int64)
+    out = Nearest(np.empty(s, np.int64), np.empty(s), np.empty(s))
+    every = np.arange(s)
 
     def row(i):
         u = fill.copy()
@@ -270,8 +274,16 @@ def _kmeanspp(ch, builder, c, fill, rng):
         return u
 
     def sqdist(u):
-        d, _ = _stream_chunk_assign(dn, sps, ch.W, vp, np.ascontiguousarray(u[:, None]), lab)
-        return np.maximum(d + xsq, 0.0)
+        # the kernels of the chunk loop's assignment, called one by one: the chunk loop
+        # runs them itself, so the first call compiles no kernel for this alone
+        U1 = np.ascontiguousarray(u[:, None])
+        G = np.empty((0 if dn is None else dn.row_start[-1], 1))
+        if dn is not None:
+            first = dn.row_start[:-1]
+            B = np.asarray(U1, dtype=dn.values.dtype)  # as the chunk loop's GEMMs
+            _dense_products(dn, vp, B, first, dn.row_start[1:], first, G)
+        _stream_assign(dn, sps, ch.W, vp, U1, _stream_center_sqnorms(U1, vp), G, every, out)
+        return np.maximum(out.best + xsq, 0.0)
 
     cand = _seed_candidates(ch.W, c)
     n_trials = 2 + int(np.log(c))

@@ -173,6 +173,31 @@ def test_assign_kernels_match_twins(dtype, s, dd, sd, c):
     close(K.stream_center_shift(U, U2), N.stream_center_shift(U, U2))
 
 
+@pytest.mark.parametrize("work", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dense_products_on_row_ranges(dtype, work):
+    """The GEMM kernel of the chunk loop (every stored row, in the values' dtype) and of the
+    refinement (a block of rows, float64): rows ``lo[v]:hi[v]`` of view ``v`` land at
+    ``at[v]``, in the dtype of ``B``; nothing else is written."""
+    rng = np.random.default_rng(3)
+    b, ch = make_chunk(rng, 40, [12, 1, 7], [], dtype)
+    blocks, rs, vp, c = dense_views_of(ch, b), ch.dense.row_start, b.view_ptr, 3
+    lo = rs[:-1] + np.array([2, 0, 0])
+    hi = np.array([rs[1] - 1, rs[1], rs[3]])          # view 1: no rows
+    at = np.array([0, 40, 42])                        # s = 40: no overlap
+    B = rng.normal(size=(b.D, c)).astype(work)
+    G = np.full((90, c), np.nan)
+    K._dense_products(ch.dense, vp, B, lo, hi, at, G)
+    for v in range(3):
+        X = blocks[v][lo[v] - rs[v]:hi[v] - rs[v]].astype(work)
+        want = X @ B[vp[v]:vp[v + 1]]
+        close(G[at[v]:at[v] + len(want)], want, work)
+    written = np.zeros(90, bool)
+    for v in range(3):
+        written[at[v]:at[v] + hi[v] - lo[v]] = True
+    assert np.isnan(G[~written]).all() and not np.isnan(G[written]).any()
+
+
 def test_assign_large_and_ties():
     rng = np.random.default_rng(3)
     b, ch = make_chunk(rng, 12000, [80, 40], [60], np.float64)
