@@ -2,7 +2,7 @@
 
 For the ``cmvnmf`` protocol of ``tools/defaults_table.py`` (unmapped keep=0.95, inter-view
 pairs ratio=0.05, the seed; Handwritten fou+pix+zer) this runs exactly the fits of
-``fastmv._cmvnmf._solver._tune_beta`` (same folds, same shared start, same stopping rule)
+``fastmv._cmvnmf._tune._tune_beta`` (same folds, same shared start, same stopping rule)
 and records for every candidate and fold: the held-out score after every sweep (recomputed
 only when a label changed), the objective per sweep, the sweeps and CPU seconds. Any rule
 that stops fits earlier, drops candidates or folds can then be replayed on the records
@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 from benchmarks.baseline import DATASETS, load  # noqa: E402
 from fastmv import simulate  # noqa: E402
 from fastmv._cmvnmf import _solver as S  # noqa: E402
+from fastmv._cmvnmf import _tune as T  # noqa: E402
 from fastmv._cmvnmf._pairs import _check_constraints, prepare_pairs  # noqa: E402
 from fastmv._cmvnmf._start import _aligned_cluster_order, _initial_factors  # noqa: E402
 from fastmv._core._driver import iterate  # noqa: E402
@@ -71,19 +72,19 @@ def trace(name, seed, max_iter=300, tol=1e-6, mode="shared"):
     data = S._prepare(uv, c, ml, cl, 1.0, "auto")
     n_list = [X.shape[0] for X in data.views]
     dtype = data.views[0].dtype.type
-    flat_m = S._flat_pairs(_check_constraints(ml, "must_link", n_list))
-    flat_c = S._flat_pairs(_check_constraints(cl, "cannot_link", n_list))
+    flat_m = T._flat_pairs(_check_constraints(ml, "must_link", n_list))
+    flat_c = T._flat_pairs(_check_constraints(cl, "cannot_link", n_list))
     sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
-    fm, fc = pair_folds(sup, S._TUNE_FOLDS, tuning_rng(rng))
+    fm, fc = pair_folds(sup, T._TUNE_FOLDS, tuning_rng(rng))
     full = data._replace(blocks=prepare_pairs(None, None, n_list, dtype))
     U0, V0 = _initial_factors(full, "k-means++", tuning_rng(rng), None)
     if mode == "csr":   # the fits only: the shared k-means start is the dense one
         full = full._replace(views=_sparse(full.views))
     offsets = np.concatenate([[0], np.cumsum(n_list)])
     rows = []
-    for beta in S._TUNE_BETAS:
-        for f in range(S._TUNE_FOLDS):
-            blocks = prepare_pairs(S._as_dict(flat_m[fm != f]), S._as_dict(flat_c[fc != f]),
+    for beta in T._TUNE_BETAS:
+        for f in range(T._TUNE_FOLDS):
+            blocks = prepare_pairs(T._as_dict(flat_m[fm != f]), T._as_dict(flat_c[fc != f]),
                                    n_list, dtype)
             dat = full._replace(blocks=blocks, beta=float(beta))
             hm, hc = flat_m[fm == f], flat_c[fc == f]

@@ -58,17 +58,7 @@ from .._core._validation import (
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, build_constraints, prepare_pairs
 from ._start import _initial_factors
-
-# the tuning names stay importable from here (tools and tests read them)
-from ._tune import (  # noqa: F401
-    _TUNE_BETAS,
-    _TUNE_FOLDS,
-    _TUNE_SETTLE,
-    _as_dict,
-    _flat_pairs,
-    _SettledScore,
-    _tune_beta,
-)
+from ._tune import _tune_beta
 from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
@@ -77,9 +67,6 @@ _EPS = 1e-10
 # views whose largest entry lies in this range are solved as given: squares and products of
 # such entries with factors of similar size stay far from float64's (and float32's) limits
 _SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
-# every start runs to its own stop: an objective 6-10 % above the kept start's after 50
-# sweeps still ended lowest on ProteinFold (docs/cmvnmf.md, "Fourth round"), so no sweep count
-# tells a start that cannot win
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -530,6 +517,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     n_starts = n_init if isinstance(init, str) else 1
     with thread_limit(n_jobs), verbose_logging(verbose) as log:
         for start in range(n_starts):
+            # every start runs to its own stop: starts 6-10 % above the kept one after 50
+            # sweeps still ended lowest on ProteinFold (docs/cmvnmf.md, "Fourth round")
             guard = _StartGuard(callback)
             run = _solve(data, init, rescale, rng, n_jobs, **dict(driver, callback=guard))
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,

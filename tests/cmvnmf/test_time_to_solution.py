@@ -10,6 +10,7 @@ import pytest
 
 import fastmv
 import fastmv._cmvnmf._solver as C
+import fastmv._cmvnmf._tune as T
 from fastmv import simulate
 from fastmv._core._driver import IterationInfo
 
@@ -79,7 +80,7 @@ def test_beta_tuning_prepares_the_views_once_and_the_solve_equals_the_fixed_call
     tuned = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
     assert len(calls) == 1      # the 9 validation fits reuse the prepared views
     record = tuned.tuning["beta"]
-    assert record["solves"] == len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    assert record["solves"] == len(T._TUNE_BETAS) * T._TUNE_FOLDS
     fixed = fastmv.cmvnmf(uv, 3, ml, cl, beta=record["chosen"], **kw)
     np.testing.assert_array_equal(tuned.objective, fixed.objective)
     for a in range(2):
@@ -96,7 +97,7 @@ def test_a_validation_fit_stops_once_its_held_out_score_has_settled():
         return float(lab[0] == lab[4])
 
     V = [np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])]
-    settled = C._SettledScore(score, ends, offsets, V)
+    settled = T._SettledScore(score, ends, offsets, V)
     assert settled.history == [0.0] and len(calls) == 1     # row 4 is in cluster 1
 
     def sweep(V_list):
@@ -106,10 +107,10 @@ def test_a_validation_fit_stops_once_its_held_out_score_has_settled():
     assert not sweep(V)                       # labels at the ends unchanged: not rescored
     assert len(calls) == 1
     V[1][1] = [2.0, 0.0]                      # row 4 joins row 0: the score changes
-    stops = [sweep(V) for _ in range(C._TUNE_SETTLE + 1)]
-    assert settled.history[2:] == [1.0] * (C._TUNE_SETTLE + 1)
+    stops = [sweep(V) for _ in range(T._TUNE_SETTLE + 1)]
+    assert settled.history[2:] == [1.0] * (T._TUNE_SETTLE + 1)
     # the first sweep at the new score, then _TUNE_SETTLE unchanged ones: stop at the last
-    assert stops == [False] * C._TUNE_SETTLE + [True]
+    assert stops == [False] * T._TUNE_SETTLE + [True]
     assert len(calls) == 2
 
 
@@ -134,7 +135,7 @@ def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkey
     monkeypatch.setattr(C, "Problem", recording)
     monkeypatch.setattr(K, "kmeans", recording_kmeans)
     fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=30, random_state=0)
-    fits = len(C._TUNE_BETAS) * C._TUNE_FOLDS
+    fits = len(T._TUNE_BETAS) * T._TUNE_FOLDS
     # the word-count view (5 % nonzeros) is CSR in every fit and start; the dense view is not
     assert seen == [[True, False]] * (fits + 2)
     # k-means on a CSR copy ends elsewhere (no centring): the starts see the views as given
@@ -157,7 +158,6 @@ def test_csr_sweeps_give_the_labels_and_objective_of_dense_products(monkeypatch)
 
 
 def test_later_weights_are_fitted_fold_by_fold_while_they_can_be_chosen():
-    import fastmv._cmvnmf._tune as T
 
     nxt = T._next_fold
     assert nxt([1.0, 1.0, 1.0], [], {}) is None                 # gains <= 0 only
@@ -175,7 +175,6 @@ def test_later_weights_are_fitted_fold_by_fold_while_they_can_be_chosen():
 
 
 def test_fitting_fold_by_fold_keeps_grid_search_choice():
-    import fastmv._cmvnmf._tune as T
     from fastmv._core._tuning import grid_search
 
     rng = np.random.default_rng(0)
@@ -206,7 +205,6 @@ def test_fitting_fold_by_fold_keeps_grid_search_choice():
 
 
 def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch):
-    import fastmv._cmvnmf._tune as T
 
     uv, uy = _views(seed=4, n=60)
     ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=4)
@@ -214,7 +212,7 @@ def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch)
     short = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
     record = short.tuning["beta"]
     assert np.all(record["scores"][0] == 1.0)       # planted clusters: every pair honoured
-    assert record["solves"] == C._TUNE_FOLDS
+    assert record["solves"] == T._TUNE_FOLDS
     assert np.all(np.isnan(record["scores"][1:]))
 
     def every_fold(default, earlier, own):
@@ -222,8 +220,8 @@ def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch)
 
     monkeypatch.setattr(T, "_next_fold", every_fold)
     full = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
-    assert full.tuning["beta"]["solves"] == len(C._TUNE_BETAS) * C._TUNE_FOLDS
-    assert full.tuning["beta"]["chosen"] == record["chosen"] == C._TUNE_BETAS[0]
+    assert full.tuning["beta"]["solves"] == len(T._TUNE_BETAS) * T._TUNE_FOLDS
+    assert full.tuning["beta"]["chosen"] == record["chosen"] == T._TUNE_BETAS[0]
     np.testing.assert_array_equal(full.tuning["beta"]["scores"][0], record["scores"][0])
     for a in range(2):
         np.testing.assert_array_equal(short.labels[a], full.labels[a])
