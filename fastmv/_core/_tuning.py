@@ -32,10 +32,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from fractions import Fraction
+
 import numpy as np
 
 __all__ = ["Supervision", "label_folds", "pair_folds", "label_score", "pair_score",
-           "pair_auc", "grid_search", "pairs_among_labels", "paired_gain", "beats_default"]
+           "pair_auc", "grid_search", "pairs_among_labels", "paired_gain", "beats_default",
+           "may_beat_default", "fold_means"]
 
 AUTO = "auto"
 #: how much a mean paired gain must exceed its standard error, relative to the standard
@@ -181,6 +184,32 @@ def beats_default(gain, se) -> bool:
     return bool(gain > se * (1.0 + GAIN_RTOL))
 
 
+def may_beat_default(gains) -> bool:
+    """Whether fold ``gains`` over the default pass the one-standard-error rule in exact
+    arithmetic on their floating-point values: ``Σ d > 0`` and ``(Σ d)² > Σ d²``.
+
+    A necessary condition of :func:`beats_default` on the same gains (its tolerance exceeds
+    the rounding of ``gain`` and ``se``), so ``False`` here rules a candidate out. Used to
+    bound a candidate whose folds are not all scored: the set of gains that pass is closed
+    upwards (where ``Σ d > 0`` and ``(Σ d)² > Σ d²``, every ``Σ_{j≠i} d_j`` is positive, so
+    raising any ``d_i`` raises both), so if the gains with every unscored fold at its
+    largest possible value cannot pass, no scores of those folds can. NaN gains are left
+    out, as in :func:`paired_gain`.
+    """
+    d = [Fraction(float(x)) for x in np.ravel(gains) if np.isfinite(x)]
+    total = sum(d, Fraction(0))
+    return len(d) > 1 and total > 0 and total * total > sum(x * x for x in d)
+
+
+def fold_means(scores) -> np.ndarray:
+    """Mean of every row of ``scores`` (candidates × folds) over its finite entries, as
+    :func:`grid_search` ranks them; ``-inf`` for a row with none."""
+    scores = np.asarray(scores, np.float64)
+    with np.errstate(invalid="ignore"):
+        counts = np.sum(np.isfinite(scores), axis=1)
+        return np.where(counts > 0, np.nansum(scores, axis=1) / np.maximum(counts, 1), -np.inf)
+
+
 def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: int, *,
                 method: str, log=None) -> tuple[object, dict]:
     """Score every candidate on every fold; return the winner and its record.
@@ -218,9 +247,7 @@ def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: 
             s, k = evaluate(cand, f)
             scores[g, f] = s
             solves += int(k)
-    with np.errstate(invalid="ignore"):
-        counts = np.sum(np.isfinite(scores), axis=1)
-        mean = np.where(counts > 0, np.nansum(scores, axis=1) / np.maximum(counts, 1), -np.inf)
+    mean = fold_means(scores)
     # one-standard-error rule against the first candidate (the old default): another one
     # wins only if its mean paired gain over the folds exceeds that gain's standard error,
     # so fold-to-fold noise does not move the default
