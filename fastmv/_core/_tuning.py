@@ -30,9 +30,8 @@ supervision).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
-
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
