@@ -12,6 +12,7 @@ from fastmv._core._tuning import (
     from_pairs,
     grid_search,
     label_folds,
+    may_beat_default,
     pair_auc,
     pair_folds,
     pair_score,
@@ -297,6 +298,26 @@ def test_the_rule_needs_more_than_rounding_to_pass_and_any_true_excess_passes():
     assert se < 1e-15 and beats_default(gain, se)
     assert paired_gain([0.5, np.nan], [0.4, 0.4]) == (pytest.approx(0.1), np.inf)
     assert paired_gain([np.nan], [0.4]) == (-np.inf, np.inf)
+
+
+def test_the_exact_bound_is_necessary_for_the_rule_and_closed_upwards():
+    rng = np.random.default_rng(3)
+    passed = 0
+    for _ in range(3000):
+        k = int(rng.integers(2, 7))
+        m = int(rng.integers(2, 40))
+        d = rng.integers(-m, m + 1, k) / m * (rng.random(k) < 0.7)   # many exact zeros
+        gains = d - 0.0
+        if beats_default(*paired_gain(gains, np.zeros(k))):
+            passed += 1
+            assert may_beat_default(gains)
+        if may_beat_default(gains):
+            up = gains.copy()
+            up[int(rng.integers(k))] += rng.integers(1, m + 1) / m
+            assert may_beat_default(up)
+    assert passed > 300
+    assert not may_beat_default([0.0, 0.0, 0.5]) and may_beat_default([1e-300, 0.0, 0.5])
+    assert not may_beat_default([np.nan, 0.5]) and not may_beat_default([0.0, 0.0])
 
 
 def test_grid_search_keeps_the_default_unless_the_gain_beats_its_noise():
