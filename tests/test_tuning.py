@@ -6,13 +6,17 @@ import fastmv
 import fastmv._cmvnmf._solver as cmv
 from fastmv import metrics, simulate
 from fastmv._core._tuning import (
+    GAIN_RTOL,
+    beats_default,
     from_labels,
     from_pairs,
     grid_search,
     label_folds,
+    may_beat_default,
     pair_auc,
     pair_folds,
     pair_score,
+    paired_gain,
 )
 
 
@@ -253,6 +257,67 @@ def test_cli_reads_a_number_for_an_auto_option():
     parse = _value_parser("beta", "auto")
     assert parse("0.5") == 0.5 and parse("auto") == "auto" and parse("l2") == "l2"
     assert parse("None") is None
+
+
+def test_an_exact_tie_keeps_the_default_whatever_the_rounding():
+    # a gain b on one fold and ties on the others: mean gain and standard error are both
+    # |b| / k in exact arithmetic; in floating point ``gain > se`` holds for some (b, k)
+    rounded_wins = 0
+    for k in range(2, 9):
+        for m in (7, 12, 97, 331):
+            for i in range(1, m + 1):
+                default = (np.arange(k) % m) / m          # rational scores like a share of m
+                other = default.copy()
+                other[i % k] = min(default[i % k] + i / m, 1.0)
+                gain, se = paired_gain(other, default)
+                rounded_wins += gain > se
+                assert not beats_default(gain, se), (k, m, i)
+                chosen, rec = grid_search("x", ["a", "b"], lambda c, f: (
+                    (default, other)[c == "b"][f], 1), k, method="m")
+                assert chosen == "a" and rec["gain_se"][1] == se
+    assert rounded_wins > 100        # the cases a bare ``gain > se`` decides by rounding
+
+
+def test_the_rule_needs_more_than_rounding_to_pass_and_any_true_excess_passes():
+    assert not beats_default(0.0, 0.0)                      # all-zero gains
+    assert beats_default(1e-12, 0.0)                        # no spread: any positive gain
+    assert not beats_default(-np.inf, np.inf) and not beats_default(0.5, np.inf)
+    assert not beats_default(0.1 * (1 + 0.1 * GAIN_RTOL), 0.1)
+    assert beats_default(0.1 * (1 + 10 * GAIN_RTOL), 0.1)
+    for k in range(3, 9):
+        for b in (1 / 3, 0.5, 2 / 7, 1.0):
+            tie = np.zeros(k)
+            tie[-1] = b
+            assert not beats_default(*paired_gain(tie, np.zeros(k)))
+            tie[0] = b / 331                                 # a second fold gains a little
+            assert beats_default(*paired_gain(tie, np.zeros(k)))
+            tie[0] = -b / 331                                # or loses a little
+            assert not beats_default(*paired_gain(tie, np.zeros(k)))
+    # gains equal in exact arithmetic but not in floating point: a tiny positive se
+    gain, se = paired_gain([0.7, 0.8, 0.9], [0.6, 0.7, 0.8])
+    assert se < 1e-15 and beats_default(gain, se)
+    assert paired_gain([0.5, np.nan], [0.4, 0.4]) == (pytest.approx(0.1), np.inf)
+    assert paired_gain([np.nan], [0.4]) == (-np.inf, np.inf)
+
+
+def test_the_exact_bound_is_necessary_for_the_rule_and_closed_upwards():
+    rng = np.random.default_rng(3)
+    passed = 0
+    for _ in range(3000):
+        k = int(rng.integers(2, 7))
+        m = int(rng.integers(2, 40))
+        d = rng.integers(-m, m + 1, k) / m * (rng.random(k) < 0.7)   # many exact zeros
+        gains = d - 0.0
+        if beats_default(*paired_gain(gains, np.zeros(k))):
+            passed += 1
+            assert may_beat_default(gains)
+        if may_beat_default(gains):
+            up = gains.copy()
+            up[int(rng.integers(k))] += rng.integers(1, m + 1) / m
+            assert may_beat_default(up)
+    assert passed > 300
+    assert not may_beat_default([0.0, 0.0, 0.5]) and may_beat_default([1e-300, 0.0, 0.5])
+    assert not may_beat_default([np.nan, 0.5]) and not may_beat_default([0.0, 0.0])
 
 
 def test_grid_search_keeps_the_default_unless_the_gain_beats_its_noise():

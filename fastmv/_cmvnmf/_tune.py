@@ -6,7 +6,17 @@ import warnings
 
 import numpy as np
 
-from .._core._tuning import from_pairs, grid_search, pair_folds, pair_score, tuning_rng
+from .._core._tuning import (
+    beats_default,
+    fold_means,
+    from_pairs,
+    grid_search,
+    may_beat_default,
+    pair_folds,
+    pair_score,
+    paired_gain,
+    tuning_rng,
+)
 from ._pairs import _check_constraints, prepare_pairs
 from ._start import _initial_factors
 
@@ -64,49 +74,49 @@ class _SettledScore:
         return len(self.history) > _TUNE_SETTLE and all(s == recent[-1] for s in recent)
 
 
-def _eligible_perfect(default, scores):
-    """Whether a candidate with fold ``scores`` passes the one-standard-error rule against
-    the ``default`` (computed as :func:`fastmv._core._tuning.grid_search` does) with a mean
-    score of 1, the most any candidate can reach: a later one can at best tie with it, and
-    ties go to the earlier candidate."""
-    s = np.asarray(scores, dtype=np.float64)
-    d = s - np.asarray(default, dtype=np.float64)
-    d = d[np.isfinite(d)]
-    if d.size < 2 or not np.all(np.isfinite(s)) or np.sum(s) / s.size != 1.0:
-        return False
-    return bool(d.mean() > d.std(ddof=1) / np.sqrt(d.size))
-
-
 def _next_fold(default, earlier, own):
     """The fold a later candidate is fitted on next, or None once fitting it further cannot
     change the choice of :func:`fastmv._core._tuning.grid_search`.
 
     ``default``: the default's fold scores; ``earlier``: the fold scores of the candidates
     between them (NaN where not fitted); ``own``: ``{fold: score}`` of this candidate so far.
-    Scores are at most 1. A candidate is chosen only if its mean paired gain over the default
-    exceeds the gain's standard error and its mean is the highest (ties: the earlier one), so:
+    Scores are at most 1, and a fold with nothing held out is NaN for every candidate (it is
+    never fitted). The candidate is chosen only if it passes the one-standard-error rule
+    against the default and its mean beats ``best``, the highest mean of the default and the
+    earlier candidates that pass (ties: the earlier one). It is dropped once neither holds:
 
-    - an earlier candidate that passed with a mean of 1 cannot be beaten: nothing is fitted;
-    - a default with 1 on every fold leaves gains ``<= 0`` only: nothing is fitted;
-    - a default with 1 on all folds but one: the best gains are ``(0, …, 0, b)``, whose mean
-      only equals its standard error (``b / k`` both) and falls below it as soon as one gain
-      is negative, i.e. as soon as the candidate scores below 1 on a fold where the default
-      scored 1. Those folds are fitted first, and the candidate is dropped at the first
-      score below 1 there (the folds fitted so far already rule it out, NaN elsewhere).
+    - its scores so far do not pass or do not beat ``best`` (they are what ``grid_search``
+      sees if it is dropped), and
+    - with every unfitted fold at 1, the most it can score there, its mean does not beat
+      ``best`` or its gains fail the rule in exact arithmetic
+      (:func:`fastmv._core._tuning.may_beat_default`, closed upwards: no scores of the
+      unfitted folds can then pass).
+
+    So a default with 1 on every fold, or on all folds but one (the best gains
+    ``(0, …, 0, b)`` are an exact tie, which keeps the default), or an earlier candidate
+    that passed with a mean of 1, leaves nothing to fit. Folds are fitted in order of the
+    default's score, highest first: there the candidate can gain least, so a loss that
+    rules it out shows first.
     """
-    if any(_eligible_perfect(default, s) for s in earlier):
-        return None
     default = np.asarray(default, dtype=np.float64)
-    perfect = [f for f, s in enumerate(default) if s == 1.0]
-    imperfect = [f for f, s in enumerate(default) if np.isfinite(s) and s != 1.0]
-    if not imperfect:
-        return None
-    order = list(range(default.size))
-    if len(imperfect) == 1:
-        if any(own[f] < 1.0 for f in perfect if f in own):
-            return None
-        order = perfect + [f for f in order if f not in perfect]
-    return next((f for f in order if f not in own), None)
+    table = np.vstack([default, np.asarray(earlier, dtype=np.float64).reshape(-1, default.size)])
+    means = fold_means(table)
+    best = max(means[h] for h in range(len(table))
+               if h == 0 or beats_default(*paired_gain(table[h], default)))
+    row = np.full(default.size, np.nan)
+    row[list(own)] = list(own.values())
+    upper = np.where(np.isfinite(default) & np.isnan(row), 1.0, row)
+    if ((beats_default(*paired_gain(row, default)) and fold_means(row[None])[0] > best)
+            or (may_beat_default(upper - default) and fold_means(upper[None])[0] > best)):
+        return _first_unfitted(default, own)
+    return None
+
+
+def _first_unfitted(default, own):
+    """The unfitted fold with the default's highest score (NaN folds never), or None."""
+    order = sorted((f for f in range(default.size) if np.isfinite(default[f]) and f not in own),
+                   key=lambda f: -default[f])
+    return order[0] if order else None
 
 
 def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):

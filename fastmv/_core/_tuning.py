@@ -12,8 +12,15 @@ When a solver gets partial labels or pairwise constraints, its data-dependent op
    kinds), or a score of the held-out pairs (ROC AUC) when a solver yields a similarity;
 3. the first candidate of every grid is the old default; another candidate replaces it only
    if its mean gain over the folds (paired, fold by fold) exceeds the standard error of that
-   gain (the one-standard-error rule), and among those the best mean wins (ties: the earlier
-   candidate); the solver then runs once on all the supervision.
+   gain (the one-standard-error rule, :func:`beats_default`), and among those the best mean
+   wins (ties: the earlier candidate); the solver then runs once on all the supervision.
+   The rule is exact up to rounding: a gain *equal* to its standard error in exact
+   arithmetic never wins. The common case is a candidate that gains ``b`` on one fold and
+   ties on the others: its mean gain and its standard error are both ``|b| / k``, and the
+   floating-point comparison of the two would go either way with the bits of ``b`` and
+   ``k``; here the gain must exceed the standard error by more than a relative
+   :data:`GAIN_RTOL` (a zero standard error: any positive gain wins; gains that are all zero
+   never do).
 
 The record of every decision is kept in the result's ``tuning`` field: a dict from option
 name to ``{"candidates", "scores" (candidates × folds), "mean", "gain_se" (standard error of
@@ -23,14 +30,22 @@ supervision).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 
 __all__ = ["Supervision", "label_folds", "pair_folds", "label_score", "pair_score",
-           "pair_auc", "grid_search", "pairs_among_labels"]
+           "pair_auc", "grid_search", "pairs_among_labels", "paired_gain", "beats_default",
+           "may_beat_default", "fold_means"]
 
 AUTO = "auto"
+#: how much a mean paired gain must exceed its standard error, relative to the standard
+#: error, to count as exceeding it. Both are computed to a relative precision of a few units
+#: of rounding near a tie (a tie has ``(Σd)² = Σd²``, so ``|Σd| >= max|d|`` and the sum has
+#: no cancellation), far below this; gains of shares with small denominators that do exceed
+#: their standard error do so by far more than this.
+GAIN_RTOL = 1e-9
 
 
 class Supervision(NamedTuple):
@@ -140,6 +155,60 @@ def pairs_among_labels(rows, classes, max_pairs: int, rng) -> tuple[np.ndarray, 
     return out[0], out[1]
 
 
+def paired_gain(scores, default) -> tuple[float, float]:
+    """Mean paired gain of a candidate's fold ``scores`` over the ``default``'s and the
+    standard error of that mean, over the folds where both are finite.
+
+    ``(-inf, inf)`` with no such fold and ``(gain, inf)`` with one (a single fold gives no
+    spread, so it never passes :func:`beats_default`).
+    """
+    d = np.asarray(scores, np.float64) - np.asarray(default, np.float64)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return -np.inf, np.inf
+    se = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.inf
+    return float(d.mean()), float(se)
+
+
+def beats_default(gain, se) -> bool:
+    """The one-standard-error rule: whether a mean paired ``gain`` over the default exceeds
+    its standard error ``se`` by more than rounding (a relative :data:`GAIN_RTOL`).
+
+    In exact arithmetic a positive mean gain exceeds its standard error exactly when
+    ``(Σ d)² > Σ d²`` over the fold gains ``d``, i.e. when the products ``d_i d_j`` of
+    distinct folds sum to more than zero; a gain on one fold only (the others tie) makes
+    that sum zero: an exact tie, which keeps the default. ``se == 0``: any positive gain
+    wins; all-zero gains never do.
+    """
+    return bool(gain > se * (1.0 + GAIN_RTOL))
+
+
+def may_beat_default(gains) -> bool:
+    """Whether fold ``gains`` over the default pass the one-standard-error rule in exact
+    arithmetic on their floating-point values: ``Σ d > 0`` and ``(Σ d)² > Σ d²``.
+
+    A necessary condition of :func:`beats_default` on the same gains (its tolerance exceeds
+    the rounding of ``gain`` and ``se``), so ``False`` here rules a candidate out. Used to
+    bound a candidate whose folds are not all scored: the set of gains that pass is closed
+    upwards (where ``Σ d > 0`` and ``(Σ d)² > Σ d²``, every ``Σ_{j≠i} d_j`` is positive, so
+    raising any ``d_i`` raises both), so if the gains with every unscored fold at its
+    largest possible value cannot pass, no scores of those folds can. NaN gains are left
+    out, as in :func:`paired_gain`.
+    """
+    d = [Fraction(float(x)) for x in np.ravel(gains) if np.isfinite(x)]
+    total = sum(d, Fraction(0))
+    return len(d) > 1 and total > 0 and total * total > sum(x * x for x in d)
+
+
+def fold_means(scores) -> np.ndarray:
+    """Mean of every row of ``scores`` (candidates × folds) over its finite entries, as
+    :func:`grid_search` ranks them; ``-inf`` for a row with none."""
+    scores = np.asarray(scores, np.float64)
+    with np.errstate(invalid="ignore"):
+        counts = np.sum(np.isfinite(scores), axis=1)
+        return np.where(counts > 0, np.nansum(scores, axis=1) / np.maximum(counts, 1), -np.inf)
+
+
 def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: int, *,
                 method: str, log=None) -> tuple[object, dict]:
     """Score every candidate on every fold; return the winner and its record.
@@ -150,7 +219,8 @@ def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: 
         Name of the option tuned (the key of the record in ``result.tuning``).
     candidates : sequence
         The grid, the old default first: it is kept unless another candidate's mean paired
-        gain exceeds its standard error (one-standard-error rule).
+        gain exceeds its standard error by more than rounding (one-standard-error rule,
+        :func:`beats_default`; an exact tie keeps the default).
     evaluate : callable
         ``evaluate(candidate, fold) -> (score, n_solves)``; ``score`` may be ``nan`` (a fold
         with nothing held out), which is left out of the mean.
@@ -176,20 +246,15 @@ def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: 
             s, k = evaluate(cand, f)
             scores[g, f] = s
             solves += int(k)
-    with np.errstate(invalid="ignore"):
-        counts = np.sum(np.isfinite(scores), axis=1)
-        mean = np.where(counts > 0, np.nansum(scores, axis=1) / np.maximum(counts, 1), -np.inf)
+    mean = fold_means(scores)
     # one-standard-error rule against the first candidate (the old default): another one
     # wins only if its mean paired gain over the folds exceeds that gain's standard error,
     # so fold-to-fold noise does not move the default
     gain = np.zeros(len(candidates))
     se = np.zeros(len(candidates))
     for g in range(1, len(candidates)):
-        d = scores[g] - scores[0]
-        d = d[np.isfinite(d)]
-        gain[g] = d.mean() if d.size else -np.inf
-        se[g] = d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.inf
-    eligible = [0] + [g for g in range(1, len(candidates)) if gain[g] > se[g]]
+        gain[g], se[g] = paired_gain(scores[g], scores[0])
+    eligible = [0] + [g for g in range(1, len(candidates)) if beats_default(gain[g], se[g])]
     best = max(eligible, key=lambda g: (mean[g], -g))  # earlier candidates win ties
     chosen = candidates[best]
     record = {"candidates": list(candidates), "scores": scores, "mean": mean,

@@ -78,9 +78,9 @@ def test_beta_tuning_prepares_the_views_once_and_the_solve_equals_the_fixed_call
     monkeypatch.setattr(C, "_prepare", counting)
     kw = dict(n_init=2, max_iter=40, random_state=0)
     tuned = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
-    assert len(calls) == 1      # the 9 validation fits reuse the prepared views
+    assert len(calls) == 1      # the validation fits reuse the prepared views
     record = tuned.tuning["beta"]
-    assert record["solves"] == len(T._TUNE_BETAS) * T._TUNE_FOLDS
+    assert T._TUNE_FOLDS < record["solves"] == np.isfinite(record["scores"]).sum()
     fixed = fastmv.cmvnmf(uv, 3, ml, cl, beta=record["chosen"], **kw)
     np.testing.assert_array_equal(tuned.objective, fixed.objective)
     for a in range(2):
@@ -134,8 +134,9 @@ def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkey
 
     monkeypatch.setattr(C, "Problem", recording)
     monkeypatch.setattr(K, "kmeans", recording_kmeans)
-    fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=30, random_state=0)
-    fits = len(T._TUNE_BETAS) * T._TUNE_FOLDS
+    res = fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=30, random_state=0)
+    fits = res.tuning["beta"]["solves"]
+    assert fits > T._TUNE_FOLDS
     # the word-count view (5 % nonzeros) is CSR in every fit and start; the dense view is not
     assert seen == [[True, False]] * (fits + 2)
     # k-means on a CSR copy ends elsewhere (no centring): the starts see the views as given
@@ -161,47 +162,69 @@ def test_later_weights_are_fitted_fold_by_fold_while_they_can_be_chosen():
 
     nxt = T._next_fold
     assert nxt([1.0, 1.0, 1.0], [], {}) is None                 # gains <= 0 only
-    assert nxt([1.0, 1.0, 0.9], [], {}) == 0
-    assert nxt([1.0, 1.0, 0.9], [], {0: 1.0}) == 1
-    assert nxt([1.0, 1.0, 0.9], [], {0: 1.0, 1: 1.0}) == 2
-    assert nxt([1.0, 1.0, 0.9], [], {0: 0.99}) is None          # a negative gain: dropped
-    assert nxt([0.9, 1.0, 1.0], [], {}) == 1                    # the default's 1s first
-    assert nxt([0.9, 1.0, 1.0], [], {1: 1.0, 2: 1.0}) == 0
-    assert nxt([0.9, 0.8, 1.0], [], {0: 0.5}) == 1              # two folds below 1: all
-    assert nxt([0.9, 0.8, 1.0], [], {0: 0.5, 1: 0.5, 2: 0.5}) is None
+    assert nxt([1.0, 1.0, 0.9], [], {}) is None                 # (0, 0, b) at best: a tie
+    assert nxt([0.9, 1.0, 1.0], [], {}) is None
+    assert nxt([0.9, 0.8, 0.7], [], {}) == 0                    # the default's best fold first
+    assert nxt([0.7, 0.8, 0.9], [], {}) == 2
+    assert nxt([0.9, 0.8, 0.7], [], {0: 0.85}) == 1             # (-.05, .2, .3) can pass
+    assert nxt([0.9, 0.8, 0.7], [], {0: 0.85, 1: 0.8}) is None  # (-.05, 0, .3) cannot
+    assert nxt([1.0, 0.9, 0.8], [], {0: 1.0, 1: 0.9}) is None   # (0, 0, .2): a tie at best
+    assert nxt([0.9, 0.8, 1.0], [], {0: 0.5}) is None           # a loss the rest cannot repay
+    assert nxt([0.5, 0.5, 0.5], [], {0: 0.9, 1: 0.9}) == 2      # passes on the folds so far
+    assert nxt([0.5, 0.5, 0.5], [], {0: 0.9, 1: 0.9, 2: 0.9}) is None
     assert nxt([0.99, 0.98, 0.99], [[1.0, 1.0, 1.0]], {}) is None   # eligible, perfect
     assert nxt([0.99, 0.98, 0.99], [[1.0, 1.0, 0.999]], {}) == 0
+    # an earlier weight that passed with mean .95: gains that pass are not enough
+    assert nxt([0.5, 0.5, 0.5], [[0.95, 0.95, 0.95]], {0: 0.8}) is None
+    assert nxt([0.5, 0.5, 0.5], [[0.95, 0.95, 0.95]], {0: 0.9}) == 1
     assert nxt([1.0, np.nan, 0.5], [], {0: 0.9}) is None        # a fold with no score
+    assert nxt([0.5, np.nan, 0.5], [], {0: 0.9}) == 2           # ... is never fitted
+    assert nxt([0.5, np.nan, 0.5], [], {0: 0.9, 2: 0.9}) is None
+
+
+def _score_tables(rng, n):
+    """Random score tables (3 candidates × k folds, scores <= 1) of the kinds the rule acts
+    on: many exact 1s, rational shares i / m, gains on one fold only (exact ties), and
+    folds with nothing held out (NaN for every candidate)."""
+    for _ in range(n):
+        k = int(rng.integers(2, 6))
+        kind = rng.random()
+        if kind < 0.4:          # coarse shares, often exactly 1
+            full = np.where(rng.random((3, k)) < 0.6, 1.0, 1.0 - rng.integers(1, 30, (3, k)) / 331)
+        else:                   # shares i / m of small m
+            m = int(rng.integers(2, 13))
+            full = rng.integers(m // 2, m + 1, (3, k)) / m
+        for g in (1, 2):
+            if rng.random() < 0.4:      # equal to the default but on one fold: gains (0,..,b)
+                full[g] = full[0]
+                f = int(rng.integers(k))
+                full[g, f] = rng.integers(0, 13) / 12 if rng.random() < 0.5 else 1.0
+        if k > 2 and rng.random() < 0.15:
+            full[:, int(rng.integers(k))] = np.nan
+        yield k, full
 
 
 def test_fitting_fold_by_fold_keeps_grid_search_choice():
     from fastmv._core._tuning import grid_search
 
-    rng = np.random.default_rng(0)
-
-    def draw(k, p_one):
-        # scores on a coarse grid, often exactly 1 (the cases the rule acts on)
-        return np.where(rng.random(k) < p_one, 1.0, 1.0 - rng.integers(1, 30, k) / 331)
-
-    skipped = 0
-    for _ in range(3000):
-        k = int(rng.integers(2, 5))
-        full = [draw(k, 0.7), draw(k, 0.6), draw(k, 0.6)]
-        if rng.random() < 0.3:                  # the tie the rule must not break: gains (0,..,b)
-            full[1] = np.where(full[0] == 1.0, 1.0, 1.0)
+    skipped = changed = 0
+    for k, full in _score_tables(np.random.default_rng(0), 4000):
         lazy = [full[0].copy()]
         for g in (1, 2):
             own = {}
             while (f := T._next_fold(full[0], [list(x) for x in lazy[1:g]], own)) is not None:
+                assert f not in own and np.isfinite(full[0, f])
                 own[f] = full[g][f]
             lazy.append(np.array([own.get(f, np.nan) for f in range(k)]))
-            skipped += k - len(own)
+            skipped += int(np.isfinite(full[0]).sum()) - len(own)
 
         def choose(table):
             return grid_search("x", [0, 1, 2], lambda g, f: (table[g][f], 1), k,
                                method="test")[0]
-        assert choose(lazy) == choose(full), full
-    assert skipped > 1000
+        chosen = choose(full)
+        assert choose(lazy) == chosen, full
+        changed += chosen != 0
+    assert skipped > 3000 and changed > 200       # the rule both skips fits and lets weights win
 
 
 def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch):
