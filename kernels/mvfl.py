@@ -213,13 +213,18 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
 
     Notes
     -----
-    Time O(c Σ_f nnz(X[:, f])²): one pass over the sparsity pattern serves all ``c``
+    Time O(c Σ_f nnz(X[:, f])² / 2): one pass over the sparsity pattern serves all ``c``
     clusters, where ``c`` separate sparse products would traverse it ``c`` times and
-    allocate sparse intermediates. Memory O(c n²) for the output plus O(n c) per thread.
-    Parallel over rows ``i`` of ``K`` (each row is written by one thread only).
+    allocate sparse intermediates. Row ``i`` accumulates only the entries ``j <= i`` (with
+    the columns of ``Xᵀ`` sorted, each scan stops at ``i``), and the upper triangle is
+    copied from the lower one: entry ``(i, j)`` is the sum over the shared features in
+    increasing order of the same products as entry ``(j, i)``, so the copy is the value a
+    full row pass would compute, bit for bit. Memory O(c n²) for the output plus O(n c) per
+    thread. Parallel over rows ``i`` of ``K`` (each row, then each column, is written by one
+    thread only).
 
     Cost: reads ``24 nnz`` bytes (``X`` and ``Xᵀ`` in CSR) and ``c d b`` (``b`` the itemsize),
-    writes ``c n² b``; ``2 c Σ_f nnz(X[:, f])²`` flops.
+    writes ``c n² b`` (half of it copied within the output); ``c Σ_f nnz(X[:, f])²`` flops.
     """
     n_x = indptr.shape[0] - 1
     if (n_x < 0 or not valid_csr(indptr, indices, data, n_x, dinv.shape[1])
@@ -228,22 +233,41 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
                          "shapes (n, d) and (d, n), d = dinv.shape[1]")
     c, d = dinv.shape
     n = indptr.shape[0] - 1
+    ordered = _rows_sorted(t_indptr, t_indices)
     dT = np.ascontiguousarray(dinv.T)
     K = np.empty((c, n, n), dtype=dinv.dtype)
     for i in prange(n):
-        acc = np.zeros((n, c), dtype=np.float64)
+        acc = np.zeros((i + 1, c), dtype=np.float64)
         for p in range(indptr[i], indptr[i + 1]):
             f = indices[p]
             xi = data[p]
             for q in range(t_indptr[f], t_indptr[f + 1]):
                 j = t_indices[q]
+                if j > i:
+                    if ordered:
+                        break
+                    continue
                 v = xi * t_data[q]
                 for k in range(c):
                     acc[j, k] += v * dT[f, k]
         for k in range(c):
-            for j in range(n):
+            for j in range(i + 1):
                 K[k, i, j] = acc[j, k]
+    for i in prange(n):
+        for k in range(c):
+            for j in range(i):
+                K[k, j, i] = K[k, i, j]
     return K
+
+
+@njit(cache=True)
+def _rows_sorted(indptr, indices):
+    """Whether the column indices of every CSR row are in nondecreasing order."""
+    for r in range(indptr.shape[0] - 1):
+        for q in range(indptr[r] + 1, indptr[r + 1]):
+            if indices[q] < indices[q - 1]:
+                return False
+    return True
 
 
 @njit(parallel=True, cache=True)

@@ -150,6 +150,45 @@ def test_sparse_weighted_gram(dtype, n, d, c, density):
     np.testing.assert_allclose(Kk, N.sparse_weighted_gram(*args), **_tol(dtype))
 
 
+def _row_pass_grams(indptr, indices, data, t_indptr, t_indices, t_data, dinv):
+    """Every entry of ``X diag(dinv[k]) Xᵀ`` by a full pass over row ``i`` (features in
+    order, then the rows of each feature), products in the data's precision and sums in
+    float64, as the kernel computes them."""
+    c, n = dinv.shape[0], len(indptr) - 1
+    K = np.zeros((c, n, n))
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            f = indices[p]
+            for q in range(t_indptr[f], t_indptr[f + 1]):
+                v = data[p] * t_data[q]  # in the data's precision, as the kernel
+                for k in range(c):
+                    K[k, i, t_indices[q]] += float(v * dinv[k, f])
+    return K.astype(dinv.dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_sparse_weighted_gram_lower_pass_is_exact(dtype, shuffle):
+    # the kernel accumulates only j <= i and copies the upper triangle: the same bits as a
+    # full row pass, also when the columns of X.T are not sorted (no early stop then)
+    rng = np.random.default_rng(5)
+    X = sp.random(14, 25, density=0.3, format="csr", random_state=6, dtype=dtype)
+    XT = X.T.tocsr()
+    t_indices, t_data = XT.indices.copy(), XT.data.copy()
+    if shuffle:
+        for r in range(XT.shape[0]):
+            lo, hi = XT.indptr[r], XT.indptr[r + 1]
+            perm = lo + rng.permutation(hi - lo)
+            t_indices[lo:hi], t_data[lo:hi] = XT.indices[perm], XT.data[perm]
+    dinv = rng.uniform(0.1, 3.0, size=(3, 25)).astype(dtype)
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
+            XT.indptr.astype(np.int64), t_indices.astype(np.int64), t_data, dinv)
+    Kk = K.sparse_weighted_gram(*args)
+    np.testing.assert_array_equal(Kk, Kk.transpose(0, 2, 1))
+    ref = _row_pass_grams(X.indptr, X.indices, X.data, XT.indptr, XT.indices, XT.data, dinv)
+    np.testing.assert_array_equal(Kk, ref)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("n,c,p", [(1, 1, 0), (2, 1, 1), (30, 4, 0), (30, 4, 60), (200, 3, 500),
                                    (5, 6, 10)])
