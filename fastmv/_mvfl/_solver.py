@@ -376,7 +376,8 @@ def _tune_normalize(data: _Data, log):
     concatenation predicts the held-out supervision best (:func:`fastmv._core._tuning.
     neighbour_score`: 1-nearest labelled neighbour, or the pair-distance AUC); the per-view
     rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it. When the
-    rule calls every view text, ``"l2"`` is the only candidate."""
+    rule calls every view text, ``"l2"`` is the only candidate. Also returns the chosen
+    scheme's :func:`_normalized_with`, which the solve then uses as it is."""
     prior = data.prior
     sup = (from_labels(prior["rows"], prior["classes"]) if prior["kind"] == "labels"
            else from_pairs(prior["must"], prior["cannot"]))
@@ -394,23 +395,23 @@ def _tune_normalize(data: _Data, log):
 
     def evaluate(scheme, f):
         if scheme not in spaces:
-            spaces[scheme] = _normalized_with(data, [scheme] * len(data.views))[0]
-        return neighbour_score(spaces[scheme], sup, folds, f), 0
+            spaces[scheme] = _normalized_with(data, [scheme] * len(data.views))
+        return neighbour_score(spaces[scheme][0], sup, folds, f), 0
 
     method = ("1-nearest labelled neighbour on the normalised views" if sup.kind == "labels"
               else "AUC of pair distances on the normalised views")
     chosen, record = grid_search("normalize", candidates, evaluate, _TUNE_FOLDS,
                                  method=method, log=log)
-    return data._replace(normalize=chosen), {"normalize": record}
+    return data._replace(normalize=chosen), {"normalize": record}, spaces[chosen]
 
 
 def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     """Normalise, set up the W step, run ``n_init`` starts; the lowest final objective wins."""
-    tuning = None
+    tuning = normed = None
     if data.normalize == "auto" and data.prior["kind"] != "none":
         with verbose_logging(verbose) as log:
-            data, tuning = _tune_normalize(data, log)
-    X, view_ptr, schemes = _normalized_data(data)
+            data, tuning, normed = _tune_normalize(data, log)
+    X, view_ptr, schemes = normed or _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
     wstep = WStep(Xw, route, view_ptr)
     km = graph = None
@@ -431,7 +432,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     n_starts, best = 1 if spread else data.n_init, None
     for start in range(n_starts):
         F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
-        problem = Problem(data, X, wstep, view_ptr, F0, tol)
+        problem = Problem(data, Xw, wstep, view_ptr, F0, tol)  # Xw: CSR for text (Z = XW)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress, warn=False)
         final = trace.objective[-1] if trace.n_iter else np.inf

@@ -190,6 +190,27 @@ def test_sparse_weighted_gram_lower_pass_is_exact(dtype, shuffle):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [0, 1, 2, 17])
+def test_centre_woodbury_lower(dtype, n):
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(n, max(n, 1)))[:, :3].astype(dtype)
+    Kin = (A @ A.T).astype(dtype)
+    r = Kin.mean(axis=1)
+    m = r.mean() if n else dtype(0.0)
+    Kk, Kn = Kin.copy(), Kin.copy()
+    assert K.centre_woodbury_lower(Kk, r, m) and N.centre_woodbury_lower(Kn, r, m)
+    low = np.tril_indices(n)
+    np.testing.assert_array_equal(Kk[low], Kn[low])  # the same passes fused: the same bits
+    up = np.triu_indices(n, 1)
+    np.testing.assert_array_equal(Kk[up], Kin[up])  # the strict upper triangle is not written
+    if n:
+        Kk[n - 1, 0] = np.inf
+        assert not K.centre_woodbury_lower(Kk, r, m)
+    with pytest.raises(ValueError, match="centre_woodbury_lower"):
+        K.centre_woodbury_lower(Kk, np.zeros(n + 1, dtype), m)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("n,c,p", [(1, 1, 0), (2, 1, 1), (30, 4, 0), (30, 4, 60), (200, 3, 500),
                                    (5, 6, 10)])
 def test_pair_gram(dtype, n, c, p):
