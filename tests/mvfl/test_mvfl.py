@@ -429,6 +429,82 @@ def test_first_factors_shared_then_released():
     assert ws.n == 12 and ws.route == "direct"  # everything else is the wrapped W step
 
 
+def _fold_problem(anchor):
+    """A labelled direct-route problem at its k-means start (``Problem`` and its parts)."""
+    from fastmv._mvfl import _solver as SV
+
+    rng = np.random.default_rng(4)
+    views, y = _blobs(rng, 15, 3, (4, 3), sep=2.0, noise=1.5)
+    labels = np.where(rng.random(y.size) < 0.3, y, -1)
+    data = SV._prepare(views, 3, labels, None, None, 1e-3, 1e-3, None, 1.0, anchor, None,
+                       "k-means++", 1, 0, "zscore", "auto", "monotone")
+    X, vp, _ = SV._normalized_data(data)
+    wstep = WS.WStep(*SV.choose_route(X, "auto")[::-1], vp)
+    assert wstep.route == "direct"
+    F0 = SV._initial_F(X, data, data.rng, None)
+    return SV, data, X, wstep, vp, F0
+
+
+def test_fold_solve_stops_after_the_step_f():
+    """The anchor tuning's fold solve (the first iteration's F step, no W, b or objective)
+    leaves the F of a full first iteration, bit for bit."""
+    SV, data, X, wstep, vp, F0 = _fold_problem(0.1)
+    full = SV.Problem(data, X, wstep, vp, F0.copy())
+    full.step()
+    short = SV.Problem(data, X, wstep, vp, F0.copy())
+    short.joint_f_step(short.factor())
+    np.testing.assert_array_equal(short.F, full.F)
+    assert short.W is None  # nothing after the F step was formed
+
+
+def test_anchor_candidates_share_first_evaluations(monkeypatch):
+    """Two anchors from one start with the same factors: the second reuses the first's
+    evaluations at the start and the first trial point (a memo of at most MEMO_POINTS)
+    and ends at the F it reaches without the memo, bit for bit."""
+    SV, data, X, wstep, vp, F0 = _fold_problem(0.1)
+    fits = []
+    fit = wstep.fit
+    monkeypatch.setattr(wstep, "fit", lambda *a: fits.append(1) or fit(*a))
+    factors = SV.Problem(data, X, wstep, vp, F0.copy()).factor()
+
+    def f_after(anchor, memo):
+        problem = SV.Problem(data._replace(anchor=anchor), X, wstep, vp, F0.copy())
+        problem.joint_f_step(factors, memo)
+        return problem.F
+
+    alone = f_after(0.01, None)
+    n_alone = len(fits)
+    memo = []
+    f_after(0.1, memo)
+    assert 0 < len(memo) <= FS.MEMO_POINTS
+    fits.clear()
+    np.testing.assert_array_equal(f_after(0.01, memo), alone)
+    assert len(fits) == n_alone - len(memo)
+    other = SV.Problem(data, X, wstep, vp, F0.copy()).factor()  # other factors: no reuse
+    fits.clear()
+    problem = SV.Problem(data._replace(anchor=0.01), X, wstep, vp, F0.copy())
+    problem.joint_f_step(other, memo)
+    assert len(fits) == n_alone
+
+
+def test_matcher_solves_each_table_once():
+    """init='auto' renumbers k-means for each fold's labels: one matching per distinct
+    contingency table, the same permutation as matching every time."""
+    from fastmv._mvfl import _start as ST
+
+    rng = np.random.default_rng(2)
+    km = rng.integers(0, 4, 60)
+    rows = np.arange(0, 60, 3)
+    classes = (km[rows] + (rng.random(rows.size) < 0.3)) % 4
+    match = ST._Matcher(km, 4)
+    for f in range(rows.size):
+        keep = np.arange(rows.size) != f
+        got = match(rows[keep], classes[keep])
+        np.testing.assert_array_equal(got, ST._match_clusters(km, rows[keep], classes[keep], 4))
+    cells = {(km[r], k) for r, k in zip(rows, classes)}
+    assert len(match._done) <= len(cells)
+
+
 def test_fold_spreading_equals_spreading_each_fold():
     """init='auto' spreads from each fold's labels through one linear basis; it must give
     the labels of a spreading run per fold (missing classes seeded, unreached fallback)."""
