@@ -122,6 +122,8 @@ def _kernel_cases():
     args = (indptr, indices, data, t_indptr, t_indices, t_data, np.ones((2, 3)))
     add(mvfl, "sparse_weighted_gram", args, index_out_of_range=sub(args, 1, far),
         transpose_out_of_range=sub(args, 4, np.where(t_indices == 5, 10 ** 8, t_indices)))
+    add(mvfl, "centre_woodbury_lower", (G.copy(), np.ones(4), 1.0),
+        short_means=(G.copy(), np.ones(3), 1.0), not_square=(rng.random((4, 3)), np.ones(4), 1.0))
     F = rng.random((4, 2))
     p_indptr = np.array([0, 1, 2, 2, 2], dtype=i64)
     p_indices = np.array([1, 0], dtype=i64)

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._core._driver import iterate
+from .._core._driver import verbose_logging
 from .._core._tuning import from_labels, grid_search, label_folds, tuning_rng
-from ._start import _initial_F
+from ._start import _initial_F, _kmeans_labels, _knn_graph
 
 if TYPE_CHECKING:  # annotations only: _solver imports this module
     from ._solver import _Data
@@ -90,11 +90,34 @@ def held_out_cosine(F, rows, classes):
     return float(np.mean(np.divide(true, norm, out=np.zeros_like(true), where=norm > 0)))
 
 
-def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, tol, log):
+def with_tuned_anchor(data: _Data, X, wstep, view_ptr, km, graph, verbose, n_jobs):
+    """``(data, wstep, km, graph, record)``: ``data`` with the anchor of :func:`tune_anchor`,
+    the ``W`` step sharing its first factors with the solve (:class:`FirstFactors`), and the
+    first start's k-means labels and kNN graph (built here when the tuning of ``init`` did
+    not), for the solve's start."""
+    if km is None:  # the first start's k-means, drawn as the start would draw it
+        km = _kmeans_labels(X, data, data.rng, n_jobs)
+    if data.init == "spread" and graph is None:
+        graph = _knn_graph(X)
+    wstep = FirstFactors(wstep)
+    with verbose_logging(verbose) as log:
+        anchor, record = tune_anchor(data, X, wstep, view_ptr, km, graph, log)
+    return data._replace(anchor=anchor), wstep, km, graph, record
+
+
+def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, log):
     """``(anchor, record)``: the candidate of ``ANCHOR_GRID`` (times ``max(λ1, λ2)``) whose
     truncated fold solves leave the held-out labelled rows of ``F`` closest in angle to their
     class (:func:`held_out_cosine`; one-standard-error rule against the grid's first,
-    :func:`fastmv._core._tuning.grid_search`)."""
+    :func:`fastmv._core._tuning.grid_search`).
+
+    A fold solve's last iteration stops after its ``F`` step: the ``W``, ``b`` and objective
+    that would follow are not formed, as the score reads only ``F``. With one iteration the
+    candidates of a fold start from the same ``F`` with the same factors, and the anchor term
+    vanishes there, so their first evaluations (the start's fit and gradient, the first
+    trial point's fit) are computed once (a memo per fold,
+    :class:`~fastmv._mvfl._fstep.ReducedTerm`).
+    """
     from ._solver import Problem  # noqa: PLC0415 (circular import at module load)
 
     prior = data.prior
@@ -110,10 +133,12 @@ def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, tol, log):
             return np.nan, 0
         if f not in starts:
             fold = data._replace(prior=_fold_prior(prior, ~te))
-            starts[f] = (fold, _initial_F(X, fold, data.rng, None, km=km, graph=graph))
-        fold, F0 = starts[f]
+            starts[f] = (fold, _initial_F(X, fold, data.rng, None, km=km, graph=graph), [])
+        fold, F0, memo = starts[f]
         problem = Problem(fold._replace(anchor=anchor), X, wstep, view_ptr, F0.copy())
-        iterate(problem, solver="mvfl", max_iter=ANCHOR_ITERATIONS, tol=tol, warn=False)
+        for _ in range(ANCHOR_ITERATIONS - 1):
+            problem.step()
+        problem.joint_f_step(problem.factor(), memo)
         return held_out_cosine(problem.F, rows[te], classes[te]), 1
 
     method = (f"cosine of held-out labelled rows of F to their class after "

@@ -52,7 +52,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
-from ._anchor import FirstFactors, anchor_tuned, tune_anchor
+from ._anchor import anchor_tuned, with_tuned_anchor
 from ._fstep import (
     N_INNER,
     N_INNER_WOODBURY,
@@ -65,7 +65,7 @@ from ._fstep import (
     paper_objective,
 )
 from ._settle import SETTLE_RTOL, Settle
-from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _knn_graph, _tune_init
+from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
 from ._wstep import WStep, choose_route
 
 __all__ = ["mvfl", "MVFLResult"]
@@ -319,22 +319,31 @@ class Problem:
         self.empty = empty_csr(data.n)
         self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None)
 
-    def step(self) -> Step:
+    def factor(self):
+        """The factorised ``W`` step at the IRLS weights of the current ``W``."""
         d, vp = self.d, self.view_ptr
         groups, rnorm = ((np.ones((len(vp) - 1, d.c)), np.ones(self.X.shape[1]))
                          if self.W is None else weight_norms(self.W, vp, d.eps))  # no W yet: 1
         D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
         # one factor for all classes when the diagonals agree (λ1 = 0; uniform first weights)
-        factors, F_old = self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all())), self.F
+        return self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all()))
+
+    def joint_f_step(self, factors, memo=None):
+        """The monotone step's ``F`` update (``memo``: see :class:`ReducedTerm`)."""
+        reduced = ReducedTerm(self.term, self.wstep, factors, memo)
+        n_inner = N_INNER_WOODBURY if self.wstep.route == "woodbury" else N_INNER
+        self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, n_inner)
+        return reduced
+
+    def step(self) -> Step:
+        (d, vp), factors, F_old = (self.d, self.view_ptr), self.factor(), self.F
         if d.f_step == "paper":
             self.W, self.b = self.wstep.weights(factors, self.F)
             self.Z = np.asarray(self.X @ self.W) + self.b
             self.F = paper_f_step(self.F, self.Z, d.lam3, d.prior, self.empty)
             J = paper_objective(self.Z, self.F, self.W, vp, d.lam1, d.lam2, d.lam3, d.prior)
         else:
-            reduced = ReducedTerm(self.term, self.wstep, factors)
-            n_inner = N_INNER_WOODBURY if self.wstep.route == "woodbury" else N_INNER
-            self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, n_inner)
+            reduced = self.joint_f_step(factors)
             self.W, self.b = self.wstep.weights(factors, self.F, reduced.solved_at(self.F))
             self.Z = np.asarray(self.X @ self.W) + self.b
             g, r = weight_norms(self.W, vp, d.eps)
@@ -362,18 +371,16 @@ class Problem:
                     view_ptr=self.view_ptr, lam3=self.d.lam3)
 
 
-def _supervision(prior):
-    return (from_labels(prior["rows"], prior["classes"]) if prior["kind"] == "labels" else
-            from_pairs(prior["must"], prior["cannot"]) if prior["kind"] == "pairs" else None)
-
-
 def _tune_normalize(data: _Data, log):
     """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
     concatenation predicts the held-out supervision best (:func:`fastmv._core._tuning.
     neighbour_score`: 1-nearest labelled neighbour, or the pair-distance AUC); the per-view
     rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it. When the
-    rule calls every view text, ``"l2"`` is the only candidate."""
-    sup = _supervision(data.prior)
+    rule calls every view text, ``"l2"`` is the only candidate. Also returns the chosen
+    scheme's :func:`_normalized_with`, which the solve then uses as it is."""
+    prior = data.prior
+    sup = (from_labels(prior["rows"], prior["classes"]) if prior["kind"] == "labels"
+           else from_pairs(prior["must"], prior["cannot"]))
     rule = [_auto_scheme(V) for V in data.views]
     first = max(set(rule), key=rule.count)
     # every view text or counts: "l2" is kept. Scaling such a view per feature multiplies a
@@ -388,23 +395,23 @@ def _tune_normalize(data: _Data, log):
 
     def evaluate(scheme, f):
         if scheme not in spaces:
-            spaces[scheme] = _normalized_with(data, [scheme] * len(data.views))[0]
-        return neighbour_score(spaces[scheme], sup, folds, f), 0
+            spaces[scheme] = _normalized_with(data, [scheme] * len(data.views))
+        return neighbour_score(spaces[scheme][0], sup, folds, f), 0
 
     method = ("1-nearest labelled neighbour on the normalised views" if sup.kind == "labels"
               else "AUC of pair distances on the normalised views")
     chosen, record = grid_search("normalize", candidates, evaluate, _TUNE_FOLDS,
                                  method=method, log=log)
-    return data._replace(normalize=chosen), {"normalize": record}
+    return data._replace(normalize=chosen), {"normalize": record}, spaces[chosen]
 
 
 def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     """Normalise, set up the W step, run ``n_init`` starts; the lowest final objective wins."""
-    tuning = None
+    tuning = normed = None
     if data.normalize == "auto" and data.prior["kind"] != "none":
         with verbose_logging(verbose) as log:
-            data, tuning = _tune_normalize(data, log)
-    X, view_ptr, schemes = _normalized_data(data)
+            data, tuning, normed = _tune_normalize(data, log)
+    X, view_ptr, schemes = normed or _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
     wstep = WStep(Xw, route, view_ptr)
     km = graph = None
@@ -418,20 +425,14 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
             tuning = {**(tuning or {}), "init": record}
         data = data._replace(init=init)
     if anchor_tuned(data, route):
-        if km is None:  # the first start's k-means, drawn as the start would draw it
-            km = _kmeans_labels(X, data, data.rng, n_jobs)
-        if data.init == "spread" and graph is None:
-            graph = _knn_graph(X)
-        wstep = FirstFactors(wstep)
-        with verbose_logging(verbose) as log:
-            anchor, record = tune_anchor(data, X, wstep, view_ptr, km, graph, tol, log)
-        data = data._replace(anchor=anchor)
+        data, wstep, km, graph, record = with_tuned_anchor(data, X, wstep, view_ptr, km, graph,
+                                                           verbose, n_jobs)
         tuning = {**(tuning or {}), "anchor": record}
     spread = isinstance(data.init, str) and data.init == "spread"  # deterministic: one start
     n_starts, best = 1 if spread else data.n_init, None
     for start in range(n_starts):
         F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
-        problem = Problem(data, X, wstep, view_ptr, F0, tol)
+        problem = Problem(data, Xw, wstep, view_ptr, F0, tol)  # Xw: CSR for text (Z = XW)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress, warn=False)
         final = trace.objective[-1] if trace.n_iter else np.inf

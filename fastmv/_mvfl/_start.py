@@ -43,15 +43,35 @@ def _match_clusters(km, rows, classes, c):
     clusters arbitrarily: the permutation maximising the labelled samples whose cluster id
     equals their class (an assignment problem on the ``c × c`` contingency table) is applied.
     """
-    # import cost: scipy.sparse.csgraph, much cheaper than scipy.optimize, and only when
-    # labels are given (docs/performance.md "Figures behind the code's choices")
-    from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: PLC0415
+    return _Matcher(km, c)(rows, classes)
 
-    table = np.zeros((c, c))
-    np.add.at(table, (km[rows], classes), 1.0)
-    cost = sp.csr_matrix(table.max() + 1.0 - table)  # all entries > 0: a complete graph
-    _, col = min_weight_full_bipartite_matching(cost)
-    return col[km].astype(np.int64)
+
+class _Matcher:
+    """:func:`_match_clusters` for one k-means clustering and many subsets of the labels.
+
+    The permutation depends only on the contingency table, and the folds of the start's
+    tuning (leave-one-out over the labels) produce few distinct tables: a held-out sample
+    removes one count from its (cluster, class) cell, so all held-out samples of one cell
+    give one table. Each distinct table is solved once (the same matching, so the same
+    permutation, as solving it every time).
+    """
+
+    def __init__(self, km, c):
+        self.km, self.c, self._done = km, c, {}
+
+    def __call__(self, rows, classes):
+        table = np.zeros((self.c, self.c))
+        np.add.at(table, (self.km[rows], classes), 1.0)
+        key = table.tobytes()
+        col = self._done.get(key)
+        if col is None:
+            # import cost: scipy.sparse.csgraph, much cheaper than scipy.optimize, and only
+            # when labels are given (docs/performance.md "Figures behind the code's choices")
+            from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: PLC0415
+
+            cost = sp.csr_matrix(table.max() + 1.0 - table)  # all entries > 0: complete graph
+            col = self._done[key] = min_weight_full_bipartite_matching(cost)[1]
+        return col[self.km].astype(np.int64)
 
 
 def _knn_graph(X):
@@ -112,28 +132,41 @@ class _FoldSpreader:
 
     Spreading is linear in the seeds, so the scores from the labelled samples ``tr`` are
     ``G[:, tr] @ onehot(classes[tr])`` with ``G`` the spreading of each labelled sample's
-    unit column, computed once (``l`` columns instead of ``c`` per fold: leave-one-out over
-    100 labels no longer costs 100 spreadings of ``c`` columns, which dominated a 100-class
-    solve). The sums are of nonnegative terms, so a row no seed reaches is exactly zero.
+    unit column, computed once and kept transposed (``l`` columns instead of ``c`` per fold:
+    leave-one-out over 100 labels no longer costs 100 spreadings of ``c`` columns, which
+    dominated a 100-class solve). The sums are of nonnegative terms, so a row no seed reaches
+    is exactly zero.
     """
 
     def __init__(self, graph, rows, classes, c):
         self.S = _spread_operator(graph)
         self.rows, self.classes, self.c = rows, classes, c
-        self.G = _sweeps(self.S, _unit_columns(graph.shape[0], rows))
+        self.GT = np.ascontiguousarray(_sweeps(self.S, _unit_columns(graph.shape[0], rows)).T)
+        self._seeded = {}  # sample -> the spreading of its unit column (_seed_columns)
 
     def labels(self, tr, fallback):
         rows, classes, c = self.rows[tr], self.classes[tr], self.c
-        onehot = sp.csr_matrix((np.ones(rows.size), (np.arange(rows.size), classes)),
-                               shape=(rows.size, c))
-        F = np.asarray((onehot.T @ self.G[:, tr].T).T)
+        # the class indicator of the kept labels, transposed (c × kept), as CSC: the product
+        # adds each kept sample's spreading to its class's row in the samples' order
+        onehot_t = sp.csc_matrix((np.ones(rows.size), classes, np.arange(rows.size + 1)),
+                                 shape=(c, rows.size))
+        F = np.asarray(onehot_t @ self.GT[tr]).T
         if np.unique(classes).size < c:
             all_rows, all_classes = _seed_missing(F, rows, classes, c, fallback)
             seeds = all_rows[rows.size:]
             if seeds.size:
-                Gs = _sweeps(self.S, _unit_columns(F.shape[0], seeds))
-                np.add.at(F.T, all_classes[rows.size:], Gs.T)
+                np.add.at(F.T, all_classes[rows.size:], self._seed_columns(seeds).T)
         return _labels_or_fallback(F, fallback)
+
+    def _seed_columns(self, seeds):
+        """The spreading of each seed's unit column, ``(n, len(seeds))``. The sweeps treat
+        every column alike and apart (a sparse product and elementwise updates), so a column
+        spread once is reused bit for bit by the folds that pick the same seed."""
+        new = [i for i in dict.fromkeys(seeds.tolist()) if i not in self._seeded]
+        if new:
+            Gs = _sweeps(self.S, _unit_columns(self.S.shape[0], new))
+            self._seeded.update((i, Gs[:, t]) for t, i in enumerate(new))
+        return np.column_stack([self._seeded[i] for i in seeds.tolist()])
 
 
 def _labels_or_fallback(F, fallback):
@@ -195,13 +228,10 @@ def _tune_init(X, data: _Data, km, log):
     folds = label_folds(sup, n_folds, tuning_rng(data.rng))
     graph = _knn_graph(X)
     spreader = _FoldSpreader(graph, rows, classes, data.c)
+    match = _Matcher(km, data.c)
+    fold_pairs = {}  # the held-out pairs of a fold, the same for both candidates
 
-    def evaluate(init, f):
-        tr, te = folds != f, folds == f
-        if not te.any() or not tr.any():
-            return np.nan, 0
-        pred = (km if init == "k-means++" else spreader.labels(
-            tr, _match_clusters(km, rows[tr], classes[tr], data.c)))
+    def held_out_pairs(te):
         # pairs (held-out sample, every other labelled sample): the start's partition is
         # judged, not its class names (the clustering's accuracy is permutation-free)
         i = np.repeat(rows[te], rows.size)
@@ -211,9 +241,18 @@ def _tune_init(X, data: _Data, km, log):
         keep = i != j
         pairs = np.column_stack([i, j])[keep]
         same_class = (ci == cj)[keep]
-        score = pair_score(lambda p: pred[p[:, 0]] == pred[p[:, 1]], pairs[same_class],
-                           pairs[~same_class])
-        return score, 0
+        return pairs[same_class], pairs[~same_class]
+
+    def evaluate(init, f):
+        tr, te = folds != f, folds == f
+        if not te.any() or not tr.any():
+            return np.nan, 0
+        pred = (km if init == "k-means++" else
+                spreader.labels(tr, match(rows[tr], classes[tr])))
+        if f not in fold_pairs:
+            fold_pairs[f] = held_out_pairs(te)
+        must, cannot = fold_pairs[f]
+        return pair_score(lambda p: pred[p[:, 0]] == pred[p[:, 1]], must, cannot), 0
 
     # spreading grows every class from its seeds; a class without a label is seeded from
     # its matched k-means cluster (_seed_missing), so spreading is a candidate either way

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from fastmv.kernels.mvfl import cholesky_solve, sparse_weighted_gram
+from fastmv.kernels.mvfl import centre_woodbury_lower, cholesky_solve, sparse_weighted_gram
 
 __all__ = ["WStep", "choose_route", "compress_weights", "shared_plan", "shared_grams",
            "shared_grams_lower"]
@@ -171,10 +171,13 @@ def choose_route(X, solver):
 
 def _check_finite(A):
     if not np.isfinite(A).all():
-        raise FloatingPointError(
-            "mvfl: the W step's Gram matrix overflowed (data of magnitude beyond ~1e150 "
-            "without normalisation); use normalize='auto', 'zscore' or 'l2', or rescale the "
-            "views")
+        _overflow()
+
+
+def _overflow():
+    raise FloatingPointError(
+        "mvfl: the W step's Gram matrix overflowed (data of magnitude beyond ~1e150 "
+        "without normalisation); use normalize='auto', 'zscore' or 'l2', or rescale the views")
 
 
 def _cholesky_lower(A):
@@ -349,17 +352,19 @@ class WStep:
 
     def _kernel(self, dinv, K, centre):
         """``I + X̃ D⁻¹ X̃ᵀ`` into ``K`` (``centre``: ``K`` holds the uncentred sparse
-        ``X D⁻¹ Xᵀ``, centred in place; ``dinv=None``: ``K`` holds ``X̃ D⁻¹ X̃ᵀ`` already)."""
+        ``X D⁻¹ Xᵀ``, centred in place on its lower triangle only; ``dinv=None``: ``K`` holds
+        ``X̃ D⁻¹ X̃ᵀ`` already)."""
         if dinv is None and not centre:
             pass
         elif not centre:
             Y = self.Xc * np.sqrt(dinv)
             np.matmul(Y, Y.T, out=K)  # X̃ D⁻¹ X̃ᵀ
         else:
-            # sparse X: K = X D⁻¹ Xᵀ, double-centred J K J = X̃ D⁻¹ X̃ᵀ (K symmetric)
+            # sparse X: K = X D⁻¹ Xᵀ, double-centred J K J = X̃ D⁻¹ X̃ᵀ (K symmetric); only
+            # the lower triangle, which the Cholesky factorisation reads
             r = K.mean(axis=1)
-            K -= r[:, None]
-            K -= r[None, :]
-            K += r.mean()
+            if not centre_woodbury_lower(K, r, r.mean()):
+                _overflow()
+            return
         K[np.diag_indices_from(K)] += 1.0
         _check_finite(K)

@@ -19,6 +19,7 @@ __all__ = [
     "irls_diagonal",
     "cholesky_solve",
     "sparse_weighted_gram",
+    "centre_woodbury_lower",
     "pair_gram",
     "multiplicative_f_update",
     "labelled_rows_update",
@@ -40,6 +41,15 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
     d = dinv.shape[1]
     X = sp.csr_matrix((np.asarray(data, dtype=np.float64), indices, indptr), shape=(n, d)).toarray()
     return np.stack([X @ np.diag(dk) @ X.T for dk in np.asarray(dinv, dtype=np.float64)])
+
+
+def centre_woodbury_lower(K, r, m):
+    """The separate array passes the kernel fuses; returns the lower triangle's finiteness."""
+    K -= r[:, None]
+    K -= r[None, :]
+    K += m
+    K[np.diag_indices_from(K)] += 1.0
+    return bool(np.isfinite(np.tril(K)).all())
 
 
 def per_class_grams(Y, dinv):

@@ -150,6 +150,66 @@ def test_sparse_weighted_gram(dtype, n, d, c, density):
     np.testing.assert_allclose(Kk, N.sparse_weighted_gram(*args), **_tol(dtype))
 
 
+def _row_pass_grams(indptr, indices, data, t_indptr, t_indices, t_data, dinv):
+    """Every entry of ``X diag(dinv[k]) Xᵀ`` by a full pass over row ``i`` (features in
+    order, then the rows of each feature), products in the data's precision and sums in
+    float64, as the kernel computes them."""
+    c, n = dinv.shape[0], len(indptr) - 1
+    K = np.zeros((c, n, n))
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            f = indices[p]
+            for q in range(t_indptr[f], t_indptr[f + 1]):
+                v = data[p] * t_data[q]  # in the data's precision, as the kernel
+                for k in range(c):
+                    K[k, i, t_indices[q]] += float(v * dinv[k, f])
+    return K.astype(dinv.dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_sparse_weighted_gram_lower_pass_is_exact(dtype, shuffle):
+    # the kernel accumulates only j <= i and copies the upper triangle: the same bits as a
+    # full row pass, also when the columns of X.T are not sorted (no early stop then)
+    rng = np.random.default_rng(5)
+    X = sp.random(14, 25, density=0.3, format="csr", random_state=6, dtype=dtype)
+    XT = X.T.tocsr()
+    t_indices, t_data = XT.indices.copy(), XT.data.copy()
+    if shuffle:
+        for r in range(XT.shape[0]):
+            lo, hi = XT.indptr[r], XT.indptr[r + 1]
+            perm = lo + rng.permutation(hi - lo)
+            t_indices[lo:hi], t_data[lo:hi] = XT.indices[perm], XT.data[perm]
+    dinv = rng.uniform(0.1, 3.0, size=(3, 25)).astype(dtype)
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
+            XT.indptr.astype(np.int64), t_indices.astype(np.int64), t_data, dinv)
+    Kk = K.sparse_weighted_gram(*args)
+    np.testing.assert_array_equal(Kk, Kk.transpose(0, 2, 1))
+    ref = _row_pass_grams(X.indptr, X.indices, X.data, XT.indptr, XT.indices, XT.data, dinv)
+    np.testing.assert_array_equal(Kk, ref)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [0, 1, 2, 17])
+def test_centre_woodbury_lower(dtype, n):
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(n, max(n, 1)))[:, :3].astype(dtype)
+    Kin = (A @ A.T).astype(dtype)
+    r = Kin.mean(axis=1)
+    m = r.mean() if n else dtype(0.0)
+    Kk, Kn = Kin.copy(), Kin.copy()
+    assert K.centre_woodbury_lower(Kk, r, m) and N.centre_woodbury_lower(Kn, r, m)
+    low = np.tril_indices(n)
+    np.testing.assert_array_equal(Kk[low], Kn[low])  # the same passes fused: the same bits
+    up = np.triu_indices(n, 1)
+    np.testing.assert_array_equal(Kk[up], Kin[up])  # the strict upper triangle is not written
+    if n:
+        Kk[n - 1, 0] = np.inf
+        assert not K.centre_woodbury_lower(Kk, r, m)
+    with pytest.raises(ValueError, match="centre_woodbury_lower"):
+        K.centre_woodbury_lower(Kk, np.zeros(n + 1, dtype), m)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("n,c,p", [(1, 1, 0), (2, 1, 1), (30, 4, 0), (30, 4, 60), (200, 3, 500),
                                    (5, 6, 10)])
@@ -367,6 +427,82 @@ def test_first_factors_shared_then_released():
     assert again is not first
     np.testing.assert_array_equal(again.L, first.L)
     assert ws.n == 12 and ws.route == "direct"  # everything else is the wrapped W step
+
+
+def _fold_problem(anchor):
+    """A labelled direct-route problem at its k-means start (``Problem`` and its parts)."""
+    from fastmv._mvfl import _solver as SV
+
+    rng = np.random.default_rng(4)
+    views, y = _blobs(rng, 15, 3, (4, 3), sep=2.0, noise=1.5)
+    labels = np.where(rng.random(y.size) < 0.3, y, -1)
+    data = SV._prepare(views, 3, labels, None, None, 1e-3, 1e-3, None, 1.0, anchor, None,
+                       "k-means++", 1, 0, "zscore", "auto", "monotone")
+    X, vp, _ = SV._normalized_data(data)
+    wstep = WS.WStep(*SV.choose_route(X, "auto")[::-1], vp)
+    assert wstep.route == "direct"
+    F0 = SV._initial_F(X, data, data.rng, None)
+    return SV, data, X, wstep, vp, F0
+
+
+def test_fold_solve_stops_after_the_step_f():
+    """The anchor tuning's fold solve (the first iteration's F step, no W, b or objective)
+    leaves the F of a full first iteration, bit for bit."""
+    SV, data, X, wstep, vp, F0 = _fold_problem(0.1)
+    full = SV.Problem(data, X, wstep, vp, F0.copy())
+    full.step()
+    short = SV.Problem(data, X, wstep, vp, F0.copy())
+    short.joint_f_step(short.factor())
+    np.testing.assert_array_equal(short.F, full.F)
+    assert short.W is None  # nothing after the F step was formed
+
+
+def test_anchor_candidates_share_first_evaluations(monkeypatch):
+    """Two anchors from one start with the same factors: the second reuses the first's
+    evaluations at the start and the first trial point (a memo of at most MEMO_POINTS)
+    and ends at the F it reaches without the memo, bit for bit."""
+    SV, data, X, wstep, vp, F0 = _fold_problem(0.1)
+    fits = []
+    fit = wstep.fit
+    monkeypatch.setattr(wstep, "fit", lambda *a: fits.append(1) or fit(*a))
+    factors = SV.Problem(data, X, wstep, vp, F0.copy()).factor()
+
+    def f_after(anchor, memo):
+        problem = SV.Problem(data._replace(anchor=anchor), X, wstep, vp, F0.copy())
+        problem.joint_f_step(factors, memo)
+        return problem.F
+
+    alone = f_after(0.01, None)
+    n_alone = len(fits)
+    memo = []
+    f_after(0.1, memo)
+    assert 0 < len(memo) <= FS.MEMO_POINTS
+    fits.clear()
+    np.testing.assert_array_equal(f_after(0.01, memo), alone)
+    assert len(fits) == n_alone - len(memo)
+    other = SV.Problem(data, X, wstep, vp, F0.copy()).factor()  # other factors: no reuse
+    fits.clear()
+    problem = SV.Problem(data._replace(anchor=0.01), X, wstep, vp, F0.copy())
+    problem.joint_f_step(other, memo)
+    assert len(fits) == n_alone
+
+
+def test_matcher_solves_each_table_once():
+    """init='auto' renumbers k-means for each fold's labels: one matching per distinct
+    contingency table, the same permutation as matching every time."""
+    from fastmv._mvfl import _start as ST
+
+    rng = np.random.default_rng(2)
+    km = rng.integers(0, 4, 60)
+    rows = np.arange(0, 60, 3)
+    classes = (km[rows] + (rng.random(rows.size) < 0.3)) % 4
+    match = ST._Matcher(km, 4)
+    for f in range(rows.size):
+        keep = np.arange(rows.size) != f
+        got = match(rows[keep], classes[keep])
+        np.testing.assert_array_equal(got, ST._match_clusters(km, rows[keep], classes[keep], 4))
+    cells = {(km[r], k) for r, k in zip(rows, classes)}
+    assert len(match._done) <= len(cells)
 
 
 def test_fold_spreading_equals_spreading_each_fold():
