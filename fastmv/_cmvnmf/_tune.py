@@ -8,6 +8,7 @@ import numpy as np
 
 from .._core._tuning import (
     beats_default,
+    eligible,
     fold_means,
     from_pairs,
     grid_search,
@@ -101,8 +102,7 @@ def _next_fold(default, earlier, own):
     default = np.asarray(default, dtype=np.float64)
     table = np.vstack([default, np.asarray(earlier, dtype=np.float64).reshape(-1, default.size)])
     means = fold_means(table)
-    best = max(means[h] for h in range(len(table))
-               if h == 0 or beats_default(*paired_gain(table[h], default)))
+    best = max(means[h] for h in eligible(table))
     row = np.full(default.size, np.nan)
     row[list(own)] = list(own.values())
     upper = np.where(np.isfinite(default) & np.isnan(row), 1.0, row)

@@ -37,7 +37,7 @@ import numpy as np
 
 __all__ = ["Supervision", "label_folds", "pair_folds", "label_score", "pair_score",
            "pair_auc", "grid_search", "pairs_among_labels", "paired_gain", "beats_default",
-           "may_beat_default", "fold_means"]
+           "may_beat_default", "fold_means", "eligible"]
 
 AUTO = "auto"
 #: how much a mean paired gain must exceed its standard error, relative to the standard
@@ -209,6 +209,16 @@ def fold_means(scores) -> np.ndarray:
         return np.where(counts > 0, np.nansum(scores, axis=1) / np.maximum(counts, 1), -np.inf)
 
 
+def eligible(scores) -> list[int]:
+    """The rows of ``scores`` (candidates × folds, the old default first) that may be
+    chosen: the default and every later candidate whose paired gain over it passes the
+    one-standard-error rule (:func:`beats_default`). :func:`grid_search` chooses the one with
+    the best :func:`fold_means` among them (ties: the earlier one)."""
+    scores = np.asarray(scores, np.float64)
+    return [0] + [g for g in range(1, len(scores))
+                  if beats_default(*paired_gain(scores[g], scores[0]))]
+
+
 def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: int, *,
                 method: str, log=None) -> tuple[object, dict]:
     """Score every candidate on every fold; return the winner and its record.
@@ -250,12 +260,9 @@ def grid_search(option: str, candidates: Sequence, evaluate: Callable, n_folds: 
     # one-standard-error rule against the first candidate (the old default): another one
     # wins only if its mean paired gain over the folds exceeds that gain's standard error,
     # so fold-to-fold noise does not move the default
-    gain = np.zeros(len(candidates))
-    se = np.zeros(len(candidates))
-    for g in range(1, len(candidates)):
-        gain[g], se[g] = paired_gain(scores[g], scores[0])
-    eligible = [0] + [g for g in range(1, len(candidates)) if beats_default(gain[g], se[g])]
-    best = max(eligible, key=lambda g: (mean[g], -g))  # earlier candidates win ties
+    se = np.array([0.0] + [paired_gain(scores[g], scores[0])[1]
+                           for g in range(1, len(candidates))])
+    best = max(eligible(scores), key=lambda g: (mean[g], -g))  # earlier candidates win ties
     chosen = candidates[best]
     record = {"candidates": list(candidates), "scores": scores, "mean": mean,
               "gain_se": se, "chosen": chosen, "folds": int(n_folds), "method": method,
