@@ -227,12 +227,17 @@ def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
     mn = np.inf
     res = 0.0
     for r in range(lo, hi):
-        # the P̂ step of row r (reads the old E, Y of row r)
+        # the P̂ step of row r (reads the old E, Y of row r). Each a[i] sums the views in
+        # order from 0.0, as a sum per entry would, but the loop over the entries is inside:
+        # contiguous in every array and independent per entry, so it vectorises
         for i in range(d):
-            s = 0.0
-            for k in range(m):
-                s += np.float64(P[k, r, i]) - np.float64(E[k, r, i]) \
+            a[i] = 0.0
+        for k in range(m):
+            for i in range(d):
+                a[i] += np.float64(P[k, r, i]) - np.float64(E[k, r, i]) \
                     - np.float64(Y[k, r, i]) * inv_mu
+        for i in range(d):
+            s = a[i]
             if has_q:
                 q = np.float64(Q[r, i])
                 s += q - zc * (np.float64(Zb[r, i]) - q)

@@ -29,6 +29,7 @@ import pickle
 import threading
 
 import numba
+import numpy as np
 
 __all__ = ["BlockMap", "open_block_map", "map_blocks", "is_dask_executor"]
 
@@ -55,14 +56,60 @@ def payload_bytes(obj) -> int:
     return len(head) + sum(b.raw().nbytes for b in buffers)
 
 
+class _Broadcast:
+    """Data scattered to Dask workers, pickled in-band so that its arrays are allocated anew
+    (aligned) where it is unpickled, once per worker.
+
+    Dask ships arrays out of band, as slices of its message frames, and a slice can start at
+    any byte: an array that is not aligned to its itemsize takes other code paths (NumPy
+    leaves BLAS for its own loops, Numba compiles another specialisation) that round
+    differently, so a task on a worker would not give the thread path's bits. Tasks receive
+    the wrapper and :func:`_aligned` unwraps it.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __reduce__(self):
+        return _unpickle_broadcast, (pickle.dumps(self.value, protocol=pickle.HIGHEST_PROTOCOL),)
+
+
+def _unpickle_broadcast(data):
+    return _Broadcast(pickle.loads(data))
+
+
+def _aligned(obj):
+    """``obj`` with :class:`_Broadcast` wrappers unwrapped and every NumPy array that is not
+    aligned (inside tuples, named tuples, lists and dicts, at any depth) replaced by an
+    aligned copy; whatever needs no change is returned as is (the same object)."""
+    if isinstance(obj, _Broadcast):
+        return _aligned(obj.value)
+    if isinstance(obj, np.ndarray):
+        return obj if obj.flags.aligned else obj.copy(order="K")
+    if isinstance(obj, (tuple, list)):
+        items = [_aligned(x) for x in obj]
+        if all(a is b for a, b in zip(items, obj)):
+            return obj
+        if isinstance(obj, list):
+            return items
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    if isinstance(obj, dict):
+        items = {k: _aligned(v) for k, v in obj.items()}
+        return obj if all(items[k] is v for k, v in obj.items()) else items
+    return obj
+
+
 def _run_task(fn, item, *args):
     """Run one task with one Numba thread (thread-local), as the thread path runs its tasks:
     the task's share of the work is the parallelism, and the kernels' fixed partitions keep
-    the result the same for any thread count."""
+    the result the same for any thread count. Arrays arrive aligned (:func:`_aligned`), as
+    the thread path's are."""
     previous = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        return fn(item, *args)
+        return fn(_aligned(item), *_aligned(args))
     finally:
         numba.set_num_threads(previous)
 
@@ -105,7 +152,8 @@ class BlockMap:
         if self._client is None:
             return list(values)
         try:
-            return self._client.scatter(list(values), broadcast=broadcast, hash=False)
+            return self._client.scatter([_Broadcast(v) for v in values], broadcast=broadcast,
+                                        hash=False)
         except Exception as exc:
             raise RuntimeError(f"sending {len(values)} array(s) to the workers of the executor "
                                f"failed: {type(exc).__name__}: {exc}") from exc
@@ -194,7 +242,8 @@ class BlockMap:
                         f"{exc}{hint}") from exc
                 submit()
                 self._count("result_bytes", payload_bytes(result))
-                yield result
+                # results unpickled from Dask's frames: aligned, as the thread path's are
+                yield result if self._client is None else _aligned(result)
         finally:
             for _, future in pending:
                 future.cancel()

@@ -74,7 +74,8 @@ def _no_terms(dtype, c, idx=np.int32):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("d,c", [(1, 1), (5, 1), (1, 4), (130, 7), (64, 3), (0, 2)])
+@pytest.mark.parametrize("d,c", [(1, 1), (5, 1), (1, 4), (130, 7), (64, 3), (0, 2), (1, 12),
+                                 (70, 13), (9, 40)])
 def test_multiplicative_update_without_terms_equals_twin(dtype, d, c, rng):
     U = rng.random((d, c)).astype(dtype)
     if d:
@@ -97,6 +98,24 @@ def test_multiplicative_update_without_terms_equals_twin(dtype, d, c, rng):
     assert d == 0 or got[0, 0] == 0.0
 
 
+@pytest.mark.parametrize("c", [1, 11, 12, 13, 40])
+def test_multiplicative_update_sums_each_denominator_in_order(c, rng):
+    # both ways of forming row i of F gram (one dot product per k for few columns, all k at
+    # once for many) must add F[i, l] gram[l, k] over l = 0, 1, ... from 0.0: the result is
+    # then bit for bit that of plain IEEE arithmetic in that order
+    F = rng.random((5, c))
+    numer = rng.random((5, c))
+    gram = rng.random((c, c)) * 10.0 ** rng.integers(-8, 8, (c, c))
+    got, _ = K.multiplicative_update_serial(F, numer, gram, _no_terms(np.float64, c), 0.0,
+                                            1e-10)
+    for i in range(5):
+        for k in range(c):
+            den = 0.0
+            for l in range(c):
+                den += float(F[i, l]) * float(gram[l, k])
+            assert got[i, k] == float(F[i, k]) * ((float(numer[i, k]) + 1e-10) / (den + 1e-10))
+
+
 def test_multiplicative_update_zero_denominator_guarded():
     got, _ = K.multiplicative_update(np.zeros((3, 2)), np.zeros((3, 2)), np.zeros((2, 2)),
                                      _no_terms(np.float64, 2), 0.0, 1e-10)
@@ -110,7 +129,8 @@ def test_multiplicative_update_zero_denominator_guarded():
                                        (np.float64, np.int64)])
 @pytest.mark.parametrize("n_a,N_all,c,nnz_m,nnz_c", [(1, 1, 1, 0, 0), (1, 6, 3, 4, 2),
                                                       (30, 90, 4, 0, 50), (50, 120, 5, 200, 300),
-                                                      (5, 5, 1, 7, 0), (70, 70, 3, 300, 100)])
+                                                      (5, 5, 1, 7, 0), (70, 70, 3, 300, 100),
+                                                      (40, 100, 27, 300, 200)])
 @pytest.mark.parametrize("beta", [0.0, 0.7])
 def test_multiplicative_update_with_terms_equals_twin(dtype, idx, n_a, N_all, c, nnz_m, nnz_c,
                                                       beta, rng):

@@ -31,6 +31,20 @@ def _views(seed=0, n=80, c=3, density=0.05):
     return uv, uy
 
 
+def _tuned_draw(wanted, **kw):
+    """``(views, must, cannot, result)`` of the first of ten small draws whose
+    ``beta="auto"`` record satisfies ``wanted``. Which draws have a default that honours every
+    held-out pair (and so fit nothing else) moved between installs (NumPy, SciPy and their
+    BLAS): the tests ask for a kind of draw, not for a seed."""
+    for seed in range(10):
+        uv, uy = _views(seed=seed, n=60)
+        ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=seed)
+        res = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+        if wanted(res.tuning["beta"]):
+            return uv, ml, cl, res
+    pytest.fail("no draw of the kind the test needs")
+
+
 def _info(it, f):
     return IterationInfo("cmvnmf", it, f, 0.0, 0.0, {})
 
@@ -66,8 +80,6 @@ def test_every_start_runs_to_its_stop_and_the_lowest_final_objective_is_kept(cap
 
 
 def test_beta_tuning_prepares_the_views_once_and_the_solve_equals_the_fixed_call(monkeypatch):
-    uv, uy = _views(seed=2, n=60)
-    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
     calls = []
     prepare = C._prepare
 
@@ -77,10 +89,12 @@ def test_beta_tuning_prepares_the_views_once_and_the_solve_equals_the_fixed_call
 
     monkeypatch.setattr(C, "_prepare", counting)
     kw = dict(n_init=2, max_iter=40, random_state=0)
+    uv, ml, cl, _ = _tuned_draw(lambda rec: rec["solves"] > T._TUNE_FOLDS, **kw)
+    calls.clear()
     tuned = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
-    assert len(calls) == 1      # the validation fits reuse the prepared views
     record = tuned.tuning["beta"]
-    assert T._TUNE_FOLDS < record["solves"] == np.isfinite(record["scores"]).sum()
+    assert len(calls) == 1      # the validation fits reuse the prepared views
+    assert record["solves"] == np.isfinite(record["scores"]).sum()
     fixed = fastmv.cmvnmf(uv, 3, ml, cl, beta=record["chosen"], **kw)
     np.testing.assert_array_equal(tuned.objective, fixed.objective)
     for a in range(2):
@@ -119,8 +133,9 @@ def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkey
 
     import fastmv._blocks._kmeans as K
 
-    uv, uy = _views(seed=2, n=60)
-    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
+    # a draw whose tuning fits other weights beside the default (see _tuned_draw)
+    kw = dict(n_init=2, max_iter=30, random_state=0)
+    uv, ml, cl, _ = _tuned_draw(lambda rec: rec["solves"] > T._TUNE_FOLDS, **kw)
     seen, starts = [], []
     problem, kmeans = C.Problem, K.kmeans
 
@@ -134,7 +149,7 @@ def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkey
 
     monkeypatch.setattr(C, "Problem", recording)
     monkeypatch.setattr(K, "kmeans", recording_kmeans)
-    res = fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=30, random_state=0)
+    res = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
     fits = res.tuning["beta"]["solves"]
     assert fits > T._TUNE_FOLDS
     # the word-count view (5 % nonzeros) is CSR in every fit and start; the dense view is not
@@ -229,10 +244,8 @@ def test_fitting_fold_by_fold_keeps_grid_search_choice():
 
 def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch):
 
-    uv, uy = _views(seed=4, n=60)
-    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=4)
     kw = dict(n_init=1, max_iter=40, random_state=0)
-    short = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    uv, ml, cl, short = _tuned_draw(lambda rec: np.all(rec["scores"][0] == 1.0), **kw)
     record = short.tuning["beta"]
     assert np.all(record["scores"][0] == 1.0)       # planted clusters: every pair honoured
     assert record["solves"] == T._TUNE_FOLDS

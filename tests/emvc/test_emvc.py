@@ -118,6 +118,7 @@ def test_error_norms_and_residual_match_twins(dt, n, block_entries, monkeypatch)
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("m,n,has_q", [(1, 1, False), (1, 1, True), (3, 2, True),
                                        (2, 17, True), (3, 40, False),
+                                       (12, 30, True), (12, 9, False),
                                        (2, 600, True)])  # last: 64 parts
 def test_consensus_error_update_matches_twin(dt, m, n, has_q):
     rng = np.random.default_rng(m * 100 + n)
