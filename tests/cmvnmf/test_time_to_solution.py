@@ -34,8 +34,8 @@ def _views(seed=0, n=80, c=3, density=0.05):
 def _tuned_draw(wanted, **kw):
     """``(views, must, cannot, result)`` of the first of ten small draws whose
     ``beta="auto"`` record satisfies ``wanted``. Which draws have a default that honours every
-    held-out pair (and so fit nothing else) moved between installs (NumPy, SciPy and their
-    BLAS): the tests ask for a kind of draw, not for a seed."""
+    held-out pair (and so fit nothing else) moved between hosts (the BLAS and Numba kernels
+    picked for the CPU round differently): the tests ask for a kind of draw, not a seed."""
     for seed in range(10):
         uv, uy = _views(seed=seed, n=60)
         ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=seed)
