@@ -5,16 +5,22 @@ short array reads or writes outside its arrays. Every public kernel calls these 
 raises ``ValueError`` on a failed check (constant messages: Numba raises those without
 calling back into the interpreter). They cost one pass over the index arrays, small beside
 the kernels' own work over the same arrays.
+
+Each check is compiled into the kernel that calls it (``inline="always"``), not as a function
+of its own: a few comparisons per call site, where a separately compiled check costs a
+compilation pipeline and an LLVM module per signature on a cold first call.
 """
 from __future__ import annotations
 
 from numba import njit
 
+from ._options import SERIAL
+
 __all__ = ["in_range", "valid_ptr", "valid_csr", "valid_view_ptr", "valid_dense_rows",
            "valid_sparse_rows"]
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL, inline="always")
 def in_range(idx, low, high):
     """Whether every entry of the (any-dimensional) integer array ``idx`` is in ``[low, high)``."""
     for x in idx.ravel():
@@ -23,7 +29,7 @@ def in_range(idx, low, high):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL, inline="always")
 def valid_ptr(ptr, n, total):
     """Whether ``ptr`` has ``n + 1`` non-decreasing entries from 0 to at most ``total``."""
     if ptr.shape[0] != n + 1 or ptr[0] != 0 or ptr[n] > total:
@@ -34,7 +40,7 @@ def valid_ptr(ptr, n, total):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL, inline="always")
 def valid_csr(indptr, indices, data, n_rows, n_cols):
     """Whether ``(data, indices, indptr)`` is a CSR structure of ``n_rows`` rows whose stored
     column indices lie in ``[0, n_cols)`` (only the entries ``indptr`` reaches are checked)."""
@@ -43,14 +49,14 @@ def valid_csr(indptr, indices, data, n_rows, n_cols):
     return in_range(indices[:indptr[n_rows]], 0, n_cols)
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL, inline="always")
 def valid_view_ptr(view_ptr, n_rows):
     """Whether ``view_ptr`` (``m + 1`` entries, ``m >= 1``) rises from 0 to exactly ``n_rows``."""
     m = view_ptr.shape[0] - 1
     return m >= 1 and valid_ptr(view_ptr, m, n_rows) and view_ptr[m] == n_rows
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL, inline="always")
 def valid_dense_rows(dense, view_ptr, s):
     """Whether a chunk's compacted dense views (``DenseRows`` or None) are consistent with
     ``s`` chunk rows and the view widths in ``view_ptr``: offsets rising within their arrays,
@@ -77,7 +83,7 @@ def valid_dense_rows(dense, view_ptr, s):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL, inline="always")
 def valid_sparse_rows(sparse, s, n_cols):
     """Whether a chunk's sparse views (``SparseRows`` or None) are a CSR structure of ``s``
     rows with column indices in ``[0, n_cols)``."""

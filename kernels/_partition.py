@@ -12,6 +12,8 @@ import types
 import numpy as np
 from numba import njit, prange
 
+from ._options import PARALLEL, SERIAL
+
 __all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range",
            "start_thread_pool", "sum_parts"]
 
@@ -23,7 +25,7 @@ SERIAL_BELOW = 2 ** 20
 MAX_PARTS = 64
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def n_parts(n_items, min_per_part):
     """Number of parts for ``n_items`` items with at least ``min_per_part`` per part
     (at least 1, at most :data:`MAX_PARTS`); independent of the thread count.
@@ -42,7 +44,7 @@ def n_parts(n_items, min_per_part):
     return p
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def part_range(n_items, parts, part):
     """``(start, stop)`` of part ``part`` of ``parts`` contiguous, near-equal parts.
 
@@ -53,7 +55,7 @@ def part_range(n_items, parts, part):
     return (n_items * part) // parts, (n_items * (part + 1)) // parts
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def part_bounds(n_items, parts):
     """All part boundaries: an int64 array of length ``parts + 1`` from 0 to ``n_items``.
 
@@ -67,7 +69,7 @@ def part_bounds(n_items, parts):
     return bounds
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def sum_parts(partial):
     """Column sums of per-part partial sums, the parts added in part order: the closing
     reduction of the kernels that accumulate per part (one float64 row per part).
@@ -80,14 +82,76 @@ def sum_parts(partial):
     -----
     Cost: reads ``8 parts c`` bytes and writes ``8 c`` (``c`` columns); ``parts c`` additions.
     """
-    total = np.zeros(partial.shape[1])
+    total = np.empty(partial.shape[1], np.float64)
+    total[:] = 0.0
     for p in range(partial.shape[0]):
         for q in range(partial.shape[1]):
             total[q] += partial[p, q]
     return total
 
 
-def _serial_copy(kernel, name, summary):
+def inlining(fn, helpers, name=None):
+    """The Python function ``fn`` with the serial helpers it calls compiled into it: for
+    ``njit`` to compile as one function instead of one per helper.
+
+    On a cold first call every separately compiled helper costs a whole compilation pipeline,
+    a Python wrapper and an LLVM module of its own, and its code is optimised again inside
+    each caller; a helper called from one place needs none of that. Numba inlines the
+    helpers' code where ``fn`` calls them (``inline="always"``), which moves no arithmetic,
+    so the result is bit for bit that of the separately compiled helpers.
+
+    Parameters
+    ----------
+    fn : function
+        A plain Python function (a kernel before ``njit``, or a kernel's ``py_func``).
+    helpers : sequence of numba dispatchers
+        Serial helpers that ``fn``, or another helper in ``helpers``, calls by a
+        module-level name (in its own module or another). Every such call, in ``fn`` and
+        in the inlined helpers, is inlined; other calls are left as they are.
+    name : str, optional
+        The new function's name and qualified name (default: ``fn``'s).
+
+    Returns
+    -------
+    function
+        A new Python function with ``fn``'s code, whose names of the helpers resolve to
+        inlined copies (the module's own functions and its namespace are unchanged).
+
+    Notes
+    -----
+    Cost: none at run time. Use it on serial code only: inside a ``parallel=True`` kernel an
+    inlined allocation would become a parfor of its own.
+    """
+    spaces = {}                    # a copy of each module's names, the helpers' replaced
+
+    def space(names):
+        return spaces.setdefault(id(names), dict(names))
+
+    home = space(fn.__globals__)
+    inlined = {}
+    for helper in helpers:
+        h = helper.py_func
+        body = types.FunctionType(h.__code__, space(h.__globals__), h.__name__,
+                                  h.__defaults__, h.__closure__)
+        inlined[id(helper)] = njit(**SERIAL, inline="always")(body)
+    for names in spaces.values():
+        for key, value in names.items():
+            if id(value) in inlined:
+                names[key] = inlined[id(value)]
+    called = set(fn.__code__.co_names).union(*(h.py_func.__code__.co_names for h in helpers))
+    for helper in helpers:
+        if helper.py_func.__name__ not in called:
+            raise ValueError(f"neither {fn.__name__} nor the other helpers call "
+                             f"{helper.py_func.__name__}")
+    name = name or fn.__name__
+    copy = types.FunctionType(fn.__code__, home, name, fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = name
+    copy.__module__ = fn.__module__
+    copy.__doc__ = fn.__doc__
+    return copy
+
+
+def _serial_copy(kernel, name, summary, inline=()):
     """The Python function of a ``parallel=True`` kernel as a new function called ``name``, to
     be compiled without ``parallel=True``: its ``prange`` loops then run as ``range`` loops,
     the same parts in the same order, so the serial kernel computes exactly what the parallel
@@ -105,6 +169,9 @@ def _serial_copy(kernel, name, summary):
         The new function's name (its module is the kernel's).
     summary : str
         First paragraph of the new docstring; the kernel's docstring follows.
+    inline : sequence of numba dispatchers, optional
+        Serial helpers compiled into the copy (:func:`inlining`); the parallel kernel keeps
+        calling them as functions.
 
     Returns
     -------
@@ -115,24 +182,22 @@ def _serial_copy(kernel, name, summary):
     -----
     Cost: none at run time; the serial kernel costs what the parallel one does on one thread.
     """
-    fn = kernel.py_func
-    copy = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__,
-                              fn.__closure__)
-    copy.__qualname__ = name
-    copy.__module__ = fn.__module__
-    copy.__doc__ = f"{summary}\n\n    {fn.__doc__}"
+    copy = inlining(kernel.py_func, inline, name)
+    copy.__doc__ = f"{summary}\n\n    {kernel.py_func.__doc__}"
     return copy
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def _zeros(shape):
     """``np.zeros(shape)`` in float64 as a serial helper for the parallel kernels of every
     family: ``np.zeros`` written inside a ``parallel=True`` kernel becomes a parfor of its
     own, which costs compilation time and nothing else."""
-    return np.zeros(shape)
+    out = np.empty(shape, np.float64)
+    out[:] = 0.0
+    return out
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def start_thread_pool(n):
     """A trivial parallel loop (returns ``n``): running it makes Numba choose its threading
     layer, which :func:`numba.threading_layer` reports only after a parallel launch.

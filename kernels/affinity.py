@@ -14,9 +14,10 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range
+from ._options import PARALLEL, SERIAL
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def gram_to_sq_distances(G, sq_norms):
     """Overwrite a Gram matrix with squared Euclidean distances, in place.
 
@@ -56,7 +57,7 @@ def gram_to_sq_distances(G, sq_norms):
     return G
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def strict_upper_triangle(A):
     """The entries ``A[i, j]`` with ``j > i``, row by row, as a flat array.
 
@@ -87,7 +88,7 @@ def strict_upper_triangle(A):
     return out
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def gaussian_transition_rows(D2, inv_two_sigma_sq):
     """Overwrite squared distances with a row-stochastic Gaussian transition matrix.
 
@@ -139,7 +140,7 @@ def gaussian_transition_rows(D2, inv_two_sigma_sq):
     return D2
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def keep_nearest_neighbors(D2, n_neighbors):
     """Set all but each row's ``n_neighbors`` smallest off-diagonal distances to ``+inf``.
 
@@ -177,7 +178,7 @@ def keep_nearest_neighbors(D2, n_neighbors):
     return keep
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def nearest_neighbors_rows(D2, n_neighbors):
     """Each row's ``n_neighbors`` smallest off-diagonal squared distances and their columns.
 
@@ -239,7 +240,7 @@ def nearest_neighbors_rows(D2, n_neighbors):
     return index, sq_dist
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def _sift_down(val, idx, x, j, size):
     """Put the pair ``(x, j)`` at the root of the max-heap ``val[:size]``, ``idx[:size]``
     (ordered by distance, then column) and sift it down."""
@@ -260,7 +261,7 @@ def _sift_down(val, idx, x, j, size):
     val[p], idx[p] = x, j
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def local_scaling_transition_rows(out, index, sq_dist, sigma, mutual=False):
     """Overwrite ``out`` with the row-stochastic locally scaled kNN transition matrix.
 

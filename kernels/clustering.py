@@ -20,17 +20,18 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import valid_csr
-from ._partition import _serial_copy, part_bounds, sum_parts
+from ._options import PARALLEL, SERIAL
+from ._partition import _serial_copy, inlining, part_bounds, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
 CHUNK_ROWS = 256
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _sq_norms(A):
     n, d = A.shape
-    out = np.empty(n)
+    out = np.empty(n, np.float64)
     for i in range(n):
         s = 0.0
         for j in range(d):
@@ -39,12 +40,14 @@ def _sq_norms(A):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _add_parts(partial, partial_counts):
     """Sum the per-part accumulators in part order."""
     n_parts, c, d = partial.shape
-    sums = np.zeros((c, d))
-    counts = np.zeros(c, dtype=np.int64)
+    sums = np.empty((c, d), np.float64)
+    sums[:] = 0.0
+    counts = np.empty(c, np.int64)
+    counts[:] = 0
     for p in range(n_parts):
         for k in range(c):
             counts[k] += partial_counts[p, k]
@@ -53,7 +56,7 @@ def _add_parts(partial, partial_counts):
     return sums, counts
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(**PARALLEL)
 def nearest_center(inner, x_sq_norms, c_sq_norms):
     """Nearest center of every sample from precomputed inner products (for callers that
     already hold ``X Cᵀ``; k-means itself uses :func:`lloyd_step`).
@@ -101,7 +104,7 @@ def nearest_center(inner, x_sq_norms, c_sq_norms):
     return labels, sq_dist
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _nearest_in_block(inner, c_sq, best, arg):
     """Nearest center of each of the ``m`` samples of a block from ``inner[k, r]`` =
     ``−2 c_k·x_r``: ``arg[r]`` (first minimiser on ties) and ``best[r] = ‖c‖² − 2 x·c``.
@@ -119,34 +122,38 @@ def _nearest_in_block(inner, c_sq, best, arg):
             arg[r] = k if closer else arg[r]
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _lloyd_buffers(n, c, d, n_parts):
     """Part bounds, outputs and per-part accumulators of one Lloyd step."""
-    return (part_bounds(n, n_parts), np.empty(n, dtype=np.int64), np.empty(n),
-            np.zeros((n_parts, c, d)), np.zeros((n_parts, c), dtype=np.int64))
+    partial = np.empty((n_parts, c, d), np.float64)
+    partial[:] = 0.0
+    partial_counts = np.empty((n_parts, c), np.int64)
+    partial_counts[:] = 0
+    return (part_bounds(n, n_parts), np.empty(n, np.int64), np.empty(n, np.float64), partial,
+            partial_counts)
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _lloyd_setup(centers, n, n_parts):
     """``−2 C``, ``‖c_k‖²`` and :func:`_lloyd_buffers` for a dense Lloyd step. A serial
     helper: ``-2.0 * centers`` written inside a ``parallel=True`` kernel is a parfor of its
     own, which costs compilation time and nothing else."""
     c, d = centers.shape
-    C2 = np.empty((c, d))
+    C2 = np.empty((c, d), np.float64)
     for k in range(c):
         for j in range(d):
             C2[k, j] = -2.0 * centers[k, j]
     return (C2, _sq_norms(centers)) + _lloyd_buffers(n, c, d, max(1, min(n_parts, n)))
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
     """:func:`lloyd_step` on the rows ``[lo, hi)``: labels and distances written, the rows
     added into the part's ``sums`` and ``counts``. The whole body of the parallel loop is
     this one call, so the parfor's own compilation handles a single call."""
     c, d = C2.shape
-    buf = np.empty(c * CHUNK_ROWS)
-    best = np.empty(CHUNK_ROWS)
+    buf = np.empty(c * CHUNK_ROWS, np.float64)
+    best = np.empty(CHUNK_ROWS, np.float64)
     arg = np.empty(CHUNK_ROWS, dtype=np.int64)
     for start in range(lo, hi, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, hi)
@@ -165,7 +172,7 @@ def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
                 sums[k, j] += X[i, j]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(**PARALLEL)
 def lloyd_step(X, centers, x_sq_norms, n_parts):
     """One Lloyd step on dense data: nearest centers, their distances and the per-cluster sums.
 
@@ -210,7 +217,7 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     return labels, sq_dist, sums, counts
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _csr_row_times(data, indices, start, stop, BT, out):
     """``out = row · BT`` for the CSR row stored at ``data[start:stop]``, ``indices[start:stop]``
     (``BT``: ``d × k``, C-contiguous, so each stored entry reads one contiguous row)."""
@@ -222,7 +229,7 @@ def _csr_row_times(data, indices, start, stop, BT, out):
             out[k] += v * row[k]
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(**PARALLEL)
 def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     """One Lloyd step on a CSR matrix (the same outputs as :func:`lloyd_step`).
 
@@ -264,20 +271,7 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     return labels, sq_dist, sums, counts
 
 
-#: :func:`lloyd_step` on the calling thread, bit for bit (see the module docstring).
-lloyd_step_serial = njit(cache=True, nogil=True)(_serial_copy(
-    lloyd_step, "lloyd_step_serial",
-    "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
-    "in the same order, the same result bit for bit)."))
-
-#: :func:`lloyd_step_csr` on the calling thread, bit for bit.
-lloyd_step_csr_serial = njit(cache=True, nogil=True)(_serial_copy(
-    lloyd_step_csr, "lloyd_step_csr_serial",
-    "One CSR Lloyd step on the calling thread (``lloyd_step_csr`` compiled serially: the "
-    "same parts in the same order, the same result bit for bit)."))
-
-
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _lloyd_csr_setup(indptr, centers, n_parts):
     """``Cᵀ`` (C-contiguous), ``‖c_k‖²`` and :func:`_lloyd_buffers` for a CSR Lloyd step."""
     n = indptr.shape[0] - 1
@@ -286,12 +280,12 @@ def _lloyd_csr_setup(indptr, centers, n_parts):
             + _lloyd_buffers(n, c, d, max(1, min(n_parts, n))))
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, lo, hi, labels, sq_dist,
                     sums, counts):
     """:func:`lloyd_step_csr` on the rows ``[lo, hi)`` (see :func:`_lloyd_part`)."""
     c = CT.shape[1]
-    inner = np.empty(c)
+    inner = np.empty(c, np.float64)
     for i in range(lo, hi):
         _csr_row_times(data, indices, indptr[i], indptr[i + 1], CT, inner)
         arg = 0
@@ -309,7 +303,25 @@ def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, lo, hi, labels,
             sums[arg, indices[q]] += data[q]
 
 
-@njit(cache=True, nogil=True)
+#: :func:`lloyd_step` on the calling thread, bit for bit (see the module docstring); its
+#: helpers compiled into it, not apart (see ``_serial_copy``).
+lloyd_step_serial = njit(**SERIAL)(_serial_copy(
+    lloyd_step, "lloyd_step_serial",
+    "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
+    "in the same order, the same result bit for bit).",
+    inline=(_lloyd_setup, _sq_norms, _lloyd_buffers, part_bounds, _lloyd_part,
+            _nearest_in_block, _add_parts)))
+
+#: :func:`lloyd_step_csr` on the calling thread, bit for bit.
+lloyd_step_csr_serial = njit(**SERIAL)(_serial_copy(
+    lloyd_step_csr, "lloyd_step_csr_serial",
+    "One CSR Lloyd step on the calling thread (``lloyd_step_csr`` compiled serially: the "
+    "same parts in the same order, the same result bit for bit).",
+    inline=(_lloyd_csr_setup, _sq_norms, _lloyd_buffers, part_bounds, _lloyd_csr_part,
+            _csr_row_times, _add_parts)))
+
+
+@njit(**SERIAL)
 def _seed_distances_row(x_sq, y_sq, inner, closest, dist_col, partial_row):
     """Squared distances of one sample to the candidates (clipped at 0 and at its current
     closest distance, as D² sampling needs), added into its part's potentials."""
@@ -319,7 +331,6 @@ def _seed_distances_row(x_sq, y_sq, inner, closest, dist_col, partial_row):
         partial_row[q] += v
 
 
-@njit(cache=True, nogil=True)
 def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     """k-means++ candidates: each sample's squared distance to its nearest center if the
     candidate were added, and the resulting potential of every candidate.
@@ -364,10 +375,11 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     y_sq = _sq_norms(candidates)
     n_parts = max(1, min(n_parts, n))
     bounds = part_bounds(n, n_parts)
-    dist = np.empty((t, n))
-    partial = np.zeros((n_parts, t))
+    dist = np.empty((t, n), np.float64)
+    partial = np.empty((n_parts, t), np.float64)
+    partial[:] = 0.0
     for p in range(n_parts):
-        block = np.empty((CHUNK_ROWS, t))
+        block = np.empty((CHUNK_ROWS, t), np.float64)
         for start in range(bounds[p], bounds[p + 1], CHUNK_ROWS):
             stop = min(start + CHUNK_ROWS, bounds[p + 1])
             inner = block[: stop - start]
@@ -379,7 +391,11 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     return dist, sum_parts(partial)
 
 
-@njit(cache=True, nogil=True)
+#: compiled with its helpers inside it (``inlining``: one compilation on a first call)
+seeding_distances = njit(**SERIAL)(inlining(
+    seeding_distances, (_sq_norms, part_bounds, _seed_distances_row, sum_parts)))
+
+
 def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest, n_parts):
     """:func:`seeding_distances` for a CSR matrix.
 
@@ -414,11 +430,18 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
     y_sq = _sq_norms(candidates)
     n_parts = max(1, min(n_parts, n))
     bounds = part_bounds(n, n_parts)
-    dist = np.empty((t, n))
-    partial = np.zeros((n_parts, t))
+    dist = np.empty((t, n), np.float64)
+    partial = np.empty((n_parts, t), np.float64)
+    partial[:] = 0.0
     for p in range(n_parts):
-        inner = np.empty(t)
+        inner = np.empty(t, np.float64)
         for i in range(bounds[p], bounds[p + 1]):
             _csr_row_times(data, indices, indptr[i], indptr[i + 1], YT, inner)
             _seed_distances_row(x_sq_norms[i], y_sq, inner, closest[i], dist[:, i], partial[p])
     return dist, sum_parts(partial)
+
+
+#: compiled with its helpers inside it, as :func:`seeding_distances`
+seeding_distances_csr = njit(**SERIAL)(inlining(
+    seeding_distances_csr,
+    (_sq_norms, _csr_row_times, part_bounds, _seed_distances_row, sum_parts)))

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
+from ._options import PARALLEL, SERIAL
 from ._partition import _serial_copy, _zeros
 
 _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector scratch each)
@@ -43,13 +44,15 @@ _PAIR_CHUNK = 4096  # pairs per chunk in constraint_penalty (fixed: thread-count
 
 # Allocations live in serial helpers: ``np.zeros`` (or an array expression) written inside a
 # ``parallel=True`` kernel is a parfor of its own, which costs compile time on first use.
-@njit(cache=True)
+@njit(**SERIAL)
 def _zeros_like_rows(n_rows, B):
     """``np.zeros((n_rows, B.shape[1]), B.dtype)``."""
-    return np.zeros((n_rows, B.shape[1]), dtype=B.dtype)
+    out = np.empty((n_rows, B.shape[1]), B.dtype)
+    out[:] = 0.0
+    return out
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def pattern_csr(rows, cols, n_rows, n_cols):
     """CSR pattern (no values) of the entries ``(rows[p], cols[p])``.
 
@@ -83,7 +86,8 @@ def pattern_csr(rows, cols, n_rows, n_cols):
                          "and [0, n_cols)")
     nnz = rows.shape[0]
     # pass 1: entry order sorted by column
-    count = np.zeros(n_cols + 1, dtype=np.int64)
+    count = np.empty(n_cols + 1, np.int64)
+    count[:] = 0
     for p in range(nnz):
         count[cols[p] + 1] += 1
     for j in range(n_cols):
@@ -94,7 +98,8 @@ def pattern_csr(rows, cols, n_rows, n_cols):
         by_col[count[j]] = p
         count[j] += 1
     # pass 2: stable by row
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    indptr = np.empty(n_rows + 1, np.int64)
+    indptr[:] = 0
     for p in range(nnz):
         indptr[rows[p] + 1] += 1
     for i in range(n_rows):
@@ -109,7 +114,7 @@ def pattern_csr(rows, cols, n_rows, n_cols):
     return indptr, indices
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def csr_matmul(indptr, indices, data, B):
     """Product of a CSR matrix with a dense matrix, parallel over the rows of the CSR.
 
@@ -190,7 +195,7 @@ class ConstraintTerms(NamedTuple):
     split: np.ndarray
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def multiplicative_update(F, numer, gram, terms, beta, eps):
     """One multiplicative update of a factor, numerator, denominator and guard in one pass.
 
@@ -344,13 +349,14 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
 
 #: :func:`multiplicative_update` on the calling thread, bit for bit: what a small problem
 #: (or one Numba thread) runs, so that it never compiles the parallel kernel.
-multiplicative_update_serial = njit(cache=True)(_serial_copy(
+multiplicative_update_serial = njit(**SERIAL)(_serial_copy(
     multiplicative_update, "multiplicative_update_serial",
     "One multiplicative update on the calling thread (``multiplicative_update`` compiled "
-    "serially: the same row blocks in the same order, the same result bit for bit)."))
+    "serially: the same row blocks in the same order, the same result bit for bit).",
+    inline=(_zeros,)))
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def constraint_penalty(V_all, must, cannot):
     """Constraint part of the CMVNMF objective over all blocks.
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ._options import PARALLEL, SERIAL
 from ._partition import _serial_copy, _zeros, n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
@@ -44,7 +45,7 @@ class ErrorWeights(NamedTuple):
     eps: float
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     """One fused pass of an EMVC iteration over the rows: the ``P̂`` step (forming the SVT
     input ``B = P̂ + Z/μ`` in place), then the reweighted ``E`` step, the multiplier ``Y``
@@ -126,12 +127,12 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     m, n, d = P.shape
     # the E step's row and column terms: E_v[r, i] = T[r, i] / (a[v, r] + b[v, i])
     inv_mu = 1.0 / mu
-    b = np.empty((m, d))
+    b = np.empty((m, d), np.float64)
     for k in range(m):
         for i in range(d):
             b[k, i] = (weights.lam1 * inv_mu) / (2.0 * max(weights.col_norms[k, i],
                                                            weights.eps))
-    a = np.empty((m, n))
+    a = np.empty((m, n), np.float64)
     for k in range(m):
         for r in range(n):
             a[k, r] = 1.0 + (weights.lam2 * inv_mu) / (2.0 * max(weights.row_norms[k, r],
@@ -139,7 +140,7 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     # int64 arguments (not literals): the specialisations the other callers compile
     nb = n_parts(n, np.int64(1))
     bounds = part_bounds(n, nb)
-    row = np.empty((m, n))  # every row is written by its part
+    row = np.empty((m, n), np.float64)  # every row is written by its part
     col_part = _zeros((nb, d))
     err_col_part = _zeros((nb, m * d))  # view v's columns at [v d, (v + 1) d)
     # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
@@ -166,14 +167,6 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     for i in range(1, d):
         colabs = max(colabs, col_abs[i])
     return row, col, res, fro, rowabs, colabs, lo
-
-
-#: :func:`consensus_error_update` on the calling thread, bit for bit: what a small problem
-#: (or one Numba thread) runs, so that it never compiles the parallel kernel.
-consensus_error_update_serial = njit(cache=True)(_serial_copy(
-    consensus_error_update, "consensus_error_update_serial",
-    "One fused pass of an EMVC iteration on the calling thread (``consensus_error_update`` "
-    "compiled serially: the same parts in the same order, the same result bit for bit)."))
 
 
 class _PassArrays(NamedTuple):
@@ -206,7 +199,7 @@ class _PartSums(NamedTuple):
     stats: np.ndarray
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
     """:func:`consensus_error_update` on rows ``[lo, hi)``: absolute column sums of ``B``
     added to ``sums.col_abs``, each view's squared column sums of the new ``E`` to
@@ -219,9 +212,9 @@ def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
     m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)
-    a = np.empty(d)
-    v = np.empty(d)
-    w = np.empty(d)
+    a = np.empty(d, np.float64)
+    v = np.empty(d, np.float64)
+    w = np.empty(d, np.float64)
     fro = 0.0
     rmax = 0.0
     mn = np.inf
@@ -285,3 +278,13 @@ def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
     stats[1] = rmax
     stats[2] = mn
     stats[3] = res
+
+
+#: :func:`consensus_error_update` on the calling thread, bit for bit: what a small problem
+#: (or one Numba thread) runs, so that it never compiles the parallel kernel; its helpers
+#: compiled into it, not apart (``inlining``).
+consensus_error_update_serial = njit(**SERIAL)(_serial_copy(
+    consensus_error_update, "consensus_error_update_serial",
+    "One fused pass of an EMVC iteration on the calling thread (``consensus_error_update`` "
+    "compiled serially: the same parts in the same order, the same result bit for bit).",
+    inline=(_consensus_error_part, n_parts, part_bounds, _zeros, sum_parts)))

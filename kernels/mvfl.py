@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
+from ._options import PARALLEL, REASSOC, SERIAL
 from ._partition import n_parts, part_range
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
     "labelled_rows_update",
 ]
 
-@njit(cache=True)
+@njit(**SERIAL)
 def weight_norms(W, view_ptr, eps):
     """Group norms per (view, cluster) and row norms of ``W``, with the ε guard.
 
@@ -95,7 +96,7 @@ def weight_norms(W, view_ptr, eps):
     return groups, rows
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
     """Diagonals ``λ1 P_k + λ2 Q`` of the reweighted ``W`` step, one row per cluster.
 
@@ -132,8 +133,12 @@ def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
     m, c = groups.shape
     d = rows.shape[0]
     D = np.empty((c, d), dtype=rows.dtype)
+    v = 0
     for i in range(d):
-        v = np.searchsorted(view_ptr, i, side="right") - 1
+        # the last view starting at or before i (np.searchsorted(view_ptr, i, "right") - 1,
+        # which compiles four library functions on a first call)
+        while view_ptr[v + 1] <= i:
+            v += 1
         q = 0.5 * lam2 / rows[i] if lam2 != 0.0 else 0.0
         for k in range(c):
             p = 0.5 * lam1 / groups[v, k] if lam1 != 0.0 else 0.0
@@ -141,7 +146,7 @@ def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
     return D
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(**SERIAL, fastmath=REASSOC)
 def cholesky_solve(L, R):
     """``S[:, k] = (L_k L_kᵀ)⁻¹ R[:, k]`` for every column: the ``c`` systems of the ``W`` step.
 
@@ -195,7 +200,7 @@ def cholesky_solve(L, R):
     return S
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, dinv):
     """``K[k] = X diag(dinv[k]) Xᵀ`` for every ``k``, for a CSR matrix ``X``.
 
@@ -263,7 +268,7 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
     return K
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def centre_woodbury_lower(K, r, m):
     """``K ← J K J + I`` on the lower triangle of ``K`` (diagonal included), in place.
 
@@ -307,7 +312,7 @@ def centre_woodbury_lower(K, r, m):
     return finite
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def _rows_sorted(indptr, indices):
     """Whether the column indices of every CSR row are in nondecreasing order."""
     for r in range(indptr.shape[0] - 1):
@@ -317,7 +322,7 @@ def _rows_sorted(indptr, indices):
     return True
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def pair_gram(F, indptr, indices, data):
     """``Fᵀ I_p F`` for a sparse ``I_p`` given in CSR form, without forming ``I_p F``.
 
@@ -378,7 +383,7 @@ def pair_gram(F, indptr, indices, data):
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def multiplicative_f_update(F, Z, Gamma, lam, indptr, indices, data, rows):
     """One multiplicative update of the rows ``rows`` of ``F`` (paper eq. 14), fused.
 
@@ -472,7 +477,7 @@ def multiplicative_f_update(F, Z, Gamma, lam, indptr, indices, data, rows):
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def labelled_rows_update(F, Z, rows, classes, lam):
     """Closed-form update of the labelled rows (paper eq. 18), in place.
 

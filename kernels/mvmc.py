@@ -10,17 +10,20 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
+from ._options import PARALLEL, REASSOC, SERIAL
 from ._partition import _serial_copy
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def _zeros_like(Z):
     """``np.zeros_like(Z)`` as a serial helper: written inside a ``parallel=True`` kernel,
     ``np.zeros`` becomes a parfor of its own, which costs compilation time and nothing else."""
-    return np.zeros(Z.shape, dtype=Z.dtype)
+    out = np.empty(Z.shape, Z.dtype)
+    out[:] = 0.0
+    return out
 
 
-@njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(**PARALLEL, fastmath=REASSOC)
 def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     """Masked residual over Ω times ``Z``, and its squared norm, without any ``n × n`` array.
 
@@ -157,14 +160,14 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
 
 #: :func:`masked_residual_product` on the calling thread, bit for bit: MVMC runs it as one
 #: task per view beside BLAS, always on one thread, so it never compiles the parallel kernel.
-masked_residual_product_serial = njit(cache=True, nogil=True,
-                                      fastmath={"reassoc", "contract"})(_serial_copy(
+masked_residual_product_serial = njit(**SERIAL, fastmath=REASSOC)(_serial_copy(
     masked_residual_product, "masked_residual_product_serial",
     "Masked residual over Ω times ``Z`` on the calling thread (``masked_residual_product`` "
-    "compiled serially: the same loops, the same result bit for bit)."))
+    "compiled serially: the same loops, the same result bit for bit).",
+    inline=(_zeros_like,)))
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(**SERIAL, fastmath=REASSOC)
 def clip_correction(A):
     """Turn a tile of ``Ā`` into the correction ``N = clip(Ā, 0, 1) − Ā``, in place.
 
@@ -196,8 +199,10 @@ def clip_correction(A):
     ``~3 p q`` flops; tiles are sized to stay in cache.
     """
     p, q = A.shape
-    row_ss = np.zeros(p, dtype=np.float64)
-    row_nnz = np.zeros(p, dtype=np.int64)
+    row_ss = np.empty(p, np.float64)
+    row_ss[:] = 0.0
+    row_nnz = np.empty(p, np.int64)
+    row_nnz[:] = 0
     for i in range(p):
         ss = 0.0
         cnt = 0
@@ -216,7 +221,7 @@ def clip_correction(A):
     return sumsq, row_nnz
 
 
-@njit(cache=True, nogil=True)
+@njit(**SERIAL)
 def dense_to_csr(A, indptr):
     """Column indices and values of the nonzero entries of a dense array, in CSR order.
 

@@ -41,6 +41,7 @@ from numba import njit
 
 from . import opimc_layout
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
+from ._options import SERIAL
 from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     REPLACE_PREVIOUS,
     START_FROM_CENTERS,
@@ -89,7 +90,7 @@ __all__ = opimc_layout.__all__ + [
 ]
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_cross(dense, view_ptr, U):
     """Cross products ``X_v U_v`` of the compacted dense views of a chunk (BLAS GEMMs).
 
@@ -122,12 +123,12 @@ def stream_cross(dense, view_ptr, U):
     return _stream_cross(dense, view_ptr, U)
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _stream_cross(dense, view_ptr, U):
     """:func:`stream_cross` without its boundary checks (inlined: the GEMMs are
     :func:`_dense_products`, shared with the refinement)."""
     n_dense = dense.row_start.shape[0] - 1
-    G = np.empty((dense.row_start[n_dense], U.shape[1]))
+    G = np.empty((dense.row_start[n_dense], U.shape[1]), np.float64)
     first = dense.row_start[:n_dense]
     # in the values' dtype (U is float64: a float32 chunk's products are float32 GEMMs)
     B = np.asarray(U, dtype=dense.values.dtype)
@@ -135,7 +136,7 @@ def _stream_cross(dense, view_ptr, U):
     return G
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _dense_products(dense, view_ptr, B, lo, hi, at, G):
     """``G[at[v] + r] = x_q · B[view v's rows]`` for the stored rows ``q = lo[v] + r < hi[v]``
     of every dense view ``v``: one GEMM per view, in the dtype of ``B`` (D, c). The chunk
@@ -155,7 +156,7 @@ def _dense_products(dense, view_ptr, B, lo, hi, at, G):
                 G[at[v] + r, k] = Gv[r, k]
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _argmin2(acc, i, out):
     """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""
     c = acc.shape[0]
@@ -175,7 +176,7 @@ def _argmin2(acc, i, out):
     out.second[i] = v2
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """Fused distance + argmin for the given rows of a chunk.
 
@@ -230,13 +231,13 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     """:func:`stream_assign` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     m = W.shape[1]
     c = usq.shape[1]
-    acc = np.empty(c)
+    acc = np.empty(c, np.float64)
     for r in range(rows.shape[0]):
         i = rows[r]
         for k in range(c):
@@ -270,7 +271,7 @@ def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
                 for k in range(c):
                     acc[k] -= x * U[j, k]
         _argmin2(acc, i, out)
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_row_sqnorms(dense, sparse, view_ptr, s):
     """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
 
@@ -300,11 +301,11 @@ def stream_row_sqnorms(dense, sparse, view_ptr, s):
     return _stream_row_sqnorms(dense, sparse, view_ptr, s)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_row_sqnorms(dense, sparse, view_ptr, s):
     """:func:`stream_row_sqnorms` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
-    xsq = np.empty(s)  # np.zeros would compile three more functions
+    xsq = np.empty(s, np.float64)  # np.zeros would compile three more functions
     for i in range(s):
         xsq[i] = 0.0
     if dense is not None:
@@ -323,7 +324,7 @@ def _stream_row_sqnorms(dense, sparse, view_ptr, s):
                 x = np.float64(sparse.data[p])
                 xsq[i] += x * x
     return xsq
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """Assign every row of a chunk to its nearest centre: :func:`stream_cross` (BLAS) then
     :func:`stream_assign` (fused distances + argmin).
@@ -363,15 +364,15 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     return _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     """:func:`stream_chunk_assign` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     s = W.shape[0]
     c = U.shape[1]
     usq = _stream_center_sqnorms(U, view_ptr)
-    out = Nearest(labels, np.empty(s), np.empty(s))
-    G = np.empty((0, c))
+    out = Nearest(labels, np.empty(s, np.float64), np.empty(s, np.float64))
+    G = np.empty((0, c), np.float64)
     if dense is not None:
         G = _stream_cross(dense, view_ptr, U)
     every = np.empty(s, np.int64)         # np.arange would compile three more functions
@@ -379,14 +380,14 @@ def _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
         every[i] = i
     _stream_assign(dense, sparse, W, view_ptr, U, usq, G, every, out)
     return out.best, out.second
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _eps(values):
     """``np.finfo(values.dtype).eps`` of float32 or float64 values (np.finfo would compile
     two more functions)."""
     return 2.220446049250313e-16 if values.itemsize == 8 else 1.1920928955078125e-07
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
     """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
     own centre, ``lb`` ≤ distance to any other, widened by the rounding error of D."""
@@ -403,10 +404,10 @@ def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
         lb[i] = np.sqrt(0.0 if 0.0 > b else b) - margin
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _usq_max(U, view_ptr):
     usq = _stream_center_sqnorms(U, view_ptr)
-    out = np.empty(usq.shape[0])
+    out = np.empty(usq.shape[0], np.float64)
     for v in range(usq.shape[0]):
         out[v] = 0.0
         for k in range(usq.shape[1]):
@@ -415,7 +416,7 @@ def _usq_max(U, view_ptr):
     return usq, out
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     """Move the rows whose label changed from ``old`` to ``new`` in the statistics;
     returns how many changed."""
@@ -429,13 +430,13 @@ def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
     return n_changed
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _copy(src, dst):
     for i in range(src.shape[0]):
         dst[i] = src[i]
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _second_largest(delta):
     """(index of the largest, largest, second largest) of ``delta``."""
     k1 = 0
@@ -451,7 +452,7 @@ def _second_largest(delta):
     return k1, d1, d2
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """One chunk of OPIMC (docs/algorithms.md §5): its starting labels, the inner loop, and
@@ -541,7 +542,7 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     return _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha, max_iter, tol)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
                          max_iter, tol):
     """:func:`stream_chunk_iterate` without its boundary checks, for ``fastmv.opimc``, which
@@ -552,8 +553,8 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
     m = W.shape[1]
     new = np.empty(s, np.int64)
     _copy(labels, new)
-    ub = np.empty(s)                        # no bounds yet: every row is active
-    lb = np.empty(s)
+    ub = np.empty(s, np.float64)                        # no bounds yet: every row is active
+    lb = np.empty(s, np.float64)
     for i in range(s):
         ub[i] = np.inf
         lb[i] = -np.inf
@@ -570,10 +571,10 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
         if e > eps:
             eps = e
     gamma = 4.0 * (dmax + 8) * eps
-    out = Nearest(new, np.empty(s), np.empty(s))
-    U_old = np.empty((U.shape[0], c))
+    out = Nearest(new, np.empty(s, np.float64), np.empty(s, np.float64))
+    U_old = np.empty((U.shape[0], c), np.float64)
     active = np.empty(s, np.int64)
-    no_cross = np.empty((0, c))
+    no_cross = np.empty((0, c), np.float64)
     loss = loss_old = 0.0
     n_iter = 0
     converged = False

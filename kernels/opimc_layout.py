@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import in_range
+from ._options import SERIAL
 
 __all__ = [
     "DenseRows",
@@ -65,7 +66,7 @@ class Nearest(NamedTuple):
     second: np.ndarray   #: (s,) float64: second smallest D[i, k] (inf when c == 1)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_layout(P, dense_dims):
     """Index arrays of the compact chunk layout from the chunk's presence mask.
 
@@ -102,7 +103,7 @@ def stream_layout(P, dense_dims):
     return _stream_layout(P, dense_dims)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_layout(P, dense_dims):
     """:func:`stream_layout` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself."""
@@ -131,7 +132,7 @@ def _stream_layout(P, dense_dims):
                 rows[q] = i
                 position[i, v] = q
                 q += 1
-    W = np.empty((s, m))
+    W = np.empty((s, m), np.float64)
     orphan = -1
     for i in range(s):
         seen = False
@@ -143,7 +144,7 @@ def _stream_layout(P, dense_dims):
         if not seen and orphan < 0:
             orphan = i
     return rows, row_start, value_start, position, W, orphan
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _gather_row(X, i, normalize, out, o):
     """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);
     return its status (0 finite, 1 all NaN, 2 other non-finite)."""
@@ -179,7 +180,7 @@ def _gather_row(X, i, normalize, out, o):
     return 0
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_gather_view(X, rows, normalize, out, status):
     """Copy the present rows of one dense view of a chunk into its compact block, each
     optionally scaled to unit ℓ2 norm, and classify them by their non-finite values.
@@ -216,7 +217,7 @@ def stream_gather_view(X, rows, normalize, out, status):
     return _stream_gather_view(X, rows, normalize, out, status)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_gather_view(X, rows, normalize, out, status):
     """:func:`stream_gather_view` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself."""

@@ -23,13 +23,14 @@ import numpy as np
 from numba import njit
 
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
+from ._options import INNER, SERIAL
 from .opimc import _dense_products
 from .opimc_stats import _stream_update_centers
 
 __all__ = ["stream_chunk_refine"]
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
     """Sweeps of single-row moves (Hartigan's method) over one chunk whose contribution the
     statistics hold under ``labels``.
@@ -94,7 +95,7 @@ def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, 
                                 max_sweeps)
 
 
-@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(**INNER)
 def _f(rsq, t, alpha):
     den = t + alpha
     return -rsq / den if den > 0.0 else 0.0
@@ -105,7 +106,7 @@ def _f(rsq, t, alpha):
 BLOCK = 64
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _block_products(dense, view_ptr, R, i1, lo, hi, at, G, Rt):
     """``G[at[v] + q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v``
     whose chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced
@@ -120,7 +121,7 @@ def _block_products(dense, view_ptr, R, i1, lo, hi, at, G, Rt):
     _dense_products(dense, view_ptr, Rt, lo, hi, at, G)
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _dense_row(dense, view_ptr, i, v):
     """Offset of row ``i`` of dense view ``v`` in ``values`` (-1 when missing)."""
     q = dense.position[i, v]
@@ -129,7 +130,7 @@ def _dense_row(dense, view_ptr, i, v):
     return dense.value_start[v] + (q - dense.row_start[v]) * (view_ptr[v + 1] - view_ptr[v])
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _row_products(dense, sparse, view_ptr, R, i, G, lo, at, moved, n_moved, xr, xsq):
     """``xr[v, k] = x_{v,i}·R_{v,k}`` and ``xsq[v] = ‖x_{v,i}‖²`` (zero where missing): the
     dense part from the block's GEMM ``G`` corrected for the ``n_moved`` moves made in the
@@ -176,7 +177,7 @@ def _row_products(dense, sparse, view_ptr, R, i, G, lo, at, moved, n_moved, xr, 
                 xr[v, k] += x * R[k, j]
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _move_row(dense, sparse, view_ptr, R, i, a, b, sign_a, sign_b):
     """Subtract row ``i``'s values from ``R[a]`` and add them to ``R[b]``."""
     if dense is not None:
@@ -198,7 +199,7 @@ def _move_row(dense, sparse, view_ptr, R, i, a, b, sign_a, sign_b):
             R[b, j] += sign_b * sparse.data[p]
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
     """:func:`stream_chunk_refine` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself."""
@@ -206,17 +207,17 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     s = labels.shape[0]
     c = R.shape[0]
     m = W.shape[1]
-    rsq = np.empty((m, c))
-    xr = np.empty((m, c))
-    xsq = np.empty(m)
+    rsq = np.empty((m, c), np.float64)
+    xr = np.empty((m, c), np.float64)
+    xsq = np.empty(m, np.float64)
     nd = 0 if dense is None else dense.position.shape[1]
-    G = np.empty((nd * BLOCK, c))       # view v's block at rows at[v] = v BLOCK
+    G = np.empty((nd * BLOCK, c), np.float64)       # view v's block at rows at[v] = v BLOCK
     lo = np.empty(nd, np.int64)          # set per block and per sweep before they are read
     hi = np.empty(nd, np.int64)
     at = np.empty(nd, np.int64)
     for v in range(nd):
         at[v] = v * BLOCK
-    Rt = np.empty((0 if dense is None else view_ptr[nd], c))   # float64 whatever the values
+    Rt = np.empty((0 if dense is None else view_ptr[nd], c), np.float64)   # float64 whatever the values
     moved_rows = np.empty((BLOCK, 3), np.int64)
     n_moves = 0
     n_sweeps = 0

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
+from ._options import INNER, SERIAL
 
 __all__ = [
     "stream_scatter_dense",
@@ -37,7 +38,7 @@ __all__ = [
     "stream_center_sqnorms",
 ]
 
-@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(**INNER)
 def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
     """Rows with ``old != new`` (all rows when ``old`` is empty) move from ``old`` to ``new``
     (``sign`` scales the added rows); each entry of ``R`` is updated in row order.
@@ -64,7 +65,7 @@ def _scatter_dense_rows(dense, view_ptr, old, new, R, sign):
                     R[kn, a + j] += sign * dense.values[row + j]
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     """One-hot scatter-add of the compacted dense views into ``R``: ``R_v += sign · X_vᵀ V``.
 
@@ -98,14 +99,14 @@ def stream_scatter_dense(dense, view_ptr, labels, R, sign):
     return _stream_scatter_dense(dense, view_ptr, labels, R, sign)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_scatter_dense(dense, view_ptr, labels, R, sign):
     """:func:`stream_scatter_dense` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, np.empty(0, np.int64), labels, R, sign)
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_move_dense(dense, view_ptr, old, new, R):
     """Move the dense rows whose label changed: ``R[old] -= x`` and ``R[new] += x``.
 
@@ -136,14 +137,14 @@ def stream_move_dense(dense, view_ptr, old, new, R):
     return _stream_move_dense(dense, view_ptr, old, new, R)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_move_dense(dense, view_ptr, old, new, R):
     """:func:`stream_move_dense` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if dense.values.shape[0] == 0:
         return
     _scatter_dense_rows(dense, view_ptr, old, new, R, 1.0)
-@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(**INNER)
 def _csr_rows(sparse, labels, skip_equal_to, R, sign):
     """Add ``sign`` × each CSR row to its cluster's row of ``R`` in row order; rows with
     ``labels == skip_equal_to`` (elementwise, when given) are left out."""
@@ -156,7 +157,7 @@ def _csr_rows(sparse, labels, skip_equal_to, R, sign):
             R[k, sparse.indices[p]] += sign * sparse.data[p]
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_scatter_csr(sparse, labels, R, sign):
     """One-hot scatter-add of the CSR rows into ``R``:
     ``R[labels[i], sparse.indices[p]] += sign * sparse.data[p]``.
@@ -185,14 +186,14 @@ def stream_scatter_csr(sparse, labels, R, sign):
     return _stream_scatter_csr(sparse, labels, R, sign)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_scatter_csr(sparse, labels, R, sign):
     """:func:`stream_scatter_csr` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     if sparse.data.shape[0] == 0:
         return
     _csr_rows(sparse, labels, np.empty(0, np.int64), R, sign)
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_move_csr(sparse, old, new, R):
     """Move the CSR rows whose label changed: ``R[old[i]] -= x_i``, ``R[new[i]] += x_i``.
 
@@ -217,7 +218,7 @@ def stream_move_csr(sparse, old, new, R):
     return _stream_move_csr(sparse, old, new, R)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_move_csr(sparse, old, new, R):
     """:func:`stream_move_csr` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -225,7 +226,7 @@ def _stream_move_csr(sparse, old, new, R):
         return
     _csr_rows(sparse, old, new, R, -1.0)
     _csr_rows(sparse, new, old, R, 1.0)
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_scatter_counts(labels, W, T, sign):
     """Per-cluster counts of present rows: ``T[v, labels[i]] += sign * W[i, v]``.
 
@@ -250,7 +251,7 @@ def stream_scatter_counts(labels, W, T, sign):
     return _stream_scatter_counts(labels, W, T, sign)
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _stream_scatter_counts(labels, W, T, sign):
     """:func:`stream_scatter_counts` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -259,7 +260,7 @@ def _stream_scatter_counts(labels, W, T, sign):
         k = labels[i]
         for v in range(m):
             T[v, k] += sign * W[i, v]
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_move_counts(old, new, W, T):
     """Move the counts of the rows whose label changed: ``T[:, old] -= W[i]``,
     ``T[:, new] += W[i]``.
@@ -288,7 +289,7 @@ def stream_move_counts(old, new, W, T):
     return _stream_move_counts(old, new, W, T)
 
 
-@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(**INNER)
 def _stream_move_counts(old, new, W, T):
     """:func:`stream_move_counts` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -301,7 +302,7 @@ def _stream_move_counts(old, new, W, T):
                 T[v, old[i]] -= W[i, v]
                 T[v, new[i]] += W[i, v]
     return n_changed
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """Centre update ``U_v = R_v (T_v + αI)⁻¹`` (``T_v`` diagonal: a column scaling).
 
@@ -336,7 +337,7 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     return _stream_update_centers(R, T, view_ptr, alpha, fill, U)
 
 
-@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(**INNER)
 def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
     """:func:`stream_update_centers` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -351,7 +352,7 @@ def _stream_update_centers(R, T, view_ptr, alpha, fill, U):
                     U[j, k] = R[k, j] / (t + alpha)
                 elif has_fill:
                     U[j, k] = fill[j]
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_loss(U, R, T, view_ptr, alpha):
     """The streamed OPIMC loss ``Σ_v (−2 tr(U_vᵀ R_v) + tr(U_vᵀ U_v T_v) + α ‖U_v‖²)``.
 
@@ -384,7 +385,7 @@ def stream_loss(U, R, T, view_ptr, alpha):
     return _stream_loss(U, R, T, view_ptr, alpha)
 
 
-@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(**INNER)
 def _stream_loss(U, R, T, view_ptr, alpha):
     """:func:`stream_loss` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
@@ -399,7 +400,7 @@ def _stream_loss(U, R, T, view_ptr, alpha):
     return loss
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_center_shift(U_old, U):
     """How far each centre moved: ``delta[k] = ‖U[:, k] − U_old[:, k]‖`` over all views.
 
@@ -423,12 +424,12 @@ def stream_center_shift(U_old, U):
     return _stream_center_shift(U_old, U)
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _stream_center_shift(U_old, U):
     """:func:`stream_center_shift` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     c = U.shape[1]
-    acc = np.empty(c)  # np.zeros would compile three more functions
+    acc = np.empty(c, np.float64)  # np.zeros would compile three more functions
     for k in range(c):
         acc[k] = 0.0
     for j in range(U.shape[0]):
@@ -438,7 +439,7 @@ def _stream_center_shift(U_old, U):
     for k in range(c):
         acc[k] = np.sqrt(acc[k])
     return acc
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def stream_center_sqnorms(U, view_ptr):
     """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
 
@@ -462,13 +463,13 @@ def stream_center_sqnorms(U, view_ptr):
     return _stream_center_sqnorms(U, view_ptr)
 
 
-@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+@njit(**SERIAL)
 def _stream_center_sqnorms(U, view_ptr):
     """:func:`stream_center_sqnorms` without its boundary checks, for the calls of the chunk loop,
     whose arguments the public kernel that runs the loop has checked."""
     m = view_ptr.shape[0] - 1
     c = U.shape[1]
-    usq = np.empty((m, c))  # np.zeros would compile three more functions
+    usq = np.empty((m, c), np.float64)  # np.zeros would compile three more functions
     for v in range(m):
         for k in range(c):
             usq[v, k] = 0.0

@@ -10,10 +10,11 @@ O(n log n) of sorting. Work is done in float64 whatever the input precision.
 import numpy as np
 from numba import njit, prange
 
+from ._options import PARALLEL, SERIAL
 from ._partition import n_parts, part_range
 
 
-@njit(cache=True, inline="always")
+@njit(**SERIAL, inline="always")
 def _simplex_threshold(y, v, w):
     """θ such that ``Σ max(y − θ, 0) = 1`` (Condat's algorithm).
 
@@ -72,19 +73,19 @@ def _simplex_threshold(y, v, w):
 # for kernels/emvc.py; the partition is the shared one (kernels/_partition.py).
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def _n_chunks(n):
     """Number of row blocks for ``n`` rows (at least 1, at most 64)."""
     return n_parts(n, 1)
 
 
-@njit(cache=True)
+@njit(**SERIAL)
 def _chunk(n, n_chunks, t):
     """Rows ``[lo, hi)`` of chunk ``t`` of ``n_chunks`` near-equal chunks."""
     return part_range(n, n_chunks, t)
 
 
-@njit(parallel=True, cache=True)
+@njit(**PARALLEL)
 def rowwise_simplex_projection(A, out):
     """Project every row of ``A`` onto the probability simplex.
 

@@ -70,3 +70,69 @@ def test_every_serial_copy_keeps_its_kernels_body_and_options(module, kernel):
     options = dict(parallel.targetoptions)
     assert options.pop("parallel")
     assert dict(serial.targetoptions) == options
+
+
+def _dispatchers():
+    import importlib
+    import pkgutil
+
+    import fastmv.kernels
+
+    for info in pkgutil.iter_modules(fastmv.kernels.__path__):
+        module = importlib.import_module(f"fastmv.kernels.{info.name}")
+        for name, obj in vars(module).items():
+            if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__:
+                yield f"{info.name}.{name}", obj
+
+
+def test_every_kernel_compiles_with_one_of_the_shared_option_sets():
+    from fastmv.kernels._options import INNER, PARALLEL, SERIAL
+
+    # ``cache`` is the dispatcher's, not a target option; ``fastmath`` is allowed where a
+    # kernel says it may reassociate, ``inline`` where a helper is compiled into its callers
+    shared = [{k: v for k, v in opts.items() if k != "cache"} for opts in (SERIAL, PARALLEL, INNER)]
+    seen = 0
+    for name, disp in _dispatchers():
+        options = {k: v for k, v in disp.targetoptions.items()
+                   if k not in ("nopython", "boundscheck", "fastmath", "inline")}
+        assert options in shared, (name, options)
+        assert type(disp._cache).__name__ == "FunctionCache", name     # cache=True
+        seen += 1
+    assert seen >= 60
+
+
+def _helper_twice(x):
+    return 2.0 * x
+
+
+def _helper_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += _helper_twice(a[i])
+    return s
+
+
+def _caller(a):
+    return _helper_sum(a) + 1.0
+
+
+def test_inlining_compiles_the_helpers_into_the_caller_only():
+    # fresh dispatchers in a namespace of their own, so no other test compiled them
+    namespace = {"__name__": "tests.inlining_toy"}
+    for fn in (_helper_twice, _helper_sum, _caller):
+        copy = type(fn)(fn.__code__, namespace, fn.__name__)
+        namespace[fn.__name__] = numba.njit(copy)
+    twice, helper_sum, caller = (namespace[n] for n in ("_helper_twice", "_helper_sum", "_caller"))
+    inlined = numba.njit(K.inlining(caller.py_func, (helper_sum, twice), name="caller_inlined"))
+    a = np.random.default_rng(0).standard_normal(7)
+    expected = 0.0
+    for x in a:
+        expected += 2.0 * x
+    assert inlined(a) == expected + 1.0
+    assert inlined.py_func.__qualname__ == "caller_inlined"
+    assert not helper_sum.signatures and not twice.signatures    # never compiled apart
+    assert namespace["_helper_sum"] is helper_sum                 # the module unchanged
+    assert caller(a) == inlined(a)                                # the same bits
+    assert helper_sum.signatures                                  # the caller compiled it
+    with pytest.raises(ValueError, match="nor the other helpers call _helper_sum"):
+        K.inlining(twice.py_func, (helper_sum,))
