@@ -150,7 +150,8 @@ def _dense_products(dense, view_ptr, B, lo, hi, at, G):
         d_v = view_ptr[v + 1] - a
         o = dense.value_start[v] + (lo[v] - dense.row_start[v]) * d_v
         Xb = np.asarray(dense.values[o:o + nb * d_v].reshape((nb, d_v)), dtype=B.dtype)
-        Gv = np.dot(Xb, B[a:a + d_v])
+        Gv = np.empty((nb, c), B.dtype)
+        np.dot(Xb, B[a:a + d_v], Gv)
         for r in range(nb):               # explicit loops compile faster than slice assigns
             for k in range(c):
                 G[at[v] + r, k] = Gv[r, k]
