@@ -120,7 +120,9 @@ def inlining(fn, helpers, name=None):
     Notes
     -----
     Cost: none at run time. Use it on serial code only: inside a ``parallel=True`` kernel an
-    inlined allocation would become a parfor of its own.
+    inlined allocation would become a parfor of its own. The new function sees a copy of
+    its module's names as they are when ``inlining`` is called, so call it below everything
+    the function and its helpers use.
     """
     spaces = {}                    # a copy of each module's names, the helpers' replaced
 

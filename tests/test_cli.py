@@ -306,6 +306,52 @@ def test_format_table_widths_follow_the_rows():
     assert len({len(ln) for ln in lines}) == 1
 
 
+#: Run as ``python -c _COUNT_COMPILES SOLVER`` on an empty cache: the functions a cold
+#: warm-up compiles, the package's own and all (Numba's library functions included).
+_COUNT_COMPILES = r"""
+import json, sys
+from numba.core import event
+
+modules = []
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        fn = getattr(ev.data.get("dispatcher"), "py_func", None)
+        modules.append(getattr(fn, "__module__", None) or "?")
+
+
+event.register("numba:compile", Compiles())
+from fastmv._app._registry import REGISTRY
+REGISTRY[sys.argv[1]].warmup()
+print(json.dumps({"own": sum(m.startswith("fastmv.") for m in modules), "all": len(modules)}))
+"""
+
+#: What a cold warm-up compiles (docs/performance.md, "Cold first call, seventh round":
+#: MVMC 6 + 23 of Numba's, MVFL 6 + 18, EMVC 8 + 16, CMVNMF 7 + 18, OPIMC 13 + 8), with room
+#: for two more of the package's own.
+_COLD_COMPILES = {"mvmc": 8, "mvfl": 8, "emvc": 10, "cmvnmf": 9, "opimc": 15}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", sorted(_COLD_COMPILES))
+def test_cold_first_call_compiles_few_functions(solver, tmp_path):
+    """A cold first call compiles each kernel it needs once, its helpers inside it: one
+    option set for all kernels (the library functions they share compiled once), helpers
+    inlined into their one caller. A new kernel compiled apart, or options that differ, show
+    here first."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", _COUNT_COMPILES, solver], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert counts["own"] <= _COLD_COMPILES[solver], counts
+    assert counts["all"] <= 45, counts
+
+
 @pytest.mark.slow
 def test_warm_first_call_of_every_solver_is_close_to_its_second():
     """With Numba's cache filled (by a first process), a new process's first call of each
