@@ -90,7 +90,7 @@ def sum_parts(partial):
     return total
 
 
-def inlining(fn, helpers, name=None):
+def _inlining(fn, helpers, name=None):
     """The Python function ``fn`` with the serial helpers it calls compiled into it: for
     ``njit`` to compile as one function instead of one per helper.
 
@@ -121,7 +121,7 @@ def inlining(fn, helpers, name=None):
     -----
     Cost: none at run time. Use it on serial code only: inside a ``parallel=True`` kernel an
     inlined allocation would become a parfor of its own. The new function sees a copy of
-    its module's names as they are when ``inlining`` is called, so call it below everything
+    its module's names as they are when ``_inlining`` is called, so call it below everything
     the function and its helpers use.
     """
     spaces = {}                    # a copy of each module's names, the helpers' replaced
@@ -172,7 +172,7 @@ def _serial_copy(kernel, name, summary, inline=()):
     summary : str
         First paragraph of the new docstring; the kernel's docstring follows.
     inline : sequence of numba dispatchers, optional
-        Serial helpers compiled into the copy (:func:`inlining`); the parallel kernel keeps
+        Serial helpers compiled into the copy (:func:`_inlining`); the parallel kernel keeps
         calling them as functions.
 
     Returns
@@ -184,7 +184,7 @@ def _serial_copy(kernel, name, summary, inline=()):
     -----
     Cost: none at run time; the serial kernel costs what the parallel one does on one thread.
     """
-    copy = inlining(kernel.py_func, inline, name)
+    copy = _inlining(kernel.py_func, inline, name)
     copy.__doc__ = f"{summary}\n\n    {kernel.py_func.__doc__}"
     return copy
 

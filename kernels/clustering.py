@@ -21,7 +21,7 @@ from numba import njit, prange
 
 from ._checks import valid_csr
 from ._options import PARALLEL, SERIAL
-from ._partition import _serial_copy, inlining, part_bounds, sum_parts
+from ._partition import _inlining, _serial_copy, part_bounds, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.
@@ -391,8 +391,8 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     return dist, sum_parts(partial)
 
 
-#: compiled with its helpers inside it (``inlining``: one compilation on a first call)
-seeding_distances = njit(**SERIAL)(inlining(
+#: compiled with its helpers inside it (``_inlining``: one compilation on a first call)
+seeding_distances = njit(**SERIAL)(_inlining(
     seeding_distances, (_sq_norms, part_bounds, _seed_distances_row, sum_parts)))
 
 
@@ -442,6 +442,6 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
 
 
 #: compiled with its helpers inside it, as :func:`seeding_distances`
-seeding_distances_csr = njit(**SERIAL)(inlining(
+seeding_distances_csr = njit(**SERIAL)(_inlining(
     seeding_distances_csr,
     (_sq_norms, _csr_row_times, part_bounds, _seed_distances_row, sum_parts)))

@@ -282,7 +282,7 @@ def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
 
 #: :func:`consensus_error_update` on the calling thread, bit for bit: what a small problem
 #: (or one Numba thread) runs, so that it never compiles the parallel kernel; its helpers
-#: compiled into it, not apart (``inlining``).
+#: compiled into it, not apart (``_inlining``).
 consensus_error_update_serial = njit(**SERIAL)(_serial_copy(
     consensus_error_update, "consensus_error_update_serial",
     "One fused pass of an EMVC iteration on the calling thread (``consensus_error_update`` "
