@@ -1,7 +1,8 @@
 """Chunk layout of OPIMC's streaming kernels (docs/algorithms.md §5): the named tuples every
 streaming kernel takes, the start modes of :func:`fastmv.kernels.opimc.stream_chunk_iterate`,
-and the two kernels that build a chunk's compact layout (:func:`stream_layout`,
-:func:`stream_gather_view`). See :mod:`fastmv.kernels.opimc` for the layout itself.
+and the two functions that build a chunk's compact layout (:func:`stream_layout`, in NumPy,
+and the kernel :func:`stream_gather_view`). See :mod:`fastmv.kernels.opimc` for the layout
+itself.
 """
 from __future__ import annotations
 
@@ -66,9 +67,12 @@ class Nearest(NamedTuple):
     second: np.ndarray   #: (s,) float64: second smallest D[i, k] (inf when c == 1)
 
 
-@njit(**SERIAL)
 def stream_layout(P, dense_dims):
     """Index arrays of the compact chunk layout from the chunk's presence mask.
+
+    Not compiled: a few vectorised NumPy passes over the ``s × m`` mask, once per chunk (tens
+    of microseconds for 2 000 rows), where compiling them cost about 0.4 s of OPIMC's cold
+    first call (docs/performance.md, "Cold first call, eighth round").
 
     Parameters
     ----------
@@ -98,52 +102,36 @@ def stream_layout(P, dense_dims):
 
     Cost: reads ``s m`` bytes (the mask) and writes ``8 (Σ s_v + s n_dense + s m)``; no flops.
     """
-    if dense_dims.shape[0] > P.shape[1] or not in_range(dense_dims, 0, 2 ** 62):
+    P = np.asarray(P)
+    dense_dims = np.asarray(dense_dims)
+    if P.ndim != 2 or dense_dims.ndim != 1 or dense_dims.dtype.kind not in "iu":
+        raise ValueError("stream_layout: P must be (s, m) and dense_dims a 1-d integer array")
+    if dense_dims.shape[0] > P.shape[1] or (
+            dense_dims.size and (dense_dims.min() < 0 or dense_dims.max() >= 2 ** 62)):
         raise ValueError("stream_layout: dense_dims must have at most m nonnegative entries")
-    return _stream_layout(P, dense_dims)
+    return _stream_layout(P != 0, dense_dims.astype(np.int64, copy=False))
 
 
-@njit(**SERIAL)
 def _stream_layout(P, dense_dims):
     """:func:`stream_layout` without its boundary checks, for ``fastmv.opimc``, which
-    builds the chunk layout itself."""
-    s, m = P.shape
+    builds the chunk layout itself (``P`` bool, ``dense_dims`` int64)."""
+    s = P.shape[0]
     nd = dense_dims.shape[0]
-    row_start = np.empty(nd + 1, np.int64)  # np.zeros would compile three more functions
-    value_start = np.empty(nd + 1, np.int64)
-    row_start[0] = 0
-    value_start[0] = 0
-    for v in range(nd):
-        cnt = 0
-        for i in range(s):
-            if P[i, v]:
-                cnt += 1
-        row_start[v + 1] = row_start[v] + cnt
-        value_start[v + 1] = value_start[v] + cnt * dense_dims[v]
-    rows = np.empty(row_start[nd], np.int64)
-    position = np.empty((s, nd), np.int64)
-    for i in range(s):
-        for v in range(nd):
-            position[i, v] = -1
-    for v in range(nd):
-        q = row_start[v]
-        for i in range(s):
-            if P[i, v]:
-                rows[q] = i
-                position[i, v] = q
-                q += 1
-    W = np.empty((s, m), np.float64)
-    orphan = -1
-    for i in range(s):
-        seen = False
-        for v in range(m):
-            W[i, v] = 0.0
-            if P[i, v]:
-                W[i, v] = 1.0
-                seen = True
-        if not seen and orphan < 0:
-            orphan = i
-    return rows, row_start, value_start, position, W, orphan
+    by_view = np.ascontiguousarray(P.T)                # (m, s): each pass below runs along s
+    flat = np.flatnonzero(by_view[:nd])                # view-major, rows ascending in each view
+    row_start = np.searchsorted(flat, np.arange(nd + 1) * s).astype(np.int64)
+    value_start = np.zeros(nd + 1, np.int64)
+    np.cumsum(np.diff(row_start) * dense_dims, out=value_start[1:])
+    views = flat // s
+    rows = flat - views * s
+    position = np.full((s, nd), -1, np.int64)
+    position.reshape(-1)[rows * nd + views] = np.arange(flat.shape[0])
+    seen = np.logical_or.reduce(by_view, axis=0)
+    orphan = -1 if seen.all() else int(np.argmin(seen))
+    # C order whatever P's: the kernels are compiled for C-contiguous weights
+    return rows, row_start, value_start, position, np.array(P, np.float64, order="C"), orphan
+
+
 @njit(**SERIAL, inline="always")
 def _gather_row(X, i, normalize, out, o):
     """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);

@@ -122,6 +122,28 @@ def test_layout_matches_twin(s, m, nd):
     assert got[5] == want[5] == 0
 
 
+def test_layout_accepts_any_memory_order_and_refuses_bad_shapes():
+    """The layout is NumPy, not a kernel: it must still hand the kernels C-contiguous int64
+    and float64 arrays (one compiled signature) whatever the mask's order or integer dtype."""
+    rng = np.random.default_rng(3)
+    P = rng.random((30, 4)) < 0.7
+    dims = np.array([3, 5], dtype=np.int32)
+    want = N.stream_layout(P, dims)
+    for mask in (np.asfortranarray(P), P[:, [0, 1, 2, 3]], P.astype(np.int8)):
+        got = K.stream_layout(mask, dims)
+        for a, b in zip(got[:5], want[:5]):
+            np.testing.assert_array_equal(a, b)
+            assert a.flags.c_contiguous
+        assert [a.dtype for a in got[:5]] == [np.int64] * 4 + [np.float64]
+        assert got[5] == want[5]
+    with pytest.raises(ValueError, match="stream_layout"):
+        K.stream_layout(P[:, 0], dims)
+    with pytest.raises(ValueError, match="stream_layout"):
+        K.stream_layout(P, dims.astype(np.float64))
+    with pytest.raises(ValueError, match="stream_layout"):
+        K.stream_layout(P, np.array([3, -1]))
+
+
 def test_gather_view_large():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(9000, 120))
