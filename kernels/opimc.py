@@ -597,7 +597,7 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
                 if ub[i] > lb[i]:
                     active[n_act] = i
                     n_act += 1
-            _copy(labels, new)
+            # no copy of labels into new: every iteration ends with the two equal
         if n_act > 0:
             usq, usq_max = _usq_max(U, view_ptr)
             G = no_cross                  # few rows: their products computed row by row

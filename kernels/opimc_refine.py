@@ -121,82 +121,80 @@ def _block_products(dense, view_ptr, R, i1, lo, hi, at, G, Rt):
     _dense_products(dense, view_ptr, Rt, lo, hi, at, G)
 
 
+# The dense and sparse halves are separate helpers, called under ``if dense is not None`` /
+# ``if sparse is not None`` in the kernel: Numba prunes a branch on a ``None`` argument
+# before it inlines, so a chunk without sparse views never copies the sparse half's code.
 @njit(**SERIAL, inline="always")
-def _dense_row(dense, view_ptr, i, v):
-    """Offset of row ``i`` of dense view ``v`` in ``values`` (-1 when missing)."""
-    q = dense.position[i, v]
-    if q < 0:
-        return -1
-    return dense.value_start[v] + (q - dense.row_start[v]) * (view_ptr[v + 1] - view_ptr[v])
-
-
-@njit(**SERIAL, inline="always")
-def _row_products(dense, sparse, view_ptr, R, i, G, lo, at, moved, n_moved, xr, xsq):
-    """``xr[v, k] = x_{v,i}·R_{v,k}`` and ``xsq[v] = ‖x_{v,i}‖²`` (zero where missing): the
-    dense part from the block's GEMM ``G`` corrected for the ``n_moved`` moves made in the
-    block since (``moved`` rows: chunk row, from, to), the sparse part directly."""
-    m, c = xr.shape
-    for v in range(m):
-        xsq[v] = 0.0
+def _dense_row_products(dense, view_ptr, i, G, lo, at, moved, n_moved, xr, xsq):
+    """``xr[v, k] = x_{v,i}·R_{v,k}`` and ``xsq[v] = ‖x_{v,i}‖²`` of the dense views where row
+    ``i`` is present, from the block's GEMM ``G`` corrected for the ``n_moved`` moves made in
+    the block since (``moved[3 t:3 t + 3]``: chunk row, from, to)."""
+    c = xr.shape[1]
+    for v in range(dense.position.shape[1]):
+        q = dense.position[i, v]
+        if q < 0:
+            continue
+        d_v = view_ptr[v + 1] - view_ptr[v]
+        o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
+        sq = 0.0
+        for j in range(d_v):
+            x = dense.values[o + j]
+            sq += x * x
+        xsq[v] = sq
+        r = at[v] + q - lo[v]
         for k in range(c):
-            xr[v, k] = 0.0
-    nd = 0
-    if dense is not None:
-        nd = dense.position.shape[1]
-        for v in range(nd):
-            o = _dense_row(dense, view_ptr, i, v)
-            if o < 0:
+            xr[v, k] = G[r, k]
+        for t in range(n_moved):
+            q2 = dense.position[moved[3 * t], v]
+            if q2 < 0:
                 continue
-            d_v = view_ptr[v + 1] - view_ptr[v]
-            sq = 0.0
+            o2 = dense.value_start[v] + (q2 - dense.row_start[v]) * d_v
+            dot = 0.0
             for j in range(d_v):
-                x = dense.values[o + j]
-                sq += x * x
-            xsq[v] = sq
-            r = at[v] + dense.position[i, v] - lo[v]
-            for k in range(c):
-                xr[v, k] = G[r, k]
-            for t in range(n_moved):
-                o2 = _dense_row(dense, view_ptr, moved[t, 0], v)
-                if o2 < 0:
-                    continue
-                dot = 0.0
-                for j in range(d_v):
-                    dot += dense.values[o + j] * dense.values[o2 + j]
-                xr[v, moved[t, 1]] -= dot
-                xr[v, moved[t, 2]] += dot
-    if sparse is not None:
-        for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
-            j = sparse.indices[p]
-            v = nd
-            while v < m - 1 and j >= view_ptr[v + 1]:
-                v += 1
-            x = sparse.data[p]
-            xsq[v] += x * x
-            for k in range(c):
-                xr[v, k] += x * R[k, j]
+                dot += dense.values[o + j] * dense.values[o2 + j]
+            xr[v, moved[3 * t + 1]] -= dot
+            xr[v, moved[3 * t + 2]] += dot
 
 
 @njit(**SERIAL, inline="always")
-def _move_row(dense, sparse, view_ptr, R, i, a, b, sign_a, sign_b):
-    """Subtract row ``i``'s values from ``R[a]`` and add them to ``R[b]``."""
-    if dense is not None:
-        for v in range(dense.position.shape[1]):
-            q = dense.position[i, v]
-            if q < 0:
-                continue
-            a0 = view_ptr[v]
-            d_v = view_ptr[v + 1] - a0
-            o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
-            for j in range(d_v):
-                x = dense.values[o + j]
-                R[a, a0 + j] += sign_a * x
-                R[b, a0 + j] += sign_b * x
-    if sparse is not None:
-        for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
-            j = sparse.indices[p]
-            R[a, j] += sign_a * sparse.data[p]
-            R[b, j] += sign_b * sparse.data[p]
+def _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq):
+    """``xr[v, k] += x_{v,i}·R_{v,k}`` and ``xsq[v] += ‖x_{v,i}‖²`` over the sparse views
+    (``v >= nd``), from row ``i``'s CSR entries."""
+    m, c = xr.shape
+    for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
+        j = sparse.indices[p]
+        v = nd
+        while v < m - 1 and j >= view_ptr[v + 1]:
+            v += 1
+        x = sparse.data[p]
+        xsq[v] += x * x
+        for k in range(c):
+            xr[v, k] += x * R[k, j]
+
+
+@njit(**SERIAL, inline="always")
+def _move_dense_row(dense, view_ptr, R, i, a, b):
+    """Move row ``i``'s dense values from ``R[a]`` to ``R[b]``."""
+    for v in range(dense.position.shape[1]):
+        q = dense.position[i, v]
+        if q < 0:
+            continue
+        a0 = view_ptr[v]
+        d_v = view_ptr[v + 1] - a0
+        o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
+        for j in range(d_v):
+            x = dense.values[o + j]
+            R[a, a0 + j] -= x
+            R[b, a0 + j] += x
+
+
+@njit(**SERIAL, inline="always")
+def _move_sparse_row(sparse, R, i, a, b):
+    """Move row ``i``'s sparse values from ``R[a]`` to ``R[b]``."""
+    for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
+        j = sparse.indices[p]
+        R[a, j] -= sparse.data[p]
+        R[b, j] += sparse.data[p]
 
 
 @njit(**SERIAL)
@@ -218,7 +216,7 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     for v in range(nd):
         at[v] = v * BLOCK
     Rt = np.empty((0 if dense is None else view_ptr[nd], c), np.float64)   # float64 whatever the values
-    moved_rows = np.empty((BLOCK, 3), np.int64)
+    moved_rows = np.empty(3 * BLOCK, np.int64)   # (row, from, to) per move; 1-d: one np.empty less
     n_moves = 0
     n_sweeps = 0
     for _ in range(max_sweeps):
@@ -241,7 +239,14 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                                     at, G, Rt)
                 n_block = 0
             a = labels[i]
-            _row_products(dense, sparse, view_ptr, R, i, G, lo, at, moved_rows, n_block, xr, xsq)
+            for v in range(m):             # zero where row i is missing
+                xsq[v] = 0.0
+                for k in range(c):
+                    xr[v, k] = 0.0
+            if dense is not None:
+                _dense_row_products(dense, view_ptr, i, G, lo, at, moved_rows, n_block, xr, xsq)
+            if sparse is not None:
+                _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq)
             out = 0.0                      # loss change of taking row i out of a
             scale = 0.0
             left = 0.0                     # a's count over the views, without row i
@@ -279,12 +284,15 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                 rsq[v, b] += xsq[v] + 2.0 * xr[v, b]
                 T[v, a] -= w
                 T[v, b] += w
-            _move_row(dense, sparse, view_ptr, R, i, a, b, -1.0, 1.0)
+            if dense is not None:
+                _move_dense_row(dense, view_ptr, R, i, a, b)
+            if sparse is not None:
+                _move_sparse_row(sparse, R, i, a, b)
             labels[i] = b
             moved += 1
-            moved_rows[n_block, 0] = i
-            moved_rows[n_block, 1] = a
-            moved_rows[n_block, 2] = b
+            moved_rows[3 * n_block] = i
+            moved_rows[3 * n_block + 1] = a
+            moved_rows[3 * n_block + 2] = b
             n_block += 1
         n_moves += moved
         if moved == 0:
