@@ -13,13 +13,14 @@ wrapper that only first-class function arguments use; no kernel is passed that w
 skipping it saves compile time on every function of a cold first call
 (docs/performance.md, "Cold first call, seventh round").
 
-For the same reason the serial kernels spell an allocation one way, ``np.empty(shape,
-np.float64)`` (or ``np.int64``, or an input's dtype), and zero an array with ``out[:] = 0``
-after ``np.empty``: ``np.empty(n)``, ``np.empty(n, dtype=float)`` and ``np.empty(n,
-np.float64)`` are three signatures to Numba, and ``np.zeros`` compiles three library
-functions (``np.zeros``, the ``np.empty`` inside it and a fill) where the slice assignment
-compiles none. (Inside a ``parallel=True`` kernel both would be parfors of their own, so
-those kernels allocate in serial helpers.)
+For the same reason the kernels spell an allocation one way, ``np.empty(shape,
+np.float64)`` (or ``np.int64``, or an input's dtype; always positional), and the serial ones
+zero an array with ``out[:] = 0`` after ``np.empty``: ``np.empty(n)``, ``np.empty(n,
+dtype=np.float64)`` and ``np.empty(n, np.float64)`` are three compilations to Numba (its
+cache of compiled overloads is keyed by the keywords too), and ``np.zeros`` compiles three
+library functions (``np.zeros``, the ``np.empty`` inside it and a fill) where the slice
+assignment compiles none. (Inside a ``parallel=True`` kernel both would be parfors of their
+own, so those kernels allocate in serial helpers.)
 """
 from __future__ import annotations
 

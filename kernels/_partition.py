@@ -63,7 +63,7 @@ def part_bounds(n_items, parts):
     -----
     Cost: writes ``8 (parts + 1)`` bytes, O(parts) integer operations.
     """
-    bounds = np.empty(parts + 1, dtype=np.int64)
+    bounds = np.empty(parts + 1, np.int64)
     for b in range(parts + 1):
         bounds[b] = (n_items * b) // parts
     return bounds

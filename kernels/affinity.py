@@ -80,7 +80,7 @@ def strict_upper_triangle(A):
     if A.shape[0] != A.shape[1]:
         raise ValueError("strict_upper_triangle: A must be square")
     n = A.shape[0]
-    out = np.empty(n * (n - 1) // 2, dtype=A.dtype)
+    out = np.empty(n * (n - 1) // 2, A.dtype)
     for i in range(n):
         start = i * n - (i * (i + 1)) // 2
         for j in range(i + 1, n):
@@ -167,7 +167,7 @@ def keep_nearest_neighbors(D2, n_neighbors):
     if D2.shape[0] != D2.shape[1]:
         raise ValueError("keep_nearest_neighbors: D2 must be square")
     n = D2.shape[0]
-    keep = np.zeros((n, n), dtype=np.bool_)
+    keep = np.zeros((n, n), np.bool_)
     for i in prange(n):
         row = D2[i].copy()
         row[i] = np.inf
@@ -210,8 +210,8 @@ def nearest_neighbors_rows(D2, n_neighbors):
         raise ValueError("nearest_neighbors_rows: D2 must be square n x n and "
                          "1 <= n_neighbors <= n - 1")
     k = n_neighbors
-    index = np.empty((n, k), dtype=np.int64)
-    sq_dist = np.empty((n, k), dtype=D2.dtype)
+    index = np.empty((n, k), np.int64)
+    sq_dist = np.empty((n, k), D2.dtype)
     for i in range(n):
         val, idx = sq_dist[i], index[i]
         size = 0

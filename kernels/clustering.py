@@ -88,8 +88,8 @@ def nearest_center(inner, x_sq_norms, c_sq_norms):
     if x_sq_norms.shape[0] != inner.shape[0] or c_sq_norms.shape[0] != inner.shape[1]:
         raise ValueError("nearest_center: x_sq_norms must have n entries and c_sq_norms c")
     n, c = inner.shape
-    labels = np.empty(n, dtype=np.int64)
-    sq_dist = np.empty(n, dtype=inner.dtype)
+    labels = np.empty(n, np.int64)
+    sq_dist = np.empty(n, inner.dtype)
     for i in prange(n):
         best = np.inf
         arg = 0
@@ -154,7 +154,7 @@ def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
     c, d = C2.shape
     buf = np.empty(c * CHUNK_ROWS, np.float64)
     best = np.empty(CHUNK_ROWS, np.float64)
-    arg = np.empty(CHUNK_ROWS, dtype=np.int64)
+    arg = np.empty(CHUNK_ROWS, np.int64)
     for start in range(lo, hi, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, hi)
         m = stop - start

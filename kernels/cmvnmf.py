@@ -92,7 +92,7 @@ def pattern_csr(rows, cols, n_rows, n_cols):
         count[cols[p] + 1] += 1
     for j in range(n_cols):
         count[j + 1] += count[j]
-    by_col = np.empty(nnz, dtype=np.int64)
+    by_col = np.empty(nnz, np.int64)
     for p in range(nnz):
         j = cols[p]
         by_col[count[j]] = p
@@ -105,7 +105,7 @@ def pattern_csr(rows, cols, n_rows, n_cols):
     for i in range(n_rows):
         indptr[i + 1] += indptr[i]
     fill = indptr[:-1].copy()
-    indices = np.empty(nnz, dtype=cols.dtype)
+    indices = np.empty(nnz, cols.dtype)
     for q in range(nnz):
         p = by_col[q]
         i = rows[p]
@@ -271,19 +271,19 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
                              "structures of n rows with columns in [0, V_all rows), the "
                              "degrees have n entries and V_all c columns")
     n, c = F.shape
-    out = np.empty((n, c), dtype=F.dtype)
+    out = np.empty((n, c), F.dtype)
     constrained = terms.must_indptr.shape[0] > 0
     with_penalty = terms.split.shape[0] > 0
     split = terms.split[0] if with_penalty else 0
     n_blocks = (n + _ROW_BLOCK - 1) // _ROW_BLOCK
     partial = _zeros(n_blocks)
     for b in prange(n_blocks):
-        den = np.empty(c, dtype=F.dtype)
-        num = np.empty(c, dtype=F.dtype)
-        acc = np.empty(c, dtype=np.float64)
+        den = np.empty(c, F.dtype)
+        num = np.empty(c, F.dtype)
+        acc = np.empty(c, np.float64)
         # sums over the columns below split, for the penalty part
-        m_low = np.empty(c, dtype=F.dtype)
-        c_low = np.empty(c, dtype=F.dtype)
+        m_low = np.empty(c, F.dtype)
+        c_low = np.empty(c, F.dtype)
         pen = 0.0
         for i in range(b * _ROW_BLOCK, min(n, (b + 1) * _ROW_BLOCK)):
             if c >= _GRAM_BY_ROWS_MIN_C:

@@ -79,13 +79,13 @@ def weight_norms(W, view_ptr, eps):
     d, c = W.shape
     m = view_ptr.shape[0] - 1
     e2 = eps * eps
-    rows = np.empty(d, dtype=W.dtype)
+    rows = np.empty(d, W.dtype)
     for i in range(d):
         s = 0.0
         for k in range(c):
             s += W[i, k] * W[i, k]
         rows[i] = np.sqrt(s + e2)
-    groups = np.empty((m, c), dtype=W.dtype)
+    groups = np.empty((m, c), W.dtype)
     for t in range(m * c):
         v = t // c
         k = t - v * c
@@ -132,7 +132,7 @@ def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
         raise ValueError("irls_diagonal: view_ptr must have m + 1 entries rising from 0 to len(rows)")
     m, c = groups.shape
     d = rows.shape[0]
-    D = np.empty((c, d), dtype=rows.dtype)
+    D = np.empty((c, d), rows.dtype)
     v = 0
     for i in range(d):
         # the last view starting at or before i (np.searchsorted(view_ptr, i, "right") - 1,
@@ -181,8 +181,8 @@ def cholesky_solve(L, R):
         raise ValueError("cholesky_solve: L must have shape (1 or c, d, d) for R of shape (d, c)")
     d, c = R.shape
     p = L.shape[0]
-    S = np.empty((d, c), dtype=R.dtype)
-    y = np.empty(d, dtype=np.float64)
+    S = np.empty((d, c), R.dtype)
+    y = np.empty(d, np.float64)
     for k in range(c):
         Lk = L[k if p > 1 else 0]
         for i in range(d):  # L y = r: row i of L by a dot product
@@ -243,9 +243,9 @@ def sparse_weighted_gram(indptr, indices, data, t_indptr, t_indices, t_data, din
     n = indptr.shape[0] - 1
     ordered = _rows_sorted(t_indptr, t_indices)
     dT = np.ascontiguousarray(dinv.T)
-    K = np.empty((c, n, n), dtype=dinv.dtype)
+    K = np.empty((c, n, n), dinv.dtype)
     for i in prange(n):
-        acc = np.zeros((i + 1, c), dtype=np.float64)
+        acc = np.zeros((i + 1, c), np.float64)
         for p in range(indptr[i], indptr[i + 1]):
             f = indices[p]
             xi = data[p]
@@ -355,10 +355,10 @@ def pair_gram(F, indptr, indices, data):
     # a fixed partition (not one part per thread): the summation order, and so the rounding,
     # does not depend on the thread count
     nb = n_parts(n, 1)
-    part = np.zeros((nb, c, c), dtype=np.float64)
+    part = np.zeros((nb, c, c), np.float64)
     for b in prange(nb):
         lo, hi = part_range(n, nb, b)
-        tmp = np.empty(c, dtype=np.float64)
+        tmp = np.empty(c, np.float64)
         for i in range(lo, hi):
             start = indptr[i]
             stop = indptr[i + 1]
@@ -375,7 +375,7 @@ def pair_gram(F, indptr, indices, data):
                 fa = F[i, a]
                 for k in range(c):
                     part[b, a, k] += fa * tmp[k]
-    out = np.zeros((c, c), dtype=F.dtype)
+    out = np.zeros((c, c), F.dtype)
     for b in range(nb):
         for a in range(c):
             for k in range(c):
@@ -435,8 +435,8 @@ def multiplicative_f_update(F, Z, Gamma, lam, indptr, indices, data, rows):
                          "[0, n) and I_p be a valid n x n CSR structure (or empty)")
     n, c = F.shape
     out = F.copy()
-    gp = np.empty((c, c), dtype=np.float64)
-    gn = np.empty((c, c), dtype=np.float64)
+    gp = np.empty((c, c), np.float64)
+    gn = np.empty((c, c), np.float64)
     for a in range(c):
         for k in range(c):
             g = Gamma[a, k]
@@ -444,8 +444,8 @@ def multiplicative_f_update(F, Z, Gamma, lam, indptr, indices, data, rows):
             gn[a, k] = -g if g < 0.0 else 0.0
     for r in prange(rows.shape[0]):
         i = rows[r]
-        pos = np.zeros(c, dtype=np.float64)
-        neg = np.zeros(c, dtype=np.float64)
+        pos = np.zeros(c, np.float64)
+        neg = np.zeros(c, np.float64)
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             s = data[p]

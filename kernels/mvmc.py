@@ -87,7 +87,7 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
                          "values) be a valid n x n CSR structure and mirror index its entries")
     n, k = Z.shape
     r = A.shape[1]
-    res = np.empty(indices.size, dtype=np.float64)
+    res = np.empty(indices.size, np.float64)
     for i in prange(n):
         p = indptr[i]
         end = indptr[i + 1]
@@ -126,7 +126,7 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
             res[mirror[p]] = r0
             p += 1
     RZ = _zeros_like(Z)
-    row_loss = np.empty(n, dtype=np.float64)  # every row writes its own
+    row_loss = np.empty(n, np.float64)  # every row writes its own
     for i in prange(n):
         acc = 0.0
         p = indptr[i]
@@ -250,8 +250,8 @@ def dense_to_csr(A, indptr):
         raise ValueError("dense_to_csr: indptr must have p + 1 non-decreasing entries from 0")
     p, q = A.shape
     nnz = indptr[p]
-    indices = np.empty(nnz, dtype=np.int32)
-    data = np.empty(nnz, dtype=A.dtype)
+    indices = np.empty(nnz, np.int32)
+    data = np.empty(nnz, A.dtype)
     for i in range(p):
         pos = indptr[i]
         end = indptr[i + 1]

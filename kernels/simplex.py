@@ -117,9 +117,9 @@ def rowwise_simplex_projection(A, out):
     n_chunks = _n_chunks(n)
     for t in prange(n_chunks):
         lo, hi = _chunk(n, n_chunks, t)
-        y = np.empty(d, dtype=np.float64)
-        v = np.empty(d, dtype=np.float64)
-        w = np.empty(d, dtype=np.float64)
+        y = np.empty(d, np.float64)
+        v = np.empty(d, np.float64)
+        w = np.empty(d, np.float64)
         for i in range(lo, hi):
             for j in range(d):
                 y[j] = A[i, j]

@@ -101,6 +101,23 @@ def test_every_kernel_compiles_with_one_of_the_shared_option_sets():
     assert seen >= 60
 
 
+def test_every_kernel_spells_an_allocation_one_way():
+    """``np.empty(n, np.float64)``, never ``dtype=`` as a keyword: Numba compiles the
+    allocation once per spelling (its overload cache is keyed by the keywords), so one
+    keyword call in one kernel costs a cold first call one more compilation."""
+    import inspect
+    import re
+
+    keyword = re.compile(r"np\.(empty|zeros|ones|full)\((?:[^()]|\([^()]*\))*dtype=")
+    seen = set()
+    for name, disp in _dispatchers():
+        code = inspect.getsource(disp.py_func)
+        code = code[code.index('"""', code.index('"""') + 3) + 3:] if '"""' in code else code
+        assert not keyword.search(code), name
+        seen.add(name)
+    assert len(seen) >= 60
+
+
 def _helper_twice(x):
     return 2.0 * x
 
