@@ -71,7 +71,7 @@ def stream_layout(P, dense_dims):
     """Index arrays of the compact chunk layout from the chunk's presence mask.
 
     Not compiled: a few vectorised NumPy passes over the ``s × m`` mask, once per chunk (tens
-    of microseconds for 2 000 rows), where compiling them cost about 0.4 s of OPIMC's cold
+    of microseconds for 1 000 rows), where compiling them cost about 0.3 s of OPIMC's cold
     first call (docs/performance.md, "Cold first call, eighth round").
 
     Parameters
