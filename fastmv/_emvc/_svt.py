@@ -40,8 +40,21 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
    fails); ``sigma_hint`` saves that attempt when a previous call already showed it. Else
    LAPACK ``gesdd`` (``gesvd`` if it fails to converge).
 
+4. **Capped** (only with ``max_rank``). Where the exact result would have more than
+   ``max_rank = r`` singular values above ``τ`` (the late iterations of EMVC, whose exact
+   SVT is a full decomposition), the top ``r`` singular triplets of ``B`` are found by a
+   subspace iteration warm-started from the previous call's right vectors, shrunk exactly,
+   and the rest of ``B`` is kept unshrunk: ``Q̃ = B − τ U_r V_rᵀ``. Certificate: the exact
+   ``SVT(B, τ) = B − U min(S, τ) Vᵀ`` is within ``τ`` of ``B`` in the spectral norm, and so
+   is ``Q̃`` (``U_r``, ``V_r`` orthonormal), hence ``‖Q̃ − SVT(B, τ)‖₂ ≤ 2τ`` whatever the
+   accuracy of the triplets, and ``≤ min(σ_{r+1}, τ)`` when they are exact (the error lives
+   in the tail: ``Q̃`` is exact on the leading ``r``-dimensional singular subspace, the one
+   the clustering reads). Its nuclear norm is reported as the upper bound
+   ``Σ_{i≤r}(σᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``. docs/emvc.md
+   ("Capped SVT") gives the measurements.
+
 Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
-O(n³).
+O(n³), tier 4 O(n² r) per subspace step (two or three steps when warm-started).
 Memory: tier 2 O(n l); tier 3 ``G`` and its eigenvectors (``2 n²``) or LAPACK's ``gesdd``
 workspace (a copy of ``B``, ``U``, ``Vᵀ`` and about ``4 n²`` of work space), all freed on
 return.
@@ -95,7 +108,9 @@ class SVTInfo:
         ``Σ max(σᵢ − τ, 0)``, the nuclear norm of the result.
     method : str
         ``"skip-bound"`` (norm bound), ``"skip-power"`` (Collatz–Wielandt bound),
-        ``"partial"``, ``"gram"`` (Gram eigendecomposition) or ``"full"`` (``gesdd``).
+        ``"partial"``, ``"gram"`` (Gram eigendecomposition), ``"full"`` (``gesdd``) or
+        ``"capped"`` (top ``max_rank`` triplets shrunk, the rest of ``B`` kept; then
+        ``rank`` is ``max_rank``, a lower bound of the exact rank).
     V : ndarray, shape (d, rank) or (d, 0)
         Right singular vectors of the result (warm start of the next call); empty when the
         rank exceeds ``n/16`` (the next call would use the full SVD anyway).
@@ -325,9 +340,63 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
     return (W @ Ut[:, :r], s[:r], Vt[:r]), steps
 
 
+# Capped tier: oversampling of the subspace iteration, its steps and its tolerance on the
+# Ritz values (relative to s₁; the 2τ certificate holds whatever the accuracy, so this only
+# decides how exact the leading subspace is).
+_CAP_OVERSAMPLE = 8
+_CAP_MAX_STEPS = 8
+_CAP_RTOL = 1e-6
+
+
+def _top_triplets(B, r, V0, rng):
+    """Top ``r`` singular triplets of ``B`` by subspace iteration on ``BᵀB``, started from
+    ``V0`` (padded with Gaussian columns); stops once the top ``r`` Ritz values change by at
+    most ``_CAP_RTOL · s₁`` between steps. Returns ``(U_r, s_r, Vt_r)``."""
+    n, d = B.shape
+    b = min(r + _CAP_OVERSAMPLE, min(n, d))
+    X = rng.standard_normal((d, b)).astype(B.dtype)
+    if V0 is not None and V0.shape[1]:
+        k = min(V0.shape[1], b)
+        X[:, :k] = V0[:, :k]
+    s_old = None
+    for _ in range(_CAP_MAX_STEPS):
+        Y, _ = np.linalg.qr(B @ X)
+        G = B.T @ Y  # Yᵀ B = Gᵀ: its SVD gives the Ritz triplets of the basis Y
+        Ug, s, Vt = np.linalg.svd(G.T, full_matrices=False)
+        if s_old is not None and np.max(np.abs(s[:r] - s_old[:r])) <= _CAP_RTOL * s[0]:
+            break
+        s_old = s
+        X = Vt.T
+    return Y @ Ug[:, :r], s[:r], Vt[:r]
+
+
+def _capped(B, tau, r, V0, rng, fro, out):
+    """The capped tier: ``Q̃ = B − τ U_r V_rᵀ`` (see the module docstring), or the exact
+    result when fewer than ``r`` of the top values exceed ``τ``. Returns
+    ``(Q, s, V, nuclear_norm, exact)``."""
+    U, s, Vt = _top_triplets(B, r, V0, rng)
+    keep = int(np.count_nonzero(s > tau))
+    if keep < r:  # the threshold falls inside the computed part: exact
+        U, s, Vt = U[:, :keep], s[:keep], Vt[:keep]
+        left = (U * (s - tau).astype(B.dtype)).astype(B.dtype, copy=False)
+        Q = left @ Vt if out is None else np.matmul(left, Vt, out=out)
+        return Q, s, np.ascontiguousarray(Vt.T), float(np.sum(s - tau)), True
+    Q = np.array(B, copy=True) if out is None else out
+    if out is not None:
+        np.copyto(out, B)
+    # Qᵀ (F-ordered view of the C-ordered Q) -= τ V Uᵀ, in place
+    gemm = sla.get_blas_funcs("gemm", (Q,))
+    gemm(-tau, np.asfortranarray(Vt.T), np.asfortranarray(U.T), beta=1.0, c=Q.T,
+         overwrite_c=True)
+    s64 = s.astype(np.float64)
+    tail2 = max(fro * fro - float(np.dot(s64, s64)), 0.0)
+    nuc = float(np.sum(s64 - tau)) + np.sqrt((min(B.shape) - r) * tail2)
+    return Q, s, np.ascontiguousarray(Vt.T), nuc, False
+
+
 def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto",
         full_svd="auto", sigma_hint=None, rtol=None, power_iter=8, max_steps=100,
-        random_state=None):
+        max_rank=None, random_state=None):
     """Singular value soft-thresholding ``Q = U max(S − τ, 0) Vᵀ`` of a square or
     rectangular matrix, skipping or shrinking the SVD where that is provably exact.
 
@@ -365,6 +434,12 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
         Maximum power steps of the skip test for nonnegative ``B``.
     max_steps : int
         Maximum block-Krylov steps of the partial path.
+    max_rank : int, optional
+        With ``method="auto"``: where the exact result would need a full decomposition
+        (the partial path does not fit its budget) or is expected to have more than
+        ``max_rank`` singular values above ``τ`` (``rank_hint``), the capped tier
+        ``Q̃ = B − τ U_r V_rᵀ`` with the top ``r = max_rank`` triplets, within ``2τ`` of the
+        exact result in the spectral norm (module docstring). None: always exact.
     random_state : None, int or Generator
         Start block of the partial path.
 
@@ -419,6 +494,11 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
     result = None
     steps = 0
     abandoned = False
+    cap = None
+    if method == "auto" and max_rank is not None and max_rank < min(n, d):
+        cap = max(int(max_rank), 1)
+    if cap is not None and rank_hint is not None and rank_hint >= cap:
+        return _capped_result(B, tau, cap, V0, rng, bounds["fro"], out, (lower, upper))
     if method == "partial" or (method == "auto" and min(n, d) > 4 * _MIN_BLOCK):
         hint = 1 if rank_hint is None else max(int(rank_hint), 1)
         if method == "partial":
@@ -429,10 +509,15 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
             gram_next = full_svd == "auto" and _gram_accurate(tau, est, dt)
             budget = _PARTIAL_BUDGET * _full_cost(min(n, d), gram_next)
             max_basis = int(_MAX_BASIS_FRACTION * d)
+            if cap is not None:  # past this basis the capped tier is the cheaper one
+                max_basis = min(max_basis, 2 * cap + 2 * _MIN_BLOCK)
         if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
             result, steps = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
                                       max_basis)
         abandoned = result is None and steps > 0
+    if result is None and cap is not None:
+        return _capped_result(B, tau, cap, V0, rng, bounds["fro"], out, (lower, upper),
+                              steps, abandoned)
     V_of = None
     if result is not None:
         U, s, Vt = result
@@ -479,3 +564,17 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
         return left @ right, info
     np.matmul(left, right, out=out)
     return out, info
+
+
+def _capped_result(B, tau, cap, V0, rng, fro, out, sigma_bounds, steps=0, abandoned=False):
+    """``(Q, SVTInfo)`` of the capped tier (``out`` convention of :func:`svt`)."""
+    Q, s, V, nuc, _ = _capped(B, tau, cap, V0, rng, fro, out)
+    lower, upper = sigma_bounds
+    if s.size:
+        lower = max(float(s[0]), lower) if np.isfinite(lower) else float(s[0])
+    info = SVTInfo(int(s.size), nuc, "capped", V, (lower, upper), steps, abandoned)
+    if s.size == 0 and out is not None:
+        return None, info
+    if s.size == 0:
+        return np.zeros(B.shape, dtype=B.dtype), info
+    return Q, info
