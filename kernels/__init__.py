@@ -8,8 +8,8 @@ compile options (``_options``). Every public kernel is a small ``@njit`` functio
 docstring and a slow, obviously-correct NumPy twin of the same name: in
 ``tests/<solver>/naive.py`` for a solver's modules (``opimc_*`` in ``tests/opimc/naive.py``),
 in ``tests/naive_clustering.py`` for ``clustering`` and ``affinity``, in
-``tests/emvc/naive.py`` for ``simplex`` (EMVC's projection), ``tests/naive_partition.py`` for ``_partition`` and ``tests/naive_checks.py`` for
-``_checks``. Every kernel compiles with one of the option sets of ``_options`` (``SERIAL``,
+``tests/emvc/naive.py`` for ``simplex`` (EMVC's projection), in ``tests/naive_partition.py``
+for ``_partition`` and in ``tests/naive_checks.py`` for ``_checks``. Every kernel compiles with one of the option sets of ``_options`` (``SERIAL``,
 or ``PARALLEL`` where the loop is parallel; ``cache=True`` always), so the library functions
 they use are compiled once per process.
 
