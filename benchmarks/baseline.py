@@ -41,9 +41,9 @@ import scipy.sparse as sp
 VERSION = "1"
 KINDS = ("none", "labels", "pairs", "incomplete", "unmapped", "incomplete-imputed",
          "unmapped-per-view")
-#: fraction of each view's samples kept in the CMVNMF protocol (tools/defaults_table.py)
+#: fraction of each view's samples kept in the CMVNMF protocol (benchmarks/defaults_table.py)
 KEEP = 0.95
-#: fraction of each view missing in the OPIMC protocol (tools/defaults_table.py)
+#: fraction of each view missing in the OPIMC protocol (benchmarks/defaults_table.py)
 MISSING = 0.4
 DATASETS = ("3Sources", "BBCSport", "Handwritten", "Reuters-1200", "WebKB", "ORL",
             "ProteinFold")

@@ -9,7 +9,7 @@ kernels (``parallel=True`` kernels compile on the first problem large enough to 
 nothing compiled earlier in the benchmark process counts; process CPU seconds
 (``resource.getrusage``), which a busy machine inflates less than wall time. The absolute
 figures move with the machine's speed (a shared VM measured the same commit 1.1–1.4× apart
-on one day, ``docs/performance.md``): a change is judged against its neighbours in the asv
+on one day, ``docs/records/perf.md``): a change is judged against its neighbours in the asv
 history, not against the target alone.
 """
 import json

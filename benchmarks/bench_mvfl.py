@@ -6,8 +6,8 @@ the ``d × d`` systems ``(X̃ᵀX̃ + λ1 P_k + λ2 Q) w_k = X̃ᵀ f̃_k`` dire
 ``numpy.linalg.solve`` and the pair term with a dense ``n × n`` ``I_p``. fastmv factorises the
 ``d × d`` systems by Cholesky (d ≤ n) or solves ``n × n`` Woodbury systems built by a sparse
 Numba kernel (d > n), and updates ``F`` with fused kernels. The full-size 3Sources comparison
-(all three views, d = 10259, whose NumPy ``d × d`` solves take minutes) is a one-off script:
-``tools/scale_mvfl.py``.
+(all three views, d = 10259, whose NumPy ``d × d`` solves take minutes) is recorded in
+``docs/records/mvfl.md``.
 """
 
 import numpy as np
@@ -141,7 +141,7 @@ class MVFL3Sources:
 
     def track_speedup_vs_numpy_bbc_view(self):
         """One iteration on the bbc view alone (d = 3560): the NumPy reference factorises six
-        3560 × 3560 systems; the full d = 10259 run is in tools/scale_mvfl.py."""
+        3560 × 3560 systems; the full d = 10259 run is in docs/records/mvfl.md."""
         ref = _reference()
         view = [self.views[0]]
         Xd = view[0].toarray()

@@ -14,7 +14,7 @@ machine noise hits both alike:
 
 The synthetic setting: k = 100, |Ω| = 20 n random pairs, 2 views × 200 dims, 10 clusters.
 At n = 20000 the dense reference would need ~3 GB per ``n × n`` array and is not run; the
-scale run (n = 50000, k = 50, peak memory) is ``tools/scale_mvmc.py``.
+scale run (n = 50000, k = 50, peak memory) is recorded in ``docs/records/mvmc.md``.
 """
 import time
 

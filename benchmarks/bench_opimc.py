@@ -3,8 +3,8 @@
 Speed ratios are measured inside one ``track_*`` call against ``benchmarks/references/opimc.py``
 (the same algorithm in vectorised NumPy: BLAS products for the distances, one-hot products for
 the statistics, same start and stopping rules), so machine noise affects both alike. The
-comparison with imml's OPIMC (a different package) is a script:
-``tools/compare_opimc_imml.py``; the 10^6-sample memmap run is ``tools/scale_opimc.py``.
+comparison with imml's OPIMC (a different package) and the 10^6-sample memmap run are
+recorded in ``docs/records/opimc.md``.
 """
 import os
 import tempfile

@@ -9,7 +9,7 @@
 - the float64 and float32 GEMM rate of the installed BLAS (square ``n = 2048`` products,
   one thread and all threads), in GFLOP/s (``2 n³`` flops per product).
 
-Each figure is the best of several runs. ``docs/performance.md`` compares every kernel's
+Each figure is the best of several runs. ``docs/records/perf.md`` compares every kernel's
 bytes moved or flops done per second against these numbers.
 """
 from __future__ import annotations

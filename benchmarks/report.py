@@ -2,16 +2,16 @@
 
 ``python -m benchmarks.report [--markdown] [--repeat R] [--threads T]`` runs every solver and
 building block of fastmv on one real (or embedded) dataset, together with its plain NumPy
-reference (``benchmarks/_ref_*.py``, the same algorithm and iterations) and its peer where
-one exists (scikit-learn's ``KMeans``, ``SpectralClustering``, ``NMF`` and NMI), alternating
-the calls in one process (best of ``R`` each, after one warm-up call that keeps Numba
-compilation out) with ``T`` threads on every side (default 1, because the machine is
+reference (``benchmarks/references/<solver>.py``, the same algorithm and iterations) and its
+peer where one exists (scikit-learn's ``KMeans``, ``SpectralClustering``, ``NMF`` and
+NMI), alternating the calls in one process (best of ``R`` each, after one warm-up call that
+keeps Numba compilation out) with ``T`` threads on every side (default 1, because the machine is
 shared). It prints, per row: seconds (process CPU time) for fastmv, the reference and the
 peer, the ratios reference/fastmv and peer/fastmv, and the quality (NMI against the labels,
 or the agreement with the reference). imml's OPIMC needs its own environment; its ratios are
-measured by ``tools/compare_opimc_imml.py`` and quoted in ``docs/opimc.md``. The output
+recorded in ``docs/records/opimc.md``. The output
 starts with the date, the machine and the package versions, so it can be pasted into
-``docs/performance.md`` as a dated record.
+``docs/records/perf.md`` as a dated record.
 
 ``--suites [--quick] [--match REGEX]`` instead runs every asv suite in this folder once
 (``setup``, every ``time_*`` best of 3, every ``track_*``), one row per figure.
@@ -352,7 +352,7 @@ CASES = [_case_lloyd_step, _case_kmeans, _case_spectral, _case_transition, _case
          _case_mvmc, _case_mvfl, _case_emvc, _case_cmvnmf, _case_opimc]
 
 IMML_NOTE = ("imml's OPIMC is installed in a separate environment, so it is not measured here: "
-             "its same-run ratios come from tools/compare_opimc_imml.py (docs/opimc.md).")
+             "its same-run ratios are in docs/records/opimc.md.")
 
 
 def compare(repeat=3, threads=1, match=None):

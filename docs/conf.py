@@ -61,4 +61,5 @@ sphinx_gallery_conf = {
 html_theme = "alabaster"
 html_title = f"fastmv {release}"
 html_static_path = []
-html_theme_options = {"description": "fast multi-view clustering", "fixed_sidebar": True}
+html_theme_options = {"description": "fast multi-view clustering", "fixed_sidebar": True,
+                      "page_width": "1240px", "sidebar_width": "250px"}

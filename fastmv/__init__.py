@@ -25,7 +25,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def _map_source_kernels():

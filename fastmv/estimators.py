@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ._app._estimator_base import (  # noqa: F401 (the base and helpers, as before)
+from ._app._estimator_base import (  # noqa: F401 (the base and helpers, re-exported)
     _SHARED_BY_REFERENCE,
     _UNFITTED,
     BaseEstimator,

@@ -157,7 +157,7 @@ def inter_view_constraints(labels_per_view: Sequence[ArrayLike], *, ratio: float
         number of samples — linear in ``n`` (about ``ratio · n`` for views of ``n`` rows).
         At equal ``ratio`` the ``"pairs"`` reading gives ``n`` times more pairs; the
         ``"samples"`` reading reproduces the shape of the CMVNMF paper's accuracy curves
-        (``docs/cmvnmf.md``). Ignored when ``n_constraints`` is given.
+        (``docs/records/cmvnmf.md``). Ignored when ``n_constraints`` is given.
     random_state : None, int or numpy.random.Generator
 
     Returns

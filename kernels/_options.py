@@ -11,7 +11,7 @@ those copies are compiled once per process and shared.
 ``no_cfunc_wrapper``: Numba otherwise builds, for every compiled kernel, a C-callable
 wrapper that only first-class function arguments use; no kernel is passed that way, and
 skipping it saves compile time on every function of a cold first call
-(docs/performance.md, "Cold first call, seventh round").
+(docs/records/perf.md, "Cold first call").
 
 For the same reason the kernels spell an allocation one way, ``np.empty(shape,
 np.float64)`` (or ``np.int64``, or an input's dtype; always positional), and the serial ones

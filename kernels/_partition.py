@@ -18,7 +18,7 @@ __all__ = ["SERIAL_BELOW", "MAX_PARTS", "n_parts", "part_bounds", "part_range",
            "start_thread_pool", "sum_parts"]
 
 #: Below this much work (multiply-adds, roughly) a kernel call runs on one thread: waking a
-#: thread pool costs more than it saves (docs/performance.md "Figures behind the code's choices").
+#: thread pool costs more than it saves (docs/records/perf.md "Figures behind the code's choices").
 SERIAL_BELOW = 2 ** 20
 
 #: Upper bound on the number of parts: enough to balance any realistic thread count.

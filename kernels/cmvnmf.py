@@ -37,7 +37,7 @@ _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector sc
 #: over ``l`` outside, over ``k`` inside: contiguous in ``gram``, independent per ``k``, so it
 #: vectorises) instead of one dot product per ``k`` (a dependent chain of ``c`` adds). Each
 #: sum runs over ``l = 0, 1, …`` from ``0.0`` in float64 either way: the same bits. Below
-#: this the dot products are faster (docs/cmvnmf.md, "Sixth round").
+#: this the dot products are faster (docs/records/cmvnmf.md, "The denominators of many-class updates").
 _GRAM_BY_ROWS_MIN_C = 12
 _PAIR_CHUNK = 4096  # pairs per chunk in constraint_penalty (fixed: thread-count independent)
 

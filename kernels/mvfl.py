@@ -69,7 +69,7 @@ def weight_norms(W, view_ptr, eps):
     -----
     Time O(d c), memory O(d + m c). Serial: ``d c`` is far below the work that pays for
     waking the thread pool (a parallel launch after the BLAS calls of the ``W`` step: see
-    docs/mvfl.md).
+    docs/records/mvfl.md).
 
     Cost: reads ``d c b`` bytes (``b`` the itemsize) and writes ``(d + m c) b``; ``2 d c``
     flops.
@@ -168,7 +168,7 @@ def cholesky_solve(L, R):
     -----
     Time O(c d²), memory O(d) besides the output. Serial: MVFL's joint ``F`` step calls this
     once per trial point with ``d`` in the hundreds, where one call on one thread beats ``c``
-    LAPACK ``potrs`` calls (docs/mvfl.md). The forward sums run as reassociable dot
+    LAPACK ``potrs`` calls (docs/records/mvfl.md). The forward sums run as reassociable dot
     products (vectorised; the rounding
     differs from ``potrs`` at the 1e-16 level, is deterministic and does not depend on the
     thread count).

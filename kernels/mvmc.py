@@ -69,7 +69,7 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     mirror too, a slot no other row writes), the second accumulates ``(R Z)_i`` and the loss.
     The loops are level-1 and bound by gathering rows of ``B`` and ``Z``, so a row's entries
     are taken four at a time (one load of ``A_i`` or ``(R Z)_i`` serves four neighbours), and
-    each pair's residual is computed once (docs/mvmc.md has the measurement). Every row owns its output row and its partial loss, and the partial
+    each pair's residual is computed once (docs/records/mvmc.md has the measurement). Every row owns its output row and its partial loss, and the partial
     losses are summed in row order, so the result does not depend on the number of threads
     at all. Residuals are accumulated in float64 also for float32 input; the dot products
     may be reassociated (SIMD), which changes them only by rounding.

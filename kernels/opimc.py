@@ -55,7 +55,7 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     stream_gather_view,
     stream_layout,
 )
-from .opimc_stats import (  # noqa: F401  (the public ones re-exported, as before)
+from .opimc_stats import (  # noqa: F401  (the public ones re-exported)
     _csr_rows,
     _scatter_dense_rows,
     _stream_center_shift,

@@ -72,7 +72,7 @@ def stream_layout(P, dense_dims):
 
     Not compiled: a few vectorised NumPy passes over the ``s × m`` mask, once per chunk (tens
     of microseconds for 1 000 rows), where compiling them cost about 0.3 s of OPIMC's cold
-    first call (docs/performance.md, "Cold first call, eighth round").
+    first call (docs/records/perf.md, "Cold first call").
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Single-row moves that lower OPIMC's loss on one chunk (Hartigan's method; docs/opimc.md
+"""Single-row moves that lower OPIMC's loss on one chunk (Hartigan's method; docs/records/opimc.md
 "Refinement").
 
 With the centres at their optimum for given labels (``U_v = R_v (T_v + αI)⁻¹``), the loss is
@@ -13,7 +13,7 @@ with ``f(r, t) = −r / (t + α)`` (0 when ``t + α = 0``), ``x = x_{v,i}``, ``w
 sweep moves each row in turn to the cluster that lowers the loss most, when it does: every
 move lowers the loss, so sweeps end, and their fixed points are Lloyd fixed points too (for
 α = 0) but not the reverse. On ℓ2 rows with most samples in one view the Lloyd fixed points
-the starts reach are often poor; these moves leave them (docs/opimc.md). The statistics are
+the starts reach are often poor; these moves leave them (docs/records/opimc.md). The statistics are
 the global ones (every chunk streamed so far), so the moves lower the streamed loss: one chunk
 in memory, as for the rest of OPIMC.
 """

@@ -330,7 +330,7 @@ REGISTRY[sys.argv[1]].warmup()
 print(json.dumps({"own": sum(m.startswith("fastmv.") for m in modules), "all": len(modules)}))
 """
 
-#: What a cold warm-up compiles (docs/performance.md, "Cold first call, eighth round":
+#: What a cold warm-up compiles (docs/records/perf.md, "Cold first call, eighth round":
 #: MVMC 6 + 21 of Numba's, MVFL 6 + 17, EMVC 8 + 14, CMVNMF 7 + 16, OPIMC 12 + 7), with
 #: room for two more of the package's own.
 _COLD_COMPILES = {"mvmc": 8, "mvfl": 8, "emvc": 10, "cmvnmf": 9, "opimc": 14}

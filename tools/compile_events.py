@@ -9,7 +9,7 @@ compiled. Run it on an empty cache, or nothing compiles::
     NUMBA_CACHE_DIR=$(mktemp -d) python -m tools.compile_events mvmc [--top 25]
 
 Process CPU seconds (``resource.getrusage``): a loaded machine inflates them less than wall
-time. docs/performance.md ("Cold first call") has what it found.
+time. docs/records/perf.md has what it found.
 """
 import argparse
 import resource

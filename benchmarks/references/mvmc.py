@@ -1,5 +1,4 @@
-"""The dense NumPy MVMC and the synthetic data of the MVMC benchmarks (bench_mvmc.py) and
-tools/scale_mvmc.py.
+"""The dense NumPy MVMC and the synthetic data of the MVMC benchmarks (bench_mvmc.py).
 
 ``mvmc_dense`` is the straightforward transcription (docs/algorithms.md §1) that holds ``S``,
 ``S_ob`` and the mask as ``n × n`` arrays and forms the ``n × n`` masked residual

@@ -4,7 +4,7 @@ way a careful NumPy user would: per chunk, BLAS products ``X_v U_v`` for the dis
 one-hot products ``X_vᵀ V`` for the statistics, recomputed every inner iteration (the per-view
 counts ``Vᵀ W_v V`` are diagonal, so ``U_v = R_v (T_v + αI)⁻¹`` is a column scaling). Also the
 loss from scratch, a plain Lloyd's k-means the tests compare with, and the synthetic views the
-OPIMC benchmarks and ``tools/compare_opimc_imml.py`` share."""
+OPIMC benchmarks share."""
 import numpy as np
 
 

@@ -86,7 +86,7 @@ def _is_count_like(X):
 def _default_neighbors(n, count_like):
     """``n_neighbors`` of the local kernel: ``max(10, round(√n))`` for count-like rows (a
     bag of words shares few terms with any one neighbour: more neighbours are needed to
-    connect a class), 10 otherwise; at most ``n − 1`` (docs/emvc.md "The graph")."""
+    connect a class), 10 otherwise; at most ``n − 1`` (docs/records/emvc.md "The graph")."""
     k = max(10, int(round(math.sqrt(n)))) if count_like else 10
     return max(min(k, n - 1), 0)
 
@@ -122,7 +122,7 @@ def transition_matrix(X: ArrayLike | sp.spmatrix, sigma: float | Literal["median
 
     The global Gaussian kernel fails on text: with the median width every pair of documents
     is at nearly the same distance, every ``P_v`` is nearly uniform and EMVC or spectral
-    clustering of it returns one big cluster (BBCSport, 3Sources: docs/emvc.md "The
+    clustering of it returns one big cluster (BBCSport, 3Sources: docs/records/emvc.md "The
     graph"). The local kernel adapts the width to each sample's neighbourhood and keeps
     only neighbours, so it survives both text and dense features.
 
@@ -150,7 +150,7 @@ def transition_matrix(X: ArrayLike | sp.spmatrix, sigma: float | Literal["median
         self-loop alone). The Gaussian kernel uses it only with ``n_neighbors``. The union
         is the default: on the seven shared datasets the mutual graph lifts EMVC on two
         (many samples per class) and lowers it on four, most where classes are small or
-        the mutual graph leaves samples isolated (docs/emvc.md "Handwritten: the graph or
+        the mutual graph leaves samples isolated (docs/records/emvc.md "Handwritten: the graph or
         the method?").
     dtype : float64 or float32, default float64
         Precision of the computation and of the result.

@@ -124,7 +124,7 @@ def block_krylov_eigenpairs(matmat, n, k, *, random_state=None, block_size=None,
     with one vector: a tile pass over a low-rank-plus-correction similarity (MVMC's ``S``)
     is compute-bound in the tile construction, so ARPACK's single-vector Lanczos, which needs
     about 30 products for 10 eigenpairs, pays 30 passes, where this needs fewer (the counts
-    and times on MVMC similarities: docs/performance.md "Figures behind the code's choices").
+    and times on MVMC similarities: docs/records/perf.md "Figures behind the code's choices").
 
     Parameters
     ----------

@@ -518,7 +518,7 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     with thread_limit(n_jobs), verbose_logging(verbose) as log:
         for start in range(n_starts):
             # every start runs to its own stop: starts 6-10 % above the kept one after 50
-            # sweeps still ended lowest on ProteinFold (docs/cmvnmf.md, "Fourth round")
+            # sweeps still ended lowest on ProteinFold (docs/records/cmvnmf.md, "Fourth round")
             guard = _StartGuard(callback)
             run = _solve(data, init, rescale, rng, n_jobs, **dict(driver, callback=guard))
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,

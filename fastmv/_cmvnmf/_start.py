@@ -1,5 +1,5 @@
 """CMVNMF's starting factors: per-view k-means whose clusters are renumbered to agree across
-the views through the inter-view pairs (docs/cmvnmf.md, "Aligned starts"), random factors, or
+the views through the inter-view pairs (docs/records/cmvnmf.md "Aligned starts"), random factors, or
 the factors the caller gives."""
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _aligned_cluster_order(labels, blocks, c):
     Independent k-means runs number their clusters arbitrarily. The constraint terms compare
     ``V_a[i]`` with ``V_b[j]`` column by column, so a start whose cluster 3 in view ``a`` is
     cluster 7 in view ``b`` makes every must-link pair pull against the data term: such
-    starts end in a worse local minimum (higher objective, lower accuracy; docs/cmvnmf.md
+    starts end in a worse local minimum (higher objective, lower accuracy; docs/records/cmvnmf.md
     "Aligned starts"). Views are aligned greedily, the one with the most pairs to the views
     already placed first, by the assignment maximising must-links minus cannot-links that
     agree (Hungarian method); a view with no pairs to the others keeps its numbering.

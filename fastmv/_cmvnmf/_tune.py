@@ -1,5 +1,5 @@
 """CMVNMF's ``beta="auto"``: k-fold validation over the pairs (docs/defaults.md,
-"Self-tuning"; docs/cmvnmf.md, "Time to solution")."""
+"Self-tuning"; docs/records/cmvnmf.md, "Time to solution")."""
 from __future__ import annotations
 
 import warnings
@@ -27,7 +27,7 @@ from ._start import _initial_factors
 _TUNE_BETAS = (1.0, 0.1, 10.0)
 _TUNE_FOLDS = 3
 # a validation fit stops once its held-out score has not changed over this many sweeps: the
-# score is all a fit is for (docs/cmvnmf.md, "Time to solution": 15 sweeps changed a choice)
+# score is all a fit is for (docs/records/cmvnmf.md, "Time to solution": 15 sweeps changed a choice)
 _TUNE_SETTLE = 20
 
 
@@ -136,7 +136,7 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
     # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
     # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
-    # ORL chose 10 where the full fits chose 0.1 (docs/cmvnmf.md, "Time to solution")
+    # ORL chose 10 where the full fits chose 0.1 (docs/records/cmvnmf.md, "Time to solution")
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, verbose=False, progress=False)
     offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
 

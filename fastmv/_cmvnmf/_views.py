@@ -70,7 +70,7 @@ def _mostly_zero_as_csr(views, density=0.1):
     and differ from the dense BLAS products only in rounding, which on the shared datasets
     left every sweep's labels and the final objective unchanged. The k-means starts read the
     views as given: k-means on the CSR copy takes another path (no centring, other rounding
-    in its seeding and Lloyd steps) and ends in other starts (docs/cmvnmf.md, "Time to
+    in its seeding and Lloyd steps) and ends in other starts (docs/records/cmvnmf.md, "Time to
     solution")."""
     out = []
     for X in views:

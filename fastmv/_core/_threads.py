@@ -13,7 +13,7 @@ calls therefore run their BLAS calls on one thread (through threadpoolctl, a dep
 their Numba kernels on ``n_jobs`` threads; the parallel work is in the kernels, and the few
 large LAPACK calls that gain from more threads ask for them (:func:`blas_threads`). OPIMC,
 whose distance GEMMs do not alternate with parallel kernels, keeps BLAS threads as configured.
-docs/performance.md has the measurements behind this policy.
+docs/records/perf.md has the measurements behind this policy.
 
 The BLAS limit is process-wide, so calls that overlap in several Python threads share it:
 the limits in force when the first of them starts are saved, and restored when the last of
@@ -64,7 +64,7 @@ _controller_modules = -1
 
 def _blas_controller(refresh):
     """The BLAS libraries loaded now. Scanning the loaded libraries costs more than a whole
-    small OPIMC pass (docs/performance.md "Figures behind the code's choices"), so the scan is
+    small OPIMC pass (docs/records/perf.md "Figures behind the code's choices"), so the scan is
     repeated only by the first of overlapping calls and only when modules were imported since
     the last one: a BLAS library loaded later (e.g. SciPy's OpenBLAS, which Numba's ``np.dot``
     calls) comes with an import and would otherwise run unlimited."""
@@ -204,7 +204,7 @@ def task_map(n_threads):
 
     For work made of medium-sized BLAS calls and Numba kernels that alternate every few
     milliseconds: run that way, no thread pool ever busy-waits against another, which is
-    faster than letting BLAS and Numba each use every core in turn (docs/performance.md
+    faster than letting BLAS and Numba each use every core in turn (docs/records/perf.md
     "Thread policy"). Results
     come back in input order, so a caller that reduces them in that order gets results that do
     not depend on the scheduling.

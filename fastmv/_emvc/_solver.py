@@ -96,17 +96,17 @@ def max_abs_diff(A, B):
 # SVT must have been active (rank > 0) for this many iterations.
 _SETTLE_MAX_RATIO = 0.9
 _SETTLE_ACTIVE = 3
-# ``tol_settle="auto"``: this many times ``tol`` (docs/emvc.md "Stopping rule").
+# ``tol_settle="auto"``: this many times ``tol`` (docs/records/emvc.md "Stopping rule").
 _SETTLE_AUTO_FACTOR = 10.0
 # ``stop="labels"``: the labels of P̂ unchanged over this many consecutive checks, each at an
-# iteration whose objective moved by at most this relative change (docs/emvc.md "Stopping
+# iteration whose objective moved by at most this relative change (docs/records/emvc.md "Stopping
 # when the labels have settled").
 _LABEL_CHECKS = 3
 _LABEL_OBJECTIVE_RTOL = 1e-2
 # A check clusters P̂ as the result does: its k-means (10 restarts, ~20 Lloyd steps of
 # 3 n c² flops each) costs about 600 n c² flops against the (4/3) n³ of the tridiagonal
 # reduction in every late iteration, so below n = 20 c a check costs more than the
-# iteration it may save and the label stop is not used (docs/emvc.md).
+# iteration it may save and the label stop is not used (docs/records/emvc.md).
 _LABEL_MIN_SAMPLES_PER_CLUSTER = 20
 # ``max_rank="auto"``: the SVT's rank cap, at least this, and this many per cluster
 # (docs/emvc.md "Capped SVT").
@@ -118,7 +118,7 @@ def settled_tail(changes, ranks):
     """Estimated remaining movement of ``P̂``: ``Δ_k q/(1 − q)`` with ``Δ_k = ‖P̂_k −
     P̂_{k−1}‖_∞`` and ``q`` the larger of the last two ratios ``Δ_k/Δ_{k−1}``, the sum of
     the geometric tail the penalty's growth gives the late iterations (``q ≈ 1/ρ``;
-    docs/emvc.md "Stopping rule"). ``inf`` while the tail is not geometric yet: fewer than
+    docs/records/emvc.md "Stopping rule"). ``inf`` while the tail is not geometric yet: fewer than
     three changes, a ratio ``≥ 0.9``, or the SVT still zero in one of the last three
     iterations (there ``P̂`` hardly moves although it is far from its limit)."""
     if len(changes) < 3 or len(ranks) < _SETTLE_ACTIVE or min(ranks[-_SETTLE_ACTIVE:]) == 0:
@@ -329,7 +329,7 @@ class Problem:
 
     def _stop_quantity(self, residual):
         """What the driver compares with ``tol``: the primal residual, or a value ``<= tol``
-        once ``P̂`` has settled (:func:`settled_tail`; docs/emvc.md "Stopping rule")."""
+        once ``P̂`` has settled (:func:`settled_tail`; docs/records/emvc.md "Stopping rule")."""
         d = self.data
         if self.labels_settled and d.tol > 0.0:
             return min(residual, d.tol)
@@ -458,7 +458,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         tail, ``Δ_k q/(1 − q)`` (``q``: the larger of the last two ratios, required
         ``< 0.9``, with the SVT active for three iterations), is ``<= tol_settle``. Each
         late iteration is a full decomposition; the last ones move ``P̂`` by less than
-        this (docs/emvc.md "Stopping rule"). ``"auto"``: ``10 * tol`` (1e-5 with the
+        this (docs/records/emvc.md "Stopping rule"). ``"auto"``: ``10 * tol`` (1e-5 with the
         default ``tol``); ``None``: the primal residual alone.
     stop : {"labels", "residual"}, default "labels"
         ``"labels"`` (with ``n_clusters``): also converged once the labels have settled:
@@ -467,8 +467,8 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         they are the same partition at four consecutive such iterations (those labels are
         returned). Used when ``n >= 20 n_clusters`` (with fewer samples per cluster a check
         costs more than the iterations it may save). ``"residual"``: only the two tests
-        above (the rule of earlier versions, bit for bit). Either way ``tol=0`` runs
-        ``max_iter`` iterations (docs/emvc.md "Stopping when the labels have settled").
+        above, bit for bit. Either way ``tol=0`` runs
+        ``max_iter`` iterations (docs/records/emvc.md "Stopping when the labels have settled").
     mu : float, default 1e-6
         Initial penalty ``μ > 0``.
     rho : float, default 1.9
@@ -522,7 +522,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
     SVT: no SVD while ``1/μ`` is above a certified upper bound of the top singular value (the
     first ~20 iterations with the default schedule), a growing partial SVD while ``Q`` has
     low rank, and a full decomposition (O(n³)) otherwise; see :func:`fastmv._emvc._svt.svt` and
-    ``docs/algorithms.md §3.4``. Measurements: ``docs/emvc.md``.
+    ``docs/algorithms.md §3.4``. Measurements: ``docs/records/emvc.md``.
 
     Examples
     --------

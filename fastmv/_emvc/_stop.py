@@ -1,5 +1,5 @@
 """EMVC's label stop: end the late iterations once the labels of ``P̂`` and the objective
-have settled (docs/emvc.md "Stopping when the labels have settled").
+have settled (docs/records/emvc.md "Stopping when the labels have settled").
 
 The late iterations of EMVC are full decompositions of an ``n × n`` matrix, and the labels
 of ``P̂`` (what a user of ``n_clusters`` gets) are usually final several of them before the

@@ -14,14 +14,14 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
 2. **Growing partial SVD** (few singular values above the threshold). Block Krylov
    (block Lanczos with full reorthogonalisation) on ``B Ω, (BBᵀ) B Ω, …``, block size
    ``r_hint/2 + 8`` (``r_hint``: the previous rank; narrower blocks and deeper bases are
-   cheaper than wide ones, see docs/emvc.md), the start block warm-started with the previous
+   cheaper than wide ones, see docs/records/emvc.md), the start block warm-started with the previous
    right singular vectors; Rayleigh–Ritz on the whole basis after every block, so the
    subspace, and the rank it can hold, grows until the Ritz values ``s₁ … s_{r+1}`` (one past
    the threshold) change by at most ``rtol · s₁`` between steps (for ``s_{r+1}``, a lower
    bound of ``σ_{r+1}`` that only grows, it is enough that ten more increments of its last
    size stay below ``τ``) and every kept triplet has residual
    ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model in GEMM flops (one LAPACK ``gesdd`` of an
-   ``n × n`` matrix taken as ``16 n³`` flops of GEMM, calibrated as docs/emvc.md says; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
+   ``n × n`` matrix taken as ``16 n³`` flops of GEMM, calibrated as docs/records/emvc.md says; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
    Rayleigh–Ritz step, done whenever the basis grew by a quarter, ``≈ 30 n l² + 16 l³``)
    hands over to tier 3 once the spent plus next-step cost would exceed half a full
    decomposition (so a wrong guess costs at most 50 % extra) or the basis would exceed
@@ -29,12 +29,12 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
    the singular values crowd around ``τ``, and such ranks need Krylov bases of half of ``n``).
 3. **Full decomposition.** Where ``τ ≥ 64 √eps σ₁``, the eigendecomposition of the smaller
    Gram matrix ``G = BBᵀ`` (one ``syrk``, one divide-and-conquer ``syevd``: about half the
-   time of ``gesdd``, see ``docs/emvc.md``; ``syevr`` for the eigenpairs above ``τ²`` only
+   time of ``gesdd``, see ``docs/records/emvc.md``; ``syevr`` for the eigenpairs above ``τ²`` only
    when the previous rank is at most ``n/8``, about half again at small ranks):
    ``σᵢ = √λᵢ`` and ``SVT(B, τ) = U_r diag(1 − τ/σ) U_rᵀ B``. Squaring costs
    accuracy only at the small end: ``λ`` has absolute error ``≈ eps σ₁²``, so ``σ`` near
    ``τ`` has relative error ``eps σ₁²/τ²`` and ``Q`` an error of about ``eps σ₁²/τ``
-   (docs/emvc.md compares it with ``gesdd`` on EMVC's inputs); with the ``64 √eps`` margin
+   (docs/records/emvc.md compares it with ``gesdd`` on EMVC's inputs); with the ``64 √eps`` margin
    that stays small against ``σ₁`` in float64. ``σ₁`` is known exactly once ``G`` is
    decomposed, so the margin is checked after the fact (``gesdd`` takes over when it
    fails); ``sigma_hint`` saves that attempt when a previous call already showed it. Else
@@ -73,7 +73,7 @@ from .._core._validation import check_random_state
 __all__ = ["svt", "SVTInfo"]
 
 # GEMM-flop model of the two SVD paths (see the module docstring; the calibration is in
-# docs/emvc.md).
+# docs/records/emvc.md).
 _FULL_SVD_FLOPS_PER_N3 = 16.0
 _SVD_SMALL_FLOPS = 30.0  # SVD of an l × n matrix (l ≤ n) ≈ 30 n l² GEMM flops
 _PARTIAL_BUDGET = 0.5  # fraction of a full SVD the partial path may spend
@@ -81,15 +81,15 @@ _MAX_HINT_FRACTION = 1 / 16  # previous rank above n/16: go straight to the full
 _MIN_BLOCK = 8
 _RR_GROWTH = 1.25  # Rayleigh–Ritz when the Krylov basis grew by this factor
 _MAX_BASIS_FRACTION = 1 / 4  # the partial path never builds a basis wider than n/4
-# Gram route: one syrk plus one syevd taken as 8 n³ GEMM flops (half of gesdd; docs/emvc.md).
+# Gram route: one syrk plus one syevd taken as 8 n³ GEMM flops (half of gesdd; records/emvc.md).
 _GRAM_FLOPS_PER_N3 = 8.0
 # The Gram route is used only for τ ≥ this · √eps · σ₁ (its error on Q, about eps σ₁²/τ,
-# then stays far below σ₁ in float64; docs/emvc.md).
+# then stays far below σ₁ in float64; docs/records/emvc.md).
 _GRAM_MIN_TAU_OVER_SQRT_EPS = 64.0
 # Expected rank (the previous one) up to this fraction of n: the Gram route asks ``syevr``
 # for the eigenpairs above τ² only (MRRR on the wanted part, back-transformation of r
 # vectors) instead of all of them from ``syevd``: faster at small ranks, slower at large
-# ones, where MRRR slows down in the crowd of values near τ² (docs/performance.md "Figures behind the code's choices").
+# ones, where MRRR slows down in the crowd of values near τ² (docs/records/perf.md "Figures behind the code's choices").
 _EVR_MAX_RANK_FRACTION = 1 / 8
 # The projector route forms ``Q`` when it needs at most this fraction of the thin route's
 # flops (it runs at GEMM speed like the thin one; the margin keeps the choice away from ties).
@@ -239,7 +239,7 @@ def _projector_cheaper(n, d, r):
     """Whether ``Q = M B`` (or ``B M``) with the ``k × k`` matrix ``M = Z_r diag(1 − τ/σ)
     Z_rᵀ`` (``k = min(n, d)``; one ``syrk``, ``k² r`` flops, then one GEMM, ``2 n d k``)
     beats the two thin products ``Z_r diag(·) (Z_rᵀ B)`` (``4 n d r``): at ranks above
-    about ``2k/3``, the late iterations of a solve (docs/emvc.md "Forming Q")."""
+    about ``2k/3``, the late iterations of a solve (docs/records/emvc.md "Forming Q")."""
     k = min(n, d)
     return float(k) * k * r + 2.0 * n * d * k < _PROJECTOR_MARGIN * 4.0 * n * d * r
 

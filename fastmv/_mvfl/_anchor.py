@@ -1,5 +1,5 @@
 """``anchor=None`` with labels on the direct route: the pull toward the start chosen from the
-labels (docs/mvfl.md, "`anchor=None` with labels and `d ≤ n`").
+labels (docs/records/mvfl.md, "`anchor=None` with labels and `d ≤ n`").
 
 When ``d ≤ n`` the fit ``‖XW + 1bᵀ − F‖²`` binds: it pulls ``F`` toward what a linear map of
 the features can represent, with a curvature of order 1 that the default anchor (of the order
@@ -28,10 +28,10 @@ if TYPE_CHECKING:  # annotations only: _solver imports this module
 # The grid, in units of max(λ1, λ2); the first is kept unless the other wins by more than its
 # standard error. The tenfold stronger pull comes first: on the direct route a fixed 100 is
 # chosen leave-one-dataset-out (both datasets of the seven with d ≤ n pick it when held out),
-# and the one-iteration check does not see every drift it prevents (docs/mvfl.md).
+# and the one-iteration check does not see every drift it prevents (docs/records/mvfl.md).
 ANCHOR_GRID = (100.0, 10.0)
 # Folds over the labels and outer iterations of each fold's solve. Where the fit pulls F away
-# from a good start, the first iteration already shows it on held-out labels (docs/mvfl.md);
+# from a good start, the first iteration already shows it on held-out labels (docs/records/mvfl.md);
 # one iteration per fold and candidate keeps the tuning near ten iterations, so a tuned solve
 # stays within 3× the fixed one even when the stronger anchor wins and its solve is short.
 ANCHOR_FOLDS = 5

@@ -13,7 +13,7 @@ Two steps are offered:
   ``q`` majorises the objective at the new pair: the recorded objective (ε-smoothed norms,
   penalty, anchor) never increases. Alternating ``W`` then ``F`` instead (``F`` against a
   fixed ``Z = XW + 1bᵀ``) crawls: when ``d > n`` the fit is ~exact and ``F`` moves by
-  ~``λ`` per iteration (docs/mvfl.md).
+  ~``λ`` per iteration (docs/records/mvfl.md).
 - ``"paper"``: the multiplicative update of the paper (eq. 14 for pairs or no prior; eqs.
   16–18 for labels), which descends the Lagrangian with the multiplier frozen at the current
   ``F``, not the objective; its recorded objective (exact norms, no penalty) can rise.
@@ -38,7 +38,7 @@ _MAX_HALVINGS = 60
 # Projected-gradient steps per F step: N_INNER on the direct route, N_INNER_WOODBURY on the
 # Woodbury one, where a factorisation (c n³/3 plus forming the Grams) costs far more against
 # a trial point (2cn²) than on the direct route (c d³/3 against 2ndc + 2cd²), so more of the
-# F step's progress is bought per factorisation (measured: docs/mvfl.md, "Time to
+# F step's progress is bought per factorisation (measured: docs/records/mvfl.md, "Time to
 # solution"); the F step also stops once a step gains less than _INNER_RTOL relative to h.
 N_INNER = 5
 N_INNER_WOODBURY = 15
@@ -108,7 +108,7 @@ class FTerm:
     ``h(F) = ‖Z − F‖² + λ3 φ(F) + (ρ/4) ‖FᵀF − I‖² + μ ‖F − F₀‖²``: the orthogonality of
     eq. 10 enters as a quadratic penalty, which keeps every cluster column alive (without it
     ``F = 1bᵀ``, ``W = 0`` has objective 0); ``μ = anchor`` pulls ``F`` toward the start
-    ``F₀`` (docs/mvfl.md: without it the minimiser concentrates ``F`` on a few samples).
+    ``F₀`` (docs/records/mvfl.md: without it the minimiser concentrates ``F`` on a few samples).
     """
 
     def __init__(self, n, c, lam3, rho, prior, anchor=0.0, F0=None):
@@ -231,7 +231,7 @@ def monotone_f_step(F, Z, term, alpha, n_inner):
     otherwise ``α`` is halved, and a step still failing at a vanishing ``α`` is not taken.
     After a step taken at its first trial ``α`` doubles; after one that needed halving it
     stays (doubling after every step cost a rejected trial point, one ``X̃ᵀF`` product and
-    ``c`` solves, on about every other step; docs/mvfl.md). Returns ``(F, α)``; ``α``
+    ``c`` solves, on about every other step; docs/records/mvfl.md). Returns ``(F, α)``; ``α``
     carries over to the next call.
     """
     h, G = term.value(F, Z, grad=True)

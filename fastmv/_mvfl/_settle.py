@@ -1,4 +1,4 @@
-"""Stopping once the labels have settled (docs/mvfl.md, "Time to solution", the settled stop).
+"""Stopping once the labels have settled (docs/records/mvfl.md, "Time to solution").
 
 The objective's relative change reaches ``tol = 1e-6`` long after the labels stop moving on
 many problems: the last iterations shave rows of ``F`` that no argmax depends on. Stopping on

@@ -5,7 +5,7 @@ The solver alternates the IRLS reweighting (``P_k``, ``Q`` from the group and ro
 ``W``, guarded as ``sqrt(‖·‖² + ε²)``), the ``W, b`` step (:mod:`fastmv._mvfl._wstep`) and the
 ``F`` step (:mod:`fastmv._mvfl._fstep`). This module holds the input preparation
 (:func:`_prepare`), the problem object the shared driver iterates (:class:`Problem`), the
-restarts and the public function. Notes on defaults and measurements: ``docs/mvfl.md``.
+restarts and the public function. Notes on defaults and measurements: ``docs/records/mvfl.md``.
 """
 from __future__ import annotations
 
@@ -72,9 +72,9 @@ __all__ = ["mvfl", "MVFLResult"]
 
 # normalize="auto": a view that is sparse, or dense with fewer nonzeros than this fraction
 # (text or counts stored densely), is scaled per sample ("l2"); other views per feature
-# ("zscore"). Evidence: docs/mvfl.md.
+# ("zscore"). Evidence: docs/records/mvfl.md.
 _TEXT_DENSITY = 0.1
-# lam3=None: the prior weight by kind of prior (docs/mvfl.md). With labels the term only
+# lam3=None: the prior weight by kind of prior (docs/records/mvfl.md). With labels the term only
 # shrinks off-class entries of labelled rows and a large weight is safe; with pairs it
 # couples rows and must stay small (larger values merge clusters).
 _LAM3_LABELS = 100.0
@@ -85,11 +85,11 @@ _LAM3_PAIRS = 0.01
 _TUNE_SCHEMES = ("l2", "zscore")
 _TUNE_FOLDS = 5
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
-# and the F landscape scales with λ, so the anchor does too (evidence: docs/mvfl.md).
+# and the F landscape scales with λ, so the anchor does too (evidence: docs/records/mvfl.md).
 _ANCHOR_PER_LAMBDA = 10.0
 # eps=None: the norm guard. With the monotone step, 1e-3 (on the normalised data) lets the
 # vanishing rows of W settle in a few reweightings instead of decaying geometrically
-# (docs/mvfl.md); the paper's step keeps its tiny perturbation.
+# (docs/records/mvfl.md); the paper's step keeps its tiny perturbation.
 _EPS_MONOTONE = 1e-3
 _EPS_PAPER = 1e-8
 
@@ -385,7 +385,7 @@ def _tune_normalize(data: _Data, log):
     first = max(set(rule), key=rule.count)
     # every view text or counts: "l2" is kept. Scaling such a view per feature multiplies a
     # rare term by ~1/its frequency, and the 1-NN proxy, noisy with few labels, picked that
-    # on WebKB on one seed in five at a cost of 0.14 ACC (docs/mvfl.md, "Self-tuning")
+    # on WebKB on one seed in five at a cost of 0.14 ACC (docs/records/mvfl.md, "Self-tuning")
     candidates = ([first] if all(r == "l2" for r in rule)
                   else [first] + [s for s in _TUNE_SCHEMES if s != first])
     rng = tuning_rng(data.rng)
@@ -506,7 +506,7 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     for pairs (``I_p`` symmetric, -1 for a must-link, +1 for a cannot-link). The last term is
     the paper's orthogonality relaxation ``FᵀF = I`` as a penalty and the last one anchors
     ``F`` to its start ``F₀`` (``f_step="monotone"``; without the anchor the minimiser
-    concentrates each column of ``F`` on a few samples, docs/mvfl.md).
+    concentrates each column of ``F`` on a few samples, docs/records/mvfl.md).
     Without a prior this is the paper's MultiFL. ``X`` concatenates the normalised views.
 
     Parameters
@@ -529,7 +529,7 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     lam3 : float or None, default None
         Prior weight ``>= 0``. ``None``: 100 with labels (the term only shrinks the off-class
         entries of labelled rows; larger is better up to a plateau), 0.01 with pairs (the
-        term couples rows; values from 0.1 merge clusters). See ``docs/mvfl.md``.
+        term couples rows; values from 0.1 merge clusters). See ``docs/records/mvfl.md``.
     rho : float, default 1.0
         Weight of the orthogonality penalty ``(ρ/4) ‖FᵀF − I‖²`` (``f_step="monotone"``).
     anchor : float or None, default None
@@ -542,13 +542,13 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         scored by the cosine of each held-out labelled row of ``F`` to its class; ``100 ·``
         stays unless ``10 ·`` wins by more than the standard error of its gain.
         Cost: 10 single iterations sharing their first ``W`` factorisation with the solve;
-        in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text (docs/mvfl.md).
+        in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text (records/mvfl.md).
     max_iter : int, default 100
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
         Stop when the objective's relative change is at most ``tol``, or (``f_step=
         "monotone"``, ``tol > 0``) once it is at most 1e-4 and no label can change while the
-        iterates keep contracting (docs/mvfl.md, "Time to solution": the settled stop).
+        iterates keep contracting (docs/records/mvfl.md, "Time to solution": the settled stop).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
@@ -600,7 +600,7 @@ default "auto"
         On the Woodbury route the ``c`` matrices are combined from per-view Grams shared by
         all classes when that is cheaper (the weights of a view have a small numerical rank),
         so the cost of forming them grows with that rank rather than with ``c``
-        (``docs/mvfl.md``, "The W step with many classes").
+        (``docs/records/mvfl.md``, "The W step with many classes").
     f_step : {"monotone", "paper"}, default "monotone"
         ``"monotone"``: joint step (``W`` eliminated at the IRLS weights, projected gradient
         on ``F`` with backtracking, then ``W`` follows); the objective never increases.
@@ -608,7 +608,7 @@ default "auto"
     eps : float or None, default None
         Guard of the reweighting: norms are used as ``sqrt(‖·‖² + eps²)`` (on the normalised
         data). ``None``: 1e-3 with ``f_step="monotone"`` (norms below it act as a ridge, so the
-        rows of ``W`` that vanish stop slowing the iteration; see ``docs/mvfl.md``), 1e-8 with
+        rows of ``W`` that vanish stop slowing the iteration; ``docs/records/mvfl.md``), 1e-8 with
         ``f_step="paper"`` (the paper's small perturbation).
     n_jobs : int or None
         Threads of the Numba kernels.

@@ -66,7 +66,7 @@ class _Matcher:
         col = self._done.get(key)
         if col is None:
             # import cost: scipy.sparse.csgraph, much cheaper than scipy.optimize, and only
-            # when labels are given (docs/performance.md "Figures behind the code's choices")
+            # when labels are given (docs/records/perf.md "Figures behind the code's choices")
             from scipy.sparse.csgraph import min_weight_full_bipartite_matching  # noqa: PLC0415
 
             cost = sp.csr_matrix(table.max() + 1.0 - table)  # all entries > 0: complete graph

@@ -1,4 +1,4 @@
-"""MVMC (docs/mvmc.md): its spec (``SPEC``, read by the registry) in ``_spec``, the public
+"""MVMC (docs/records/mvmc.md): its spec (``SPEC``, read by the registry) in ``_spec``, the public
 function in ``_solver``, the outer iteration in
 ``_problem``, the clipped low-rank similarity in ``_lowrank``; kernels in
 ``fastmv.kernels.mvmc``."""

@@ -1,4 +1,4 @@
-"""The graph of MVMC's spectral step (docs/mvmc.md, "The spectral step's graph").
+"""The graph of MVMC's spectral step (docs/records/mvmc.md, "The spectral step's graph").
 
 The completed similarity ``S = clip(Ā, 0, 1)`` is global and low-rank: every row spreads mass
 over all ``n`` samples. With many small clusters the off-cluster mass of a row (``n − n/c``

@@ -31,7 +31,7 @@ from .._core._threads import serial_when_small, task_map
 __all__ = ["ClippedLowRankOperator"]
 
 # Tile edge of the blockwise passes over Ā: a tile is _TILE² doubles = 1.1 MiB, about one
-# core's L2 (the fastest edge measured, see docs/mvmc.md).
+# core's L2 (the fastest edge measured, see docs/records/mvmc.md).
 _TILE = 384
 # A tile of the clipping correction is multiplied as CSR when at most this fraction is nonzero.
 _SPARSE_TILE_FRACTION = 0.03

@@ -221,7 +221,7 @@ class ViewProblem:
         """:meth:`masked` for the factors ``A Bᵀ = Z M Zᵀ`` (symmetric)."""
         # Always on the calling thread (the serial copy, the same result bit for bit): it runs
         # as a task beside the other views' (task_map), and a parallel launch would spin
-        # against the BLAS pool around it (docs/mvmc.md).
+        # against the BLAS pool around it (docs/records/mvmc.md).
         RZ, loss = masked_residual_product_serial(A, B, self.Z, self.indptr, self.indices,
                                                   self.values, self.mirror)
         return _symmetric_crossproduct(self.Z, RZ), loss
@@ -362,7 +362,7 @@ def _stopping_residual(previous, current, restarted):
 
     A restart means the momentum overshot: the step's objective barely moved (or rose)
     *because* the extrapolated point was poor, not because the iterates settled, so its small
-    change is no evidence of convergence (docs/mvmc.md, "Stopping rule"). The next iteration
+    change is no evidence of convergence (docs/records/mvmc.md, "Stopping rule"). The next iteration
     is a plain proximal-gradient step, whose change is.
     """
     if previous is None or restarted:
@@ -410,7 +410,7 @@ class Problem:
         self.U = np.hstack(Z_list)
         # Once S spans several tiles the pass over it dominates an outer iteration, and it
         # runs in float32: T_v = Z_vᵀ S Z_v is needed to far fewer digits than the stopping
-        # rule resolves, and float32 GEMMs take half the time (docs/mvmc.md, "Time to
+        # rule resolves, and float32 GEMMs take half the time (docs/records/mvmc.md, "Time to
         # solution"). One tile costs little either way and stays float64.
         self.U_pass = self.U.astype(np.float32) if self.U.shape[0] > _TILE else self.U
         self.blocks = blocks

@@ -124,7 +124,7 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, random_state):
     return _Data(views, n_clusters, pairs, check_random_state(random_state))
 
 
-#: ``k="auto"``: constrained pairs per free entry of each ``M_v`` (docs/mvmc.md, "Basis rank").
+#: ``k="auto"``: constrained pairs per free entry of each ``M_v`` (records/mvmc.md "Basis rank").
 PAIRS_PER_PARAMETER = 1.0
 #: ``k="auto"`` never exceeds this (the fixed default before the pair rule).
 _K_MAX = 100
@@ -265,7 +265,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         (stratified by kind): each candidate is fitted on one half (same bases, no spectral
         step, ``tol=1e-3``) and scored by the ROC AUC of the completed similarity on the
         held-out must-links against the held-out cannot-links; ties keep 100 (the value a
-        sweep over the shared datasets supports, docs/mvmc.md). Cost: ``3 candidates × 2
+        sweep over the shared datasets supports, docs/records/mvmc.md). Cost: ``3 candidates × 2
         folds = 6`` fits of the outer loop at the looser tolerance beside the solve, each
         costing about as much as the solve's own outer loop (fits cut to a few iterations
         rank the candidates differently), so it is not the default: the outer loop is most
@@ -280,20 +280,20 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         largest rank whose PSD matrix ``M_v`` has no more free entries than there are
         constrained pairs per :data:`PAIRS_PER_PARAMETER`, ``k_Ω(k_Ω + 1)/2 ≤ |Ω| / ρ``
         (``|Ω|`` distinct pairs): with few pairs a wide basis lets ``S`` fit the constraints
-        without generalising from them (docs/mvmc.md, "Basis rank"). Free: it reads only
+        without generalising from them (records/mvmc.md "Basis rank"). Free: it reads only
         the number of pairs.
     max_iter : int, default 100
         Maximum number of outer iterations (each recomputes ``S`` once).
     inner_iter : int, default 3
         Projected-gradient / FISTA steps on every ``M_v`` per outer iteration. With the
         adaptive step each inner problem is well conditioned, so a few steps per pass over
-        ``S`` cost less in total than solving it further (docs/mvmc.md, "Time to solution").
+        ``S`` cost less in total than solving it further (docs/records/mvmc.md, "Time to solution").
     tol : float, default 1e-4
         Stop when the objective's relative change between outer iterations is ``<= tol``,
         never on an iteration after which the extrapolation is restarted (its change
         measures the overshoot, not convergence; ``tol=0`` runs ``max_iter`` iterations
         unless the objective stops changing exactly). Past ``1e-4`` the labels move no more than the spectral step's own k-means restarts
-        move them (docs/mvmc.md, "Stopping rule"); a smaller value buys a more accurate ``M``.
+        move them (records/mvmc.md, "Stopping rule"); a smaller value buys a more accurate ``M``.
     accelerated : bool, default True
         FISTA on the outer iterations (adaptive restart) and monotone FISTA on the inner
         steps. ``False`` is the paper's alternation with plain projected gradient steps; its
@@ -310,7 +310,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         each step measures its own curvature exactly: backtracking costs no extra
         evaluation unless it fires). With few pairs ``λ_v`` is far below 1 (0.01–0.08 on
         the shared data), so the steps are 10–50× longer than ``"tight"``'s and the
-        solve needs about half the outer iterations (docs/mvmc.md, "Time to solution").
+        solve needs about half the outer iterations (docs/records/mvmc.md, "Time to solution").
         ``"tight"``: ``L = 2(C1 + C2)``, the global bound (``λ_v ≤ 1``). ``"paper"``: the
         paper's ``L = 2(C1 ‖Z_v‖_F⁴ + C2) = 2(C1 k_v² + C2)``, ``k_v²`` times smaller steps
         than ``"tight"``. All reach the same optimum.
@@ -319,7 +319,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         similar samples in ``S`` (twice the mean cluster size), with the observed entries
         set to ``1`` (must-link) and ``0`` (cannot-link), symmetrised; ``S`` itself when
         ``q ≥ n/2`` (``c ≤ 4``). With many small clusters the global mass of the completed
-        ``S`` blurs the embedding (docs/mvmc.md, "The spectral step's graph"). One pass over
+        ``S`` blurs the embedding (docs/records/mvmc.md, "The spectral step's graph"). One pass over
         ``S`` (O(n² R)) and O(n q) memory, ``q`` lowered so that ``n q ≤ 2**24``. ``"full"``:
         ``S`` (the paper). ``result.similarity()`` is ``S`` either way.
     n_init : int, default 10
@@ -375,7 +375,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     The paper initialises ``M_v = Z_vᵀ S_ob Z_v``, which is not PSD (``S_ob`` has a zero
     diagonal); it is projected onto the PSD cone here so that every iterate is feasible, and
     scaled by the factor that best fits the constrained pairs (a closed form; the problem is
-    convex, so the start changes the path, not the optimum; docs/mvmc.md).
+    convex, so the start changes the path, not the optimum; docs/records/mvmc.md).
     All arithmetic is float64 (float32 views are converted), except the passes over ``S``
     inside the outer loop when ``n`` exceeds one tile (384): their GEMMs run in float32,
     which changes ``T_v = Z_vᵀ S Z_v`` by float32 rounding only and halves the time of the

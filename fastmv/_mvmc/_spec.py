@@ -14,7 +14,7 @@ def _warmup(dtype=None, sparse=False):
     warmup_call(_solver.mvmc, views, 3, ml, cl, k=4, max_iter=2, random_state=0)
     # Problems beyond one tile also run float32 specialisations of the clipping kernels (their
     # passes over S); a small problem never does, so they compile on the first large call,
-    # where their compile time is small beside the solve (docs/mvmc.md, "Cold first call").
+    # where their compile time is small beside the solve (docs/records/mvmc.md, "Cold first call").
 
 
 def _demo(seed):

@@ -236,7 +236,7 @@ def _seed_candidates(W, c):
 
     A seed's missing views are filled with the chunk mean, which is closer to every row
     than any real row is: seeds missing a view attract the rows present only in that view,
-    and the clusters of the different views start out mixed (docs/opimc.md "Starts")."""
+    and the clusters of the different views start out mixed (docs/records/opimc.md "Starts")."""
     present = W.sum(axis=1)
     for k in range(int(present.max(initial=0)), 0, -1):
         rows = np.flatnonzero(present >= k)

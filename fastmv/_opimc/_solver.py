@@ -230,7 +230,7 @@ class Problem:
         vp = self.prep.builder.view_ptr
         for _ in range(REFINE_ROUNDS):
             # Lloyd's fixed point, then single-row moves (each lowers the loss), then Lloyd
-            # again from where they end, until no row moves (docs/opimc.md "Refinement")
+            # again from where they end, until no row moves (docs/records/opimc.md "Refinement")
             moves, _ = _stream_chunk_refine(ch.dense, ch.sparse, ch.W, vp, self.stats, lab,
                                             fill, self.alpha, REFINE_SWEEPS)
             if moves == 0:
@@ -330,7 +330,7 @@ class Problem:
 
 #: Chunks of at least this many values (rows × Σ d_v) are read ahead on a second thread when
 #: the call has two threads or more (small chunks are slower that way, large ones much
-#: faster: docs/opimc.md).
+#: faster: docs/records/opimc.md).
 READ_AHEAD_MIN_VALUES = 2 ** 17
 #: Rounds of (single-row move sweeps, Lloyd) per chunk solve at most, and sweeps per round.
 REFINE_ROUNDS = 5
@@ -435,7 +435,7 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         cluster then takes almost every sample);
         ``'k-means++'`` (greedy D² seeding on the first chunk in the assignment metric, as
         scikit-learn's, seeds drawn among the rows present in the most views, a seed's
-        missing views filled with the chunk mean: docs/opimc.md "Starts"); initial labels (length of
+        missing views filled with the chunk mean: records/opimc.md); initial labels (length of
         the first chunk visited, or ``n`` in the input's order: the first chunk's rows are
         used); or per-view centres ``U_v``
         ``(d_v, n_clusters)``, which then give the first labels. With ``alpha=0``, no missing
@@ -456,7 +456,7 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         ``"best"``: only the start kept; later chunks and passes are refined either way.
         ``None``: Lloyd's iterations only (the paper's algorithm). On incomplete views the
         Lloyd fixed points the starts reach are often far from the loss's best; chosen
-        leave-one-dataset-out over the seven shared datasets (docs/opimc.md "Refinement",
+        leave-one-dataset-out over the seven shared datasets (docs/records/opimc.md "Refinement",
         docs/defaults.md). Costs about a Lloyd assignment per sweep; memory O(c Σ d_v).
     shuffle : bool, default True
         Visit the samples of views held as arrays, memmaps, CSR matrices or row-sliceable
@@ -466,7 +466,7 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         in the input's order either way. One pass is order-dependent: on a file sorted by
         class the first chunks hold few classes, the centres are fitted to them and later
         classes are merged into the wrong clusters (Handwritten sorted by class, 40 %
-        missing: docs/opimc.md). ``False`` reads the rows in file order (contiguous slices:
+        missing: docs/records/opimc.md). ``False`` reads the rows in file order (contiguous slices:
         the fastest reads). A chunk stream (an iterable of blocks) and dask views are always
         read in their own order: shuffle a stream at its source if it may be sorted.
     random_state : None, int or numpy.random.Generator
@@ -511,7 +511,7 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
     O(Σ d_v c) for each row whose Hamerly bounds overlap (the re-assignment is pruned exactly)
     and O(d) for each row whose label changed. Memory: O(s Σ d_v + Σ d_v c), independent of
     ``n``, plus the ``n`` output labels (int64). Float32 views are processed in float32 (the
-    statistics are float64). Measurements: ``docs/opimc.md``.
+    statistics are float64). Measurements: ``docs/records/opimc.md``.
 
     References
     ----------
@@ -545,7 +545,7 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
     # current one (its kernels are serial and release the GIL; BLAS gets the other threads).
     # Small chunks are read in the clustering thread: building them is mostly Python, which a
     # second thread would contend for the GIL with; BLAS is then left as the caller set it
-    # (limiting it costs a library scan, more than such a pass; docs/performance.md "Figures behind the code's choices").
+    # (limiting it costs a library scan, more than such a pass; docs/records/perf.md "Figures behind the code's choices").
     n_threads = effective_n_jobs(n_jobs)
     read_ahead = n_threads >= 2 and chunk_size * prep.builder.D >= READ_AHEAD_MIN_VALUES
     kernel_jobs = n_threads - 1 if read_ahead else n_jobs

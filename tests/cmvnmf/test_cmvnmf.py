@@ -707,7 +707,7 @@ def _handwritten_fou_pix_zer():
 def test_handwritten_unmapped_5_percent_constraints():
     views, y = _handwritten_fou_pix_zer()
     accs, base = [], []
-    for draw in range(2):  # the report averages 5 draws (tools/scale_cmvnmf.py)
+    for draw in range(2):  # the record averages 5 draws (docs/records/cmvnmf.md)
         rng = np.random.default_rng(1000 + draw)
         Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=rng)
         ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=rng)

@@ -1,4 +1,4 @@
-"""What CMVNMF does to reach its answer sooner (docs/cmvnmf.md, "Time to solution"): every
+"""What CMVNMF does to reach its answer sooner (docs/records/cmvnmf.md, "Time to solution"): every
 start runs to its own stop (none is abandoned), views prepared once for the validation fits
 of beta="auto", validation fits that cannot change the choice are not run."""
 from __future__ import annotations

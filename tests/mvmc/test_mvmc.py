@@ -748,7 +748,7 @@ def test_bbcsport_quality_with_5000_constraints():
 
 
 def test_proteinfold_knn_graph_beats_the_full_similarity():
-    # 27 classes: the global mass of S blurs the embedding (docs/mvmc.md)
+    # 27 classes: the global mass of S blurs the embedding (docs/records/mvmc.md)
     from fastmv.datasets import load_mat
     views, y = load_mat(shared_dataset("ProteinFold.mat"))
     acc = {"knn": [], "full": []}

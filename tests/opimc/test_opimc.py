@@ -833,7 +833,7 @@ def test_input_validation():
 def test_handwritten_quality():
     """The paper's Digit setting: fou, fac, kar, pix, zer; 40% of each view missing; shuffled;
     chunk 50. On 5 seeds fastmv averages NMI ~0.60 (1 pass) and ~0.71 (10 passes), imml's
-    OPIMC ~0.60 and ~0.70 (tools/compare_opimc_imml.py); two seeds here."""
+    OPIMC ~0.60 and ~0.70 (docs/records/opimc.md); two seeds here."""
     from fastmv.datasets import load_mat
     views0, y0 = load_mat(shared_dataset("Handwritten.mat"), views=[1, 0, 2, 4, 5])
     res = {1: [], 10: []}

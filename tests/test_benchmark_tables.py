@@ -1,0 +1,52 @@
+"""Smoke runs of the entry points that reproduce the documentation's tables
+(``benchmarks/defaults_table.py`` for docs/defaults.md, ``benchmarks/time_to_solution.py``
+for docs/performance.md), on the embedded 200-sample subsample ``tiny``."""
+import json
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+from benchmarks import defaults_table, time_to_solution  # noqa: E402
+
+
+def _records(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_defaults_table_runs_and_prints_the_docs_rows(tmp_path, capsys):
+    out = tmp_path / "defaults.jsonl"
+    defaults_table.main(["run", "--solver", "mvmc", "emvc", "--data", "tiny", "--seeds", "0",
+                         "--out", str(out)])
+    recs = _records(out)
+    assert [(r["solver"], r["dataset"], r["seed"]) for r in recs] == [
+        ("mvmc", "tiny", 0), ("emvc", "tiny", 0)]
+    for r in recs:
+        assert "error" not in r, r
+        assert 0.3 < r["acc"] <= 1.0 and 0.3 < r["nmi"] <= 1.0, r
+    defaults_table.main(["run", "--solver", "mvmc", "--data", "tiny", "--seeds", "0",
+                         "--out", str(out)])
+    assert len(_records(out)) == 2, "a record already there is not recomputed"
+    capsys.readouterr()
+    defaults_table.main(["table", "--doc", "--out", str(out)])
+    rows = [line for line in capsys.readouterr().out.splitlines() if "| tiny |" in line]
+    assert len(rows) == 2
+    assert rows[0].startswith("| MVMC (5 n pairs) | tiny | ")
+    assert "constrained-spectral" in rows[0] or "kmeans" in rows[0]
+    assert rows[1].startswith("| EMVC | tiny | ")
+
+
+def test_time_to_solution_runs_and_prints_ratios(tmp_path, capsys):
+    out = tmp_path / "tts.jsonl"
+    time_to_solution.main(["run", "--solver", "mvmc", "--data", "tiny", "--tag", "smoke",
+                           "--out", str(out)])
+    (rec,) = _records(out)
+    assert rec["tag"] == "smoke" and rec["yardstick"] == "kmeans"
+    assert rec["seconds"] > 0 and rec["yardstick_s"] > 0
+    assert rec["ratio"] == pytest.approx(rec["seconds"] / rec["yardstick_s"])
+    assert 0.3 < rec["acc"] <= 1.0
+    capsys.readouterr()
+    time_to_solution.main(["table", "--out", str(out)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| solver | dataset | yardstick s | smoke: s |")
+    assert lines[2].startswith("| mvmc | tiny | ")
