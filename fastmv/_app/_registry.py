@@ -175,10 +175,6 @@ def _n_clusters(params, y):
     return c
 
 
-def _pairs_arg(side, name):
-    return side.get(name)
-
-
 def _describe_params(params):
     return "".join(f", {k}={v}" for k, v in params.items())
 
