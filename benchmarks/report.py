@@ -2,7 +2,7 @@
 
 ``python -m benchmarks.report [--markdown] [--repeat R] [--threads T]`` runs every solver and
 building block of fastmv on one real (or embedded) dataset, together with its plain NumPy
-reference (``benchmarks/_ref_*.py``, the same algorithm and iterations) and its peer where
+reference (``benchmarks/references/*.py``, the same algorithm and iterations) and its peer where
 one exists (scikit-learn's ``KMeans``, ``SpectralClustering``, ``NMF`` and NMI), alternating
 the calls in one process (best of ``R`` each, after one warm-up call that keeps Numba
 compilation out) with ``T`` threads on every side (default 1, because the machine is
