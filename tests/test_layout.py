@@ -7,7 +7,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLVERS = ("mvmc", "mvfl", "emvc", "cmvnmf", "opimc")
-SHARED_KERNELS = {"_options", "_partition", "_checks", "simplex", "clustering", "affinity"}
+SHARED_KERNELS = {"_options", "_compile", "_partition", "_checks", "simplex", "clustering",
+                  "affinity"}
 
 
 def _imports(path, package):
