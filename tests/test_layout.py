@@ -219,6 +219,21 @@ def test_no_import_cycle_among_fastmvs_modules():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+def test_the_command_lines_solver_parts_live_in_the_solvers_folders():
+    """``fastmv/_app/_registry.py`` composes; each solver's own options and ``run`` are in
+    its folder's ``_cli.py``, the parts they share in ``fastmv/_core/_cli_parts.py``."""
+    registry = ast.parse((ROOT / "fastmv" / "_app" / "_registry.py").read_text())
+    names = {node.name for node in ast.walk(registry)
+             if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert not {n for n in names if any(s in n.lower() for s in SOLVERS)}, names
+    for s in SOLVERS:
+        tree = ast.parse((ROOT / "fastmv" / f"_{s}" / "_cli.py").read_text())
+        defined = {t.id for node in tree.body if isinstance(node, ast.Assign)
+                   for t in node.targets if isinstance(t, ast.Name)}
+        defined |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        assert {"SIMULATION", "CLI_DEFAULTS", "run"} <= defined, (s, sorted(defined))
+
+
 def _jitted_functions():
     for path in sorted((ROOT / "kernels").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
