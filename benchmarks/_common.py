@@ -3,7 +3,7 @@ import time
 
 import numpy as np
 
-from fastmv._core._shared_data import shared_dataset as _find
+from ._shared_data import shared_dataset as _find
 
 
 def best_of(fn, repeat=3, clock=time.perf_counter):

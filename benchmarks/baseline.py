@@ -55,7 +55,7 @@ def load(name, views=None):
     """Views (dense float64) and labels of a shared dataset, by file stem; ``views``: the
     indices of the views to keep (default all)."""
     import fastmv
-    from fastmv._core._shared_data import shared_dataset
+    from benchmarks._shared_data import shared_dataset
 
     path = shared_dataset(f"{name}.mat")
     if path is None:

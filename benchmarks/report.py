@@ -2,10 +2,10 @@
 
 ``python -m benchmarks.report [--markdown] [--repeat R] [--threads T]`` runs every solver and
 building block of fastmv on one real (or embedded) dataset, together with its plain NumPy
-reference (``benchmarks/references/<solver>.py``, the same algorithm and iterations) and its
-peer where one exists (scikit-learn's ``KMeans``, ``SpectralClustering``, ``NMF`` and
-NMI), alternating the calls in one process (best of ``R`` each, after one warm-up call that
-keeps Numba compilation out) with ``T`` threads on every side (default 1, because the machine is
+reference (``benchmarks/references/*.py``, the same algorithm and iterations) and its peer where
+one exists (scikit-learn's ``KMeans``, ``SpectralClustering``, ``NMF`` and NMI), alternating
+the calls in one process (best of ``R`` each, after one warm-up call that keeps Numba
+compilation out) with ``T`` threads on every side (default 1, because the machine is
 shared). It prints, per row: seconds (process CPU time) for fastmv, the reference and the
 peer, the ratios reference/fastmv and peer/fastmv, and the quality (NMI against the labels,
 or the agreement with the reference). imml's OPIMC needs its own environment; its ratios are

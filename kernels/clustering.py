@@ -20,8 +20,9 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import valid_csr
+from ._compile import _inlining, _serial_copy
 from ._options import PARALLEL, SERIAL
-from ._partition import _inlining, _serial_copy, part_bounds, sum_parts
+from ._partition import part_bounds, sum_parts
 
 #: Rows per GEMM block inside a part: the block of ``X`` (and its ``CHUNK_ROWS × c`` inner
 #: products) stays in L2 while it is consumed; 256 is also scikit-learn's chunk size.

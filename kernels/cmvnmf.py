@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
+from ._compile import _serial_copy, _zeros
 from ._options import PARALLEL, SERIAL
-from ._partition import _serial_copy, _zeros
 
 _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector scratch each)
 #: From this many columns on, row ``i`` of ``F gram`` is summed for every ``k`` at once (loop

@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ._compile import _serial_copy, _zeros
 from ._options import PARALLEL, SERIAL
-from ._partition import _serial_copy, _zeros, n_parts, part_bounds, sum_parts
+from ._partition import n_parts, part_bounds, sum_parts
 from .simplex import _simplex_threshold
 
 

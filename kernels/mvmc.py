@@ -10,8 +10,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
+from ._compile import _serial_copy
 from ._options import PARALLEL, REASSOC, SERIAL
-from ._partition import _serial_copy
 
 
 @njit(**SERIAL)

@@ -32,14 +32,15 @@ parallel launch per kernel call (many per chunk) would not speed up. With two th
 ``fastmv.opimc`` reads and builds the next chunk on a second thread instead.
 
 Its kernels form one per-chunk loop that shares the chunk layout; the layout and the
-statistics kernels are in ``opimc_layout`` and ``opimc_stats``.
+statistics kernels are in ``opimc_layout`` and ``opimc_stats`` (their public names re-exported
+here), the single-row moves of the refinement in ``opimc_refine``.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from . import opimc_layout
+from . import opimc_layout, opimc_stats
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
 from ._options import SERIAL
 from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
@@ -50,23 +51,17 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     Nearest,
     SparseRows,
     Statistics,
-    _stream_gather_view,
-    _stream_layout,
     stream_gather_view,
     stream_layout,
 )
-from .opimc_stats import (  # noqa: F401  (the public ones re-exported)
+from .opimc_stats import (  # noqa: F401  (the public ones re-exported: see __all__)
     _csr_rows,
     _scatter_dense_rows,
     _stream_center_shift,
     _stream_center_sqnorms,
     _stream_loss,
     _stream_move_counts,
-    _stream_move_csr,
-    _stream_move_dense,
     _stream_scatter_counts,
-    _stream_scatter_csr,
-    _stream_scatter_dense,
     _stream_update_centers,
     stream_center_shift,
     stream_center_sqnorms,
@@ -80,8 +75,8 @@ from .opimc_stats import (  # noqa: F401  (the public ones re-exported)
     stream_update_centers,
 )
 
-# the layout names are re-exported, so callers import one module
-__all__ = opimc_layout.__all__ + [
+# the layout names and the statistics kernels are re-exported, so callers import one module
+__all__ = opimc_layout.__all__ + opimc_stats.__all__ + [
     "stream_cross",
     "stream_assign",
     "stream_row_sqnorms",

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastmv._core._shared_data import shared_dataset as _find
-from fastmv._core._shared_data import shared_datasets_dir
+from benchmarks._shared_data import shared_dataset as _find
+from benchmarks._shared_data import shared_datasets_dir
 
 SHARED_DATASETS = shared_datasets_dir()
 

@@ -7,7 +7,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLVERS = ("mvmc", "mvfl", "emvc", "cmvnmf", "opimc")
-SHARED_KERNELS = {"_options", "_partition", "_checks", "simplex", "clustering", "affinity"}
+SHARED_KERNELS = {"_options", "_compile", "_partition", "_checks", "simplex", "clustering",
+                  "affinity"}
 
 
 def _imports(path, package):
@@ -133,6 +134,104 @@ def test_every_solver_has_its_folder_kernels_and_tests():
         assert (ROOT / "tests" / s / f"test_{s}.py").is_file()
         assert (ROOT / "tests" / s / "naive.py").is_file()
         assert (ROOT / "benchmarks" / "references" / f"{s}.py").is_file()
+
+
+def _runtime_import_nodes(tree):
+    """The import statements of a module that can run: at its top level, in class bodies and
+    in functions (a lazy import that closes a cycle hides the cycle, it does not remove it),
+    but not under ``if TYPE_CHECKING:`` (annotations only, never executed)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _import_graph():
+    """``{module: modules it imports}`` over fastmv's modules (``fastmv.*`` and the kernels as
+    ``fastmv.kernels.*``). ``from P import x`` is an edge to ``P.x`` when that is a module,
+    else to ``P``; the parent packages an import implies are not edges of their own."""
+    paths = {}
+    for folder, package in (("fastmv", "fastmv"), ("kernels", "fastmv.kernels")):
+        for name, path, _ in _modules(folder, package):
+            paths[name] = path
+    graph = {}
+    for name, path in paths.items():
+        pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        for node in _runtime_import_nodes(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names)
+                continue
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            for alias in node.names:
+                sub = f"{module}.{alias.name}"
+                edges.add(sub if sub in paths else module)
+        graph[name] = {m for m in edges if m in paths and m != name}
+    return graph
+
+
+def _a_cycle(graph):
+    """One import cycle of ``graph`` as a list ``[a, b, ..., a]``, or ``None``."""
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _a_cycle({"a": {"b"}, "b": {"c"}, "d": {"a", "c"}}) is None
+
+
+def test_no_import_cycle_among_fastmvs_modules():
+    """Imports go one way: no module imports, directly or through others, a module that
+    imports it, not even lazily inside a function (a tuner that runs its solver takes the
+    solver's function or class as an argument instead of importing it)."""
+    graph = _import_graph()
+    # the walk reads real imports: a one-way pair, a lazy import and a kernel's import
+    assert "fastmv._cmvnmf._tune" in graph["fastmv._cmvnmf._solver"]
+    assert "fastmv._mvmc._solver" in graph["fastmv._mvmc._spec"]
+    assert "fastmv.kernels._options" in graph["fastmv.kernels._partition"]
+    cycle = _a_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_command_lines_solver_parts_live_in_the_solvers_folders():
+    """``fastmv/_app/_registry.py`` composes; each solver's own options and ``run`` are in
+    its folder's ``_cli.py``, the parts they share in ``fastmv/_core/_cli_parts.py``."""
+    registry = ast.parse((ROOT / "fastmv" / "_app" / "_registry.py").read_text())
+    names = {node.name for node in ast.walk(registry)
+             if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert not {n for n in names if any(s in n.lower() for s in SOLVERS)}, names
+    for s in SOLVERS:
+        tree = ast.parse((ROOT / "fastmv" / f"_{s}" / "_cli.py").read_text())
+        defined = {t.id for node in tree.body if isinstance(node, ast.Assign)
+                   for t in node.targets if isinstance(t, ast.Name)}
+        defined |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        assert {"SIMULATION", "CLI_DEFAULTS", "run"} <= defined, (s, sorted(defined))
 
 
 def _jitted_functions():

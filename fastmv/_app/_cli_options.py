@@ -10,8 +10,9 @@ import re
 
 import numpy as np
 
+from .._core._cli_parts import _parse_bool
 from ._estimator_docs import _parameter_entries
-from ._registry import REGISTRY, _parse_bool, hyper_parameters
+from ._registry import REGISTRY, hyper_parameters
 
 __all__ = ["CLIError", "build_run_parser", "check_side"]
 

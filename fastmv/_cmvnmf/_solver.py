@@ -506,7 +506,7 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         with thread_limit(n_jobs), verbose_logging(verbose) as log:
             beta, record = _tune_beta(data, must_link, cannot_link,
                                       init if isinstance(init, str) else "k-means++", rescale,
-                                      rng, n_jobs, max_iter, tol, log)
+                                      rng, n_jobs, max_iter, tol, log, _solve)
         tuning = {"beta": record}
         data = data._replace(beta=float(beta))
     # verbose=True: one line per start; 2 or more: every sweep as well

@@ -119,10 +119,13 @@ def _first_unfitted(default, own):
     return order[0] if order else None
 
 
-def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log):
+def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log,
+               solve):
     """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
     shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
-    pair_score`, balanced over must- and cannot-links). ``data``: the prepared call."""
+    pair_score`, balanced over must- and cannot-links). ``data``: the prepared call;
+    ``solve``: the solver's one start (``_solver._solve``, passed in so that this module does
+    not import the solver that calls it)."""
     n_list = [X.shape[0] for X in data.views]
     dtype = data.views[0].dtype.type
     flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
@@ -159,12 +162,10 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
     def fit(beta, f):
         data = full._replace(blocks=fold_pairs[f], beta=float(beta))
         settled = _SettledScore(*scorer(f), offsets, V0)
-        from ._solver import _solve  # noqa: PLC0415 (the solver module imports this one)
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]), rescale, rng,
-                   n_jobs, **dict(driver, callback=settled))
+            solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]), rescale, rng,
+                  n_jobs, **dict(driver, callback=settled))
         return settled.history[-1]
 
     fitted = {beta: {} for beta in _TUNE_BETAS}   # {beta: {fold: score}} of the fits run

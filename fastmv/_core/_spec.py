@@ -10,7 +10,9 @@ the warm-up and ``tests/test_common.py``.
 
 Adding a solver is one folder, one kernels module, one test folder and one line in
 :data:`SOLVER_PACKAGES`; :func:`registered` adds one for the duration of a ``with`` block
-(the tests' toy solver).
+(the tests' toy solver). A folder may also hold ``_cli.py``, the solver's options and
+``run`` for the command line (:mod:`fastmv._core._cli_parts`); without one the command line
+runs the solver on the views and the side-information files given.
 """
 from __future__ import annotations
 

@@ -90,22 +90,24 @@ def held_out_cosine(F, rows, classes):
     return float(np.mean(np.divide(true, norm, out=np.zeros_like(true), where=norm > 0)))
 
 
-def with_tuned_anchor(data: _Data, X, wstep, view_ptr, km, graph, verbose, n_jobs):
+def with_tuned_anchor(data: _Data, X, wstep, view_ptr, km, graph, verbose, n_jobs,
+                      problem_type):
     """``(data, wstep, km, graph, record)``: ``data`` with the anchor of :func:`tune_anchor`,
     the ``W`` step sharing its first factors with the solve (:class:`FirstFactors`), and the
     first start's k-means labels and kNN graph (built here when the tuning of ``init`` did
-    not), for the solve's start."""
+    not), for the solve's start. ``problem_type``: the solver's ``Problem`` class (passed in
+    so that this module does not import the solver that calls it)."""
     if km is None:  # the first start's k-means, drawn as the start would draw it
         km = _kmeans_labels(X, data, data.rng, n_jobs)
     if data.init == "spread" and graph is None:
         graph = _knn_graph(X)
     wstep = FirstFactors(wstep)
     with verbose_logging(verbose) as log:
-        anchor, record = tune_anchor(data, X, wstep, view_ptr, km, graph, log)
+        anchor, record = tune_anchor(data, X, wstep, view_ptr, km, graph, log, problem_type)
     return data._replace(anchor=anchor), wstep, km, graph, record
 
 
-def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, log):
+def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, log, problem_type):
     """``(anchor, record)``: the candidate of ``ANCHOR_GRID`` (times ``max(λ1, λ2)``) whose
     truncated fold solves leave the held-out labelled rows of ``F`` closest in angle to their
     class (:func:`held_out_cosine`; one-standard-error rule against the grid's first,
@@ -116,10 +118,8 @@ def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, log):
     candidates of a fold start from the same ``F`` with the same factors, and the anchor term
     vanishes there, so their first evaluations (the start's fit and gradient, the first
     trial point's fit) are computed once (a memo per fold,
-    :class:`~fastmv._mvfl._fstep.ReducedTerm`).
+    :class:`~fastmv._mvfl._fstep.ReducedTerm`). ``problem_type``: the solver's ``Problem``.
     """
-    from ._solver import Problem  # noqa: PLC0415 (circular import at module load)
-
     prior = data.prior
     rows, classes = prior["rows"], prior["classes"]
     folds = label_folds(from_labels(rows, classes), ANCHOR_FOLDS, tuning_rng(data.rng))
@@ -135,7 +135,7 @@ def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, log):
             fold = data._replace(prior=_fold_prior(prior, ~te))
             starts[f] = (fold, _initial_F(X, fold, data.rng, None, km=km, graph=graph), [])
         fold, F0, memo = starts[f]
-        problem = Problem(fold._replace(anchor=anchor), X, wstep, view_ptr, F0.copy())
+        problem = problem_type(fold._replace(anchor=anchor), X, wstep, view_ptr, F0.copy())
         for _ in range(ANCHOR_ITERATIONS - 1):
             problem.step()
         problem.joint_f_step(problem.factor(), memo)

@@ -426,7 +426,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
         data = data._replace(init=init)
     if anchor_tuned(data, route):
         data, wstep, km, graph, record = with_tuned_anchor(data, X, wstep, view_ptr, km, graph,
-                                                           verbose, n_jobs)
+                                                           verbose, n_jobs, Problem)
         tuning = {**(tuning or {}), "anchor": record}
     spread = isinstance(data.init, str) and data.init == "spread"  # deterministic: one start
     n_starts, best = 1 if spread else data.n_init, None

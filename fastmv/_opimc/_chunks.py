@@ -16,17 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from fastmv.kernels.opimc import (
+from fastmv.kernels.opimc import _dense_products, _stream_assign, _stream_row_sqnorms
+from fastmv.kernels.opimc_layout import (
     DenseRows,
     Nearest,
     SparseRows,
-    _dense_products,
-    _stream_assign,
-    _stream_center_sqnorms,
     _stream_gather_view,
     _stream_layout,
-    _stream_row_sqnorms,
 )
+from fastmv.kernels.opimc_stats import _stream_center_sqnorms
 
 from .._core._validation import check_sparse_structure
 from ..exceptions import InvalidParameterError

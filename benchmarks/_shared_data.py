@@ -3,7 +3,8 @@
 The real multi-view benchmark files (``3Sources.mat``, ``BBCSport.mat``, ...) are not part of
 the repository or the wheel. They are looked up in ``$FASTMV_SHARED_DATASETS`` when it is
 set, else in ``../shared/datasets`` beside a source checkout (seen from the current
-directory or from this package's location).
+directory or from this folder's location). Test and benchmark plumbing: it lives here, not
+in the package, so the wheel does not ship it.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def shared_datasets_dir() -> Path | None:
     env = os.environ.get("FASTMV_SHARED_DATASETS")
     if env:
         return Path(env)
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parent  # benchmarks/, one level below the checkout
     for root in (Path.cwd(), here):
         for base in (root, *root.parents[:2]):
             candidate = base.parent / "shared" / "datasets"

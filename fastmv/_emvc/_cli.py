@@ -1,0 +1,44 @@
+"""EMVC on the command line (``python -m fastmv run emvc``): its options beyond the function's
+parameters (how the transition matrices are built from the views) and its ``run`` (see
+:mod:`fastmv._core._cli_parts`)."""
+from __future__ import annotations
+
+from .._blocks._affinity import transition_matrices
+from .._core._cli_parts import (
+    Option,
+    RunOutcome,
+    _describe_params,
+    _n_clusters,
+    _optional_int,
+    _parse_bool,
+    _scored,
+)
+from ._spec import SPEC
+
+
+def _parse_sigma(text):
+    return text if text == "median" else float(text)
+
+
+SIMULATION = (Option("unit_rows", _parse_bool, True,
+                     "scale each view's rows to unit norm before the transition "
+                     "matrices"),
+              Option("sigma", _parse_sigma, "median",
+                     "Gaussian width of the transition matrices (a number or median)"),
+              Option("n_neighbors", _optional_int, None,
+                     "keep this many nearest neighbours per row (default: all)"))
+CLI_DEFAULTS = {"lam1": 0.01, "lam2": 0.01}
+
+
+def run(data, side, params, seed):
+    views, y = data
+    params = dict(params)
+    normalize, sigma = params.pop("unit_rows"), params.pop("sigma")
+    n_neighbors = params.pop("n_neighbors")
+    c = _n_clusters(params, y)
+    lam1, lam2 = params.pop("lam1"), params.pop("lam2")
+    P_list = transition_matrices(views, sigma=sigma, n_neighbors=n_neighbors,
+                                 normalize=normalize)
+    res = SPEC.function(P_list, lam1, lam2, n_clusters=c, random_state=seed, **params)
+    setting = f"lam1={lam1:g}, lam2={lam2:g}, sigma={sigma}" + _describe_params(params)
+    return RunOutcome(setting, _scored(y, res.labels), res.labels, res)
