@@ -37,6 +37,7 @@ import fastmv
 
 from .._blocks._affinity import transition_matrices
 from .._core._spec import Setting, solver_specs
+from ..estimators import EMVC_LAMBDA
 from ._estimator_docs import DATA_ARGS, SIDE_ARGS
 
 __all__ = [
@@ -293,8 +294,10 @@ def _cmvnmf_run(data, side, params, seed):
         cl = _view_pairs(side.get("cannot"), "cannot", m)
         res = fastmv.cmvnmf(views, c, ml, cl, random_state=seed, **params)
         labels = {f"view{a}": lab for a, lab in enumerate(res.labels)}
-        scored = ([] if y is None else
-                  [(np.concatenate([y] * m), np.concatenate(res.labels))])
+        # one score per view, averaged (each view's cluster numbers matched on their own),
+        # as metrics.evaluate and the CMVNMF estimator's score give it
+        scored = [] if y is None or len({V.shape[0] for V in views}) > 1 else [
+            (y, lab) for lab in res.labels]
         n_pairs = sum(len(p) for p in ml.values()) + sum(len(p) for p in cl.values())
         return RunOutcome(f"{n_pairs} given pairs" + _describe_params(params), scored, labels,
                           res)
@@ -311,7 +314,7 @@ def _cmvnmf_run(data, side, params, seed):
         full[idx] = lab
         labels[f"view{a}"] = full
     setting = f"unmapped ({keep:.0%} kept), {ratio:.0%} pairs" + _describe_params(params)
-    return RunOutcome(setting, [(np.concatenate(ys), np.concatenate(res.labels))], labels, res)
+    return RunOutcome(setting, list(zip(ys, res.labels)), labels, res)
 
 
 # -------------------------------------------------------------------------------- OPIMC
@@ -396,14 +399,15 @@ _RUN = {
                            "revealed", simulated=True)),
         cli_defaults={}, run=_mvfl_run),
     "emvc": dict(
-        simulation=(Option("unit_rows", _parse_bool, True,
+        simulation=(Option("unit_rows", _parse_bool, False,
                            "scale each view's rows to unit norm before the transition "
-                           "matrices"),
+                           "matrices (default false: fastmv.transition_matrix of the raw view, "
+                           "as fastmv.EMVC(transition=True) and the README)"),
                     Option("sigma", _parse_sigma, "median",
                            "Gaussian width of the transition matrices (a number or median)"),
                     Option("n_neighbors", _optional_int, None,
                            "keep this many nearest neighbours per row (default: all)")),
-        cli_defaults={"lam1": 0.01, "lam2": 0.01}, run=_emvc_run),
+        cli_defaults={"lam1": EMVC_LAMBDA, "lam2": EMVC_LAMBDA}, run=_emvc_run),
     "cmvnmf": dict(
         simulation=(Option("keep", _fraction(True, False), 0.95,
                            "fraction of rows each view keeps (rows dropped and permuted per "
