@@ -306,12 +306,17 @@ class CMVNMF(_MultiViewClusterer):
         self.n_jobs = n_jobs
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
-            view_sizes: Sequence[int] | None = None) -> CMVNMF:
+            view_sizes: Sequence[int] | None = None, mapped: bool | None = None) -> CMVNMF:
         views = self._views(Xs, view_sizes)
         self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
         self.view_labels_ = self.labels_
         self._fitted_views = _views_digest(views)
-        if len({np.shape(V)[0] for V in views}) == 1:
+        same_rows = len({np.shape(V)[0] for V in views}) == 1
+        if mapped and not same_rows:
+            raise InvalidParameterError(
+                "mapped=True: the views must have the same number of rows (the same samples), "
+                f"got {[np.shape(V)[0] for V in views]}")
+        if same_rows if mapped is None else mapped:
             self.labels_ = _consensus(self.view_labels_, int(self.n_clusters))
         return self
 
@@ -371,8 +376,14 @@ class CMVNMF(_MultiViewClusterer):
 
     fit.__doc__ = _fit_doc("CMVNMF", "Nonnegative views, each (n_a, d_a); rows need not "
                            "correspond.", ["cmvnmf_pairs"],
-                           ("n_clusters=2, max_iter=10, random_state=0", "", "labels_[1].shape",
-                            "(20,)"))
+                           ("n_clusters=2, max_iter=10, random_state=0", "",
+                            "view_labels_[1].shape", "(20,)")).replace(
+        "\n\n        Returns\n", "\n        mapped : bool, optional\n"
+        "            Whether row ``i`` of every view is the same sample (default: when the "
+        "views\n            have the same number of rows). Then ``labels_`` is one label "
+        "per sample;\n            else it is ``view_labels_``. Give ``mapped=False`` for "
+        "unmapped views that\n            happen to have the same length.\n\n"
+        "        Returns\n", 1)
 
 
 _document(CMVNMF, cmvnmf, """
@@ -380,10 +391,10 @@ Constrained multi-view NMF of unmapped views, as an estimator.
 
 Wraps :func:`fastmv.cmvnmf`; the inter-view pairs are given to ``fit``. The solver labels
 each view's rows (``view_labels_``). When the views have the same number of rows, they are
-taken as the same samples and ``labels_`` is one label per sample: each view's clusters are
-renumbered to agree most with the first view's, then each sample takes the label most of
-its views give it (ties: the earliest such view's). Views of different lengths (unmapped)
-have no shared samples: ``labels_`` is then ``view_labels_``. ``score(Xs, y)`` scores the
+taken as the same samples (``fit(..., mapped=False)`` says otherwise) and ``labels_`` is one
+label per sample: each view's clusters are renumbered to agree most with the first view's,
+then each sample takes the label most of its views give it (ties: the earliest such
+view's). For unmapped views ``labels_`` is ``view_labels_``. ``score(Xs, y)`` scores the
 per-view labels against ``y`` view by view and averages, as :func:`fastmv.metrics.evaluate`
 and the command line do.
 """, """
