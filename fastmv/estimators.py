@@ -318,6 +318,7 @@ class CMVNMF(_MultiViewClusterer):
                 f"got {[np.shape(V)[0] for V in views]}")
         if same_rows if mapped is None else mapped:
             self.labels_ = _consensus(self.view_labels_, int(self.n_clusters))
+            self.embedding_ = _one_hot(self.labels_, int(self.n_clusters))
         return self
 
     def score(self, Xs: Any, y: Any = None, view_sizes: Sequence[int] | None = None) -> float:
@@ -415,7 +416,10 @@ CMVNMF.__doc__ = CMVNMF.__doc__.replace(
     "labels_ : ndarray of int64 or list of ndarray\n    One label per sample when the views "
     "have the same number of rows (the\n    views' majority, see above); else "
     "``view_labels_``.\nview_labels_ : list of ndarray of int64\n    The solver's labels "
-    "of each view's rows (``result_.labels``).", 1)
+    "of each view's rows (``result_.labels``).", 1).replace(
+    "    One-hot assignment of the samples (``labels_`` as columns; no NaN).",
+    "    One-hot assignment of the samples (``labels_`` as columns; no NaN); per view when\n"
+    "    ``labels_`` is.", 1)
 assert "view_labels_ :" in CMVNMF.__doc__
 
 
