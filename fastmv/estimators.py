@@ -27,12 +27,14 @@ class.
 from __future__ import annotations
 
 import copy
+import hashlib
 import inspect
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._app._estimator_base import (  # noqa: F401 (the base and helpers, re-exported)
     _SHARED_BY_REFERENCE,
@@ -53,11 +55,13 @@ from ._app._estimator_docs import SIDE_ARGS, _document, _fit_doc, _init_source
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
 from ._core._spec import solver_specs
+from ._core._validation import check_views
 from ._emvc._solver import emvc
 from ._mvfl._solver import mvfl
 from ._mvmc._solver import mvmc
 from ._opimc._solver import opimc
 from .exceptions import InvalidParameterError, NotFittedError
+from .metrics import evaluate
 from .simulate import pairs_from_labels
 
 __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_estimators"]
@@ -181,13 +185,33 @@ Wraps :func:`fastmv.mvfl`; partial labels or pairs are given to ``fit``.
 
 
 # --------------------------------------------------------------------------------- EMVC
+# EMVC's one default, the same for the function's documented call (README), this estimator
+# and the command line: lam1 = lam2 = 0.01 on each view's fastmv.transition_matrix(X) with
+# its own defaults (no row scaling first).
+EMVC_LAMBDA = 0.01
+
+
 def _transition_list(Xs):
-    return transition_matrices(Xs)
+    return transition_matrices(Xs, normalize=False)
+
+
+def _check_square(views):
+    """Transition matrices are square: a feature view given without ``transition=True`` is
+    refused with the way to give it."""
+    for v, P in enumerate(views):
+        shape = np.shape(P)
+        if len(shape) == 2 and shape[0] != shape[1]:
+            raise InvalidParameterError(
+                f"Xs[{v}] has shape {shape}, not square: EMVC.fit takes one (n, n) transition "
+                "matrix per view by default; for feature views (n, d_v) call "
+                "fit(Xs, transition=True), which builds each view's "
+                "fastmv.transition_matrix first")
 
 
 class EMVC(_MultiViewClusterer):
 
-    def __init__(self, n_clusters: int = 2, *, lam1: float = 1.0, lam2: float = 1.0,
+    def __init__(self, n_clusters: int = 2, *, lam1: float = EMVC_LAMBDA,
+                 lam2: float = EMVC_LAMBDA,
                  max_iter: int = 100, tol: float = 1e-06, tol_settle: Any = 'auto',
                  stop: str = 'labels', mu: float = 1e-06, rho: float = 1.9,
                  mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
@@ -222,7 +246,11 @@ class EMVC(_MultiViewClusterer):
                 "fastmv.emvc(P_list, lam1, lam2) for the consensus matrix alone")
         views = self._views(Xs, view_sizes)
         if not transition:
+            _check_square(views)
             return self._fit(views, {}, views=False)  # transition matrices: no features
+        # the views, not the matrices built from them, are the user's input: checked (and
+        # sparse formats made CSR) as every other solver checks its views
+        views = check_views(views, "Xs", allow_nan=True)
         return self._fit(_transition_list(_impute_missing(views)), {}, views=views)
 
     fit.__doc__ = _fit_doc(
@@ -231,8 +259,8 @@ class EMVC(_MultiViewClusterer):
         ("n_clusters=2, max_iter=10, random_state=0", ", transition=True", "P_hat_.shape",
          "(20, 20)")).replace(
         "        view_sizes", "        transition : bool, default False\n"
-        "            Build each view's transition matrix first: rows scaled to unit norm, then\n"
-        "            :func:`fastmv.transition_matrix` (its default kNN kernel).\n"
+        "            Build each view's transition matrix first with\n"
+        "            :func:`fastmv.transition_matrix` and its defaults (the README's route).\n"
         "        view_sizes", 1)
 
 
@@ -241,8 +269,9 @@ Error-robust multi-view clustering of transition matrices, as an estimator.
 
 Wraps :func:`fastmv.emvc`. ``n_clusters`` comes first, as in the other estimators (the
 function :func:`fastmv.emvc` takes ``lam1, lam2`` first and ``n_clusters`` optional). The
-default ``lam1 = lam2 = 1`` was chosen leave-one-dataset-out over the seven shared datasets
-with the default transition matrices (docs/defaults.md "Without supervision").
+defaults are the package's one EMVC setting, the same as the README's function call and the
+command line's: ``lam1 = lam2 = 0.01`` (the paper's) on :func:`fastmv.transition_matrix` of
+each view (``transition=True``), so the three give the same labels on the same data.
 """, """
 >>> import numpy as np
 >>> from fastmv.estimators import EMVC
@@ -278,21 +307,98 @@ class CMVNMF(_MultiViewClusterer):
         self.n_jobs = n_jobs
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
-            view_sizes: Sequence[int] | None = None) -> CMVNMF:
-        return self._fit(self._views(Xs, view_sizes),
-                         {"must_link": must_link, "cannot_link": cannot_link})
+            view_sizes: Sequence[int] | None = None, mapped: bool | None = None) -> CMVNMF:
+        views = self._views(Xs, view_sizes)
+        self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
+        self.view_labels_ = self.labels_
+        self._fitted_views = _views_digest(views)
+        same_rows = len({np.shape(V)[0] for V in views}) == 1
+        if mapped and not same_rows:
+            raise InvalidParameterError(
+                "mapped=True: the views must have the same number of rows (the same samples), "
+                f"got {[np.shape(V)[0] for V in views]}")
+        if same_rows if mapped is None else mapped:
+            self.labels_ = _consensus(self.view_labels_, int(self.n_clusters))
+            self.embedding_ = _one_hot(self.labels_, int(self.n_clusters))
+        return self
+
+    def score(self, Xs: Any, y: Any = None, view_sizes: Sequence[int] | None = None) -> float:
+        """Clustering accuracy against ``y`` per view, averaged; without ``y``, minus the
+        mean distance to the nearest learned cluster (as the other estimators).
+
+        Parameters
+        ----------
+        Xs : list of array-like, or 2-D array-like
+            The views (see ``fit``).
+        y : array-like of shape (n,), list of array-like, or None
+            True classes: one labelling shared by the views' rows, or one per view.
+        view_sizes : sequence of int, optional
+            The views' widths (default: those given to ``fit``).
+
+        Returns
+        -------
+        float
+            With ``y``: ``metrics.evaluate(y, per-view labels)["acc"]``, each view's clusters
+            matched to the classes on their own, as the command line scores them. The
+            per-view labels of the views ``fit`` saw are ``view_labels_``; those of other
+            samples each view's nearest centre (views of the same samples only).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import CMVNMF
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> CMVNMF(n_clusters=2, max_iter=20, random_state=0).fit(Xs).score(Xs, y)
+        1.0
+        """
+        if y is None:
+            return super().score(Xs, None, view_sizes)
+        if view_sizes is None and not isinstance(Xs, (list, tuple)):
+            view_sizes = getattr(self, "view_sizes_", None)
+        views = _split_views(Xs, view_sizes)
+        if getattr(self, "_fitted_views", None) == _views_digest(views):
+            predicted = self.view_labels_
+        else:
+            predicted = self._per_view_predict(Xs, view_sizes)
+        return evaluate(y, list(predicted))["acc"]
+
+    def _per_view_predict(self, Xs, view_sizes):
+        """Each view's nearest centre, the views taken one at a time."""
+        self.transform(Xs, view_sizes)  # checks the fit and the views' shapes
+        if view_sizes is None and not isinstance(Xs, (list, tuple)):
+            view_sizes = self.view_sizes_
+        out = []
+        for V, C in zip(_split_views(Xs, view_sizes), self.centers_):
+            ok = np.all(np.isfinite(C), axis=1)
+            D = np.full((V.shape[0], C.shape[0]), np.inf)
+            D[:, ok] = _sq_distances(_unit_rows(V), C[ok])
+            out.append(np.argmin(D, axis=1).astype(np.int64))
+        return out
 
     fit.__doc__ = _fit_doc("CMVNMF", "Nonnegative views, each (n_a, d_a); rows need not "
                            "correspond.", ["cmvnmf_pairs"],
-                           ("n_clusters=2, max_iter=10, random_state=0", "", "labels_[1].shape",
-                            "(20,)"))
+                           ("n_clusters=2, max_iter=10, random_state=0", "",
+                            "view_labels_[1].shape", "(20,)")).replace(
+        "\n\n        Returns\n", "\n        mapped : bool, optional\n"
+        "            Whether row ``i`` of every view is the same sample (default: when the "
+        "views\n            have the same number of rows). Then ``labels_`` is one label "
+        "per sample;\n            else it is ``view_labels_``. Give ``mapped=False`` for "
+        "unmapped views that\n            happen to have the same length.\n\n"
+        "        Returns\n", 1)
 
 
 _document(CMVNMF, cmvnmf, """
 Constrained multi-view NMF of unmapped views, as an estimator.
 
-Wraps :func:`fastmv.cmvnmf`; the inter-view pairs are given to ``fit``. ``labels_`` is a
-list with one array per view (each view's row order).
+Wraps :func:`fastmv.cmvnmf`; the inter-view pairs are given to ``fit``. The solver labels
+each view's rows (``view_labels_``). When the views have the same number of rows, they are
+taken as the same samples (``fit(..., mapped=False)`` says otherwise) and ``labels_`` is one
+label per sample: each view's clusters are renumbered to agree most with the first view's,
+then each sample takes the label most of its views give it (ties: the earliest such
+view's). For unmapped views ``labels_`` is ``view_labels_``. ``score(Xs, y)`` scores the
+per-view labels against ``y`` view by view and averages, as :func:`fastmv.metrics.evaluate`
+and the command line do.
 """, """
 >>> import numpy as np
 >>> from fastmv.estimators import CMVNMF
@@ -300,9 +406,56 @@ list with one array per view (each view's row order).
 >>> y = np.repeat([0, 1], 15)
 >>> Xs = [np.eye(2)[y] * 3 + rng.random((30, 2)) for _ in range(2)]
 >>> model = CMVNMF(n_clusters=2, max_iter=20, random_state=0)
->>> [lab.shape for lab in model.fit(Xs, must_link={(0, 1): [[0, 0]]}).labels_]
+>>> model.fit(Xs, must_link={(0, 1): [[0, 0]]}).labels_.shape
+(30,)
+>>> [lab.shape for lab in model.view_labels_]
 [(30,), (30,)]
 """, matrices_doc="Learned by the solver (list: one per view).")
+CMVNMF.__doc__ = CMVNMF.__doc__.replace(
+    "labels_ : ndarray of int64 or list of ndarray\n    Cluster labels of the samples seen by "
+    "``fit``.",
+    "labels_ : ndarray of int64 or list of ndarray\n    One label per sample when the views "
+    "have the same number of rows (the\n    views' majority, see above); else "
+    "``view_labels_``.\nview_labels_ : list of ndarray of int64\n    The solver's labels "
+    "of each view's rows (``result_.labels``).", 1).replace(
+    "    One-hot assignment of the samples (``labels_`` as columns; no NaN).",
+    "    One-hot assignment of the samples (``labels_`` as columns; no NaN); per view when\n"
+    "    ``labels_`` is.", 1)
+assert "view_labels_ :" in CMVNMF.__doc__
+
+
+def _consensus(view_labels, c):
+    """One label per sample from per-view labels of the same samples: the views' clusters
+    renumbered as the first view's, then the most frequent label (ties: the earliest
+    view's)."""
+    first = np.asarray(view_labels[0])
+    aligned = np.stack([first] + [_matched_to(np.asarray(lab), first, c)
+                                  for lab in view_labels[1:]])
+    votes = np.zeros((first.size, c), dtype=np.int64)
+    rows = np.arange(first.size)
+    for lab in aligned:
+        np.add.at(votes, (rows, lab), 1)
+    best = votes.max(axis=1)
+    # the earliest view whose label has the most votes
+    wins = votes[rows[None, :], aligned] == best[None, :]
+    return aligned[np.argmax(wins, axis=0), rows].astype(np.int64)
+
+
+def _views_digest(views):
+    """A fingerprint of the views' contents (shape, dtype and bytes), so that ``score`` can
+    tell the views ``fit`` labelled from new ones."""
+    h = hashlib.blake2b(digest_size=16)
+    for V in views:
+        if sp.issparse(V):
+            V = sp.csr_matrix(V)
+            parts = (V.data, V.indices, V.indptr)
+        else:
+            parts = (np.asarray(V),)
+        h.update(repr((type(V).__name__, np.shape(V))).encode())
+        for a in parts:
+            h.update(a.dtype.str.encode())
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 # -------------------------------------------------------------------------------- OPIMC

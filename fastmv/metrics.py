@@ -37,7 +37,8 @@ Conventions (n = number of samples, ``a_i`` = class sizes, ``b_j`` = cluster siz
   EMVC papers (their values for two balanced classes and no information are 1.0, i.e. base 2).
 
 Validation: both arguments must be 1-D, non-empty, of equal length, without NaN
-(``ValueError`` naming ``y_true`` / ``y_pred``).
+(``ValueError`` naming ``y_true`` / ``y_pred``). :func:`evaluate` also takes one labelling
+per view (CMVNMF's per-view labels), scored per view and averaged.
 
 The table and the measures' arithmetic are in :mod:`fastmv._core._contingency`; this module holds
 the public functions, their validation and their documentation.
@@ -47,10 +48,12 @@ from __future__ import annotations
 from numbers import Real
 from typing import Any
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core._contingency import _acc, _ari, _entropy, _nmi, _prf, _purity, _table
 from ._core._validation import Interval, Options, declare_params
+from .exceptions import InvalidParameterError
 
 __all__ = [
     "contingency_matrix",
@@ -344,31 +347,34 @@ def entropy(y_true: ArrayLike, y_pred: ArrayLike, *, base: float = 2) -> float:
     return _entropy(_table(y_true, y_pred), float(base))
 
 
-@declare_params(_TWO_LABELINGS)
-def evaluate(y_true: ArrayLike, y_pred: ArrayLike) -> dict:
-    """All measures at once (the contingency table is built once).
+def _per_view(y_true, y_pred):
+    """``(y_true_v, y_pred_v)`` per view when ``y_pred`` holds one labelling per view (a list
+    of 1-D arrays or an ``(m, n)`` array), else None. ``y_true`` is then either one labelling
+    shared by every view (views of the same samples) or one per view."""
+    if isinstance(y_pred, (list, tuple)):
+        preds = [np.asarray(p) for p in y_pred]
+        if not preds or any(p.ndim != 1 for p in preds):
+            return None
+    else:
+        arr = np.asarray(y_pred)
+        if arr.ndim != 2:
+            return None
+        preds = list(arr)
+    m = len(preds)
+    if isinstance(y_true, (list, tuple)) and len(y_true) and all(
+            np.ndim(t) == 1 for t in y_true):
+        truths = [np.asarray(t) for t in y_true]
+    else:
+        truths = np.asarray(y_true)
+        truths = list(truths) if truths.ndim == 2 else [truths] * m
+    if len(truths) != m:
+        raise InvalidParameterError(
+            f"y_true holds {len(truths)} labellings but y_pred holds {m} (one per view): give "
+            "one y_true shared by every view, or one per view")
+    return list(zip(truths, preds))
 
-    Parameters
-    ----------
-    y_true, y_pred : array-like of shape (n,)
 
-    Returns
-    -------
-    dict
-        Keys ``acc``, ``nmi`` (geometric), ``ari``, ``f_score``, ``precision``, ``recall``,
-        ``purity``, ``entropy`` (base 2), values Python floats.
-
-    Notes
-    -----
-    Cost of one contingency table plus one Hungarian matching (see :func:`accuracy`).
-
-    Examples
-    --------
-    >>> from fastmv.metrics import evaluate
-    >>> scores = evaluate([0, 0, 1, 1], [1, 1, 0, 0])
-    >>> scores["acc"], scores["nmi"], scores["entropy"]
-    (1.0, 1.0, 0.0)
-    """
+def _scores(y_true, y_pred):
     t = _table(y_true, y_pred)
     prec, rec, f = _prf(t)
     return {
@@ -381,6 +387,56 @@ def evaluate(y_true: ArrayLike, y_pred: ArrayLike) -> dict:
         "purity": _purity(t),
         "entropy": _entropy(t, 2.0),
     }
+
+
+@declare_params(_TWO_LABELINGS)
+def evaluate(y_true: ArrayLike, y_pred: ArrayLike) -> dict:
+    """All measures at once (the contingency table is built once per labelling).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,), or one array-like per view
+        True classes: one labelling, or (with per-view ``y_pred``) a list of per-view
+        labellings or an ``(m, n)`` array.
+    y_pred : array-like of shape (n,), or one array-like per view
+        Predicted clusters: one labelling, or one per view (a list of 1-D arrays, e.g.
+        ``CMVNMF``'s ``view_labels_`` or :func:`fastmv.cmvnmf`'s ``labels``, or an ``(m, n)``
+        array). Per-view labels are scored per view against that view's truth (``y_true``
+        itself when it is a single labelling) and the scores averaged: each view's cluster
+        numbers are matched to the classes on their own, as the command line and the
+        estimators' ``score`` do.
+
+    Returns
+    -------
+    dict
+        Keys ``acc``, ``nmi`` (geometric), ``ari``, ``f_score``, ``precision``, ``recall``,
+        ``purity``, ``entropy`` (base 2), values Python floats (means over the views for
+        per-view labels).
+
+    Notes
+    -----
+    Cost of one contingency table plus one Hungarian matching (see :func:`accuracy`) per
+    labelling.
+
+    Examples
+    --------
+    >>> from fastmv.metrics import evaluate
+    >>> scores = evaluate([0, 0, 1, 1], [1, 1, 0, 0])
+    >>> scores["acc"], scores["nmi"], scores["entropy"]
+    (1.0, 1.0, 0.0)
+    >>> evaluate([0, 0, 1, 1], [[1, 1, 0, 0], [0, 1, 0, 0]])["acc"]  # two views: (1 + 0.75) / 2
+    0.875
+    """
+    views = _per_view(y_true, y_pred)
+    if views is None:
+        return _scores(y_true, y_pred)
+    per_view = []
+    for v, (t, p) in enumerate(views):
+        try:
+            per_view.append(_scores(t, p))
+        except ValueError as exc:
+            raise type(exc)(f"view {v}: {exc}") from exc
+    return {k: float(np.mean([s[k] for s in per_view])) for k in per_view[0]}
 
 
 def __dir__():  # dir(module) lists the public names, not the imports

@@ -24,7 +24,9 @@ own, so those kernels allocate in serial helpers.)
 """
 from __future__ import annotations
 
-__all__ = ["SERIAL", "PARALLEL", "INNER", "REASSOC"]
+import os
+
+__all__ = ["SERIAL", "PARALLEL", "INNER", "REASSOC", "cache_directory"]
 
 #: Options of every serial kernel and helper.
 SERIAL = {"cache": True, "nogil": True, "no_cfunc_wrapper": True}
@@ -39,3 +41,89 @@ INNER = {**SERIAL, "no_cpython_wrapper": True}
 #: ``fastmath`` flags of the kernels whose sums may be reassociated (SIMD) and contracted
 #: (FMA); each such kernel says so in its docstring.
 REASSOC = {"reassoc", "contract"}
+
+
+# ----------------------------------------------------------------------- where the cache goes
+# Numba writes a ``cache=True`` kernel's compiled code next to its source, in __pycache__, when
+# that directory is writable. For a copy installed by pip that is site-packages/fastmv/kernels/
+# __pycache__: files pip did not install and so never uninstalls. After ``pip uninstall`` (or
+# ``pip install -e .`` over ``pip install .``) they keep a bare site-packages/fastmv/ directory
+# alive, which Python then imports as an empty namespace package in place of the editable
+# checkout. An installed copy therefore caches where Numba caches for read-only installs (its
+# user-wide cache directory, a subdirectory per source directory); a source checkout, whose
+# kernels/ sits beside fastmv/ rather than inside it, keeps its __pycache__. NUMBA_CACHE_DIR,
+# when set, still decides for both. Only the files of this directory are affected.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_INSTALLED = os.path.isfile(os.path.join(os.path.dirname(_HERE), "__init__.py"))
+
+
+def _user_wide_locator():
+    """Numba's user-wide cache locator class and its list of locators (names differ across
+    Numba versions), or (None, None)."""
+    try:
+        from numba.core import caching  # noqa: PLC0415 (only for an installed copy)
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None, None
+    base = getattr(caching, "UserWideCacheLocator", None) or getattr(
+        caching, "_UserWideCacheLocator", None)
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    classes = getattr(impl, "_locator_classes", None)
+    return base, classes if isinstance(classes, list) else None
+
+
+def _install_locator():
+    base, classes = _user_wide_locator()
+    if base is None or classes is None:
+        return None
+    for cls in classes:
+        if getattr(cls, "_fastmv_kernels", False):
+            return cls
+
+    class InstalledKernelsLocator(base):
+        """Numba's user-wide cache, for the kernels of an installed fastmv only."""
+
+        _fastmv_kernels = True
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.dirname(os.path.abspath(py_file)) != _HERE:
+                return None
+            return super().from_function(py_func, py_file)
+
+    # after NUMBA_CACHE_DIR's locator (the user's choice first), before the in-tree one
+    classes.insert(1 if classes else 0, InstalledKernelsLocator)
+    return InstalledKernelsLocator
+
+
+_LOCATOR = _install_locator() if _INSTALLED else None
+
+
+def cache_directory() -> str:
+    """The directory in which Numba caches these kernels: ``NUMBA_CACHE_DIR`` (a
+    subdirectory of it) when set; else, for an installed copy, Numba's user-wide cache
+    directory (a subdirectory of it), for a source checkout ``kernels/__pycache__``.
+
+    Returns
+    -------
+    str
+        An absolute path (it may not exist yet).
+
+    Examples
+    --------
+    >>> import os
+    >>> from fastmv.kernels._options import cache_directory
+    >>> os.path.isabs(cache_directory())
+    True
+    """
+    from numba.core import config  # noqa: PLC0415
+
+    here = os.path.join(_HERE, "_options.py")
+    if config.CACHE_DIR:
+        from numba.core import caching  # noqa: PLC0415
+
+        cls = getattr(caching, "UserProvidedCacheLocator", None) or getattr(
+            caching, "_UserProvidedCacheLocator")
+        return os.path.join(config.CACHE_DIR, cls.get_suitable_cache_subpath(here))
+    if _LOCATOR is not None:
+        return _LOCATOR(cache_directory, here).get_cache_path()
+    return os.path.join(_HERE, "__pycache__")

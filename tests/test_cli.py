@@ -115,8 +115,13 @@ def test_saved_labels_score_the_printed_figure(solver, labelled, tmp_path, capsy
     if solver == "cmvnmf":  # one array per view, each in the input's row order, -1 = dropped
         saved = np.load(out)
         assert sorted(saved.files) == ["view0", "view1"]
-        y_true = np.concatenate([y0[saved[k] >= 0] for k in saved.files])
-        y_pred = np.concatenate([saved[k][saved[k] >= 0] for k in saved.files])
+        # scored per view and averaged, as metrics.evaluate scores per-view labels
+        y_true = [y0[saved[k] >= 0] for k in saved.files]
+        y_pred = [saved[k][saved[k] >= 0] for k in saved.files]
+        scores = metrics.evaluate(y_true, y_pred)
+        for key in ("acc", "nmi", "ari"):
+            assert scores[key] == pytest.approx(report["metrics"][key])
+        return
     else:
         y_true, y_pred = y0, np.load(out)
         assert y_pred.shape == y.shape
@@ -374,3 +379,87 @@ def test_warm_first_call_of_every_solver_is_close_to_its_second():
     bound = 0.3 * max(1.0, load)
     excess = {n: s[0] - s[1] for n, s in warm["seconds"].items()}
     assert all(e <= bound for e in excess.values()), (excess, bound)
+
+
+# ------------------------------------------------- one score per question, one EMVC default
+def test_cmvnmf_cli_metrics_and_estimator_agree(labelled, tmp_path, capsys):
+    from fastmv.estimators import CMVNMF
+
+    path, y = labelled
+    out = tmp_path / "cm.npz"
+    assert _cli.main(["run", "cmvnmf", "--data", path, "--out", str(out), "--json",
+                      "--max_iter", "30"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    saved = np.load(out)
+    view_labels = [saved["view0"], saved["view1"]]
+    assert metrics.evaluate(y, view_labels)["acc"] == pytest.approx(report["metrics"]["acc"])
+    views, _ = fastmv_load(path)
+    est = CMVNMF(3, max_iter=30, random_state=0).fit(views)
+    for a, b in zip(est.view_labels_, view_labels):
+        np.testing.assert_array_equal(a, b)
+    assert est.score(views, y) == pytest.approx(report["metrics"]["acc"])
+
+
+def fastmv_load(path):
+    from fastmv.datasets import load_mat
+
+    return load_mat(path)
+
+
+def test_emvc_function_estimator_and_cli_give_the_same_labels(tmp_path, capsys):
+    import fastmv
+    from fastmv.estimators import EMVC
+
+    views, y = fastmv.datasets.load_handwritten(["fou", "pix"])
+    keep = np.concatenate([np.flatnonzero(y == k)[:15] for k in range(10)])
+    views, y = [V[keep] for V in views], y[keep]
+    path = _save_mat(tmp_path / "hw.mat", views, y + 1)
+    out = tmp_path / "emvc.npy"
+    assert _cli.main(["run", "emvc", "--data", path, "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    cli = np.load(out)
+    # the README's call
+    res = fastmv.emvc([fastmv.transition_matrix(X) for X in views], 0.01, 0.01, n_clusters=10,
+                      random_state=0)
+    est = EMVC(10, random_state=0).fit(views, transition=True)
+    np.testing.assert_array_equal(res.labels, cli)
+    np.testing.assert_array_equal(est.labels_, cli)
+    assert metrics.accuracy(y, cli) == pytest.approx(report["metrics"]["acc"])
+    assert report["setting"].startswith("lam1=0.01, lam2=0.01")
+
+
+# ------------------------------------------------------------- the user's files and labels
+def test_data_directory_says_directory(tmp_path, capsys):
+    assert _cli.main(["run", "opimc", "--data", str(tmp_path)]) == 2
+    assert "--data: " + str(tmp_path) + " is a directory" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("codes", ["file", "zero-based"])
+def test_labels_file_in_the_files_own_codes(labelled, tmp_path, capsys, codes):
+    path, y = labelled  # the file's classes are 1, 2, 3
+    given = np.full(y.size, -1)
+    given[::9] = y[::9] if codes == "file" else y[::9] - 1
+    labels = tmp_path / "labels.txt"
+    np.savetxt(labels, given, fmt="%d")
+    out = tmp_path / "mvfl.npy"
+    assert _cli.main(["run", "mvfl", "--data", path, "--labels", str(labels), "--out",
+                      str(out), "--max_iter", "10"]) == 0
+    text = capsys.readouterr().out
+    assert ("--labels holds the file's class codes (1, 2, 3)" in text) == (codes == "file")
+    # the same run as with the 0-based labels
+    import fastmv
+
+    views, y0 = fastmv_load(path)
+    zero = np.where(given >= 0, given - (codes == "file"), -1)
+    res = fastmv.mvfl(views, 3, labels=zero, max_iter=10, random_state=0)
+    np.testing.assert_array_equal(np.load(out), res.labels)
+
+
+def test_side_file_errors_name_the_option_and_plain_ints(labelled, tmp_path, capsys):
+    path, _ = labelled
+    pairs = tmp_path / "must.txt"
+    np.savetxt(pairs, [[3, 3], [4, 5]], fmt="%d")
+    assert _cli.main(["run", "mvmc", "--data", path, "--must", str(pairs)]) == 2
+    err = _one_line_error(capsys)
+    assert "--must: row 0 of the file = (3, 3) pairs a sample with itself" in err, err
+    assert "np.int64" not in err and "must_link" not in err

@@ -289,7 +289,7 @@ def test_missing_file(tmp_path):
     missing = tmp_path / "nope.mat"
     with pytest.raises(FileNotFoundError, match="nope.mat"):
         load_mat(missing)
-    with pytest.raises(FileNotFoundError, match="no such .mat file"):
+    with pytest.raises(IsADirectoryError, match="is a directory, not a .mat file"):
         load_mat(tmp_path)  # a directory is not a file
 
 
@@ -500,3 +500,55 @@ def test_handwritten_matches_shared_file():
             err = np.abs(E - S)
             assert np.all(err <= 5.0001e-5 * np.abs(S) + 5e-8), name
             assert err.max() > 0, name  # really the rounded copy, not the shared file
+
+
+# ------------------------------------------------- what scipy reads by name; the file's codes
+def _with_truncated_last_variable(path, compress):
+    X = np.empty((1, 2), dtype=object)
+    X[0, 0], X[0, 1] = np.arange(24.0).reshape(8, 3), np.arange(32.0).reshape(8, 4)
+    y = np.array([[1, 1, 2, 2, 3, 3, 10, 10]])
+    extra = np.random.default_rng(0).random((40, 40))  # incompressible: the cut stays in it
+    scipy.io.savemat(path, {"X": X, "y": y, "extra": extra},
+                     do_compression=compress)
+    data = path.read_bytes()
+    path.write_bytes(data[:-100])  # the last variable cut short
+    return X, y
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_reads_what_scipy_reads_by_variable_name(tmp_path, compress):
+    path = tmp_path / "partly.mat"
+    X, y = _with_truncated_last_variable(path, compress)
+    with pytest.raises(Exception):  # noqa: B017 - scipy's own failure on the whole file
+        scipy.io.loadmat(path)
+    by_name = scipy.io.loadmat(path, variable_names=["X", "y"])
+    with pytest.warns(UserWarning, match=r"partly\.mat.*skipped the variable\(s\) extra"):
+        views, labels = load_mat(path)
+    np.testing.assert_array_equal(views[0], by_name["X"][0, 0])
+    np.testing.assert_array_equal(views[1], X[0, 1])
+    np.testing.assert_array_equal(labels, [0, 0, 1, 1, 2, 2, 3, 3])
+
+
+def test_a_file_whose_views_are_cut_is_still_refused(tmp_path):
+    path = tmp_path / "cut.mat"
+    _with_truncated_last_variable(path, True)
+    data = path.read_bytes()
+    path.write_bytes(data[:200])  # inside X itself
+    with pytest.raises(ValueError, match=r"cut\.mat"):
+        load_mat(path)
+
+
+def test_return_classes_maps_back_to_the_files_codes(tmp_path, small):
+    views, _ = small
+    codes = np.array([10, 3, 3, 7, 7, 10, 3])
+    path = tmp_path / "codes.mat"
+    X = np.empty((1, len(views)), dtype=object)
+    for v, V in enumerate(views):
+        X[0, v] = V
+    scipy.io.savemat(path, {"X": X, "y": codes[None, :]})
+    got, y, classes = load_mat(path, return_classes=True)
+    np.testing.assert_array_equal(classes, [3, 7, 10])
+    np.testing.assert_array_equal(classes[y], codes)
+    assert len(got) == len(views)
+    scipy.io.savemat(path, {"X": X})
+    assert load_mat(path, return_classes=True)[1:] == (None, None)

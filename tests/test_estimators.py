@@ -95,8 +95,7 @@ def test_estimators_give_the_function_labels():
     np.testing.assert_array_equal(est.fit_predict(views, labels=lab), r.labels)
     np.testing.assert_array_equal(est.view_weights_, r.view_weights)
 
-    from fastmv._blocks._affinity import transition_matrices
-    P = transition_matrices(views)
+    P = [fastmv.transition_matrix(X) for X in views]  # the README's route
     r = fastmv.emvc(P, 0.01, 0.01, n_clusters=2, max_iter=10, random_state=0)
     est = EMVC(n_clusters=2, max_iter=10, random_state=0)
     np.testing.assert_array_equal(est.fit(P).labels_, r.labels)
@@ -105,8 +104,9 @@ def test_estimators_give_the_function_labels():
 
     ml = {(0, 1): np.array([[0, 0], [1, 1]])}
     r = fastmv.cmvnmf(views, 2, ml, None, max_iter=10, random_state=0)
-    labels = CMVNMF(n_clusters=2, max_iter=10, random_state=0).fit_predict(views, must_link=ml)
-    for a, b in zip(labels, r.labels):
+    est = CMVNMF(n_clusters=2, max_iter=10, random_state=0)
+    assert est.fit_predict(views, must_link=ml).shape == (40,)
+    for a, b in zip(est.view_labels_, r.labels):
         np.testing.assert_array_equal(a, b)
 
     mask = fastmv.simulate.incomplete_mask(40, 2, 0.2, random_state=0)
@@ -150,3 +150,93 @@ def test_grid_search_over_lam1_lam2_with_an_nmi_scorer():
 
 def test_estimators_module_lists_every_solver():
     assert set(estimators.ESTIMATORS) == {"mvmc", "mvfl", "emvc", "cmvnmf", "opimc"}
+
+
+# ------------------------------------------------------------- CMVNMF: one label per sample
+def test_cmvnmf_labels_are_one_per_sample_and_score_is_per_view():
+    views, y = _blobs(n=60, c=3, dims=(4, 5, 3))
+    est = CMVNMF(n_clusters=3, max_iter=30, random_state=0).fit(views)
+    r = fastmv.cmvnmf(views, 3, {}, {}, max_iter=30, random_state=0)
+    for a, b in zip(est.view_labels_, r.labels):
+        np.testing.assert_array_equal(a, b)
+    assert est.labels_.shape == (60,)
+    assert 0.0 < metrics.accuracy(y, est.labels_) <= 1.0  # 1-D: the metrics take it
+    # labels_: the views' majority after numbering each view's clusters as the first's
+    aligned = [est.view_labels_[0]] + [estimators._matched_to(lab, est.view_labels_[0], 3)
+                                       for lab in est.view_labels_[1:]]
+    for i in range(60):
+        votes = np.bincount([a[i] for a in aligned], minlength=3)
+        assert votes[est.labels_[i]] == votes.max()
+        if votes.max() == 1:  # all differ: the first view decides
+            assert est.labels_[i] == aligned[0][i]
+    per_view = np.mean([metrics.accuracy(y, lab) for lab in est.view_labels_])
+    assert est.score(views, y) == pytest.approx(per_view)
+    assert est.score(views, y) == metrics.evaluate(y, est.view_labels_)["acc"]
+    assert est.score([V.copy() for V in views], [y] * 3) == pytest.approx(per_view)
+    # new samples: each view's nearest centre, scored per view
+    new = [V[::2] for V in views]
+    predicted = est._per_view_predict(new, None)
+    assert est.score(new, y[::2]) == pytest.approx(
+        np.mean([metrics.accuracy(y[::2], p) for p in predicted]))
+    assert est.score(views) <= 0  # without y: the distance score of the other estimators
+
+
+def test_cmvnmf_unmapped_views_keep_per_view_labels():
+    views, y = _blobs(n=60, c=3, dims=(4, 5))
+    Xs, ys, _ = fastmv.simulate.unmapped(views, y, keep=0.9, random_state=0)
+    # same length, rows permuted per view: the caller says they are not the same samples
+    est = CMVNMF(n_clusters=3, max_iter=20, random_state=0).fit(Xs, mapped=False)
+    assert isinstance(est.labels_, list) and est.labels_ is est.view_labels_
+    assert est.score(Xs, ys) == metrics.evaluate(ys, est.view_labels_)["acc"]
+    Xs, ys = [Xs[0], Xs[1][5:]], [ys[0], ys[1][5:]]  # different lengths: unmapped anyway
+    est = CMVNMF(n_clusters=3, max_iter=20, random_state=0).fit(Xs)
+    assert isinstance(est.labels_, list) and est.labels_ is est.view_labels_
+    assert [lab.shape[0] for lab in est.labels_] == [X.shape[0] for X in Xs]
+    assert est.score(Xs, ys) == metrics.evaluate(ys, est.view_labels_)["acc"]
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="mapped=True"):
+        est.fit(Xs, mapped=True)
+
+
+# ------------------------------------------------------------------ EMVC: one default
+def test_emvc_estimator_default_is_the_readme_call():
+    assert EMVC().lam1 == EMVC().lam2 == 0.01 == estimators.EMVC_LAMBDA
+    views, y = _blobs(n=60, c=3, dims=(4, 5))
+    r = fastmv.emvc([fastmv.transition_matrix(X) for X in views], 0.01, 0.01, n_clusters=3,
+                    random_state=0)
+    est = EMVC(n_clusters=3, random_state=0).fit(views, transition=True)
+    np.testing.assert_array_equal(est.labels_, r.labels)
+
+
+def test_emvc_feature_views_without_transition_say_how():
+    views, _ = _blobs()
+    with pytest.raises(fastmv.exceptions.InvalidParameterError,
+                       match=r"Xs\[0\] has shape \(40, 3\), not square.*transition=True"):
+        EMVC(n_clusters=2).fit(views)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.ones(40), r"Xs\[0\] must be 2-D"),
+    (np.ones((40, 3)) + 1j, r"Xs\[0\] must be real"),
+    (np.full((40, 3), "a"), r"Xs\[0\] must be numeric"),
+    (np.ones((40, 3), dtype=object), r"Xs\[0\] must be numeric, got an object array"),
+    (np.ones((40, 3, 2)), r"Xs\[0\] must be 2-D"),
+])
+def test_emvc_transition_views_are_validated_like_the_other_solvers(bad, match):
+    views, _ = _blobs()
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match=match):
+        EMVC(n_clusters=2, max_iter=5).fit([bad, views[1]], transition=True)
+
+
+@pytest.mark.parametrize("fmt", ["coo", "dia", "bsr", "csc", "lil"])
+def test_emvc_transition_takes_every_sparse_format(fmt):
+    import scipy.sparse as sp
+
+    views, _ = _blobs()
+    dense = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(
+        [sp.csr_matrix(V) for V in views], transition=True)
+    given = [sp.csr_matrix(V).asformat(fmt) for V in views]
+    before = [V.copy() for V in given]
+    est = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(given, transition=True)
+    np.testing.assert_array_equal(est.labels_, dense.labels_)
+    for V, V0 in zip(given, before):  # inputs unchanged
+        assert V.format == fmt and (V != V0).nnz == 0

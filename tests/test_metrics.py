@@ -300,7 +300,7 @@ def test_inputs_unchanged():
     (([], []), "y_true is empty"),
     (([1, 2], [1]), "same length"),
     (([[1, 2]], [1, 2]), "y_true must be 1-D"),
-    (([1, 2], [[1, 2]]), "y_pred must be 1-D"),
+    (([1, 2], [[[1, 2]]]), "y_pred must be 1-D"),
     (([1.0, np.nan], [1, 2]), "y_true contains NaN"),
     (([1, 2], [1.0, np.inf]), "y_pred contains NaN"),
 ])
@@ -316,3 +316,29 @@ def test_parameter_validation():
         metrics.entropy([0, 1], [0, 1], base=1)
     with pytest.raises(TypeError, match="base"):
         metrics.entropy([0, 1], [0, 1], base="2")
+
+
+# ------------------------------------------------------------------ per-view labels (CMVNMF)
+def test_evaluate_per_view_labels_is_the_mean_of_each_views_scores():
+    y = np.repeat([0, 1, 2], 4)
+    views = [np.repeat([2, 0, 1], 4), np.array([0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2])]
+    per_view = [metrics.evaluate(y, lab) for lab in views]
+    for as_given in (views, np.stack(views), tuple(views)):
+        got = metrics.evaluate(y, as_given)
+        for k in got:
+            assert got[k] == pytest.approx(np.mean([s[k] for s in per_view])), k
+    # each view's cluster numbers are matched on their own: a relabelled view is still perfect
+    assert metrics.evaluate(y, [y, (y + 1) % 3])["acc"] == 1.0
+    # concatenating the views and matching once would not give that
+    assert metrics.accuracy(np.r_[y, y], np.r_[y, (y + 1) % 3]) < 1.0
+
+
+def test_evaluate_per_view_truths_of_different_lengths():
+    ys = [np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0, 0, 1])]
+    preds = [np.array([1, 1, 0, 0]), np.array([0, 0, 1, 1, 1, 1])]
+    got = metrics.evaluate(ys, preds)
+    assert got["acc"] == pytest.approx((1.0 + metrics.accuracy(ys[1], preds[1])) / 2)
+    with pytest.raises(ValueError, match="y_true holds 2 labellings but y_pred holds 3"):
+        metrics.evaluate(ys, preds + [preds[0]])
+    with pytest.raises(ValueError, match="view 1: .*same length"):
+        metrics.evaluate([ys[0], ys[0]], preds)

@@ -36,11 +36,11 @@ def _fit_kwargs(cls, n):
 
 
 def _labels(cls, labels):
-    return labels[0] if cls is CMVNMF else labels
+    return labels  # CMVNMF too: one label per sample for views of the same samples
 
 
 def _embedding(cls, model):
-    return model.embedding_[0] if cls is CMVNMF else model.embedding_
+    return model.embedding_
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_nan_rows_are_missing_samples_for_opimc():
 def test_emvc_traps_are_gone():
     Xs = [pd.DataFrame(np.random.default_rng(0).random((20, 3))) for _ in range(2)]
     model = EMVC(3)
-    assert model.n_clusters == 3 and model.lam1 == 1.0  # n_clusters first
+    assert model.n_clusters == 3 and model.lam1 == 0.01  # n_clusters first
     labels = EMVC(random_state=0).fit_predict(Xs, transition=True)  # DataFrames, default c
     assert labels is not None and labels.shape == (20,)
     with pytest.raises(ValueError, match="n_clusters"):

@@ -261,6 +261,8 @@ def _cmd_run(name, argv):
     parser = build_run_parser(name)
     args = parser.parse_args(argv)
     spec = REGISTRY[name]
+    if os.path.isdir(args.data):
+        raise CLIError(f"--data: {args.data} is a directory; give a .mat file")
     if not os.path.isfile(args.data):
         raise CLIError(f"--data: file not found: {args.data}")
     out = args.out
@@ -271,9 +273,10 @@ def _cmd_run(name, argv):
     if args.plot:
         plot._pyplot()  # fail before the solve when matplotlib is missing
         _output_path(args.plot, "--plot", None)
-    views, y = datasets.load_mat(args.data, views=args.views)
+    views, y, classes = datasets.load_mat(args.data, views=args.views, return_classes=True)
     side = {s: _load_side(getattr(args, s), s) for s in spec.side
             if getattr(args, s) is not None}
+    coded = _labels_in_file_codes(side, classes)
     check_side(side, views, name)
     simulate, simulation = _simulation_options(spec, args, y)
     params = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
@@ -319,6 +322,7 @@ def _cmd_run(name, argv):
         "labels_file": os.path.abspath(out), "plot_file":
             os.path.abspath(args.plot) if args.plot else None,
         "warnings": notes, "simulated": simulate,
+        "classes": None if classes is None else _jsonable(classes),
     }
     if args.json:
         print(json.dumps(report))
@@ -326,6 +330,9 @@ def _cmd_run(name, argv):
     header = ("solver", "setting") + (("ACC", "NMI", "ARI") if scores else ()) + ("seconds",)
     row = (name, outcome.setting) + ((tuple(f"{scores[k]:.3f}" for k in ("acc", "nmi", "ari"))
                                       if scores else ()) + (f"{seconds:.2f}",))
+    if coded:
+        print(f"note: --labels holds the file's class codes ({_codes(classes)}), read as "
+              f"classes 0..{classes.size - 1} in that order, as the file's labels are")
     if simulate:
         print(f"note: --simulate: the side information was drawn from the file's own labels "
               f"({outcome.setting.split(',')[0]}); the metrics are those of a run that was "
@@ -340,12 +347,49 @@ def _cmd_run(name, argv):
     return 0
 
 
+def _labels_in_file_codes(side, classes):
+    """Renumber a ``--labels`` file given in the data file's own class codes (e.g. 1..10) as
+    :func:`fastmv.datasets.load_mat` numbers the file's labels (0..c-1); True when it did.
+    A file is read in the file's codes when those are not 0..c-1 already and every entry
+    other than -1 (unknown) is one of them; otherwise as 0-based classes."""
+    labels = side.get("labels")
+    if labels is None or classes is None or classes.dtype.kind not in "biuf":
+        return False
+    if np.array_equal(classes, np.arange(classes.size)):
+        return False
+    known = labels != -1
+    if not known.any() or not np.isin(labels[known], classes).all():
+        return False
+    side["labels"] = np.where(known, np.searchsorted(classes, np.where(known, labels,
+                                                                        classes[0])), -1)
+    return True
+
+
+def _codes(classes):
+    shown = ", ".join(f"{c:g}" if isinstance(c, float) else str(c) for c in classes.tolist())
+    if classes.size > 4 and np.array_equal(np.diff(classes), np.ones(classes.size - 1)):
+        shown = f"{classes[0]}..{classes[-1]}"
+    return shown
+
+
+# The solvers' names of the side information, and the options that give it.
+_SIDE_OPTIONS = {"must_link": "must", "cannot_link": "cannot", "labels": "labels",
+                 "mask": "mask"}
+_SIDE_MESSAGE = re.compile(r"^(must_link|cannot_link|labels|mask)(?:\[(\d+)\])?"
+                           r"( (?:=|must|has|contains|is) .*)$", re.S)
+
 _PARAMETER_MESSAGE = re.compile(r"^The '(\w+)' parameter of \w+\(\) (.*)$|^(\w+)=(.*)$", re.S)
 
 
 def _as_option(exc, parser):
     """A solver's message about parameter ``name`` as one about the option ``--name``."""
     msg = _one_line(exc)
+    side = _SIDE_MESSAGE.match(msg)
+    if side and f"--{_SIDE_OPTIONS[side.group(1)]}" in {
+            o for a in parser._actions for o in a.option_strings}:
+        where = f"row {side.group(2)} of the file" if side.group(2) else "the file"
+        rest = side.group(3).strip()
+        return f"--{_SIDE_OPTIONS[side.group(1)]}: {where} {rest}".rstrip()
     m = _PARAMETER_MESSAGE.match(msg)
     options = {o for a in parser._actions for o in a.option_strings}
     if m and m.group(1) and f"--{m.group(1)}" in options:
@@ -401,8 +445,10 @@ def _cmd_compile(args):
                 spec.warmup(dtype=dtype, sparse=sparse)
                 table.line((name, np.dtype(dtype).name, "sparse" if sparse else "dense",
                             f"{time.perf_counter() - t0:.2f}"))
-    print(f"Numba cache filled in {time.perf_counter() - total:.1f} s "
-          f"(NUMBA_CACHE_DIR={os.environ.get('NUMBA_CACHE_DIR', 'default: __pycache__')})")
+    from ..kernels._options import cache_directory  # noqa: PLC0415 (numba: on first use)
+
+    print(f"Numba cache filled in {time.perf_counter() - total:.1f} s, in {cache_directory()} "
+          "(set NUMBA_CACHE_DIR to choose)")
     return 0
 
 

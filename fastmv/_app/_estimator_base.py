@@ -508,8 +508,8 @@ class _MultiViewClusterer(BaseEstimator):
 
         Returns
         -------
-        ndarray (list of ndarray for CMVNMF)
-            The cluster labels.
+        ndarray (list of ndarray for CMVNMF on unmapped views)
+            The cluster labels (``labels_``).
 
         Examples
         --------

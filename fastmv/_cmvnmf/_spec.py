@@ -15,8 +15,6 @@ def _warmup(dtype=None, sparse=False):
 
 
 def _demo(seed):
-    import numpy as np  # noqa: PLC0415
-
     from .. import datasets, simulate  # noqa: PLC0415
     from . import _solver  # noqa: PLC0415
 
@@ -37,7 +35,7 @@ def _demo(seed):
         # beta fixed at the value behind that evidence: beta="auto" would add its validation
         # starts to these three (docs/defaults.md, "Self-tuning")
         res = _solver.cmvnmf(Xs, 10, ml, cl, n_init=3, beta=1.0, random_state=seed)
-        return [(np.concatenate(ys), np.concatenate(res.labels))], res
+        return list(zip(ys, res.labels)), res
 
     return [Setting("no pairs, per view (1 start, tol 1e-4)", unconstrained),
             Setting("2% pairs, views jointly (3 starts)", constrained)]

@@ -286,6 +286,11 @@ def _integer_array(arr, name, what):
     return arr.astype(np.int64)
 
 
+def _plain(row):
+    """A row of indices as a tuple of Python ints, printed ``(3, 4)`` whatever NumPy's repr."""
+    return tuple(int(x) for x in row)
+
+
 def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_self: bool | None = None):
     """Validate a ``(p, 2)`` array of sample-index pairs; returns an int64 array.
 
@@ -316,13 +321,13 @@ def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_sel
         bad = np.flatnonzero((arr[:, col] < 0) | (arr[:, col] >= bound))
         if bad.size:
             p = bad[0]
-            raise InvalidParameterError(f"{name}[{p}] = {tuple(arr[p])} has an index out of range "
+            raise InvalidParameterError(f"{name}[{p}] = {_plain(arr[p])} has an index out of range "
                              f"[0, {bound})")
     if not allow_self:
         bad = np.flatnonzero(arr[:, 0] == arr[:, 1])
         if bad.size:
             p = bad[0]
-            raise InvalidParameterError(f"{name}[{p}] = {tuple(arr[p])} pairs a sample with itself")
+            raise InvalidParameterError(f"{name}[{p}] = {_plain(arr[p])} pairs a sample with itself")
     return arr
 
 

@@ -20,13 +20,16 @@ def _parse_sigma(text):
     return text if text == "median" else float(text)
 
 
-SIMULATION = (Option("unit_rows", _parse_bool, True,
-                     "scale each view's rows to unit norm before the transition "
-                     "matrices"),
+SIMULATION = (Option("unit_rows", _parse_bool, False,
+                     "scale each view's rows to unit norm before the transition matrices "
+                     "(default false: fastmv.transition_matrix of the raw view, as "
+                     "fastmv.EMVC(transition=True) and the README)"),
               Option("sigma", _parse_sigma, "median",
                      "Gaussian width of the transition matrices (a number or median)"),
               Option("n_neighbors", _optional_int, None,
                      "keep this many nearest neighbours per row (default: all)"))
+# fastmv.estimators.EMVC_LAMBDA: one default for the function's README route, the estimator
+# and the command line (tests/test_cli.py checks they agree)
 CLI_DEFAULTS = {"lam1": 0.01, "lam2": 0.01}
 
 

@@ -11,7 +11,9 @@ def _warmup(dtype=None, sparse=False):
 
     dtype = dtype or "float64"
     views, _ = blobs(40, (5, 4), 3, sparse=sparse)
-    P_list = [P.astype(dtype) for P in transition_matrices(views)]
+    # the graph every EMVC entry point builds by default: fastmv.transition_matrix of the raw
+    # view (fastmv.estimators.EMVC_LAMBDA)
+    P_list = [P.astype(dtype) for P in transition_matrices(views, normalize=False)]
     warmup_call(_solver.emvc, P_list, 0.01, 0.01, n_clusters=3, max_iter=3, random_state=0,
                 dtype=dtype)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 import os
 import re
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,10 +32,11 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
     "views": [numbers.Integral, "array-like", None],
     "dtype": ["data"],
     "require_labels": ["boolean"],
+    "return_classes": ["boolean"],
 })
 def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = None,
-             dtype: DTypeLike | None = None,
-             require_labels: bool = False) -> tuple[list, np.ndarray | None]:
+             dtype: DTypeLike | None = None, require_labels: bool = False,
+             return_classes: bool = False) -> tuple:
     """Read a multi-view dataset from a MATLAB ``.mat`` file.
 
     Accepts the layouts in which multi-view clustering benchmarks are passed around:
@@ -69,6 +71,8 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
         Floating type of the returned views (default float64).
     require_labels : bool, default False
         Raise ``ValueError`` when the file holds no labels instead of returning ``y=None``.
+    return_classes : bool, default False
+        Also return ``classes``, the file's own class codes (see Returns).
 
     Returns
     -------
@@ -80,7 +84,12 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
         None when the file holds no labels. Otherwise the labels mapped to ``0 .. c-1`` in
         increasing order of the stored values (``numpy.unique`` inverse): MATLAB's 1-based
         classes ``1..c`` become ``0..c-1``, and any other numeric coding (gaps, negative,
-        float-valued) becomes consecutive integers.
+        float-valued) becomes consecutive integers. ``classes[y]`` gives back the stored
+        codes.
+    classes : ndarray of shape (c,), or None
+        Only with ``return_classes=True``: the distinct stored label values in increasing
+        order, ``classes[k]`` being the file's code of class ``k`` (e.g. ``1..10`` for
+        MATLAB's 1-based classes); None without labels.
 
     Raises
     ------
@@ -95,6 +104,14 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
         that is not a label vector (or none with ``require_labels``), a view's shape matches
         the label length in neither orientation, or ``views`` selects an index that does not
         exist. Every message names the file and, where relevant, the variables found in it.
+
+    Warns
+    -----
+    UserWarning
+        When some variables of the file cannot be read (a truncated last variable, a MATLAB
+        class scipy does not parse) while the views and labels can: the others are read by
+        name, as ``scipy.io.loadmat(path, variable_names=[...])`` does, and the skipped
+        variables are named.
 
     Notes
     -----
@@ -114,36 +131,39 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
     >>> X_list, y = load_mat(path)
     >>> [V.shape for V in X_list], y
     ([(4, 3), (4, 2)], array([0, 0, 1, 1]))
+    >>> load_mat(path, return_classes=True)[2]  # the file's codes of classes 0 and 1
+    array([1, 2])
     """
     dtype = check_dtype(dtype, "dtype", default=np.float64)
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path!r} is a directory, not a .mat file")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such .mat file: {path!r}")
     _refuse_hdf5(path)
     check_mat_inflation(path)
-    try:
-        contents = scipy.io.loadmat(path, appendmat=False)
-    except NotImplementedError as exc:  # scipy's answer to a -v7.3 header
-        raise InvalidFileError(_v73_message(path)) from exc
-    except MemoryError:
-        raise InvalidFileError(f"{path!r} declares more data than fits in memory") from None
-    except (PermissionError, IsADirectoryError):
-        raise
-    except Exception as exc:  # corrupt, truncated or foreign file: one clear message
-        raise InvalidFileError(f"could not read {path!r} as a MATLAB .mat file (truncated or "
-                         f"corrupt?): "
-                         f"{type(exc).__name__}: {exc}") from exc
+    contents, failure = _read_variables(path)
     variables = {k: v for k, v in contents.items() if not k.startswith("__")}
     if not variables:
         raise InvalidFileError(f"{path!r} holds no variables: a MATLAB header and nothing after it "
                          "(truncated or empty file?)")
 
-    y_name, y_raw = _find_labels(variables, path, require_labels)
-    view_names, raw_views = _find_views(variables, y_name, path)
+    try:
+        y_name, y_raw = _find_labels(variables, path, require_labels)
+        view_names, raw_views = _find_views(variables, y_name, path)
+    except InvalidFileError:
+        if failure is None:
+            raise
+        raise failure from None  # what was skipped was needed: the file's own failure
+    if failure is not None:
+        warnings.warn(f"{path!r}: skipped the variable(s) {', '.join(failure.skipped)}, which "
+                      f"scipy.io.loadmat cannot read ({_one_line(failure.__cause__)}); the "
+                      "others were read by name", UserWarning, stacklevel=3)
     if y_raw is None:
         transpose = _orientation_without_labels(raw_views)
         selected = _select_indices(views, len(raw_views), path)
-        return [_convert(raw_views[v], transpose[v], dtype, path) for v in selected], None
+        out = [_convert(raw_views[v], transpose[v], dtype, path) for v in selected]
+        return (out, None, None) if return_classes else (out, None)
     n = y_raw.shape[0]
 
     transpose = []
@@ -161,8 +181,65 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
 
     selected = _select_indices(views, len(raw_views), path)
     out = [_convert(raw_views[v], transpose[v], dtype, path) for v in selected]
-    _, y = np.unique(y_raw, return_inverse=True)
-    return out, np.ascontiguousarray(y.reshape(-1), dtype=np.int64)
+    classes, y = np.unique(y_raw, return_inverse=True)
+    y = np.ascontiguousarray(y.reshape(-1), dtype=np.int64)
+    return (out, y, classes) if return_classes else (out, y)
+
+
+def _loadmat(path, **kwargs):
+    """``scipy.io.loadmat`` with its failures as one clear :class:`InvalidFileError`."""
+    try:
+        return scipy.io.loadmat(path, appendmat=False, **kwargs)
+    except NotImplementedError as exc:  # scipy's answer to a -v7.3 header
+        raise InvalidFileError(_v73_message(path)) from exc
+    except MemoryError:
+        raise InvalidFileError(f"{path!r} declares more data than fits in memory") from None
+    except (PermissionError, IsADirectoryError):
+        raise
+    except Exception as exc:  # corrupt, truncated or foreign file: one clear message
+        raise InvalidFileError(f"could not read {path!r} as a MATLAB .mat file (truncated or "
+                               f"corrupt?): {type(exc).__name__}: {exc}") from exc
+
+
+def _read_variables(path):
+    """``(variables, failure)``: every variable of the file and None; when scipy cannot read
+    them all, those it can read one by one by name (scipy skips the others unparsed) and the
+    whole file's error, its ``skipped`` the names left out.
+
+    scipy reads a variable only when asked for it, so one unreadable variable (truncated,
+    or of a class scipy does not parse) refuses the whole file to ``loadmat(path)`` while
+    ``loadmat(path, variable_names=["X", "y"])`` succeeds."""
+    try:
+        return _loadmat(path), None
+    except InvalidFileError as whole:
+        failure = whole
+    if "-v7.3" in str(failure) or "fits in memory" in str(failure):
+        raise failure
+    try:
+        names = [entry[0] for entry in scipy.io.whosmat(path, appendmat=False)]
+    except Exception:  # not even the variables' headers: the whole-file message stands
+        raise failure from None
+    contents, skipped = {}, []
+    for name in dict.fromkeys(names):
+        try:
+            part = _loadmat(path, variable_names=[name])
+        except InvalidFileError as exc:
+            if "-v7.3" in str(exc) or "fits in memory" in str(exc):
+                raise
+            skipped.append(name)
+            continue
+        if name not in part:  # scipy found the header but returned nothing
+            skipped.append(name)
+            continue
+        contents.update(part)
+    if not skipped or not any(not k.startswith("__") for k in contents):
+        raise failure
+    failure.skipped = skipped
+    return contents, failure
+
+
+def _one_line(exc):
+    return " ".join(f"{type(exc).__name__}: {exc}".split()) if exc is not None else "unknown"
 
 
 def _v73_message(path):
