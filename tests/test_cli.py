@@ -374,3 +374,19 @@ def test_warm_first_call_of_every_solver_is_close_to_its_second():
     bound = 0.3 * max(1.0, load)
     excess = {n: s[0] - s[1] for n, s in warm["seconds"].items()}
     assert all(e <= bound for e in excess.values()), (excess, bound)
+
+
+@pytest.mark.slow
+def test_the_demo_headline_carries_no_warning(capsys):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rc = _cli.main(["demo"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "note:" not in out, out       # warnings caught inside a setting are printed as notes
+    assert not caught, [str(w.message) for w in caught]
+    rows = {tuple(ln.split()[:2]): ln for ln in out.splitlines()}
+    # MVFL's rows show it against its baseline, not alone without supervision
+    assert ("mvfl", "no") in rows and "k-means" in rows[("mvfl", "no")]
