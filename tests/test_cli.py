@@ -390,3 +390,13 @@ def test_the_demo_headline_carries_no_warning(capsys):
     rows = {tuple(ln.split()[:2]): ln for ln in out.splitlines()}
     # MVFL's rows show it against its baseline, not alone without supervision
     assert ("mvfl", "no") in rows and "k-means" in rows[("mvfl", "no")]
+
+    def acc(solver, setting):
+        line = next(ln for ln in out.splitlines()
+                    if ln.startswith(solver) and f" {setting} " in f"{ln} ")
+        return float(line.split(setting, 1)[1].split()[0])
+
+    # each method where it helps: above its baseline row
+    assert acc("mvfl", "10% labels") > acc("mvfl", "no prior: k-means")
+    assert acc("mvfl", "pairs in 20%") > acc("mvfl", "no prior: k-means")
+    assert acc("emvc", "corrupt: EMVC") > acc("emvc", "corrupt: mean of P_v")
