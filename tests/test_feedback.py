@@ -151,7 +151,7 @@ def test_cli_run_shows_progress_by_default(monkeypatch, tmp_path, capsys):
                       "--out", str(tmp_path / "labels")]) == 0
     time.sleep(0.05)
     err = capsys.readouterr().err
-    assert "emvc: 90 samples, 2 views (90+90 columns), 3 clusters" in err
+    assert "emvc: 90 samples, 2 views, each 90\u00d790, 3 clusters" in err
     assert "emvc: iteration 1/5" in err
 
 

@@ -245,8 +245,10 @@ def _sizes(views) -> str:
     rows = sorted({int(s[0]) for s in shapes})
     samples = (f"{rows[0]} samples" if len(rows) == 1 else
                f"{'/'.join(str(int(s[0])) for s in shapes)} rows")
-    width = "+".join(str(int(s[1])) for s in shapes)
-    return f"{samples}, {len(views)} view{'s' if len(views) > 1 else ''} ({width} columns)"
+    m = f"{len(views)} view{'s' if len(views) > 1 else ''}"
+    if all(s[0] == s[1] == shapes[0][0] for s in shapes):  # transition matrices
+        return f"{samples}, {m}, each {int(shapes[0][0])}\u00d7{int(shapes[0][0])}"
+    return f"{samples}, {m} ({'+'.join(str(int(s[1])) for s in shapes)} columns)"
 
 
 def describe_call(func, arguments: Mapping) -> str:
