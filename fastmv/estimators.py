@@ -41,12 +41,14 @@ from ._app._estimator_base import (  # noqa: F401 (the base and helpers, re-expo
     _UNFITTED,
     BaseEstimator,
     _check_view_sizes,
+    _frame,
     _impute_missing,
     _is_frame,
     _matched_to,
     _missing_rows,
     _MultiViewClusterer,
     _one_hot,
+    _record_features,
     _split_views,
     _sq_distances,
     _unit_rows,
@@ -99,10 +101,18 @@ class MVMC(_MultiViewClusterer):
             labels: Any = None, view_sizes: Sequence[int] | None = None) -> MVMC:
         if labels is not None:  # every pair among the labelled samples, added to the given
             ml, cl = pairs_from_labels(labels)
+            if ml.shape[0] + cl.shape[0] == 0 and must_link is None and cannot_link is None:
+                known = int(np.count_nonzero(np.asarray(labels) >= 0))
+                raise InvalidParameterError(
+                    f"labels: {known} known label{'' if known == 1 else 's'} (entries >= 0; "
+                    "-1 marks unknown), so no pair: MVMC learns from must-link / cannot-link "
+                    "pairs, and from labels it takes every pair among the labelled samples "
+                    "(fastmv.simulate.pairs_from_labels); give at least two known labels, or "
+                    "must_link / cannot_link pairs")
             must_link = ml if must_link is None else np.vstack([np.asarray(must_link), ml])
             cannot_link = cl if cannot_link is None else np.vstack([np.asarray(cannot_link),
                                                                    cl])
-        return self._fit(self._views(Xs, view_sizes),
+        return self._fit(self._views(Xs, view_sizes, y),
                          {"must_link": must_link, "cannot_link": cannot_link})
 
     fit.__doc__ = _fit_doc("MVMC", "The views, each (n, d_v).",
@@ -159,7 +169,7 @@ class MVFL(_MultiViewClusterer):
 
     def fit(self, Xs: Any, y: Any = None, labels: Any = None, must_link: Any = None,
             cannot_link: Any = None, view_sizes: Sequence[int] | None = None) -> MVFL:
-        return self._fit(self._views(Xs, view_sizes),
+        return self._fit(self._views(Xs, view_sizes, y),
                          {"labels": labels, "must_link": must_link, "cannot_link": cannot_link})
 
     fit.__doc__ = _fit_doc("MVFL", "The views, each (n, d_v).",
@@ -244,7 +254,7 @@ class EMVC(_MultiViewClusterer):
             raise InvalidParameterError(
                 "n_clusters must be an int for the EMVC estimator (labels_ needs it); call "
                 "fastmv.emvc(P_list, lam1, lam2) for the consensus matrix alone")
-        views = self._views(Xs, view_sizes)
+        views = self._views(Xs, view_sizes, y)
         if not transition:
             _check_square(views)
             return self._fit(views, {}, views=False)  # transition matrices: no features
@@ -308,7 +318,7 @@ class CMVNMF(_MultiViewClusterer):
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
             view_sizes: Sequence[int] | None = None, mapped: bool | None = None) -> CMVNMF:
-        views = self._views(Xs, view_sizes)
+        views = self._views(Xs, view_sizes, y)
         self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
         self.view_labels_ = self.labels_
         self._fitted_views = _views_digest(views)
@@ -488,7 +498,7 @@ class OPIMC(_MultiViewClusterer):
 
     def fit(self, Xs: Any, y: Any = None, mask: Any = None,
             view_sizes: Sequence[int] | None = None) -> OPIMC:
-        return self._fit(self._views(Xs, view_sizes), {"mask": mask})
+        return self._fit(self._views(Xs, view_sizes, y), {"mask": mask})
 
     fit.__doc__ = _fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
                            ":func:`fastmv.opimc`).", ["mask"],
@@ -579,8 +589,9 @@ class ViewTransformer(BaseEstimator):
         self
             The fitted transformer.
         """
-        self.transformers_ = [self._clone().fit(V, y)
-                              for V in _split_views(Xs, self.view_sizes)]
+        views = _split_views(Xs, self.view_sizes)
+        self.transformers_ = [self._clone().fit(V, y) for V in views]
+        _record_features(self, Xs, views)
         return self
 
     def transform(self, Xs: Any) -> list:
@@ -602,7 +613,11 @@ class ViewTransformer(BaseEstimator):
         if len(views) != len(self.transformers_):
             raise InvalidParameterError(f"Xs has {len(views)} views; the transformer was "
                                         f"fitted on {len(self.transformers_)}")
-        return [t.transform(V) for t, V in zip(self.transformers_, views)]
+        out = [t.transform(V) for t, V in zip(self.transformers_, views)]
+        if self._pandas_output():
+            out = [W if _is_frame(W) else _frame(np.asarray(W), _view_names(t, v, W), V)
+                   for v, (t, W, V) in enumerate(zip(self.transformers_, out, views))]
+        return out
 
     def fit_transform(self, Xs: Any, y: Any = None) -> list:
         """``fit(Xs, y).transform(Xs)``.
@@ -626,6 +641,20 @@ class ViewTransformer(BaseEstimator):
 
         return Tags(estimator_type=None, target_tags=TargetTags(required=False),
                     transformer_tags=TransformerTags(), no_validation=True)
+
+
+def _view_names(transformer, v, W):
+    """Column names of view ``v``'s transformed block: the transformer's own when it has
+    them, else ``view<v>_<j>``."""
+    names = getattr(transformer, "get_feature_names_out", None)
+    if callable(names):
+        try:
+            out = list(names())
+            if len(out) == np.shape(W)[1]:
+                return out
+        except Exception:  # noqa: BLE001 (a transformer fitted without names)
+            pass
+    return [f"view{v}_{j}" for j in range(np.shape(W)[1])]
 
 
 def __dir__():  # dir(module) lists the public names, not the imports
@@ -653,7 +682,7 @@ def _generated_estimator(spec):
         if unknown:
             raise TypeError(f"{type(self).__name__}.fit() got unexpected side information "
                             f"{unknown}; {spec.name} takes {sides}")
-        return self._fit(_split_views(Xs, view_sizes), side_information)
+        return self._fit(self._views(Xs, view_sizes, y), side_information)
 
     cls = type(spec.estimator, (_MultiViewClusterer,),
                {"__init__": namespace["__init__"], "fit": fit, "__module__": __name__,

@@ -48,6 +48,22 @@ def _axes(ax, figsize=(6.0, 4.5)):
     return ax
 
 
+def _integer_ticks(axis):
+    """Ticks at whole numbers only (iterations, passes and chunks are counts)."""
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415 (matplotlib: on first use)
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _plain_formatter():
+    """Tick labels that show the values, without an offset or a shared exponent."""
+    from matplotlib.ticker import ScalarFormatter  # noqa: PLC0415
+
+    fmt = ScalarFormatter(useOffset=False)
+    fmt.set_scientific(False)
+    return fmt
+
+
 def convergence(result: Any, ax: Any = None) -> Any:
     """Objective per iteration of a solver's result, and its relative change (log scale).
 
@@ -92,8 +108,11 @@ def convergence(result: Any, ax: Any = None) -> Any:
     line, = ax.plot(it, obj, "o-", ms=3, color="C0", label=label)
     ax.set_xlabel("pass" if hasattr(result, "chunk_loss") else "iteration")  # OPIMC: passes
     ax.set_ylabel("objective", color="C0")
+    _integer_ticks(ax.xaxis)
     if obj.size and np.all(obj > 0) and obj.max() > 100 * obj.min():
         ax.set_yscale("log")  # a large first step would flatten the rest of the curve
+    else:  # the values themselves, not "−5.321e3" and offsets from it
+        ax.yaxis.set_major_formatter(_plain_formatter())
     handles = [line]
     if obj.size > 1:
         prev = np.abs(obj[:-1])
@@ -124,6 +143,8 @@ def _one_pass(result, ax):
                     label="loss per sample streamed so far (one pass)")
     ax.set_xlabel("chunk")
     ax.set_ylabel("loss per sample", color="C0")
+    _integer_ticks(ax.xaxis)
+    ax.yaxis.set_major_formatter(_plain_formatter())
     handles = [line]
     inner = getattr(result, "chunk_iter", None)
     if inner is not None:
@@ -132,6 +153,7 @@ def _one_pass(result, ax):
         h, = twin.step(chunks, inner, where="mid", color="C1", label="inner iterations")
         twin.set_ylabel("inner iterations per chunk", color="C1")
         twin.set_ylim(0, max(1, inner.max()) * 1.15)
+        _integer_ticks(twin.yaxis)
         handles.append(h)
     ax.legend(handles=handles, loc="best", fontsize="small")
     ax.set_title(type(result).__name__.replace("Result", "") + ": one pass over the stream")
@@ -312,12 +334,46 @@ def _similarity(X, similarity):
     return (P + P.T) / 2
 
 
+def _spread_coordinates(S, c):
+    """2-D coordinates of the samples: the ``c`` leading eigenvectors of
+    ``D^{-1/2} S D^{-1/2}``, rows scaled to unit norm (the space in which spectral
+    clustering separates ``c`` clusters, each on its own direction), then their two
+    principal components. Two eigenvectors alone separate two or three clusters
+    and pile the others together; the principal plane of all ``c`` spreads them out."""
+    n = S.shape[0]
+    deg = S.sum(axis=1)
+    inv = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)), 0.0)
+    A = inv[:, None] * S * inv[None, :]
+    k = min(max(c, 3), n)
+    if n <= 2000 or k >= n - 1:
+        _, V = np.linalg.eigh((A + A.T) / 2)
+        V = V[:, ::-1][:, :k]
+    else:
+        from ._blocks._spectral import _top_eigenvectors  # noqa: PLC0415 (capped, with a fallback)
+
+        _, V = _top_eigenvectors(A, k, np.random.default_rng(0))
+    if k < 3:
+        return np.column_stack([V[:, -1], np.zeros(n)])
+    E = V[:, :k].copy()   # Ng-Jordan-Weiss: the top c eigenvectors, rows to unit norm
+    norms = np.linalg.norm(E, axis=1, keepdims=True)
+    E = E / np.where(norms > 0, norms, 1.0)
+    E = E - E.mean(axis=0)
+    U, sv, _ = np.linalg.svd(E, full_matrices=False)
+    Y = U[:, :2] * sv[:2]
+    if Y.shape[1] < 2:
+        Y = np.column_stack([Y, np.zeros(n)])
+    # a deterministic orientation: the largest coordinate of each axis positive
+    return Y * np.where(np.sign(Y[np.argmax(np.abs(Y), axis=0), range(2)]) < 0, -1, 1)
+
+
 def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
               similarity: bool | None = None) -> Any:
     """2-D spectral embedding of the samples, coloured by cluster.
 
-    The two leading nontrivial eigenvectors of ``D^{-1/2} S D^{-1/2}``, scaled by
-    ``D^{-1/2}`` (Laplacian eigenmaps). ``S`` is given, or built from data as the
+    The leading eigenvectors of ``D^{-1/2} S D^{-1/2}`` (one per cluster), row-normalised
+    (the space spectral clustering separates the clusters in), projected on their two
+    principal components,
+    so that every cluster gets its own place on the plane. ``S`` is given, or built from data as the
     symmetrised transition matrix of the unit-norm rows (:func:`fastmv.transition_matrix`,
     its default kNN kernel), averaged over views for a list.
 
@@ -355,21 +411,9 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     n = S.shape[0]
     if labels.size != n:
         raise ValueError(f"labels has {labels.size} entries, the data {n} samples")
-    deg = S.sum(axis=1)
-    inv = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)), 0.0)
-    A = inv[:, None] * S * inv[None, :]
-    k = min(3, n)
-    if n <= 2000 or k >= n - 1:
-        w, V = np.linalg.eigh((A + A.T) / 2)
-        V = V[:, ::-1][:, :k]
-    else:
-        from ._blocks._spectral import _top_eigenvectors  # noqa: PLC0415 (capped, with a fallback)
-
-        _, V = _top_eigenvectors(A, k, np.random.default_rng(0))
-    Y = inv[:, None] * V[:, 1:3] if k >= 3 else np.column_stack([V[:, -1], np.zeros(n)])
-    Y = Y * np.where(np.sign(Y[np.argmax(np.abs(Y), axis=0), range(Y.shape[1])]) < 0, -1, 1)
-    ax = _axes(ax, figsize=(5.5, 5.0))
     known = labels >= 0 if labels.dtype.kind in "iu" else np.ones(n, bool)
+    Y = _spread_coordinates(S, max(np.unique(labels[known]).size, 2))
+    ax = _axes(ax, figsize=(5.5, 5.0))
     if not np.all(known):
         ax.scatter(Y[~known, 0], Y[~known, 1], s=6, c="lightgrey")
     classes, codes = np.unique(labels[known], return_inverse=True)
@@ -381,8 +425,8 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     if classes.size <= 20:
         ax.legend(title="cluster", fontsize="small", title_fontsize="small", markerscale=2,
                   loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    ax.set_xlabel("spectral coordinate 1")
-    ax.set_ylabel("spectral coordinate 2")
+    ax.set_xlabel("spectral embedding, principal component 1")
+    ax.set_ylabel("principal component 2")
     ax.set_title(f"spectral embedding, {np.unique(labels[known]).size} clusters")
     ax.set_xticks([])
     ax.set_yticks([])

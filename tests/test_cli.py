@@ -463,3 +463,27 @@ def test_side_file_errors_name_the_option_and_plain_ints(labelled, tmp_path, cap
     err = _one_line_error(capsys)
     assert "--must: row 0 of the file = (3, 3) pairs a sample with itself" in err, err
     assert "np.int64" not in err and "must_link" not in err
+@pytest.mark.slow
+def test_the_demo_headline_carries_no_warning(capsys):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rc = _cli.main(["demo"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "note:" not in out, out       # warnings caught inside a setting are printed as notes
+    assert not caught, [str(w.message) for w in caught]
+    rows = {tuple(ln.split()[:2]): ln for ln in out.splitlines()}
+    # MVFL's rows show it against its baseline, not alone without supervision
+    assert ("mvfl", "no") in rows and "k-means" in rows[("mvfl", "no")]
+
+    def acc(solver, setting):
+        line = next(ln for ln in out.splitlines()
+                    if ln.startswith(solver) and f" {setting} " in f"{ln} ")
+        return float(line.split(setting, 1)[1].split()[0])
+
+    # each method where it helps: above its baseline row
+    assert acc("mvfl", "10% labels") > acc("mvfl", "no prior: k-means")
+    assert acc("mvfl", "pairs in 20%") > acc("mvfl", "no prior: k-means")
+    assert acc("emvc", "corrupt: EMVC") > acc("emvc", "corrupt: mean of P_v")

@@ -240,3 +240,68 @@ def test_emvc_transition_takes_every_sparse_format(fmt):
     np.testing.assert_array_equal(est.labels_, dense.labels_)
     for V, V0 in zip(given, before):  # inputs unchanged
         assert V.format == fmt and (V != V0).nnz == 0
+# ------------------------------------------------------------------ scikit-learn habits
+def _two_views(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], n // 2)
+    return [np.eye(2)[y] * 3 + rng.random((n, 2)), np.eye(2)[y] @ rng.random((2, 3)) * 3
+            + rng.random((n, 3))], y
+
+
+def test_n_features_in_and_feature_names_in_():
+    pd = pytest.importorskip("pandas")
+    Xs, y = _two_views()
+    model = OPIMC(2, random_state=0).fit(Xs)
+    assert model.n_features_in_ == 5
+    assert not hasattr(model, "feature_names_in_")
+    frames = [pd.DataFrame(Xs[0], columns=["a", "b"]),
+              pd.DataFrame(Xs[1], columns=["c", "d", "e"])]
+    model.fit(frames)
+    assert model.feature_names_in_.tolist() == ["a", "b", "c", "d", "e"]
+    wide = pd.concat(frames, axis=1)
+    model = OPIMC(2, random_state=0).fit(wide, view_sizes=[2, 3])
+    assert model.n_features_in_ == 5 and model.feature_names_in_.tolist() == list("abcde")
+    model.fit(Xs)  # refitted on arrays: the names are gone
+    assert not hasattr(model, "feature_names_in_")
+
+
+def test_set_output_pandas_on_transform():
+    pd = pytest.importorskip("pandas")
+    Xs, y = _two_views()
+    index = pd.RangeIndex(100, 140)
+    frames = [pd.DataFrame(V, index=index) for V in Xs]
+    model = OPIMC(2, random_state=0).set_output(transform="pandas").fit(Xs)
+    out = model.transform(frames)
+    assert isinstance(out, pd.DataFrame)
+    assert out.columns.tolist() == ["opimc0", "opimc1"] and (out.index == index).all()
+    np.testing.assert_allclose(out.to_numpy(), model.set_output(transform="default")
+                               .transform(Xs))
+    assert isinstance(model.transform(Xs), np.ndarray)
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="set_output"):
+        model.set_output(transform="arrow")
+
+
+def test_set_output_survives_clone_and_pipeline():
+    pytest.importorskip("pandas")
+    sklearn_base = pytest.importorskip("sklearn.base")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from fastmv.estimators import ViewTransformer
+
+    Xs, y = _two_views()
+    X = np.hstack(Xs)
+    clone = sklearn_base.clone(OPIMC(2).set_output(transform="pandas"))
+    assert clone._sklearn_output_config == {"transform": "pandas"}
+    pipe = make_pipeline(ViewTransformer(StandardScaler(), view_sizes=[2, 3]),
+                         OPIMC(2, random_state=0)).set_output(transform="pandas")
+    views = pipe[0].fit(X).transform(X)
+    assert [v.columns.tolist() for v in views] == [["x0", "x1"], ["x0", "x1", "x2"]]
+    assert pipe[0].n_features_in_ == 5
+    out = pipe.fit(X).transform(X)
+    assert out.columns.tolist() == ["opimc0", "opimc1"]
+
+
+def test_repr_html():
+    html = MVFL(3, lam1=0.01)._repr_html_()
+    assert "MVFL" in html and "lam1" in html and html.lstrip().startswith("<")

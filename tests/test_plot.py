@@ -123,3 +123,52 @@ def test_one_pass_convergence_and_view_weights_of_other_results(tmp_path):
         plot.view_weights(res)
     with pytest.raises(fastmv.exceptions.InvalidParameterError, match="objective"):
         plot.convergence(object())
+
+
+def test_convergence_ticks_are_whole_iterations_and_plain_values():
+    from matplotlib.ticker import MaxNLocator
+
+    # a few iterations of an objective near -5321: fractional ticks and an offset by default
+    res = SimpleNamespace(objective=-5321.0 - np.array([0.0, 0.4, 0.55, 0.6]),
+                          converged=True)
+    ax = plot.convergence(res)
+    ax.figure.canvas.draw()
+    locator = ax.xaxis.get_major_locator()
+    assert isinstance(locator, MaxNLocator)
+    ticks = [t for t in ax.get_xticks() if 1 <= t <= 4]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    formatter = ax.yaxis.get_major_formatter()
+    assert formatter.get_useOffset() is False
+    assert formatter.get_offset() == ""
+    assert any(lab.get_text().lstrip("\u2212-").startswith("532") for lab in
+               ax.get_yticklabels())
+    plt.close(ax.figure)
+
+
+def test_one_pass_picture_counts_chunks_in_whole_numbers():
+    from matplotlib.ticker import MaxNLocator
+
+    res = SimpleNamespace(objective=np.array([-5321.0]), labels=np.zeros(30, int),
+                          chunk_loss=np.array([[-100.0, -2000.0, -5321.0]]),
+                          chunk_iter=np.array([[3, 2, 2]]))
+    ax = plot.convergence(res)
+    assert isinstance(ax.xaxis.get_major_locator(), MaxNLocator)
+    assert ax.yaxis.get_major_formatter().get_useOffset() is False
+    plt.close(ax.figure)
+
+
+def test_embedding_gives_every_one_of_ten_clusters_its_own_place():
+    rng = np.random.default_rng(0)
+    c, per = 10, 30
+    y = np.repeat(np.arange(c), per)
+    X = np.eye(c)[y] * 3 + 0.25 * rng.standard_normal((y.size, c))
+    ax = plot.embedding(X, y)
+    Y = np.vstack([col.get_offsets() for col in ax.collections])
+    labels = np.concatenate([np.full(len(col.get_offsets()), k)
+                             for k, col in enumerate(ax.collections)])
+    centres = np.array([Y[labels == k].mean(axis=0) for k in range(c)])
+    spread = np.ptp(Y, axis=0).max()
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)[np.triu_indices(c, 1)]
+    # no cluster lands on top of another: each centre keeps a distance from the others
+    assert gaps.min() > 0.05 * spread
+    plt.close(ax.figure)

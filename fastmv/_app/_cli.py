@@ -9,7 +9,8 @@
   solver's options, taken from its signature and docstring. Side information comes from
   files, checked against the data before the solve, or from the file's own labels with
   ``--simulate`` only (announced in the output); ``--out`` and ``--plot`` are checked before
-  the solve too.
+  the solve too. A solve still running after a few seconds shows itself on stderr: what it
+  is doing, then a progress bar (tqdm) or, without tqdm, a plain line every few seconds.
 - ``compile`` fills Numba's cache for every solver (float64 and float32, dense and sparse).
 - ``list`` lists the solvers.
 
@@ -35,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import datasets, metrics, plot
+from .._core._driver import feedback
 from ._cli_options import (
     CLIError,
     _int,
@@ -296,7 +298,8 @@ def _cmd_run(name, argv):
         warnings.simplefilter("always")
         start = time.perf_counter()
         try:
-            outcome = spec.run((views, y), side, params, args.seed)
+            with feedback(sys.stderr):  # long work shows itself after a few seconds
+                outcome = spec.run((views, y), side, params, args.seed)
         except ValueError as exc:  # InvalidParameterError too: say the option, not the name
             raise CLIError(_as_option(exc, parser)) from exc
         seconds = time.perf_counter() - start

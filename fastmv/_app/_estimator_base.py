@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import html
 import inspect
 import itertools
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from ..exceptions import InvalidParameterError, NotFittedError
+from .._core._driver import _caller_stacklevel
+from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, NotFittedError
 from ._estimator_docs import RESULT_BASE
 
 # Parameters a clone shares with its original instead of copying (see __sklearn_clone__).
@@ -145,7 +148,10 @@ class BaseEstimator:
             clone = getattr(value, "__sklearn_clone__", None)
             params[name] = clone() if callable(clone) and not isinstance(value, type) \
                 else copy.deepcopy(value)
-        return type(self)(**params)
+        out = type(self)(**params)
+        if hasattr(self, "_sklearn_output_config"):  # as sklearn.base.clone keeps it
+            out._sklearn_output_config = dict(self._sklearn_output_config)
+        return out
 
     def __sklearn_tags__(self):
         # Only scikit-learn (>= 1.6) calls this, so importing it here adds no runtime
@@ -171,6 +177,47 @@ class BaseEstimator:
             if not same:
                 changed.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
+
+    def _repr_html_(self) -> str:
+        """The estimator in a notebook: scikit-learn's diagram when scikit-learn is
+        installed, else the text repr."""
+        try:
+            from sklearn.utils import estimator_html_repr  # noqa: PLC0415 (optional)
+
+            return estimator_html_repr(self)
+        except Exception:  # noqa: BLE001 (no scikit-learn, or one that cannot draw it)
+            return f"<pre>{html.escape(repr(self))}</pre>"
+
+    def set_output(self, *, transform: str | None = None) -> BaseEstimator:
+        """Choose what ``transform`` returns, as scikit-learn's ``set_output``.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"} or None
+            ``"pandas"``: DataFrames (the index of a DataFrame input kept);
+            ``"default"``: NumPy arrays; ``None``: unchanged.
+
+        Returns
+        -------
+        self
+            The estimator.
+
+        Examples
+        --------
+        >>> from fastmv.estimators import OPIMC
+        >>> OPIMC(2).set_output(transform="pandas")._sklearn_output_config
+        {'transform': 'pandas'}
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise InvalidParameterError(f"set_output: transform must be 'default', 'pandas' or "
+                                        f"None, got {transform!r}")
+        self._sklearn_output_config = {"transform": transform}
+        return self
+
+    def _pandas_output(self) -> bool:
+        return getattr(self, "_sklearn_output_config", {}).get("transform") == "pandas"
 
 
 def _check_view_sizes(view_sizes):
@@ -274,12 +321,76 @@ def _matched_to(labels, reference, c):
     return np.where(labels >= 0, mapping[np.maximum(labels, 0)], labels)
 
 
+def _frame(values, columns, like):
+    """``values`` as a DataFrame, with the index of ``like`` (or of its first view) when that
+    is a DataFrame."""
+    import pandas as pd  # noqa: PLC0415 (optional dependency: asked for by set_output)
+
+    first = like[0] if isinstance(like, (list, tuple)) and like else like
+    index = first.index if _is_frame(first) and len(first.index) == len(values) else None
+    return pd.DataFrame(values, columns=list(columns), index=index)
+
+
 def _one_hot(labels, c):
     labels = np.asarray(labels)
     out = np.zeros((labels.size, c), dtype=np.float64)
     ok = (labels >= 0) & (labels < c)
     out[np.flatnonzero(ok), labels[ok]] = 1.0
     return out
+
+
+def _record_features(est, Xs, views):
+    """``n_features_in_`` (the views' widths added up) and, for DataFrame input whose
+    column names are all strings, ``feature_names_in_`` (the views' columns in order)."""
+    widths = [V.shape[1] for V in views if len(getattr(V, "shape", ())) == 2]
+    if len(widths) == len(views):
+        est.n_features_in_ = int(sum(widths))
+    elif hasattr(est, "n_features_in_"):
+        del est.n_features_in_
+    frames = [Xs] if _is_frame(Xs) else list(Xs) if isinstance(Xs, (list, tuple)) else []
+    names = ([c for F in frames for c in F.columns]
+             if frames and all(_is_frame(F) for F in frames) else [])
+    if names and all(isinstance(c, str) for c in names):
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    elif hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+
+
+def _fewer_classes(y, n_clusters, name):
+    """The cause to name when the ``y`` handed to ``fit`` (model selection passes it, the
+    estimator does not use it) holds fewer classes than ``n_clusters``, else None."""
+    if y is None or isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral):
+        return None
+    try:
+        y = np.asarray(y)
+        classes = np.unique(y[y >= 0] if y.dtype.kind in "iuf" else y).size
+    except (TypeError, ValueError):
+        return None
+    if y.ndim != 1 or classes == 0 or classes >= n_clusters:
+        return None
+    return (f"{name}.fit: the y given with these samples holds only {classes} classes, fewer "
+            f"than n_clusters={int(n_clusters)}: the samples lack classes, as a "
+            "cross-validation fold of data sorted by class does; shuffle the folds "
+            "(KFold(n_splits, shuffle=True), or shuffle the data) or lower n_clusters")
+
+
+def _with_cause(note, func, Xs, params, side):
+    """``func(Xs, ...)`` with its degenerate-answer warnings replaced by ``note``, which
+    names their cause; other warnings pass through unchanged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = func(Xs, **params, **side)
+    degenerate = [w for w in caught if issubclass(w.category, DegenerateSolutionWarning)]
+    for w in caught:
+        if w not in degenerate:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if degenerate:
+        first = str(degenerate[0].message).split(";", 1)[0]
+        warnings.warn(f"{first}: {note}", DegenerateSolutionWarning,
+                      stacklevel=_caller_stacklevel())
+    else:
+        warnings.warn(note, UserWarning, stacklevel=_caller_stacklevel())
+    return result
 
 
 _UNFITTED = object()
@@ -296,10 +407,12 @@ class _MultiViewClusterer(BaseEstimator):
     # OPIMC takes all-NaN rows as missing samples itself; the others get them mean-imputed
     _native_missing = False
 
-    def _views(self, Xs, view_sizes):
+    def _views(self, Xs, view_sizes, y=None):
         views = _split_views(Xs, view_sizes)
         self.view_sizes_ = None if view_sizes is None else _check_view_sizes(view_sizes)
         self.n_views_ = len(views)
+        _record_features(self, Xs, views)
+        self._classes_note = _fewer_classes(y, self.n_clusters, type(self).__name__)
         return views
 
     def _fit(self, Xs, side, views=None):
@@ -313,7 +426,11 @@ class _MultiViewClusterer(BaseEstimator):
             views = Xs
             if not self._native_missing:
                 Xs = _impute_missing(Xs)
-        result = func(Xs, **params, **side)
+        note, self._classes_note = getattr(self, "_classes_note", None), None
+        if note is None:
+            result = func(Xs, **params, **side)
+        else:
+            result = _with_cause(note, func, Xs, params, side)
         self.result_ = result
         self.labels_ = result.labels
         self.objective_ = getattr(result, "objective", None)
@@ -433,7 +550,33 @@ class _MultiViewClusterer(BaseEstimator):
             raise InvalidParameterError(f"Xs: sample {int(np.flatnonzero(nowhere)[0])} is "
                                         "missing from every view")
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(count > 0, total / np.maximum(count, 1), np.inf)
+            out = np.where(count > 0, total / np.maximum(count, 1), np.inf)
+        if self._pandas_output():
+            return _frame(out, self.get_feature_names_out(), Xs)
+        return out
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of :meth:`transform`'s columns: ``"<estimator>0"``, ``"<estimator>1"``, ...
+        (one per cluster, as scikit-learn's ``KMeans``).
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored (the columns are the clusters, not the input's features).
+
+        Returns
+        -------
+        ndarray of str objects
+            One name per cluster.
+
+        Examples
+        --------
+        >>> from fastmv.estimators import OPIMC
+        >>> OPIMC(2).get_feature_names_out().tolist()
+        ['opimc0', 'opimc1']
+        """
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{k}" for k in range(int(self.n_clusters))], dtype=object)
 
     def predict(self, Xs: Any, view_sizes: Sequence[int] | None = None) -> np.ndarray:
         """The nearest learned cluster of new samples (the smallest of :meth:`transform`).

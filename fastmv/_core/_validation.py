@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import InvalidParameterError
-from ._driver import interrupt_guard
+from ._driver import public_call
 
 __all__ = [
     "Interval",
@@ -572,7 +572,7 @@ def declare_params(constraints: dict):
                 raise InvalidParameterError(f"{func.__name__}(): {exc}") from None
             values = {k: v for k, v in bound.arguments.items() if k != "self"}
             validate_params(constraints, values, func.__name__)
-            with interrupt_guard():
+            with public_call(func, values):
                 return func(*args, **kwargs)
 
         wrapper.parameter_constraints = constraints

@@ -254,6 +254,20 @@ def _prepare_prior(n, c, labels, must_link, cannot_link):
     return {"kind": "none", "all": rows_all}
 
 
+def _warn_unsupervised(prior):
+    """Unsupervised MVFL is a slower k-means: say so, and what to give instead."""
+    if prior["kind"] == "labels" and prior["rows"].size == 0:
+        why = "labels has no known label (every entry is -1), so mvfl runs unsupervised"
+    elif prior["kind"] == "none":
+        why = "no labels and no pairs were given, so mvfl runs unsupervised"
+    else:
+        return
+    warnings.warn(f"mvfl: {why}; without supervision it rarely beats k-means on the views' "
+                  "z-scored, L2-normalised concatenation, which is several times faster. Give "
+                  "labels= (partial, -1 for unknown) or must_link=/cannot_link= pairs, or "
+                  "use fastmv.kmeans", UserWarning, stacklevel=_caller_stacklevel())
+
+
 def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3, rho,
              anchor, eps, init, n_init, random_state, normalize, solver,
              f_step) -> _Data:
@@ -631,6 +645,14 @@ default "auto"
     FloatingPointError
         ``normalize=None`` on data whose magnitude overflows the ``W`` step.
 
+    Warns
+    -----
+    UserWarning
+        Without supervision (no ``labels``, no pairs, or ``labels`` all ``-1``): MVFL then
+        solves an unsupervised problem that rarely does better than k-means on the views'
+        z-scored, L2-normalised concatenation and takes several times longer; give labels
+        or pairs, or use :func:`fastmv.kmeans`.
+
     Examples
     --------
     >>> import numpy as np
@@ -638,12 +660,14 @@ default "auto"
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 20)
     >>> views = [y[:, None] * 6.0 + rng.normal(size=(40, 3)) for _ in range(2)]
-    >>> r = fastmv.mvfl(views, 2, random_state=0)
+    >>> known = np.where(np.arange(40) % 10 == 0, y, -1)   # 4 known labels, -1 unknown
+    >>> r = fastmv.mvfl(views, 2, labels=known, random_state=0)
     >>> bool(fastmv.metrics.accuracy(y, r.labels) == 1.0), r.converged
     (True, True)
     """
     data = _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3,
                     rho, anchor, eps, init, n_init, random_state, normalize, solver, f_step)
+    _warn_unsupervised(data.prior)
     with thread_limit(n_jobs):
         return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
                       progress=progress, n_jobs=n_jobs)

@@ -537,6 +537,35 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
                   refine=refine, verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs)
 
 
+# counting distinct rows sorts them: done only for the warning, and only up to this size
+_DISTINCT_MAX_VALUES = 50_000_000
+
+
+def _distinct_rows(prep) -> int | None:
+    """Distinct samples (rows of the views side by side) of in-memory dense views, or None
+    (a stream, sparse or too large to count cheaply)."""
+    views = getattr(prep.source, "views", None)
+    if views is None or not all(isinstance(X, np.ndarray) for X in views) \
+            or prep.n * sum(X.shape[1] for X in views) > _DISTINCT_MAX_VALUES:
+        return None
+    return int(np.unique(np.hstack(views), axis=0).shape[0])
+
+
+def _degenerate_cause(prep) -> str:
+    """What to say when clusters ended empty: fewer distinct samples than clusters, else
+    fewer groups in the data than clusters (a subset missing classes)."""
+    distinct = _distinct_rows(prep)
+    if distinct is not None and distinct < prep.n_clusters:
+        return (f"the views hold only {distinct} distinct samples (identical rows); lower "
+                "n_clusters")
+    rows = f"{distinct} distinct samples" if distinct is not None else "enough samples"
+    return (f"the data hold {rows}, but clusters emptied during the passes: the samples form "
+            "fewer separate groups than n_clusters. On a subset of labelled data this means it "
+            "lacks classes, as a cross-validation fold of data sorted by class does (shuffle "
+            "the folds: KFold(n_splits, shuffle=True)); otherwise lower n_clusters, or use "
+            "normalize=None on views whose rows differ only in scale")
+
+
 def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol, n_init,
            verbose, refine="each", progress, callback, n_jobs):
     """The passes over the stream, driven by the shared driver; returns the result."""
@@ -561,9 +590,7 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
             "opimc: the objective or the centres overflowed float64 (squared distances of "
             "data this large in magnitude do not fit); use normalize='l2' or rescale the views")
     warn_if_degenerate(problem.labels, prep.n_clusters, "opimc",
-                       "the views have fewer distinct rows than that, or too little spread "
-                       "(identical samples, one-dimensional views); lower n_clusters or use "
-                       "normalize=None on data whose rows differ only in scale")
+                       lambda: _degenerate_cause(prep))
     return OPIMCResult(labels=problem.labels, objective=trace.objective, n_iter=trace.n_iter,
                        converged=trace.converged, U=problem.centers(),
                        chunk_loss=np.asarray(problem.chunk_loss, dtype=np.float64),
