@@ -43,7 +43,6 @@ from .._core._cli_parts import (
     _scored,
 )
 from .._core._spec import Setting, solver_specs
-from ..estimators import EMVC_LAMBDA
 from ._estimator_docs import DATA_ARGS, SIDE_ARGS
 
 __all__ = [
