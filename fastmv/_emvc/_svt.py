@@ -50,8 +50,10 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
    accuracy of the triplets, and ``≤ min(σ_{r+1}, τ)`` when they are exact (the error lives
    in the tail: ``Q̃`` is exact on the leading ``r``-dimensional singular subspace, the one
    the clustering reads). Its nuclear norm is reported as the upper bound
-   ``Σ_{i≤r}(σᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``. docs/emvc.md
-   ("Capped SVT") gives the measurements.
+   ``Σ_{i≤r}(σᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``. The tier is taken only
+   where its cost model (eight subspace steps) is below a Gram decomposition's, so small
+   problems (``n`` up to about ``8 r``) keep the exact SVT. docs/emvc.md ("Capped SVT")
+   gives the measurements.
 
 Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
 O(n³), tier 4 O(n² r) per subspace step (two or three steps when warm-started).
@@ -348,6 +350,15 @@ _CAP_MAX_STEPS = 8
 _CAP_RTOL = 1e-6
 
 
+def _capped_cost(n, d, r):
+    """GEMM-flop model of the capped tier at its step limit: per step two products with
+    ``B`` (block ``b = r + oversampling``) and the Rayleigh–Ritz SVD of a ``b × d`` matrix,
+    then ``Q̃`` (``2 n d r``). The tier is used only where this is below a Gram
+    decomposition, so small problems keep the exact SVT."""
+    b = min(r + _CAP_OVERSAMPLE, min(n, d))
+    return _CAP_MAX_STEPS * (4.0 * n * d * b + _rr_cost(max(n, d), b)) + 2.0 * n * d * r
+
+
 def _top_triplets(B, r, V0, rng):
     """Top ``r`` singular triplets of ``B`` by subspace iteration on ``BᵀB``, started from
     ``V0`` (padded with Gaussian columns); stops once the top ``r`` Ritz values change by at
@@ -497,6 +508,8 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
     cap = None
     if method == "auto" and max_rank is not None and max_rank < min(n, d):
         cap = max(int(max_rank), 1)
+        if _capped_cost(n, d, cap) >= _full_cost(min(n, d), gram=True):
+            cap = None  # small n: the exact decomposition costs no more
     if cap is not None and rank_hint is not None and rank_hint >= cap:
         return _capped_result(B, tau, cap, V0, rng, bounds["fro"], out, (lower, upper))
     if method == "partial" or (method == "auto" and min(n, d) > 4 * _MIN_BLOCK):
