@@ -1221,3 +1221,39 @@ def test_woodbury_route_runs_more_inner_steps(monkeypatch):
                     tol=0.0)
         assert calls["n_inner"] == [want, want]
     assert S.N_INNER_WOODBURY > S.N_INNER
+
+
+def test_quiet_stop_needs_unchanged_labels_and_a_small_change():
+    """A quiet rule ``(q, r)`` returns 0 once the argmax of every row stayed the same for
+    ``q`` iterations and the objective's relative change is at most ``r``; a label change
+    restarts the count; ``quiet=()`` (or ``rtol=None``) turns them off."""
+    from fastmv._core._driver import relative_change
+    from fastmv._mvfl._settle import Settle
+
+    A = np.array([[1.0, 0.0], [0.0, 1.0]])
+    B = np.array([[0.0, 1.0], [0.0, 1.0]])  # row 0 flips
+    s = Settle(rtol=1e-12, history=50, quiet=((2, 1e-3),))
+    assert s.residual(10.0, A, A) == np.inf
+    assert s.residual(9.9999, A, A + 0.1) == 0.0  # two unchanged iterations, change 1e-5
+    s = Settle(rtol=1e-12, history=50, quiet=((2, 1e-3),))
+    s.residual(10.0, A, A)
+    assert s.residual(9.9999, A, B) == relative_change(10.0, 9.9999)  # a label moved
+    assert s.residual(9.9998, B, B) == relative_change(9.9999, 9.9998)  # one quiet only
+    assert s.residual(9.9997, B, B) == 0.0
+    assert s.residual(9.0, B, B) == relative_change(9.9997, 9.0)  # change above r
+    # (0, r): the change alone; (1, r') with r' > r: a larger change once the labels rest
+    s = Settle(rtol=1e-12, history=50, quiet=((1, 1e-2), (0, 1e-4)))
+    s.residual(10.0, A, A)
+    assert s.residual(9.99, A, B) > 0.0  # 1e-3: above 1e-4, and a label moved
+    assert s.residual(9.98999, B, A) == 0.0  # 1e-6 with a label moving: (0, 1e-4) holds
+    s = Settle(rtol=1e-12, history=50, quiet=((1, 1e-2), (0, 1e-4)))
+    s.residual(10.0, A, A)
+    assert s.residual(9.95, A, A) == 0.0  # 5e-3, labels unchanged: (1, 1e-2) holds
+    for off in (Settle(rtol=1e-12, history=50, quiet=()), Settle(rtol=None)):
+        off.residual(10.0, A, A)
+        off.residual(10.0 - 1e-6, A, A)
+        assert off.residual(10.0 - 2e-6, A, A) > 0.0
+    empty = Settle(rtol=1e-12, history=50, quiet=((1, 1e-3),))
+    F0 = np.zeros((3, 0))
+    empty.residual(1.0, F0, F0)
+    assert empty.residual(1.0, F0, F0) == 0.0
