@@ -548,7 +548,11 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     tol : float, default 1e-6
         Stop when the objective's relative change is at most ``tol``, or (``f_step=
         "monotone"``, ``tol > 0``) once it is at most 1e-4 and no label can change while the
-        iterates keep contracting (docs/mvfl.md, "Time to solution": the settled stop).
+        iterates keep contracting (docs/mvfl.md, "Time to solution": the settled stop), or
+        once the labels rest while the objective creeps: no label changed in the last
+        iteration and the relative change is at most 1e-2, or the change is at most 3e-4
+        (``fastmv._mvfl._settle.QUIET_RULES``; these bound nothing, see
+        docs/records/mvfl-speed.md).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
