@@ -64,7 +64,7 @@ from ._fstep import (
     paper_f_step,
     paper_objective,
 )
-from ._settle import SETTLE_RTOL, Settle
+from ._settle import QUIET_RULES, SETTLE_RTOL, Settle
 from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
 from ._wstep import WStep, choose_route
 
@@ -317,7 +317,10 @@ class Problem:
                           F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
         self.empty = empty_csr(data.n)
-        self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None)
+        # the quiet stops only with a prior: without one the run is also the feature
+        # selection, whose weights keep separating after the labels have come to rest
+        self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None,
+                             quiet=QUIET_RULES if data.prior["kind"] != "none" else ())
 
     def factor(self):
         """The factorised ``W`` step at the IRLS weights of the current ``W``."""
@@ -548,11 +551,11 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     tol : float, default 1e-6
         Stop when the objective's relative change is at most ``tol``, or (``f_step=
         "monotone"``, ``tol > 0``) once it is at most 1e-4 and no label can change while the
-        iterates keep contracting (docs/mvfl.md, "Time to solution": the settled stop), or
-        once the labels rest while the objective creeps: no label changed in the last
-        iteration and the relative change is at most 1e-2, or the change is at most 3e-4
-        (``fastmv._mvfl._settle.QUIET_RULES``; these bound nothing, see
-        docs/records/mvfl-speed.md).
+        iterates keep contracting (docs/mvfl.md, "Time to solution": the settled stop), or,
+        with labels or pairs, once the labels rest while the objective creeps: no label
+        changed in the last iteration and the relative change is at most 1e-2, or the
+        change is at most 3e-4 (``fastmv._mvfl._settle.QUIET_RULES``; these bound nothing,
+        and ``W`` is then less converged than the labels; see docs/records/mvfl-speed.md).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
