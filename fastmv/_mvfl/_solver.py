@@ -307,6 +307,14 @@ def _normalized_with(data: _Data, schemes):
 # the problem the driver iterates
 
 
+def _informative(prior):
+    """Whether the prior holds a label or a pair (an empty one poses the prior-free
+    problem)."""
+    if prior["kind"] == "labels":
+        return prior["rows"].size > 0
+    return prior["kind"] == "pairs" and prior["Ip"][1].size > 0  # CSR triple of I_p
+
+
 class Problem:
     """One run of MVFL from one start; ``step()`` is one outer iteration."""
 
@@ -320,7 +328,7 @@ class Problem:
         # the quiet stops only with a prior: without one the run is also the feature
         # selection, whose weights keep separating after the labels have come to rest
         self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None,
-                             quiet=QUIET_RULES if data.prior["kind"] != "none" else ())
+                             quiet=QUIET_RULES if _informative(data.prior) else ())
 
     def factor(self):
         """The factorised ``W`` step at the IRLS weights of the current ``W``."""
