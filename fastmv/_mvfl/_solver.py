@@ -64,7 +64,7 @@ from ._fstep import (
     paper_f_step,
     paper_objective,
 )
-from ._settle import SETTLE_RTOL, Settle
+from ._settle import QUIET_RULES, SETTLE_RTOL, Settle
 from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
 from ._wstep import WStep, choose_route
 
@@ -321,6 +321,14 @@ def _normalized_with(data: _Data, schemes):
 # the problem the driver iterates
 
 
+def _informative(prior):
+    """Whether the prior holds a label or a pair (an empty one poses the prior-free
+    problem)."""
+    if prior["kind"] == "labels":
+        return prior["rows"].size > 0
+    return prior["kind"] == "pairs" and prior["Ip"][1].size > 0  # CSR triple of I_p
+
+
 class Problem:
     """One run of MVFL from one start; ``step()`` is one outer iteration."""
 
@@ -331,7 +339,10 @@ class Problem:
                           F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
         self.empty = empty_csr(data.n)
-        self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None)
+        # the quiet stops only with a prior: without one the run is also the feature
+        # selection, whose weights keep separating after the labels have come to rest
+        self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None,
+                             quiet=QUIET_RULES if _informative(data.prior) else ())
 
     def factor(self):
         """The factorised ``W`` step at the IRLS weights of the current ``W``."""
@@ -562,7 +573,11 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     tol : float, default 1e-6
         Stop when the objective's relative change is at most ``tol``, or (``f_step=
         "monotone"``, ``tol > 0``) once it is at most 1e-4 and no label can change while the
-        iterates keep contracting (docs/records/mvfl.md, "Time to solution": the settled stop).
+        iterates keep contracting (docs/records/mvfl.md, "Time to solution": the settled stop), or,
+        with labels or pairs, once the labels rest while the objective creeps: no label
+        changed in the last iteration and the relative change is at most 1e-2, or the
+        change is at most 3e-4 (``fastmv._mvfl._settle.QUIET_RULES``; these bound nothing,
+        and ``W`` is then less converged than the labels; see docs/records/mvfl-speed.md).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -1221,3 +1222,91 @@ def test_woodbury_route_runs_more_inner_steps(monkeypatch):
                     tol=0.0)
         assert calls["n_inner"] == [want, want]
     assert S.N_INNER_WOODBURY > S.N_INNER
+
+
+def test_quiet_stop_needs_unchanged_labels_and_a_small_change():
+    """A quiet rule ``(q, r)`` returns 0 once the argmax of every row stayed the same for
+    ``q`` iterations and the objective's relative change is at most ``r``; a label change
+    restarts the count; ``quiet=()`` (or ``rtol=None``) turns them off."""
+    from fastmv._core._driver import relative_change
+    from fastmv._mvfl._settle import Settle
+
+    A = np.array([[1.0, 0.0], [0.0, 1.0]])
+    B = np.array([[0.0, 1.0], [0.0, 1.0]])  # row 0 flips
+    s = Settle(rtol=1e-12, history=50, quiet=((2, 1e-3),))
+    assert s.residual(10.0, A, A) == np.inf
+    assert s.residual(9.9999, A, A + 0.1) == 0.0  # two unchanged iterations, change 1e-5
+    s = Settle(rtol=1e-12, history=50, quiet=((2, 1e-3),))
+    s.residual(10.0, A, A)
+    assert s.residual(9.9999, A, B) == relative_change(10.0, 9.9999)  # a label moved
+    assert s.residual(9.9998, B, B) == relative_change(9.9999, 9.9998)  # one quiet only
+    assert s.residual(9.9997, B, B) == 0.0
+    assert s.residual(9.0, B, B) == relative_change(9.9997, 9.0)  # change above r
+    # (0, r): the change alone; (1, r') with r' > r: a larger change once the labels rest
+    s = Settle(rtol=1e-12, history=50, quiet=((1, 1e-2), (0, 1e-4)))
+    s.residual(10.0, A, A)
+    assert s.residual(9.99, A, B) > 0.0  # 1e-3: above 1e-4, and a label moved
+    assert s.residual(9.98999, B, A) == 0.0  # 1e-6 with a label moving: (0, 1e-4) holds
+    s = Settle(rtol=1e-12, history=50, quiet=((1, 1e-2), (0, 1e-4)))
+    s.residual(10.0, A, A)
+    assert s.residual(9.95, A, A) == 0.0  # 5e-3, labels unchanged: (1, 1e-2) holds
+    for off in (Settle(rtol=1e-12, history=50, quiet=()), Settle(rtol=None)):
+        off.residual(10.0, A, A)
+        off.residual(10.0 - 1e-6, A, A)
+        assert off.residual(10.0 - 2e-6, A, A) > 0.0
+    empty = Settle(rtol=1e-12, history=50, quiet=((1, 1e-3),))
+    F0 = np.zeros((3, 0))
+    empty.residual(1.0, F0, F0)
+    assert empty.residual(1.0, F0, F0) == 0.0
+
+
+# ------------------------------------------------------------------------------------------
+# the start's k-means in the rows' span
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_row_space_coordinates_keep_every_inner_product(sparse):
+    """``Y Yᵀ = X Xᵀ`` with at most ``n`` columns: full-rank rows (Cholesky), duplicated and
+    zero rows (the eigendecomposition), one row; dense and CSR."""
+    from fastmv._mvfl._start import row_space_coordinates
+
+    rng = np.random.default_rng(0)
+    full = rng.normal(size=(7, 20))
+    dup = np.vstack([full[:4], full[:2], np.zeros((1, 20))])
+    for X in (full, dup, full[:1], np.zeros((3, 5))):
+        A = sp.csr_matrix(X) if sparse else X
+        Y = row_space_coordinates(A)
+        assert Y.shape[0] == X.shape[0] and Y.shape[1] <= X.shape[0]
+        G = X @ X.T
+        np.testing.assert_allclose(Y @ Y.T, G, atol=1e-12 * max(1.0, np.abs(G).max()))
+        d = ((X[:, None] - X[None]) ** 2).sum(-1)
+        dy = ((Y[:, None] - Y[None]) ** 2).sum(-1)
+        np.testing.assert_allclose(dy, d, atol=1e-10 * max(1.0, d.max()))
+
+
+def test_start_kmeans_in_the_span_matches_kmeans_on_the_features(monkeypatch):
+    """More features than samples: the start's k-means runs on the span coordinates and
+    finds the partition k-means finds on the features themselves (planted clusters); the
+    input is not modified."""
+    from fastmv._blocks._kmeans import kmeans
+    from fastmv._mvfl import _start
+
+    rng = np.random.default_rng(1)
+    y = np.repeat(np.arange(4), 10)
+    X = rng.normal(size=(40, 120)) + 3.0 * rng.normal(size=(4, 120))[y]
+    X0 = X.copy()
+    data = SimpleNamespace(c=4)
+    seen = {}
+
+    def spy(Z, *a, **k):
+        seen["shape"] = Z.shape
+        return kmeans(Z, *a, **k)
+
+    monkeypatch.setattr("fastmv._blocks._kmeans.kmeans", spy)
+    got = _start._kmeans_labels(X, data, np.random.default_rng(0), None)
+    assert seen["shape"] == (40, 40)
+    want = kmeans(X, 4, n_init=_start._KMEANS_N_INIT, random_state=np.random.default_rng(0))
+    assert metrics.accuracy(want.labels, got) == 1.0 and metrics.accuracy(y, got) == 1.0
+    np.testing.assert_array_equal(X, X0)
+    _start._kmeans_labels(X[:, :45], data, np.random.default_rng(0), None)
+    assert seen["shape"] == (40, 45)  # d <= 1.25 n: the features themselves
