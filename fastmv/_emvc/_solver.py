@@ -221,8 +221,8 @@ def _settle_tolerance(tol_settle, tol):
 
 
 def _max_rank(max_rank, n_clusters):
-    """The SVT's rank cap: ``"auto"`` is ``max(64, 4 n_clusters)`` (docs/records/emvc.md "Capped
-    SVT")."""
+    """The SVT's rank cap: ``"auto"`` is ``max(64, 4 n_clusters)``
+    (docs/records/emvc.md "Capped SVT")."""
     if max_rank != "auto":
         return None if max_rank is None else int(max_rank)
     return max(_AUTO_RANK, _AUTO_RANK_PER_CLUSTER * (n_clusters or 0))
@@ -490,7 +490,8 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         ``n × n`` decomposition), the top ``max_rank`` triplets are shrunk exactly and the
         rest of ``P̂ + Z/μ`` is kept: within ``2/μ`` of the exact ``Q`` in the spectral norm,
         exact on the leading subspace the labels are read from, at O(n² max_rank) instead
-        of O(n³) per iteration (:func:`fastmv._emvc._svt.svt`; docs/records/emvc.md "Capped SVT").
+        of O(n³) per iteration (:func:`fastmv._emvc._svt.svt`; docs/records/emvc.md
+        "Capped SVT").
         ``"auto"``: ``max(64, 4 n_clusters)``; ``None``: the exact SVT every iteration (the
         published iteration).
     random_state : None, int or Generator

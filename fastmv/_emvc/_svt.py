@@ -52,8 +52,8 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
    the clustering reads). Its nuclear norm is reported as the upper bound
    ``Σ_{i≤r}(σᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``. The tier is taken only
    where its cost model (eight subspace steps) is below a Gram decomposition's, so small
-   problems (``n`` up to about ``8 r``) keep the exact SVT. docs/records/emvc.md ("Capped SVT")
-   gives the measurements.
+   problems (``n`` up to about ``8 r``) keep the exact SVT. docs/records/emvc.md
+   ("Capped SVT") gives the measurements.
 
 Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
 O(n³), tier 4 O(n² r) per subspace step (two or three steps when warm-started).
