@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -85,6 +85,9 @@ class OPIMCResult(Result):
     U: list
     chunk_loss: np.ndarray
     chunk_iter: np.ndarray
+
+    _shapes: ClassVar[dict] = {"U": [("d_v", "c")], "chunk_loss": ("n_iter", "n_chunks"),
+                               "chunk_iter": ("n_iter", "n_chunks")}
 
 
 # ---------------------------------------------------------------------------------------
