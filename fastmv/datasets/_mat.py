@@ -140,6 +140,10 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
 
     y_name, y_raw = _find_labels(variables, path, require_labels)
     view_names, raw_views = _find_views(variables, y_name, path)
+    for name, X in zip(view_names, raw_views):
+        if 0 in X.shape:
+            raise InvalidFileError(f"view {name} in {path!r} is empty (shape "
+                                   f"{' x '.join(map(str, X.shape))}): no samples or no features")
     if y_raw is None:
         transpose = _orientation_without_labels(raw_views)
         selected = _select_indices(views, len(raw_views), path)
