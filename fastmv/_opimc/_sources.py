@@ -9,6 +9,7 @@ exactly ``chunk_size`` rows, so results do not depend on how a stream cuts its b
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import mmap
 
@@ -47,6 +48,12 @@ class _Spec:
     dims: list          # d_v, user order
     sparse: list        # bool per view, user order
     dtype: type         # chunk dtype (float32 only when every view is float32)
+
+
+def is_one_shot(obj) -> bool:
+    """Whether ``obj`` is an iterator (read once), told without calling ``iter()`` on it: a
+    re-iterable source starts its stream again at every ``iter()``, which may cost a read."""
+    return isinstance(obj, collections.abc.Iterator)
 
 
 def _view_dtype(obj):
@@ -100,6 +107,9 @@ class _ArraySource:
                     raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
             dt = _view_dtype(X)
             _check_view_dtype(dt, name)
+            if any(not np.isfinite(a) for a in X.shape):   # a dask array of unknown chunks
+                raise InvalidParameterError(f"{name} has an unknown number of rows (shape "
+                                            f"{X.shape}): call compute_chunk_sizes() on it")
             shape = tuple(int(a) for a in X.shape)
             if shape[0] < 1 or shape[1] < 1:
                 raise ValueError(f"{name} is empty (shape {shape})")
@@ -117,9 +127,10 @@ class _ArraySource:
             if not (hasattr(mask, "shape") and hasattr(mask, "__getitem__")) or sp.issparse(mask):
                 mask = np.asarray(mask)
             if tuple(mask.shape) != (self.n, self.spec.m):
-                raise ValueError(f"mask must have shape (n, m) = ({self.n}, {self.spec.m}), "
-                                 f"got {tuple(mask.shape)}")
+                raise InvalidParameterError(f"mask must have shape (n, m) = ({self.n}, "
+                                            f"{self.spec.m}), got {tuple(mask.shape)}")
         self.mask = mask
+        self.dask = any(_is_dask(X) for X in self.views) or _is_dask(mask)
         self.chunk_size = chunk_size
         self.order = None
         if order is not None:
@@ -139,9 +150,38 @@ class _ArraySource:
                 mblock = None if self.mask is None else self.mask[a:b]
             else:
                 rows = self.order[a:b]
-                blocks = [_take_rows(X, rows) for X in self.views]
-                mblock = None if self.mask is None else _take_rows(self.mask, rows)
+                if self.dask:
+                    blocks, mblock = self._dask_rows(rows, a, b)
+                else:
+                    blocks = [_take_rows(X, rows) for X in self.views]
+                    mblock = None if self.mask is None else _take_rows(self.mask, rows)
             yield a, blocks, mblock
+
+    def _dask_rows(self, rows, a, b):
+        """The chunk's rows of every view and of the mask, the dask ones gathered by one
+        ``dask.compute`` on the active scheduler (the others as for arrays)."""
+        import dask  # noqa: PLC0415 (optional dependency, present whenever a dask array is)
+
+        items = self.views + ([] if self.mask is None else [self.mask])
+        lazy = [i for i, X in enumerate(items) if _is_dask(X)]
+        try:
+            computed = dask.compute(*[items[i][rows] for i in lazy])
+        except Exception as exc:
+            raise RuntimeError(f"computing the rows of visit positions {a}:{b} of X_list "
+                               f"(dask) failed: {type(exc).__name__}: {exc}") from exc
+        out = [None] * len(items)
+        for i, value in zip(lazy, computed):
+            out[i] = np.asarray(value)
+        for i, X in enumerate(items):
+            if out[i] is None:
+                out[i] = _take_rows(X, rows)
+        m = len(self.views)
+        return out[:m], (None if self.mask is None else out[m])
+
+
+def _is_dask(obj) -> bool:
+    return obj is not None and type(obj).__module__.split(".")[0] == "dask" and \
+        hasattr(obj, "dask") and hasattr(obj, "chunks")
 
 
 def _runs(rows):
@@ -176,7 +216,7 @@ class _StreamSource:
     how the source cuts its blocks."""
 
     def __init__(self, iterable, chunk_size, max_passes):
-        if max_passes > 1 and iter(iterable) is iterable:
+        if max_passes > 1 and is_one_shot(iterable):
             raise ValueError("X_list is a one-shot iterator but max_iter > 1 passes: pass a "
                              "re-iterable object (each iter() starting the stream again) or "
                              "max_iter=1")
@@ -227,6 +267,7 @@ class _StreamSource:
                                      f"shape {tuple(shape)}, expected (rows, "
                                      f"{self.spec.dims[v]})")
                 rows.append(int(shape[0]))
+                self._check_precision(B, t, v)
             if len(set(rows)) > 1:
                 raise ValueError(f"item {t} of the chunk stream X_list: views have different "
                                  f"numbers of rows {rows}")
@@ -237,6 +278,20 @@ class _StreamSource:
                                      f"shape ({rows[0]}, {m}), got {mblock.shape}")
             if rows[0] > 0:
                 yield blocks, mblock, rows[0]
+
+    def _check_precision(self, B, t, v):
+        """The stream's precision is fixed by its first block: a float32 first block makes
+        every chunk float32, so a later block that float32 cannot hold exactly (float64,
+        wide integers) is refused instead of being rounded."""
+        if self.spec.dtype != np.float32:
+            return
+        dt = _view_dtype(B)
+        if dt is not None and dt != np.float32 and not np.can_cast(dt, np.float32, "safe"):
+            raise InvalidParameterError(
+                f"item {t} of the chunk stream X_list: view {v} block is {dt}, but the "
+                "stream's first block made it float32 (its precision is fixed by the first "
+                "block: a float32 first block computes in float32); yield every block in one "
+                "dtype, e.g. block.astype(np.float32) or float64 from the start")
 
     def peek_spec(self):
         """Read the first item to learn m, d_v and the dtype (a one-shot iterator is not
