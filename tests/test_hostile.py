@@ -684,6 +684,15 @@ elif name == "markov_spectral_clustering":
     P = fastmv.transition_matrix(views[0])
     call = lambda: fastmv.markov_spectral_clustering(P, 3, n_init=10 ** 4)
 if name in ("kmeans", "spectral_clustering", "markov_spectral_clustering"):
+    # the blocks have no callback: run the same call with two restarts first, so that the
+    # signal meets the restarts themselves, not the first call's compilation (Numba compiles
+    # on the pool's threads, which a signal cannot stop: on a loaded machine, or with an empty
+    # cache in a fresh clone, that took longer than the test waits)
+    warm = {{"kmeans": lambda: fastmv.kmeans(views[0], 50, n_init=2, max_iter=3),
+             "spectral_clustering": lambda: fastmv.spectral_clustering(S, 3, n_init=2),
+             "markov_spectral_clustering":
+                 lambda: fastmv.markov_spectral_clustering(P, 3, n_init=2)}}[name]
+    warm()
     print("running", flush=True)
 try:
     call()
@@ -693,7 +702,9 @@ except KeyboardInterrupt:
     after = blas()  # libraries loaded during the call are not compared
     assert numba.get_num_threads() == before[0], "Numba threads not restored"
     assert all(entry in after for entry in before[1]), ("BLAS threads not restored", before, after)
-    print("interrupted", flush=True)
+    # the moment the interrupt reached the caller (CLOCK_MONOTONIC: the parent's clock too);
+    # the interpreter's shutdown after it is not part of the latency
+    print("interrupted", stopped, flush=True)
     sys.exit(130)
 """
 
@@ -716,12 +727,13 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly_and_restores_state(name):
         time.sleep(0.2)  # into the solve's kernels, past the first callback
         sent = time.perf_counter()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-        latency = time.perf_counter() - sent
+        # generous: on a loaded 2-core machine the child's shutdown alone can take seconds
+        out, err = proc.communicate(timeout=180)
     finally:
         proc.kill()
     assert proc.returncode == 130 and "interrupted" in out, (proc.returncode, out, err[-3000:])
     assert "SystemError" not in err
+    latency = float(out.split("interrupted", 1)[1].split()[0]) - sent
     assert latency < 5.0, f"{name}: KeyboardInterrupt {latency:.1f} s after SIGINT"
 
 

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import datasets, metrics, plot
+from .._core._validation import validate_params
 from ._cli_options import (
     CLIError,
     _int,
@@ -261,6 +262,7 @@ def _cmd_run(name, argv):
     parser = build_run_parser(name)
     args = parser.parse_args(argv)
     spec = REGISTRY[name]
+    _check_options_first(spec, args, parser)
     if not os.path.isfile(args.data):
         raise CLIError(f"--data: file not found: {args.data}")
     out = args.out
@@ -338,6 +340,18 @@ def _cmd_run(name, argv):
     if args.plot:
         print(f"picture saved to {args.plot}")
     return 0
+
+
+def _check_options_first(spec, args, parser):
+    """The solver's options against its declared constraints, before any file is read or
+    side information is asked for: a bad value is named as its option first."""
+    constraints = getattr(spec.function, "parameter_constraints", {})
+    given = {k[len("param_"):]: v for k, v in vars(args).items()
+             if k.startswith("param_") and v is not None and k[len("param_"):] in constraints}
+    try:
+        validate_params(constraints, given, spec.name)
+    except ValueError as exc:
+        raise CLIError(_as_option(exc, parser)) from exc
 
 
 _PARAMETER_MESSAGE = re.compile(r"^The '(\w+)' parameter of \w+\(\) (.*)$|^(\w+)=(.*)$", re.S)

@@ -16,7 +16,7 @@ import mmap
 import numpy as np
 import scipy.sparse as sp
 
-from .._core._validation import check_sparse_structure
+from .._core._validation import check_fits_in_memory, check_sparse_structure
 from ..exceptions import InvalidParameterError
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -94,6 +94,8 @@ class _ArraySource:
             if sp.issparse(X):
                 if X.ndim != 2:
                     raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
+                check_fits_in_memory((X.shape[0],), 24, "X_list", what=(
+                    f"the row pointers, labels and visiting order of its {X.shape[0]} rows"))
                 # checked whole (it is in memory): slicing a malformed matrix may silently
                 # drop entries before the per-chunk check could see them
                 X = check_sparse_structure(X, name)
@@ -113,6 +115,11 @@ class _ArraySource:
             shape = tuple(int(a) for a in X.shape)
             if shape[0] < 1 or shape[1] < 1:
                 raise ValueError(f"{name} is empty (shape {shape})")
+            if not sp.issparse(X):
+                # a chunk of it is read dense (plus the next one, read ahead)
+                check_fits_in_memory((2 * min(chunk_size, shape[0]), shape[1]), 8, name,
+                                     what=f"chunks of {min(chunk_size, shape[0])} of its rows "
+                                          f"of {shape[1]} values")
             dims.append(shape[1])
             sparse.append(sp.issparse(X))
             dtypes.append(dt if dt is not None else np.dtype(np.float64))
@@ -122,6 +129,9 @@ class _ArraySource:
             raise ValueError(f"all views in X_list must have the same number of samples (rows); "
                              f"got {ns}")
         self.n = ns[0]
+        # the n labels (int64) and the visiting order are the memory that grows with n
+        check_fits_in_memory((self.n,), 16, "X_list",
+                             what=f"the labels and visiting order of its {self.n} rows")
         self.spec = _Spec(len(views), dims, sparse, _chunk_dtype(dtypes))
         if mask is not None:
             if not (hasattr(mask, "shape") and hasattr(mask, "__getitem__")) or sp.issparse(mask):
