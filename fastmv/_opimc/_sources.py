@@ -25,7 +25,10 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 def _is_view(obj) -> bool:
     if sp.issparse(obj):
         return True
-    shape = getattr(obj, "shape", None)
+    try:
+        shape = getattr(obj, "shape", None)
+    except Exception:     # a view that cannot be read (a closed h5py file): named later
+        return True
     return shape is not None and len(shape) == 2 and hasattr(obj, "__getitem__")
 
 
@@ -91,6 +94,7 @@ class _ArraySource:
         dims, sparse, dtypes = [], [], []
         for v, X in enumerate(views):
             name = f"X_list[{v}]"
+            _check_readable(X, name)
             if sp.issparse(X):
                 if X.ndim != 2:
                     raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
@@ -192,6 +196,17 @@ class _ArraySource:
 def _is_dask(obj) -> bool:
     return obj is not None and type(obj).__module__.split(".")[0] == "dask" and \
         hasattr(obj, "dask") and hasattr(obj, "chunks")
+
+
+def _check_readable(X, name):
+    """``X``'s shape and dtype can be read: an h5py dataset whose file was closed cannot."""
+    try:
+        X.shape, getattr(X, "dtype", None)  # noqa: B018 (the read is the check)
+    except AttributeError:
+        return
+    except Exception as exc:
+        raise InvalidParameterError(f"{name} cannot be read ({type(exc).__name__}: {exc}); "
+                                    "an h5py dataset whose file was closed?") from exc
 
 
 def _runs(rows):
