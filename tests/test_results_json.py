@@ -114,6 +114,11 @@ def test_untunable_supervision_is_skipped_and_says_why():
     res = fastmv.mvfl(views, 2, labels=one, random_state=0)
     assert all(r["scores"] is None and r["reason"] for r in res.tuning.values())
     _strict(res)
+    # must-links only: no fold holds a cannot-link out to compare with
+    res = fastmv.mvfl(views, 2, must_link=np.array([[0, 1], [2, 3], [4, 5]]), random_state=0)
+    assert res.tuning["normalize"]["scores"] is None
+    assert "could be scored" in res.tuning["normalize"]["reason"]
+    _strict(res)
 
 
 def test_tuning_scores_of_unfitted_folds_are_null():
