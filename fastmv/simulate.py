@@ -52,6 +52,7 @@ from ._core._validation import (
     check_views,
     declare_params,
 )
+from .exceptions import InvalidParameterError
 
 # an int seed, a numpy Generator or None (fresh entropy)
 _RandomState = int | np.random.Generator | None
@@ -335,6 +336,11 @@ def pairs_from_labels(labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     ([[0, 2]], [[0, 3], [2, 3]])
     """
     labels = check_labels(labels, "labels")
+    if labels.dtype.kind not in "biuf":
+        raise InvalidParameterError(
+            f"labels must be integer classes, -1 (any negative value) for an unlabelled "
+            f"sample; got dtype {labels.dtype}: encode other classes first, e.g. "
+            "np.unique(labels, return_inverse=True)[1]")
     idx = np.flatnonzero(labels >= 0)
     i, j = np.triu_indices(idx.size, 1)
     a, b = idx[i], idx[j]

@@ -103,6 +103,11 @@ CASES = [
     (["opimc", "--data", "small.mat", "--chunk_size", "0"], "--chunk_size: "),
     (["opimc", "--data", "small.mat", "--n_clusters", "500"], "--n_clusters: "),
     (["opimc", "--data", "small.mat", "--normalize", "xx"], "--normalize: "),
+    # options are checked before side files are asked for, and before the file is read
+    (["mvmc", "--data", "small.mat", "--C1", "-5"], "--C1: "),
+    (["mvmc", "--data", "small.mat", "--k", "0"], "--k: "),
+    (["mvmc", "--data", "missing.mat", "--C1", "-5"], "--C1: "),
+    (["cmvnmf", "--data", "small.mat", "--beta", "-1"], "--beta: "),
 ]
 
 

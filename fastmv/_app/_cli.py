@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from .. import datasets, metrics, plot
 from .._core._driver import feedback
+from .._core._validation import validate_params
 from ._cli_options import (
     CLIError,
     _int,
@@ -265,6 +266,7 @@ def _cmd_run(name, argv):
     spec = REGISTRY[name]
     if os.path.isdir(args.data):
         raise CLIError(f"--data: {args.data} is a directory; give a .mat file")
+    _check_options_first(spec, args, parser)
     if not os.path.isfile(args.data):
         raise CLIError(f"--data: file not found: {args.data}")
     out = args.out
@@ -380,6 +382,18 @@ _SIDE_OPTIONS = {"must_link": "must", "cannot_link": "cannot", "labels": "labels
                  "mask": "mask"}
 _SIDE_MESSAGE = re.compile(r"^(must_link|cannot_link|labels|mask)(?:\[(\d+)\])?"
                            r"( (?:=|must|has|contains|is) .*)$", re.S)
+
+def _check_options_first(spec, args, parser):
+    """The solver's options against its declared constraints, before any file is read or
+    side information is asked for: a bad value is named as its option first."""
+    constraints = getattr(spec.function, "parameter_constraints", {})
+    given = {k[len("param_"):]: v for k, v in vars(args).items()
+             if k.startswith("param_") and v is not None and k[len("param_"):] in constraints}
+    try:
+        validate_params(constraints, given, spec.name)
+    except ValueError as exc:
+        raise CLIError(_as_option(exc, parser)) from exc
+
 
 _PARAMETER_MESSAGE = re.compile(r"^The '(\w+)' parameter of \w+\(\) (.*)$|^(\w+)=(.*)$", re.S)
 

@@ -117,6 +117,12 @@ class BaseEstimator:
                 setattr(self, name, value)
                 valid[name] = value
         for name, sub in nested.items():
+            if not callable(getattr(valid[name], "set_params", None)):
+                keys = ", ".join(f"{name}__{k}" for k in sub)
+                raise InvalidParameterError(
+                    f"invalid parameter {keys} for estimator {type(self).__name__}: {name} is "
+                    f"{type(valid[name]).__name__}, not an estimator with parameters of its own; "
+                    f"set it whole with set_params({name}=...)")
             valid[name].set_params(**sub)
         return self
 
@@ -246,16 +252,22 @@ def _split_views(Xs, view_sizes):
     DataFrames become float arrays (missing values as NaN)."""
     if view_sizes is None:
         if _is_frame(Xs) or not isinstance(Xs, (list, tuple)):
+            shape = getattr(Xs, "shape", None)
+            got = (f"a {len(shape)}-D {type(Xs).__name__} of shape {tuple(shape)}"
+                   if shape is not None and not _is_frame(Xs) else type(Xs).__name__)
             raise InvalidParameterError(
-                "Xs must be a list of views (or a 2-D array with view_sizes), got "
-                f"{type(Xs).__name__}")
+                f"Xs must be a list of views (or a 2-D array with view_sizes), got {got}")
         return [V.to_numpy(dtype=np.float64, na_value=np.nan) if _is_frame(V) else V
                 for V in Xs]
     sizes = _check_view_sizes(view_sizes)
     if _is_frame(Xs):
         Xs = Xs.to_numpy(dtype=np.float64, na_value=np.nan)
     X = Xs if sp.issparse(Xs) else np.asarray(Xs)
-    if X.ndim != 2 or sum(sizes) != X.shape[1]:
+    if X.ndim != 2:
+        raise InvalidParameterError(f"Xs with view_sizes must be a 2-D array (samples × the "
+                                    f"views' columns side by side), got a {X.ndim}-D array of "
+                                    f"shape {X.shape}")
+    if sum(sizes) != X.shape[1]:
         raise InvalidParameterError(f"view_sizes {sizes} must sum to the number of columns of "
                                     f"Xs ({X.shape[-1]})")
     edges = np.cumsum([0] + sizes)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 from typing import Literal
 
@@ -19,9 +20,11 @@ from fastmv.kernels.affinity import (
     strict_upper_triangle,
 )
 
+from .._core._driver import _caller_stacklevel
 from .._core._preprocessing import normalize_rows, row_norms
 from .._core._threads import blas_threads, thread_limit
 from .._core._validation import Interval, Options, check_array, check_dtype, declare_params
+from ..exceptions import DegenerateSolutionWarning
 
 __all__ = ["transition_matrix"]
 
@@ -270,5 +273,25 @@ def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=Tr
     >>> [bool(np.allclose(p.sum(axis=1), 1)) for p in P]
     [True, True]
     """
-    return [transition_matrix(normalize_rows(X, "l2") if normalize else X, sigma=sigma,
-                              n_neighbors=n_neighbors) for X in views]
+    out = []
+    for v, X in enumerate(views):
+        X = normalize_rows(X, "l2") if normalize else X
+        if _all_rows_equal(X):
+            scaled = " after l2 scaling" if normalize else ""
+            warnings.warn(
+                f"view {v} is constant (every sample has the same row{scaled}): "
+                "its transition matrix is uniform and carries no cluster structure; drop the "
+                "view or check how it was read", DegenerateSolutionWarning,
+                stacklevel=_caller_stacklevel())
+        out.append(transition_matrix(X, sigma=sigma, n_neighbors=n_neighbors))
+    return out
+
+
+def _all_rows_equal(X) -> bool:
+    if X.shape[0] < 2:
+        return False
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return (X - sp.csr_matrix(np.ones((X.shape[0], 1))) @ X[:1]).count_nonzero() == 0
+    X = np.asarray(X)
+    return bool(np.all(X == X[:1]))

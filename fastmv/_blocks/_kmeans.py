@@ -5,7 +5,7 @@ import dataclasses
 import math
 from concurrent.futures import Executor
 from numbers import Integral, Real
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numba
 import numpy as np
@@ -83,6 +83,8 @@ class KMeansResult(Result):
     converged: bool
     centers: np.ndarray
     inertia: float
+
+    _shapes: ClassVar[dict] = {"centers": ("c", "d")}
 
     def __iter__(self):
         return iter((self.labels, self.centers, self.inertia))

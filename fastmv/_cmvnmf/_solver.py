@@ -22,7 +22,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -100,6 +100,8 @@ class CMVNMFResult(Result):
     V: list
     initial_objective: float
     normalize: list = None
+
+    _shapes: ClassVar[dict] = {"labels": [("n_v",)], "U": [("d_v", "c")], "V": [("n_v", "c")]}
 
 
 # --------------------------------------------------------------------------- validation

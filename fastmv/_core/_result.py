@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from ..exceptions import InvalidFileError
 from ._files import read_npz
 
-__all__ = ["Result"]
+__all__ = ["Result", "untuned_record"]
 
 _REGISTRY: dict[str, type] = {}
 _META = "__fastmv_result__"
@@ -40,20 +40,41 @@ def _describe(value) -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
+def _finite_or_none(values):
+    """A float array's entries as a nested list, every non-finite entry as ``None``."""
+    out = values.astype(object)
+    out[~np.isfinite(values)] = None
+    return out.tolist()
+
+
 def _jsonable(value):
     if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            return _finite_or_none(value)
         return value.tolist()
     if sp.issparse(value):
         coo = sp.coo_matrix(value)
         return {"shape": list(coo.shape), "row": coo.row.tolist(), "col": coo.col.tolist(),
-                "data": coo.data.tolist()}
+                "data": _jsonable(coo.data)}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
     return value
+
+
+def untuned_record(record: dict, reason: str) -> dict:
+    """A tuning record for an option left at its default because its supervision cannot
+    be scored (no fold holds anything out, or nothing to compare it with): the grid and
+    the default as ``"chosen"``, ``None`` for ``"scores"``, ``"mean"`` and ``"gain_se"``,
+    and ``reason`` saying why (the :class:`Result` ``tuning`` field)."""
+    return {"candidates": list(record["candidates"]), "scores": None, "mean": None,
+            "gain_se": None, "chosen": record["candidates"][0], "folds": 0,
+            "method": record.get("method"), "solves": 0, "reason": reason}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -75,7 +96,20 @@ class Result:
         Options resolved by internal validation on the caller's supervision (``"auto"``
         options with labels or pairs; docs/defaults.md, "Self-tuning"): option name to
         ``{"candidates", "scores" (candidates × folds), "mean", "gain_se", "chosen",
-        "folds", "method", "solves"}``. ``None`` when nothing was tuned. Keyword-only.
+        "folds", "method", "solves"}``. ``None`` when nothing was tuned. An option whose
+        supervision cannot be scored (too few labelled samples or pairs to hold any out) is
+        not tuned: its record keeps the default as ``"chosen"``, has ``None`` for
+        ``"scores"``, ``"mean"`` and ``"gain_se"``, ``"solves": 0`` and says why under
+        ``"reason"``. Keyword-only.
+
+    Notes
+    -----
+    "Not computed" has one representation: a field that was not computed is ``None``; an
+    entry of a float array that was not computed (the first iteration's change of a
+    quantity, a validation fold that held nothing out) is ``nan``, as each solver's result
+    documents per field. :meth:`to_dict` with ``jsonable=True`` writes every such entry, and
+    any other non-finite number, as ``None``, so its output is strict JSON
+    (``json.dumps(..., allow_nan=False)`` accepts it; JavaScript, Go and ``jq`` parse it).
 
     Examples
     --------
@@ -94,6 +128,12 @@ class Result:
     tuning: Any = dataclasses.field(default=None, kw_only=True)
 
     _save_skip: ClassVar[tuple] = ()
+    #: Field name to its shape, checked by :meth:`load` against the other fields': a tuple
+    #: of dimensions (an int, or a name that must mean one size in every field), or a
+    #: one-item list of such a tuple for a list of arrays, where a name ending in ``_v`` may
+    #: differ from item to item (and must agree between lists item by item). Fields that
+    #: are ``None`` are left out.
+    _shapes: ClassVar[dict] = {"labels": ("n",), "objective": ("n_iter",)}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -112,9 +152,10 @@ class Result:
         Parameters
         ----------
         jsonable : bool, default False
-            ``False``: a shallow dict (arrays are not copied). ``True``: nested lists, numbers
-            and strings only, ready for :func:`json.dumps` (sparse matrices become
-            ``{"shape", "row", "col", "data"}``).
+            ``False``: a shallow dict (arrays are not copied). ``True``: nested lists, finite
+            numbers, strings and ``None`` only, ready for :func:`json.dumps` with
+            ``allow_nan=False`` (sparse matrices become ``{"shape", "row", "col", "data"}``;
+            ``nan`` and infinite numbers become ``None``).
 
         Returns
         -------
@@ -196,6 +237,7 @@ class Result:
         values = {k: _unpack(spec, data, f"{path} [{k}]", used, 0)
                   for k, spec in fields.items()}
         _check_contract(path, values)
+        _check_shapes(path, klass, values)
         try:
             return klass(**values)
         except (TypeError, ValueError) as exc:
@@ -240,6 +282,46 @@ def _check_contract(path, values):
     if not isinstance(values.get("converged"), bool):
         raise InvalidFileError(f"{path}: converged must be a bool, got "
                                f"{values.get('converged')!r}")
+
+
+def _check_shapes(path, klass, values):
+    """Every array field's shape agrees with the other fields' (``Result._shapes``)."""
+    shapes = {**Result._shapes, **klass._shapes}
+    if isinstance(values.get("labels"), (list, tuple)) and "labels" not in klass._shapes:
+        shapes.pop("labels")
+    sizes = {"n_iter": values.get("n_iter")}
+    seen = {"n_iter": "n_iter"}
+    for field, spec in shapes.items():
+        value = values.get(field)
+        if value is None:
+            continue
+        if isinstance(spec, list):
+            if not isinstance(value, (list, tuple)):
+                raise InvalidFileError(f"{path}: {field} must be a list of arrays, got "
+                                       f"{_describe(value)}")
+            items = [(f"{field}[{i}]", v, i) for i, v in enumerate(value)]
+            spec = spec[0]
+        else:
+            items = [(field, value, None)]
+        for where, arr, i in items:
+            shape = getattr(arr, "shape", None)
+            if shape is None or len(shape) != len(spec):
+                raise InvalidFileError(f"{path}: {where} must have {len(spec)} dimensions, got "
+                                       f"{_describe(arr)}")
+            for axis, (dim, size) in enumerate(zip(spec, shape)):
+                if isinstance(dim, int):
+                    if size != dim:
+                        raise InvalidFileError(f"{path}: {where} has {size} entries along axis "
+                                               f"{axis}, expected {dim}")
+                    continue
+                key = f"{dim}[{i}]" if dim.endswith("_v") and i is not None else dim
+                if key not in sizes:
+                    sizes[key], seen[key] = int(size), f"{where} axis {axis}"
+                elif sizes[key] != size:
+                    raise InvalidFileError(
+                        f"{path}: {where} has {size} entries along axis {axis}, but "
+                        f"{seen[key]} has {sizes[key]} ({dim}): the arrays do not belong "
+                        "together (a damaged or edited file)")
 
 
 def _pack(key, value, arrays):

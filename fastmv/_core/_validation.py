@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -138,6 +140,9 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
             raise InvalidParameterError(f"{name} must be a dense array; scipy.sparse is not supported here")
         if X.ndim != 2:
             raise InvalidParameterError(f"{name} must be 2-D, got {X.ndim}-D")
+        # every solver keeps a few dense arrays of one value per row (labels, degrees, ...)
+        check_fits_in_memory((X.shape[0], _PER_ROW_VALUES), 8, name,
+                             what=f"the per-row arrays of its {X.shape[0]} rows")
         target = dtype if dtype is not None else (
             np.float32 if X.dtype == np.float32 else np.float64)
         Xc = check_sparse_structure(X, name, dtype=target, copy=copy)
@@ -153,8 +158,12 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
         raise InvalidParameterError(f"{name} must be an array, got {type(X).__name__}")
     try:
         arr = np.asarray(X)
-    except Exception as exc:  # pragma: no cover - exotic inputs
-        raise InvalidParameterError(f"{name} could not be converted to an array: {exc}") from exc
+    except MemoryError:
+        raise InvalidParameterError(f"{name} does not fit in memory as an array "
+                                    f"(shape {_shape_of(X)})") from None
+    except Exception as exc:  # a closed h5py file, a failing __array__, ...
+        raise InvalidParameterError(f"{name} could not be read as an array "
+                                    f"({type(exc).__name__}: {exc})") from exc
     if arr.dtype == object:
         raise InvalidParameterError(f"{name} must be numeric, got an object array")
     if arr.dtype.kind in "mM" or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
@@ -164,6 +173,7 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
     if arr.ndim != ndim:
         raise InvalidParameterError(f"{name} must be {ndim}-D, got {arr.ndim}-D with shape {arr.shape}")
     target = dtype if dtype is not None else (np.float32 if arr.dtype == np.float32 else np.float64)
+    check_fits_in_memory(arr.shape, np.dtype(target).itemsize, name)
     out = np.ascontiguousarray(arr, dtype=target)
     if copy and np.shares_memory(out, arr):
         out = out.copy()
@@ -239,6 +249,37 @@ def check_sparse_structure(X, name: str, *, dtype=None, copy: bool = False):
     if not Xc.has_canonical_format:
         Xc.sum_duplicates()  # also sorts the indices
     return Xc
+
+
+#: Dense float64 values per row that any solver keeps for a sparse input, at least.
+_PER_ROW_VALUES = 8
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        return None
+
+
+def _shape_of(X):
+    try:
+        return tuple(X.shape)
+    except Exception:
+        return "unknown"
+
+
+def check_fits_in_memory(shape, itemsize, name, what=None):
+    """Refuse, naming ``name``, an array whose dense copy would exceed the machine's memory
+    (a memmap or a broadcast view of 2**31 rows), before anything that size is allocated:
+    a bare ``MemoryError`` (or the OS killing the process) names nothing."""
+    size = math.prod(int(a) for a in shape)
+    limit = _physical_memory()
+    if limit is not None and size * itemsize > limit:
+        what = what or f"a dense array of its shape {tuple(int(a) for a in shape)}"
+        raise InvalidParameterError(
+            f"{name}: {what} would need {size * itemsize / 2**30:.1f} GiB, more than this "
+            f"machine's {limit / 2**30:.1f} GiB of memory")
 
 
 def _check_shape(shape, name, min_rows, min_cols):
@@ -544,6 +585,24 @@ def validate_params(constraints: dict, values: dict, caller: str) -> None:
             f"The {name!r} parameter of {caller}() must be {accepted}; got {shown}")
 
 
+def _largest_input(values) -> str:
+    """``name of shape (...)`` of the argument (or view) with the most entries."""
+    best, where = -1, "unknown"
+    for key, value in values.items():
+        items = [(key, value)]
+        if isinstance(value, (list, tuple)):
+            items = [(f"{key}[{i}]", v) for i, v in enumerate(value)]
+        for name, v in items:
+            shape = getattr(v, "shape", None)
+            try:
+                size = math.prod(int(a) for a in shape) if shape is not None else -1
+            except (TypeError, ValueError):
+                continue
+            if size > best:
+                best, where = size, f"{name} of shape {tuple(int(a) for a in shape)}"
+    return where
+
+
 def declare_params(constraints: dict):
     """Decorator: declare a public function's parameter constraints and validate every call.
 
@@ -572,8 +631,13 @@ def declare_params(constraints: dict):
                 raise InvalidParameterError(f"{func.__name__}(): {exc}") from None
             values = {k: v for k, v in bound.arguments.items() if k != "self"}
             validate_params(constraints, values, func.__name__)
-            with public_call(func, values):
-                return func(*args, **kwargs)
+            try:
+                with public_call(func, values):
+                    return func(*args, **kwargs)
+            except MemoryError:
+                raise InvalidParameterError(
+                    f"{func.__name__}(): out of memory; the largest input is "
+                    f"{_largest_input(values)}: too large for this machine") from None
 
         wrapper.parameter_constraints = constraints
         return wrapper

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -157,8 +157,10 @@ class EMVCResult(Result):
         (compared with ``tol``; the settling test is the other stop).
     residual_consensus, residual_views : ndarray, shape (n_iter,)
         The two parts of ``residual``.
-    p_hat_change : ndarray, shape (n_iter,)
-        ``‖P̂_k − P̂_{k−1}‖_∞`` per iteration (``nan`` at the first; the settling test).
+    p_hat_change : ndarray, shape (n_iter,), or None
+        ``‖P̂_k − P̂_{k−1}‖_∞`` per iteration (the settling test): ``nan`` at the first, which
+        has no previous ``P̂`` (``None`` in ``to_dict(jsonable=True)``); ``None`` when
+        ``tol_settle=None`` (not tracked).
     rank : ndarray of int64, shape (n_iter,)
         Rank of ``Q`` (singular values of ``P̂ + Z/μ`` above ``1/μ``) per iteration.
     svt_method : tuple of str
@@ -178,6 +180,11 @@ class EMVCResult(Result):
     rank: np.ndarray
     svt_method: tuple
     p_hat_change: np.ndarray
+
+    _shapes: ClassVar[dict] = {
+        "P_hat": ("n", "n"), "E": [("n", "n")], "residual": ("n_iter",),
+        "residual_consensus": ("n_iter",), "residual_views": ("n_iter",), "rank": ("n_iter",),
+        "p_hat_change": ("n_iter",)}
 
 
 class _Data(NamedTuple):
@@ -366,8 +373,9 @@ class Problem:
     def result(self, trace, labels) -> EMVCResult:
         res_c = np.asarray(self.res_c, dtype=np.float64)
         res_v = np.asarray(self.res_v, dtype=np.float64)
-        dp = np.asarray(self.dp if self.data.tol_settle is not None
-                        else [np.nan] * len(self.ranks), dtype=np.float64)
+        # not tracked without the settling test: None, the one "not computed" of a field
+        dp = (np.asarray(self.dp, dtype=np.float64) if self.data.tol_settle is not None
+              else None)
         return EMVCResult(labels=labels, objective=trace.objective, n_iter=trace.n_iter,
                           converged=trace.converged, P_hat=self.P_hat, E=list(self.E),
                           residual=np.maximum(res_c, res_v), residual_consensus=res_c,

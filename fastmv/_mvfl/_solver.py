@@ -13,7 +13,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,7 +30,7 @@ from .._core._driver import (
     verbose_logging,
 )
 from .._core._preprocessing import canonical_pairs, check_pair_conflicts, normalize_rows
-from .._core._result import Result
+from .._core._result import Result, untuned_record
 from .._core._threads import thread_limit
 from .._core._tuning import (
     from_labels,
@@ -141,6 +141,9 @@ class MVFLResult(Result):
     view_ptr: np.ndarray
     normalize: list
     lam3: float
+
+    _shapes: ClassVar[dict] = {"F": ("n", "c"), "W": ("d", "c"), "b": ("c",),
+                               "view_weights": ("m", "c"), "feature_weights": ("d",)}
 
 
 # ------------------------------------------------------------------------------------------
@@ -425,9 +428,19 @@ def _tune_normalize(data: _Data, log):
 
     method = ("1-nearest labelled neighbour on the normalised views" if sup.kind == "labels"
               else "AUC of pair distances on the normalised views")
+    if sup.kind == "labels" and sup.rows.size < 2:
+        # no fold can hold a labelled sample out and still predict it from another one
+        record = untuned_record({"candidates": candidates, "method": method},
+                                f"{sup.rows.size} labelled sample(s): at least 2 are needed "
+                                "to score a normalisation on held-out labels")
+        return data._replace(normalize=candidates[0]), {"normalize": record}, None
     chosen, record = grid_search("normalize", candidates, evaluate, _TUNE_FOLDS,
                                  method=method, log=log)
-    return data._replace(normalize=chosen), {"normalize": record}, spaces[chosen]
+    if not np.isfinite(record["scores"]).any():
+        record = untuned_record(record, "no validation fold could be scored (too little "
+                                "supervision: every fold needs held-out and remaining labels, "
+                                "or held-out must-links and cannot-links)")
+    return data._replace(normalize=chosen), {"normalize": record}, spaces.get(chosen)
 
 
 def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
@@ -443,10 +456,18 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     has_labels = data.prior["kind"] == "labels" and data.prior["rows"].size > 0
     if isinstance(data.init, str) and data.init == "auto":
         init = "k-means++"
-        if has_labels and data.n <= _SPREAD_MAX_N:
+        if has_labels and data.prior["rows"].size < 2:
+            tuning = {**(tuning or {}), "init": untuned_record(
+                {"candidates": ["k-means++", "spread"], "method": None},
+                "1 labelled sample: at least 2 are needed to score a start on held-out "
+                "labels")}
+        elif has_labels and data.n <= _SPREAD_MAX_N:
             km = _kmeans_labels(X, data, data.rng, n_jobs)  # the first start's k-means
             with verbose_logging(verbose) as log:
                 init, record, graph = _tune_init(X, data, km, log)
+            if not np.isfinite(record["scores"]).any():
+                record = untuned_record(record, "no validation fold could be scored")
+                init = record["chosen"]
             tuning = {**(tuning or {}), "init": record}
         data = data._replace(init=init)
     if anchor_tuned(data, route):

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from numbers import Integral, Real
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -77,6 +77,8 @@ class MVMCResult(Result):
 
     M: list
     Z: list
+
+    _shapes: ClassVar[dict] = {"M": [("k_v", "k_v")], "Z": [("n", "k_v")]}
 
     def similarity(self, dense: bool = False):
         """The completed similarity ``S`` (see the class docstring).

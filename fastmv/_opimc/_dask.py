@@ -8,7 +8,10 @@ process pool, or a ``distributed.Client``), one block of every view per task gro
 next ``prefetch`` blocks are requested while the current one is processed, so reading
 overlaps compute while at most ``prefetch + 1`` blocks are in memory. The solver re-cuts the
 stream into its own chunks, so results are identical to NumPy input with the same
-``chunk_size`` and seed.
+``chunk_size`` and seed and ``shuffle=False``. This stream reads dask views in order
+(``shuffle=False``); shuffled, the solver gathers each chunk's rows from the dask arrays
+directly (``fastmv._opimc._sources._ArraySource``), in the visiting order of every other
+random-access source.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ import collections
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+from ..exceptions import InvalidParameterError
 
 __all__ = ["is_dask_collection", "DaskChunkStream"]
 
@@ -70,13 +75,13 @@ class DaskChunkStream:
         rows = views[0].chunks[0]
         self.views = [X.rechunk({0: rows, 1: -1}) for X in views]
         if mask is not None:
+            if not is_dask_collection(mask):
+                mask = np.asarray(mask)
+            if tuple(mask.shape) != (n, len(views)):
+                raise InvalidParameterError(f"mask must have shape (n, m) = ({n}, "
+                                            f"{len(views)}), got {tuple(mask.shape)}")
             if is_dask_collection(mask):
                 mask = mask.rechunk({0: rows, 1: -1})
-            else:
-                mask = np.asarray(mask)
-                if mask.shape != (n, len(views)):
-                    raise ValueError(f"mask must have shape ({n}, {len(views)}), got "
-                                     f"{mask.shape}")
         self.mask = mask
         self.bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
         self.prefetch = max(int(prefetch), 0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,7 +49,14 @@ from .._core._validation import (
 from ..exceptions import DegenerateSolutionError, InvalidParameterError
 from ._chunks import _ChunkBuilder, _kmeanspp, _read_chunks
 from ._dask import DaskChunkStream, is_dask_collection
-from ._sources import _ArraySource, _is_view, _looks_like_view, _Spec, _StreamSource
+from ._sources import (
+    _ArraySource,
+    _is_view,
+    _looks_like_view,
+    _Spec,
+    _StreamSource,
+    is_one_shot,
+)
 
 __all__ = ["opimc", "OPIMCResult"]
 
@@ -86,6 +93,9 @@ class OPIMCResult(Result):
     chunk_loss: np.ndarray
     chunk_iter: np.ndarray
 
+    _shapes: ClassVar[dict] = {"U": [("d_v", "c")], "chunk_loss": ("n_iter", "n_chunks"),
+                               "chunk_iter": ("n_iter", "n_chunks")}
+
 
 # ---------------------------------------------------------------------------------------
 # validated inputs
@@ -114,8 +124,9 @@ def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
     if _is_view(X_list) and not isinstance(X_list, (list, tuple)):
         raise TypeError("X_list must be a list of views (one 2-D array per view) or an "
                         f"iterable of (blocks, mask_block) chunks; got {type(X_list).__name__}")
-    if not _is_stream(X_list) and any(is_dask_collection(X) for X in X_list):
-        # dask views: blocks computed by the active scheduler, the next ones prefetched
+    if not _is_stream(X_list) and any(is_dask_collection(X) for X in X_list) and not shuffle:
+        # dask views read in order: blocks computed by the active scheduler, the next ones
+        # prefetched (shuffled, each chunk's rows are gathered by one compute: _ArraySource)
         X_list, mask = DaskChunkStream(X_list, mask), None
     rng = check_random_state(random_state)
     if not _is_stream(X_list):
@@ -279,8 +290,9 @@ class Problem:
         if self.passes == 0:
             return ch.s, (lab, self._run(ch, lab, START_FROM_CENTERS, np.zeros(0)))
         if start + ch.s > self.labels.size:
-            raise ValueError(f"the chunk stream X_list yielded more rows in pass "
-                             f"{self.passes + 1} than in pass 1 ({self.labels.size})")
+            raise InvalidParameterError(f"the chunk stream X_list yielded more rows in pass "
+                                        f"{self.passes + 1} than in pass 1 "
+                                        f"({self.labels.size})")
         lab[:] = self.labels[self._rows(start, ch.s)]
         return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
 
@@ -318,10 +330,12 @@ class Problem:
                 raise ValueError(f"n_clusters={c} exceeds the number of samples "
                                  f"({self.labels.size})")
         elif self.passes > 0 and source.n is not None and source.n != self.labels.size:
-            raise ValueError(f"the chunk stream X_list yielded {source.n} rows in pass "
-                             f"{self.passes + 1}, {self.labels.size} in pass 1")
+            raise InvalidParameterError(f"the chunk stream X_list yielded {source.n} rows in "
+                                        f"pass {self.passes + 1}, {self.labels.size} in pass 1 "
+                                        "(its row count is fixed by the first pass)")
         if self.chunk_loss and n_chunks != len(self.chunk_loss[0]):
-            raise ValueError("the chunk stream X_list changed its length between passes")
+            raise InvalidParameterError("the chunk stream X_list changed its length between "
+                                        "passes")
 
 
 # ---------------------------------------------------------------------------------------
@@ -396,9 +410,12 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         view), ``mask_block`` a ``(rows, m)`` bool array or None. The stream is re-cut into
         chunks of ``chunk_size`` rows, so results equal those on the concatenated arrays.
         ``max_iter > 1`` needs a re-iterable (``iter()`` restarts it), not a one-shot iterator.
-        Every block (sparse ones included) is validated as it arrives. ``dask.array`` views
-        (chunked along samples; the mask a NumPy or dask array) are read block by block by the
-        active Dask scheduler with the next blocks prefetched; results equal NumPy input.
+        Every block (sparse ones included) is validated as it arrives; the first pass fixes
+        the stream's precision (a float32 first block computes in float32 and refuses a later
+        block float32 cannot hold, e.g. float64) and its row count (a later pass of another
+        length raises). ``dask.array`` views (chunked along samples; the mask a NumPy or dask
+        array) are computed by the active Dask scheduler (with ``shuffle=False`` block by
+        block, the next blocks prefetched); results equal NumPy input.
     n_clusters : int
         Number of clusters ``c`` (``1 <= c <= n``).
     mask : array-like of shape (n, m), bool, optional
@@ -466,9 +483,16 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         in the input's order either way. One pass is order-dependent: on a file sorted by
         class the first chunks hold few classes, the centres are fitted to them and later
         classes are merged into the wrong clusters (Handwritten sorted by class, 40 %
-        missing: docs/records/opimc.md). ``False`` reads the rows in file order (contiguous slices:
-        the fastest reads). A chunk stream (an iterable of blocks) and dask views are always
-        read in their own order: shuffle a stream at its source if it may be sorted.
+        missing: docs/records/opimc.md). ``False`` reads the rows in file order (contiguous
+        slices: the fastest reads). The order is a function of ``random_state`` and ``n`` alone, so
+        arrays, memmaps, CSR matrices, h5py datasets and dask arrays (Zarr stores included;
+        shuffled, each chunk's rows are gathered by one ``dask.compute``, which may read
+        every stored block: ``False`` reads each block once per pass) of the same rows give
+        the same labels, float32 and float64 alike. The one exception: a chunk stream (an
+        iterable of blocks, one-shot or re-iterable) cannot be read out of order in bounded
+        memory, so it is always visited in its own order, whatever ``shuffle`` says, and
+        gives the labels of the same rows as arrays with ``shuffle=False``; shuffle a stream
+        at its source if it may be sorted.
     random_state : None, int or numpy.random.Generator
         Seeds the random start and the visiting order.
     verbose : bool or int, default False
@@ -529,7 +553,7 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
     ((500,), [(20, 3), (30, 3)], True)
     """
     if max_iter is None:
-        max_iter = 1 if _is_stream(X_list) and iter(X_list) is X_list else DEFAULT_PASSES
+        max_iter = 1 if _is_stream(X_list) and is_one_shot(X_list) else DEFAULT_PASSES
     prep = _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
                     random_state, shuffle)
     return _solve(prep, chunk_size=chunk_size, alpha=alpha, max_iter=max_iter, tol=tol,

@@ -9,13 +9,14 @@ exactly ``chunk_size`` rows, so results do not depend on how a stream cuts its b
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import mmap
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._core._validation import check_sparse_structure
+from .._core._validation import check_fits_in_memory, check_sparse_structure
 from ..exceptions import InvalidParameterError
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -24,7 +25,10 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 def _is_view(obj) -> bool:
     if sp.issparse(obj):
         return True
-    shape = getattr(obj, "shape", None)
+    try:
+        shape = getattr(obj, "shape", None)
+    except Exception:     # a view that cannot be read (a closed h5py file): named later
+        return True
     return shape is not None and len(shape) == 2 and hasattr(obj, "__getitem__")
 
 
@@ -47,6 +51,12 @@ class _Spec:
     dims: list          # d_v, user order
     sparse: list        # bool per view, user order
     dtype: type         # chunk dtype (float32 only when every view is float32)
+
+
+def is_one_shot(obj) -> bool:
+    """Whether ``obj`` is an iterator (read once), told without calling ``iter()`` on it: a
+    re-iterable source starts its stream again at every ``iter()``, which may cost a read."""
+    return isinstance(obj, collections.abc.Iterator)
 
 
 def _view_dtype(obj):
@@ -84,9 +94,12 @@ class _ArraySource:
         dims, sparse, dtypes = [], [], []
         for v, X in enumerate(views):
             name = f"X_list[{v}]"
+            _check_readable(X, name)
             if sp.issparse(X):
                 if X.ndim != 2:
                     raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
+                check_fits_in_memory((X.shape[0],), 24, "X_list", what=(
+                    f"the row pointers, labels and visiting order of its {X.shape[0]} rows"))
                 # checked whole (it is in memory): slicing a malformed matrix may silently
                 # drop entries before the per-chunk check could see them
                 X = check_sparse_structure(X, name)
@@ -100,9 +113,17 @@ class _ArraySource:
                     raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
             dt = _view_dtype(X)
             _check_view_dtype(dt, name)
+            if any(not np.isfinite(a) for a in X.shape):   # a dask array of unknown chunks
+                raise InvalidParameterError(f"{name} has an unknown number of rows (shape "
+                                            f"{X.shape}): call compute_chunk_sizes() on it")
             shape = tuple(int(a) for a in X.shape)
             if shape[0] < 1 or shape[1] < 1:
                 raise ValueError(f"{name} is empty (shape {shape})")
+            if not sp.issparse(X):
+                # a chunk of it is read dense (plus the next one, read ahead)
+                check_fits_in_memory((2 * min(chunk_size, shape[0]), shape[1]), 8, name,
+                                     what=f"chunks of {min(chunk_size, shape[0])} of its rows "
+                                          f"of {shape[1]} values")
             dims.append(shape[1])
             sparse.append(sp.issparse(X))
             dtypes.append(dt if dt is not None else np.dtype(np.float64))
@@ -112,14 +133,18 @@ class _ArraySource:
             raise ValueError(f"all views in X_list must have the same number of samples (rows); "
                              f"got {ns}")
         self.n = ns[0]
+        # the n labels (int64) and the visiting order are the memory that grows with n
+        check_fits_in_memory((self.n,), 16, "X_list",
+                             what=f"the labels and visiting order of its {self.n} rows")
         self.spec = _Spec(len(views), dims, sparse, _chunk_dtype(dtypes))
         if mask is not None:
             if not (hasattr(mask, "shape") and hasattr(mask, "__getitem__")) or sp.issparse(mask):
                 mask = np.asarray(mask)
             if tuple(mask.shape) != (self.n, self.spec.m):
-                raise ValueError(f"mask must have shape (n, m) = ({self.n}, {self.spec.m}), "
-                                 f"got {tuple(mask.shape)}")
+                raise InvalidParameterError(f"mask must have shape (n, m) = ({self.n}, "
+                                            f"{self.spec.m}), got {tuple(mask.shape)}")
         self.mask = mask
+        self.dask = any(_is_dask(X) for X in self.views) or _is_dask(mask)
         self.chunk_size = chunk_size
         self.order = None
         if order is not None:
@@ -139,9 +164,49 @@ class _ArraySource:
                 mblock = None if self.mask is None else self.mask[a:b]
             else:
                 rows = self.order[a:b]
-                blocks = [_take_rows(X, rows) for X in self.views]
-                mblock = None if self.mask is None else _take_rows(self.mask, rows)
+                if self.dask:
+                    blocks, mblock = self._dask_rows(rows, a, b)
+                else:
+                    blocks = [_take_rows(X, rows) for X in self.views]
+                    mblock = None if self.mask is None else _take_rows(self.mask, rows)
             yield a, blocks, mblock
+
+    def _dask_rows(self, rows, a, b):
+        """The chunk's rows of every view and of the mask, the dask ones gathered by one
+        ``dask.compute`` on the active scheduler (the others as for arrays)."""
+        import dask  # noqa: PLC0415 (optional dependency, present whenever a dask array is)
+
+        items = self.views + ([] if self.mask is None else [self.mask])
+        lazy = [i for i, X in enumerate(items) if _is_dask(X)]
+        try:
+            computed = dask.compute(*[items[i][rows] for i in lazy])
+        except Exception as exc:
+            raise RuntimeError(f"computing the rows of visit positions {a}:{b} of X_list "
+                               f"(dask) failed: {type(exc).__name__}: {exc}") from exc
+        out = [None] * len(items)
+        for i, value in zip(lazy, computed):
+            out[i] = np.asarray(value)
+        for i, X in enumerate(items):
+            if out[i] is None:
+                out[i] = _take_rows(X, rows)
+        m = len(self.views)
+        return out[:m], (None if self.mask is None else out[m])
+
+
+def _is_dask(obj) -> bool:
+    return obj is not None and type(obj).__module__.split(".")[0] == "dask" and \
+        hasattr(obj, "dask") and hasattr(obj, "chunks")
+
+
+def _check_readable(X, name):
+    """``X``'s shape and dtype can be read: an h5py dataset whose file was closed cannot."""
+    try:
+        X.shape, getattr(X, "dtype", None)  # noqa: B018 (the read is the check)
+    except AttributeError:
+        return
+    except Exception as exc:
+        raise InvalidParameterError(f"{name} cannot be read ({type(exc).__name__}: {exc}); "
+                                    "an h5py dataset whose file was closed?") from exc
 
 
 def _runs(rows):
@@ -176,7 +241,7 @@ class _StreamSource:
     how the source cuts its blocks."""
 
     def __init__(self, iterable, chunk_size, max_passes):
-        if max_passes > 1 and iter(iterable) is iterable:
+        if max_passes > 1 and is_one_shot(iterable):
             raise ValueError("X_list is a one-shot iterator but max_iter > 1 passes: pass a "
                              "re-iterable object (each iter() starting the stream again) or "
                              "max_iter=1")
@@ -227,6 +292,7 @@ class _StreamSource:
                                      f"shape {tuple(shape)}, expected (rows, "
                                      f"{self.spec.dims[v]})")
                 rows.append(int(shape[0]))
+                self._check_precision(B, t, v)
             if len(set(rows)) > 1:
                 raise ValueError(f"item {t} of the chunk stream X_list: views have different "
                                  f"numbers of rows {rows}")
@@ -237,6 +303,20 @@ class _StreamSource:
                                      f"shape ({rows[0]}, {m}), got {mblock.shape}")
             if rows[0] > 0:
                 yield blocks, mblock, rows[0]
+
+    def _check_precision(self, B, t, v):
+        """The stream's precision is fixed by its first block: a float32 first block makes
+        every chunk float32, so a later block that float32 cannot hold exactly (float64,
+        wide integers) is refused instead of being rounded."""
+        if self.spec.dtype != np.float32:
+            return
+        dt = _view_dtype(B)
+        if dt is not None and dt != np.float32 and not np.can_cast(dt, np.float32, "safe"):
+            raise InvalidParameterError(
+                f"item {t} of the chunk stream X_list: view {v} block is {dt}, but the "
+                "stream's first block made it float32 (its precision is fixed by the first "
+                "block: a float32 first block computes in float32); yield every block in one "
+                "dtype, e.g. block.astype(np.float32) or float64 from the start")
 
     def peek_spec(self):
         """Read the first item to learn m, d_v and the dtype (a one-shot iterator is not

@@ -159,6 +159,10 @@ def load_mat(path: str | os.PathLike, *, views: int | Sequence[int] | None = Non
         warnings.warn(f"{path!r}: skipped the variable(s) {', '.join(failure.skipped)}, which "
                       f"scipy.io.loadmat cannot read ({_one_line(failure.__cause__)}); the "
                       "others were read by name", UserWarning, stacklevel=3)
+    for name, X in zip(view_names, raw_views):
+        if 0 in X.shape:
+            raise InvalidFileError(f"view {name} in {path!r} is empty (shape "
+                                   f"{' x '.join(map(str, X.shape))}): no samples or no features")
     if y_raw is None:
         transpose = _orientation_without_labels(raw_views)
         selected = _select_indices(views, len(raw_views), path)

@@ -1,6 +1,7 @@
 """Tests of fastmv.opimc and the streaming kernels (kernels/opimc.py)."""
 from __future__ import annotations
 
+import contextlib
 import tracemalloc
 
 import numpy as np
@@ -1014,16 +1015,17 @@ def test_dask_views_equal_numpy_views(monkeypatch):
     monkeypatch.setattr(fastmv._opimc._solver, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
     views, y = planted(230, [5, 7], 3, seed=34, noise=1.0)
     mask = fastmv.simulate.incomplete_mask(230, 2, 0.3, random_state=5)
-    ref = fastmv.opimc(views, 3, mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=0,
-                       shuffle=False)                             # dask views keep their order
     dviews = [da.from_array(X, chunks=(70, 3)) for X in views]    # blocks unlike the chunks
     with dask.config.set(scheduler="threads"):
-        for m in (mask, da.from_array(mask, chunks=(50, 2))):
-            for n_jobs in (1, 2):
-                r = fastmv.opimc(dviews, 3, mask=m, chunk_size=40, max_iter=2, tol=0.0,
-                                 random_state=0, n_jobs=n_jobs)
-                np.testing.assert_array_equal(r.labels, ref.labels)
-                np.testing.assert_array_equal(r.objective, ref.objective)
+        for shuffle in (True, False):          # shuffled: the arrays' visiting order
+            ref = fastmv.opimc(views, 3, mask=mask, chunk_size=40, max_iter=2, tol=0.0,
+                               random_state=0, shuffle=shuffle)
+            for m in (mask, da.from_array(mask, chunks=(50, 2))):
+                for n_jobs in (1, 2):
+                    r = fastmv.opimc(dviews, 3, mask=m, chunk_size=40, max_iter=2, tol=0.0,
+                                     random_state=0, n_jobs=n_jobs, shuffle=shuffle)
+                    np.testing.assert_array_equal(r.labels, ref.labels)
+                    np.testing.assert_array_equal(r.objective, ref.objective)
 
 
 # ------------------------------------------------------------------ visiting order (shuffle)
@@ -1069,6 +1071,67 @@ def test_shuffled_arrays_memmaps_sparse_and_row_sliceable_objects_agree(tmp_path
         np.testing.assert_array_equal(r.labels, ref.labels, err_msg=name)
         np.testing.assert_allclose(r.objective, ref.objective, rtol=1e-12, err_msg=name)
     assert max(o.max_rows_read for o in objs) <= 40
+
+
+class _Reiterable:
+    """A re-iterable chunk stream: every ``iter()`` reads the rows again, in blocks of 35."""
+
+    def __init__(self, views, rows=35):
+        self.views, self.rows, self.passes = views, rows, 0
+
+    def __iter__(self):
+        self.passes += 1
+        n = self.views[0].shape[0]
+        return iter([([X[a:a + self.rows] for X in self.views], None)
+                     for a in range(0, n, self.rows)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_defaults_give_the_same_labels_on_every_random_access_source(dtype, tmp_path):
+    """One visiting order, from the seed and the row count only: NumPy arrays, memmaps, CSR,
+    row-sliceable objects and dask arrays (also read from Zarr) give the same labels with the
+    defaults (shuffle=True); a chunk stream is visited in its own order, as arrays are with
+    shuffle=False (a re-iterable one: every pass, no iteration started and thrown away)."""
+    views, _ = planted(1234, [6, 9], 3, seed=40, noise=1.5)
+    views = [X.astype(dtype) for X in views]
+    kw = dict(chunk_size=150, random_state=3)
+    ref = fastmv.opimc(views, 3, **kw)
+    sources = {"memmap": [], "object": [RowSliceable(X) for X in views],
+               "csr": [views[0], sp.csr_matrix(views[1])]}
+    for v, X in enumerate(views):
+        np.save(tmp_path / f"v{v}.npy", X)
+        sources["memmap"].append(np.load(tmp_path / f"v{v}.npy", mmap_mode="r"))
+    try:
+        import dask
+        import dask.array as da
+    except ImportError:
+        dask = None
+    if dask is not None:
+        sources["dask"] = [da.from_array(X, chunks=(200, -1)) for X in views]
+        try:
+            import zarr
+        except ImportError:
+            zarr = None
+        if zarr is not None:
+            sources["zarr"] = []
+            for v, X in enumerate(views):
+                store = zarr.open_array(str(tmp_path / f"v{v}.zarr"), mode="w", shape=X.shape,
+                                        chunks=(170, X.shape[1]), dtype=X.dtype)
+                store[:] = X
+                sources["zarr"].append(da.from_zarr(str(tmp_path / f"v{v}.zarr")))
+    for name, vs in sources.items():
+        with (dask.config.set(scheduler="threads") if name in ("dask", "zarr")
+              else contextlib.nullcontext()):
+            r = fastmv.opimc(vs, 3, **kw)
+        np.testing.assert_array_equal(r.labels, ref.labels, err_msg=name)
+        np.testing.assert_array_equal(r.objective, ref.objective, err_msg=name)
+        assert r.U[0].dtype == np.float64
+    in_order = fastmv.opimc(views, 3, shuffle=False, **kw)
+    stream = _Reiterable(views)
+    r = fastmv.opimc(stream, 3, **kw)
+    np.testing.assert_array_equal(r.labels, in_order.labels)
+    np.testing.assert_array_equal(r.objective, in_order.objective)
+    assert stream.passes == r.n_iter
 
 
 def test_a_stream_keeps_its_order():
