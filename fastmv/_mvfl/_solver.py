@@ -342,10 +342,13 @@ class Problem:
                           F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
         self.empty = empty_csr(data.n)
-        # the quiet stops only with a prior: without one the run is also the feature
-        # selection, whose weights keep separating after the labels have come to rest
+        # the quiet stops only with labels: without a prior the run is also the feature
+        # selection, whose weights keep separating after the labels have come to rest, and
+        # with pairs the labels still move after a quiet iteration (the demo's pairs: 0.96
+        # to the end, 0.86 stopped quiet)
+        quiet = data.prior["kind"] == "labels" and _informative(data.prior)
         self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None,
-                             quiet=QUIET_RULES if _informative(data.prior) else ())
+                             quiet=QUIET_RULES if quiet else ())
 
     def factor(self):
         """The factorised ``W`` step at the IRLS weights of the current ``W``."""
@@ -594,8 +597,8 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
     tol : float, default 1e-6
         Stop when the objective's relative change is at most ``tol``, or (``f_step=
         "monotone"``, ``tol > 0``) once it is at most 1e-4 and no label can change while the
-        iterates keep contracting (docs/records/mvfl.md, "Time to solution": the settled stop), or,
-        with labels or pairs, once the labels rest while the objective creeps: no label
+        iterates keep contracting (docs/records/mvfl.md, "Time to solution": the settled
+        stop), or, with labels, once the labels rest while the objective creeps: no label
         changed in the last iteration and the relative change is at most 1e-2, or the
         change is at most 3e-4 (``fastmv._mvfl._settle.QUIET_RULES``; these bound nothing,
         and ``W`` is then less converged than the labels; see docs/records/mvfl-speed.md).
