@@ -3,8 +3,8 @@
 Settings: Handwritten (fou, pix, zer) and Reuters-1200 (English, French, German; CSR), both
 unmapped (95% of each view kept, rows permuted) with inter-view constraints at 5% of the cross
 pairs, and synthetic 3 views × n = 20000 with 200 000 pairs per view pair. The speed ratio is
-measured inside one ``track_*`` call against ``benchmarks/references/cmvnmf.py's cmvnmf_reference`` (the same
-updates in NumPy + scipy.sparse, same initial factors, same number of sweeps, objective
+measured inside one ``track_*`` call against ``benchmarks/references/cmvnmf.py's cmvnmf_reference``
+(the same updates in NumPy + scipy.sparse, same initial factors, same number of sweeps, objective
 evaluated every sweep by both), one thread and CPU time on both sides, alternated, so machine
 noise affects both alike.
 """

@@ -3,8 +3,8 @@
 Settings: WebKB (rows of each view unit norm, median-σ transition matrices, n = 1051,
 lam1 = lam2 = 0.01) and synthetic planted block transition matrices (``synthetic`` below,
 n = 1000 and 4000, two views). Speed is reported as ratios measured inside one ``track_*``
-call against ``benchmarks/references/emvc.py's emvc_reference`` (a straightforward NumPy EMVC: full SVD every
-iteration, vectorised E step), both for 50 iterations with ``tol = 0``, so machine noise
+call against ``benchmarks/references/emvc.py's emvc_reference`` (a straightforward NumPy EMVC: full
+SVD every iteration, vectorised E step), both for 50 iterations with ``tol = 0``, so machine noise
 affects both alike. ``SVTCrossover`` measures the rank at which the growing partial SVD stops
 paying against one LAPACK ``gesdd``.
 """

@@ -4,7 +4,8 @@ What a user meets before the first answer: compilation on a fresh install, cache
 every later start. Targets on the project's 2-core machine: cold ≤ 6 s when idle, warm ≤ 0.3 s
 above the second call. The warm-ups are small problems, so a cold call compiles only serial
 kernels (``parallel=True`` kernels compile on the first problem large enough to use them);
-``FIRST_CALLS`` also reports the parallel kernels a call compiled, which should stay none. The call is each solver's warm-up (``fastmv._app._registry``: the tiny call that
+``FIRST_CALLS`` also reports the parallel kernels a call compiled, which should stay none. The call
+is each solver's warm-up (``fastmv._app._registry``: the tiny call that
 ``python -m fastmv compile`` and the demo's compile rows make), run in a new process so that
 nothing compiled earlier in the benchmark process counts; process CPU seconds
 (``resource.getrusage``), which a busy machine inflates less than wall time. The absolute

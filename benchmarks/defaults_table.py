@@ -257,13 +257,15 @@ def cmd_table(args):
         flag = "**below**" if row["delta"] < -FLAG else ""
         ref = ""
         if "ref" in row:
-            ref = (f"{row['ref']['acc'][0]:.3f} ({np.mean(row['acc']) / row['ref']['acc'][0]:.2f}×)")
+            ref = (f"{row['ref']['acc'][0]:.3f} "
+                   f"({np.mean(row['acc']) / row['ref']['acc'][0]:.2f}×)")
         if args.doc:
             print(f"| {LABEL[solver]} | {name} | {_ms(row['acc'])} | {_ms(row['nmi'])} | "
                   f"{len(recs)} | {base['acc'][0]:.3f} ({base['best']}) | "
                   f"{row['delta']:+.3f} | {flag} | {ref} |".replace("-0.", "−0."))
             continue
-        bcell = f"{base['acc'][0]:.3f} ± {base['acc'][1]:.3f} / {base['nmi'][0]:.3f} ({base['best']})"
+        bcell = (f"{base['acc'][0]:.3f} ± {base['acc'][1]:.3f} / {base['nmi'][0]:.3f} "
+                 f"({base['best']})")
         print(f"| {solver} | {SIDE[solver]} | {name} | {setting} | {_ms(row['acc'])} | "
               f"{_ms(row['nmi'])} | {len(recs)} | {bcell} | {row['delta']:+.3f} | {flag} "
               f"{'complete-data reference ' + ref if ref else ''} |")

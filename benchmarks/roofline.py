@@ -4,7 +4,8 @@ the triad bandwidth or the GEMM rate measured in the same run.
 ``python -m benchmarks.roofline [--threads T] [--markdown]`` measures, on one thread by
 default (the machine is shared), the STREAM-like triad of :mod:`benchmarks.limits` and the
 float64 GEMM rate, then each main Numba kernel of ``kernels/`` at a realistic size (best of
-several calls in process CPU time, inputs built and the kernel compiled beforehand). For every kernel it counts
+several calls in process CPU time, inputs built and the kernel compiled beforehand). For every
+kernel it counts
 the bytes the kernel must move to and from memory (its compulsory traffic: every input read
 once, every output written once; data that fits in the caches is not counted) and the flops it
 must do, from the formulas in its docstring's ``Notes`` ("Cost"), and prints the achieved
@@ -144,7 +145,8 @@ def _masked(p=2000, q=2000, n=5000, k=100, r=50, pairs=100_000):
     S = sp.random(20000, 5000, density=0.005, format="csr", random_state=0)
     V = rng.random((5000, 20))
     return [
-        Case("clip_correction", f"{p} × {q}", lambda: K.clip_correction(A), 2 * p * q * F8, 3 * p * q, "bw"),
+        Case("clip_correction", f"{p} × {q}", lambda: K.clip_correction(A), 2 * p * q * F8,
+             3 * p * q, "bw"),
         Case("dense_to_csr", f"{p} × {q}, 5% nonzero", lambda: K.dense_to_csr(N, indptr),
              (p * q + 0.05 * p * q * 1.5) * F8, 0, "bw"),
         Case("masked_residual_product", f"n = {nr}, |Ω| = {nnz}, r = {r}, k = {k}",

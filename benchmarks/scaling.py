@@ -163,7 +163,8 @@ def main(argv=None):
                   f"{point['wall_seconds']:9.3f} s wall  {point['peak_growth_MiB']:9.1f} MiB",
                   flush=True)
         ns = [p["n"] for p in results[name]]
-        print(f"{name:7s} CPU time ~ n^{fit_exponent(ns, [p['seconds'] for p in results[name]]):.2f}"
+        print(f"{name:7s} CPU time ~ n^"
+              f"{fit_exponent(ns, [p['seconds'] for p in results[name]]):.2f}"
               f"  memory ~ n^"
               f"{fit_exponent(ns, [p['peak_growth_MiB'] for p in results[name]]):.2f}",
               flush=True)

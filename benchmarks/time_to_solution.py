@@ -16,7 +16,8 @@ The solvers follow the protocols of ``benchmarks/defaults_table.py`` (MVFL 10 % 
 order, EMVC the README route with ``lam1 = lam2 = --lam``) with every other option at its
 default. ``--data tiny`` runs on the embedded 200-sample subsample of
 ``benchmarks/defaults_table.py`` (the smoke test and CI use it). Everything runs on one
-thread (``NUMBA_NUM_THREADS=1``, BLAS limited by ``threadpoolctl``); times are process CPU seconds of a warm call: the solver is first called on
+thread (``NUMBA_NUM_THREADS=1``, BLAS limited by ``threadpoolctl``); times are process CPU seconds
+of a warm call: the solver is first called on
 a subsample (which compiles most kernels) and then once on the full data, discarded, because a
 subsample can take another route than the full call (Handwritten and ProteinFold: ``d > n`` on
 80–160 rows, the Woodbury route of MVFL; serial k-means kernels), whose signatures the first

@@ -502,7 +502,8 @@ class OPIMC(_MultiViewClusterer):
 
     fit.__doc__ = _fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
                            ":func:`fastmv.opimc`).", ["mask"],
-                           ("n_clusters=2, random_state=0", ", mask=None", "labels_.shape", "(20,)"))
+                           ("n_clusters=2, random_state=0", ", mask=None", "labels_.shape",
+                            "(20,)"))
 
 
 _document(OPIMC, opimc, """

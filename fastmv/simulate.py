@@ -72,7 +72,8 @@ _BUDGETS = frozenset({"pairs", "samples"})
 
 
 @declare_params({
-    "y": ["array-like"], "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
+    "y": ["array-like"],
+    "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
     "ratio": [Interval(numbers.Real, 0, 1, closed="both"), None], "random_state": ["random_state"],
 })
 def pairwise_constraints(y: ArrayLike, n_constraints: int | None = None, *,
@@ -128,7 +129,8 @@ def pairwise_constraints(y: ArrayLike, n_constraints: int | None = None, *,
 @declare_params({
     "labels_per_view": ["views"], "ratio": [Interval(numbers.Real, 0, 1, closed="both"), None],
     "n_constraints": [Interval(numbers.Integral, 0, None, closed="left"), None],
-    "view_pairs": ["array-like", None], "budget": [Options(_BUDGETS)], "random_state": ["random_state"],
+    "view_pairs": ["array-like", None], "budget": [Options(_BUDGETS)],
+    "random_state": ["random_state"],
 })
 def inter_view_constraints(labels_per_view: Sequence[ArrayLike], *, ratio: float | None = None,
                            n_constraints: int | None = None,
@@ -350,7 +352,8 @@ def pairs_from_labels(labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 @declare_params({
     "n": [Interval(numbers.Integral, 1, None, closed="left")],
     "n_views": [Interval(numbers.Integral, 1, None, closed="left")],
-    "missing_ratio": [Interval(numbers.Real, 0, 1, closed="both")], "random_state": ["random_state"],
+    "missing_ratio": [Interval(numbers.Real, 0, 1, closed="both")],
+    "random_state": ["random_state"],
 })
 def incomplete_mask(n: int, n_views: int, missing_ratio: float, *,
                     random_state: _RandomState = None) -> np.ndarray:

@@ -200,8 +200,8 @@ def nearest_neighbors_rows(D2, n_neighbors):
     -----
     Serial. Per row a bounded max-heap of the ``n_neighbors`` smallest (distance, column)
     pairs, then a heap sort of them: the same neighbours, in the same order, as a stable sort
-    of the row with its diagonal set to ``inf``. (``np.argsort(kind="mergesort")`` did this before; its
-    compilation cost a solver's cold first call about a second.) Cost: reads ``n² b`` bytes,
+    of the row with its diagonal set to ``inf``. (``np.argsort(kind="mergesort")`` did this before;
+    its compilation cost a solver's cold first call about a second.) Cost: reads ``n² b`` bytes,
     ``O(n² log k)`` comparisons at worst; writes ``O(n · n_neighbors)``: the only memory
     beyond ``D2``.
     """

@@ -262,7 +262,8 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     """
     if not valid_csr(indptr, indices, data, x_sq_norms.shape[0], centers.shape[1]):
         raise ValueError("lloyd_step_csr: indptr must have n + 1 non-decreasing entries up to "
-                         "nnz and indices lie in [0, d) (n = len(x_sq_norms), d = centers' columns)")
+                         "nnz and indices lie in [0, d) (n = len(x_sq_norms), "
+                         "d = centers' columns)")
     CT, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_csr_setup(
         indptr, centers, n_parts)
     for p in prange(bounds.shape[0] - 1):

@@ -129,7 +129,8 @@ def irls_diagonal(groups, rows, view_ptr, lam1, lam2):
     if (view_ptr.shape[0] != groups.shape[0] + 1
             or not valid_ptr(view_ptr, groups.shape[0], rows.shape[0])
             or view_ptr[-1] != rows.shape[0]):
-        raise ValueError("irls_diagonal: view_ptr must have m + 1 entries rising from 0 to len(rows)")
+        raise ValueError("irls_diagonal: view_ptr must have m + 1 entries rising from 0 to "
+                         "len(rows)")
     m, c = groups.shape
     d = rows.shape[0]
     D = np.empty((c, d), rows.dtype)

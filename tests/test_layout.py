@@ -84,7 +84,8 @@ def test_kernels_import_only_numpy_numba_and_kernels_helpers():
 def test_folders_import_downwards():
     """``_core`` imports nothing above it; ``_blocks`` only ``_core``; a solver folder only
     ``_core``, ``_blocks``, the kernels and the public helpers (``exceptions``, ``simulate``,
-    ``metrics``, ``plot``; ``datasets`` for the demo), never another solver's folder. (A lazy ``import fastmv`` inside a function of
+    ``metrics``, ``plot``; ``datasets`` for the demo), never another solver's folder. (A lazy
+    ``import fastmv`` inside a function of
     ``_core._result``, for the version stamp, is the one upward reference.)"""
     order = {"core": {"core", "kernels"}, "blocks": {"core", "blocks", "kernels"}}
     for s in SOLVERS:

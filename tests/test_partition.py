@@ -18,7 +18,8 @@ def test_partition_matches_twins(n_items, min_per_part):
     assert bounds.tolist() == naive_partition.part_bounds(n_items, parts).tolist()
     assert bounds[0] == 0 and bounds[-1] == n_items and (bounds[1:] >= bounds[:-1]).all()
     for p in range(parts):
-        assert tuple(K.part_range(n_items, parts, p)) == naive_partition.part_range(n_items, parts, p)
+        assert (tuple(K.part_range(n_items, parts, p))
+                == naive_partition.part_range(n_items, parts, p))
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 1000])
@@ -48,7 +49,8 @@ def _dispatchers():
     for info in pkgutil.iter_modules(fastmv.kernels.__path__):
         module = importlib.import_module(f"fastmv.kernels.{info.name}")
         for name, obj in vars(module).items():
-            if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == module.__name__:
+            if (isinstance(obj, numba.core.registry.CPUDispatcher)
+                    and obj.__module__ == module.__name__):
                 yield f"{info.name}.{name}", obj
 
 

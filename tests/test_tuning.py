@@ -1,4 +1,5 @@
-"""Self-tuning from the caller's supervision (fastmv._core._tuning and the solvers' "auto" options)."""
+"""Self-tuning from the caller's supervision (fastmv._core._tuning and the solvers' "auto"
+options)."""
 import numpy as np
 import pytest
 

@@ -161,7 +161,8 @@ def _fit_doc(cls, xs, side, example):
     args, fit, attr, out = example
     missing = ("handled by the solver" if cls == "OPIMC" else
                "replaced by the mean of the view's present rows")
-    return _FIT_DOC.format(xs=xs, missing=missing, side="".join(_SIDE_DOC[s] for s in side), extra="",
+    return _FIT_DOC.format(xs=xs, missing=missing, side="".join(_SIDE_DOC[s] for s in side),
+                           extra="",
                            cls=cls, args=args, fit=fit, attr=attr, out=out)
 
 

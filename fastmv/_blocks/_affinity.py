@@ -168,8 +168,8 @@ def transition_matrix(X: ArrayLike | sp.spmatrix, sigma: float | Literal["median
     Notes
     -----
     docs/algorithms.md §6. Both kernels are invariant to scaling ``X`` by a constant (the
-    Gaussian one with ``sigma="median"``). ``X`` is first scaled by a power of two (exact) so that its
-    squared distances stay finite and nonzero: with ``sigma="median"`` (scale-invariant)
+    Gaussian one with ``sigma="median"``). ``X`` is first scaled by a power of two (exact) so that
+    its squared distances stay finite and nonzero: with ``sigma="median"`` (scale-invariant)
     ``X`` and ``c X`` give the same ``P`` for any ``c`` in 1e-300…1e300, and a fixed
     ``sigma`` is applied in the caller's units. Distances come from one BLAS ``syrk``
     (``X Xᵀ``, n² d flops) written straight into the output and turned into distances and

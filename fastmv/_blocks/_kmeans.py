@@ -397,7 +397,8 @@ def kmeans(X: ArrayLike | sp.spmatrix, n_clusters: int, *, n_init: int = 10,
     else:
         init_centers = check_array(init, "init", accept_sparse=False, dtype=np.float64)
         if init_centers.shape != (n_clusters, d):
-            raise InvalidParameterError(f"init must have shape ({n_clusters}, {d}), got {init_centers.shape}")
+            raise InvalidParameterError(f"init must have shape ({n_clusters}, {d}), "
+                                        f"got {init_centers.shape}")
         n_init = 1
 
     data = _Data(X)

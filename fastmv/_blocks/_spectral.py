@@ -237,7 +237,8 @@ def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_comp
     rng = check_random_state(random_state)
     deg = np.asarray(S @ np.ones(n)).ravel()
     if np.any(deg < -1e-12 * max(1.0, np.abs(deg).max())):
-        raise InvalidParameterError("S has negative degrees (row sums); a nonnegative similarity is required")
+        raise InvalidParameterError("S has negative degrees (row sums); "
+                                    "a nonnegative similarity is required")
     inv_sqrt = np.zeros(n)
     pos = deg > 0
     inv_sqrt[pos] = 1.0 / np.sqrt(deg[pos])
@@ -460,7 +461,8 @@ def markov_spectral_clustering(P: np.ndarray | sp.spmatrix, n_clusters: int, *,
     if n_clusters > 1 and rank < n_clusters:
         warnings.warn(
             f"P is nearly rank {rank}: only {rank} of its top {n_clusters} eigenvalues exceed "
-            f"{_DEGENERATE_EIGENVALUE:g} of the largest (eigenvalues {np.array2string(w, precision=2)}"
+            f"{_DEGENERATE_EIGENVALUE:g} of the largest "
+            f"(eigenvalues {np.array2string(w, precision=2)}"
             f"), so the remaining clusters are split by noise; with EMVC, P_hat collapsed: "
             "raise lam1 and lam2 (larger error penalties keep more of the views in P_hat)",
             DegenerateSolutionWarning, stacklevel=_caller_stacklevel())

@@ -33,8 +33,9 @@ import numpy as np
 
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 
-__all__ = ["Step", "IterationInfo", "Trace", "iterate", "callback_stops", "relative_change", "verbose_logging",
-           "progress_bar", "logger", "interrupt_guard", "public_call", "feedback"]
+__all__ = ["Step", "IterationInfo", "Trace", "iterate", "callback_stops", "relative_change",
+           "verbose_logging", "progress_bar", "logger", "interrupt_guard", "public_call",
+           "feedback"]
 
 logger = logging.getLogger("fastmv")
 

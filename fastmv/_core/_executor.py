@@ -127,7 +127,8 @@ class BlockMap:
     Attributes
     ----------
     stats : dict
-        Counters of what was shipped: ``maps`` (map calls), ``tasks``, ``broadcast_bytes`` (data sent once per map
+        Counters of what was shipped: ``maps`` (map calls), ``tasks``, ``broadcast_bytes`` (data
+        sent once per map
         or per BlockMap, counted once however many workers receive it), ``task_bytes``
         (what travels with the tasks themselves) and ``result_bytes`` (pickled sizes).
     """

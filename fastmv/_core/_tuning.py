@@ -24,8 +24,8 @@ When a solver gets partial labels or pairwise constraints, its data-dependent op
 
 The record of every decision is kept in the result's ``tuning`` field: a dict from option
 name to ``{"candidates", "scores" (candidates × folds), "mean", "gain_se" (standard error of
-each candidate's paired gain over the first), "chosen", "folds", "method", "solves"}``. ``None`` when nothing was tuned (every option explicit, or no
-supervision).
+each candidate's paired gain over the first), "chosen", "folds", "method",
+"solves"}``. ``None`` when nothing was tuned (every option explicit, or no supervision).
 """
 from __future__ import annotations
 

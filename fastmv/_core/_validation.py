@@ -52,7 +52,8 @@ def check_random_state(random_state) -> np.random.Generator:
     """
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, numbers.Integral) and random_state < 0:
-            raise InvalidParameterError(f"random_state must be a non-negative int, got {random_state}")
+            raise InvalidParameterError(
+                f"random_state must be a non-negative int, got {random_state}")
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -120,7 +121,8 @@ def check_n_clusters(n_clusters, n_samples: int, name: str = "n_clusters") -> in
     """``1 <= n_clusters <= n_samples``."""
     n_clusters = check_int(n_clusters, name, low=1)
     if n_clusters > n_samples:
-        raise InvalidParameterError(f"{name}={n_clusters} exceeds the number of samples ({n_samples})")
+        raise InvalidParameterError(
+            f"{name}={n_clusters} exceeds the number of samples ({n_samples})")
     return n_clusters
 
 
@@ -137,7 +139,8 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
     """
     if sp.issparse(X):
         if not accept_sparse:
-            raise InvalidParameterError(f"{name} must be a dense array; scipy.sparse is not supported here")
+            raise InvalidParameterError(
+                f"{name} must be a dense array; scipy.sparse is not supported here")
         if X.ndim != 2:
             raise InvalidParameterError(f"{name} must be 2-D, got {X.ndim}-D")
         # every solver keeps a few dense arrays of one value per row (labels, degrees, ...)
@@ -151,7 +154,8 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
         if bad.any():
             raise InvalidParameterError(f"{name} contains NaN or infinite values")
         if nonnegative and data.size and data.min() < 0:
-            raise InvalidParameterError(f"{name} contains negative values (nonnegative data required)")
+            raise InvalidParameterError(
+                f"{name} contains negative values (nonnegative data required)")
         _check_shape(Xc.shape, name, min_rows, min_cols)
         return Xc
     if isinstance(X, (str, bytes)) or X is None:
@@ -171,7 +175,8 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
     if np.iscomplexobj(arr):
         raise InvalidParameterError(f"{name} must be real, got complex values")
     if arr.ndim != ndim:
-        raise InvalidParameterError(f"{name} must be {ndim}-D, got {arr.ndim}-D with shape {arr.shape}")
+        raise InvalidParameterError(
+            f"{name} must be {ndim}-D, got {arr.ndim}-D with shape {arr.shape}")
     target = dtype if dtype is not None else (np.float32 if arr.dtype == np.float32 else np.float64)
     check_fits_in_memory(arr.shape, np.dtype(target).itemsize, name)
     out = np.ascontiguousarray(arr, dtype=target)
@@ -195,11 +200,12 @@ def _check_compressed(indptr, indices, n_data, n_major, n_minor, name, fmt):
     """indptr/indices of a CSR (major = rows) or CSC (major = columns) matrix."""
     what = "column" if fmt == "csr" else "row"
     if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
-        raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr has length "
-                         f"{indptr.shape[0]}, expected {n_major + 1}")
+        raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr has "
+                                    f"length {indptr.shape[0]}, expected {n_major + 1}")
     if indptr[0] != 0 or indptr[-1] != indices.shape[0] or indptr[-1] != n_data:
-        raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr must start at 0 "
-                         f"and end at len(indices) = len(data) = {indices.shape[0]}")
+        raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr must "
+                                    f"start at 0 and end at len(indices) = len(data) = "
+                                    f"{indices.shape[0]}")
     if n_major and np.any(np.diff(indptr) < 0):
         raise InvalidParameterError(f"{name} is a malformed {fmt.upper()} matrix: indptr decreases")
     if indices.size:
@@ -303,17 +309,19 @@ def check_views(X_list, name: str = "X_list", *, accept_sparse: bool = True, sam
     try:
         views = list(X_list)
     except TypeError as exc:
-        raise InvalidParameterError(f"{name} must be a list of 2-D arrays, got {type(X_list).__name__}") from exc
+        raise InvalidParameterError(
+            f"{name} must be a list of 2-D arrays, got {type(X_list).__name__}") from exc
     if len(views) < min_views:
-        raise InvalidParameterError(f"{name} must hold at least {min_views} view(s), got {len(views)}")
+        raise InvalidParameterError(
+            f"{name} must hold at least {min_views} view(s), got {len(views)}")
     out = [check_array(X, f"{name}[{v}]", accept_sparse=accept_sparse, dtype=dtype,
                        allow_nan=allow_nan, nonnegative=nonnegative, copy=copy)
            for v, X in enumerate(views)]
     if same_n:
         ns = [X.shape[0] for X in out]
         if len(set(ns)) > 1:
-            raise InvalidParameterError(f"all views in {name} must have the same number of samples (rows); "
-                             f"got {ns}")
+            raise InvalidParameterError(
+                f"all views in {name} must have the same number of samples (rows); got {ns}")
     return out
 
 
@@ -332,7 +340,8 @@ def _plain(row):
     return tuple(int(x) for x in row)
 
 
-def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_self: bool | None = None):
+def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *,
+                allow_self: bool | None = None):
     """Validate a ``(p, 2)`` array of sample-index pairs; returns an int64 array.
 
     ``n_a`` bounds the first column and ``n_b`` (default ``n_a``) the second. Self-pairs
@@ -349,7 +358,8 @@ def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_sel
     if pairs is None:
         return np.zeros((0, 2), dtype=np.int64)
     if sp.issparse(pairs):
-        raise InvalidParameterError(f"{name} must be a (p, 2) integer array of index pairs, got a sparse matrix")
+        raise InvalidParameterError(
+            f"{name} must be a (p, 2) integer array of index pairs, got a sparse matrix")
     arr = np.asarray(pairs)
     if arr.size == 0:
         if arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 2):
@@ -368,7 +378,8 @@ def check_pairs(pairs, name: str, n_a: int, n_b: int | None = None, *, allow_sel
         bad = np.flatnonzero(arr[:, 0] == arr[:, 1])
         if bad.size:
             p = bad[0]
-            raise InvalidParameterError(f"{name}[{p}] = {_plain(arr[p])} pairs a sample with itself")
+            raise InvalidParameterError(
+                f"{name}[{p}] = {_plain(arr[p])} pairs a sample with itself")
     return arr
 
 
@@ -380,8 +391,8 @@ def check_partial_labels(labels, n: int, n_clusters: int, name: str = "labels"):
     arr = _integer_array(arr, name, "integer class ids (-1 for unknown)")
     bad = np.flatnonzero((arr < -1) | (arr >= n_clusters))
     if bad.size:
-        raise InvalidParameterError(f"{name}[{bad[0]}] = {arr[bad[0]]} is outside [0, {n_clusters}) "
-                         "and is not -1 (unknown)")
+        raise InvalidParameterError(f"{name}[{bad[0]}] = {arr[bad[0]]} is outside "
+                                    f"[0, {n_clusters}) and is not -1 (unknown)")
     return arr
 
 
@@ -411,14 +422,17 @@ def check_transition_matrices(P_list, name: str = "P_list", *, dtype=None, atol:
     n = views[0].shape[0]
     for v, P in enumerate(views):
         if P.shape != (n, n):
-            raise InvalidParameterError(f"{name}[{v}] must be square n × n with n = {n}, got {P.shape}")
+            raise InvalidParameterError(
+                f"{name}[{v}] must be square n × n with n = {n}, got {P.shape}")
         if P.min() < 0:
-            raise InvalidParameterError(f"{name}[{v}] has negative entries; a transition matrix is nonnegative")
+            raise InvalidParameterError(
+                f"{name}[{v}] has negative entries; a transition matrix is nonnegative")
         rs = P.sum(axis=1, dtype=np.float64)
         tol = atol if P.dtype == np.float64 else max(atol, 1e-6 * np.sqrt(n))
         r = int(np.argmax(np.abs(rs - 1.0)))
         if abs(rs[r] - 1.0) > tol:
-            raise InvalidParameterError(f"{name}[{v}] is not row-stochastic: row {r} sums to {rs[r]:.6g}")
+            raise InvalidParameterError(
+                f"{name}[{v}] is not row-stochastic: row {r} sums to {rs[r]:.6g}")
     return views
 
 
@@ -619,9 +633,10 @@ def declare_params(constraints: dict):
         params = set(sig.parameters) - {"self"}
         declared = set(constraints)
         if declared != params:
-            raise InvalidParameterError(f"parameter declaration of {func.__qualname__} does not match its "
-                            f"signature: missing {sorted(params - declared)}, "
-                            f"extra {sorted(declared - params)}")
+            raise InvalidParameterError(
+                f"parameter declaration of {func.__qualname__} does not match its "
+                f"signature: missing {sorted(params - declared)}, "
+                f"extra {sorted(declared - params)}")
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):

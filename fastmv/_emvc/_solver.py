@@ -410,9 +410,11 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "n_jobs": ["n_jobs"],
 })
 def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: int | None = None,
-         max_iter: int = 100, tol: float = 1e-6, tol_settle: float | Literal["auto"] | None = "auto",
+         max_iter: int = 100, tol: float = 1e-6,
+         tol_settle: float | Literal["auto"] | None = "auto",
          stop: Literal["labels", "residual"] = "labels",
-         mu: float = 1e-6, rho: float = 1.9, mu_max: float = 1e10, init: Literal["mean", "random"] = "mean",
+         mu: float = 1e-6, rho: float = 1.9, mu_max: float = 1e10,
+         init: Literal["mean", "random"] = "mean",
          dtype: DTypeLike | None = None, full_svd: Literal["auto", "gesdd"] = "auto",
          max_rank: int | Literal["auto"] | None = "auto",
          random_state: int | np.random.Generator | None = None, verbose: bool | int = False,
@@ -527,7 +529,8 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
     -----
     Memory: ``3m + 3`` dense ``n × n`` arrays (``P_v``, ``E_v``, ``Y_v``, ``P̂``, ``Q`` and one
     array holding ``P̂ + Z/μ``, which with ``Q`` encodes ``Z``), one more (the previous
-    ``P̂``) for the settling test, plus the workspace of a full decomposition. Time per iteration: O(m n²) in three fused passes over the data, plus the
+    ``P̂``) for the settling test, plus the workspace of a full decomposition. Time per iteration:
+    O(m n²) in three fused passes over the data, plus the
     SVT: no SVD while ``1/μ`` is above a certified upper bound of the top singular value (the
     first ~20 iterations with the default schedule), a growing partial SVD while ``Q`` has
     low rank, and a full decomposition (O(n³)) otherwise; see :func:`fastmv._emvc._svt.svt` and

@@ -20,8 +20,9 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
    the threshold) change by at most ``rtol · s₁`` between steps (for ``s_{r+1}``, a lower
    bound of ``σ_{r+1}`` that only grows, it is enough that ten more increments of its last
    size stay below ``τ``) and every kept triplet has residual
-   ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model in GEMM flops (one LAPACK ``gesdd`` of an
-   ``n × n`` matrix taken as ``16 n³`` flops of GEMM, calibrated as docs/records/emvc.md says; a step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
+   ``‖B vᵢ − sᵢ uᵢ‖ (sᵢ − τ)/sᵢ ≤ rtol · s₁``. A cost model in GEMM flops (one LAPACK ``gesdd`` of
+   an ``n × n`` matrix taken as ``16 n³`` flops of GEMM, calibrated as docs/records/emvc.md says; a
+   step with block ``b`` on a basis of ``l`` columns ``≈ 4 n² b + 8 n l b``, a
    Rayleigh–Ritz step, done whenever the basis grew by a quarter, ``≈ 30 n l² + 16 l³``)
    hands over to tier 3 once the spent plus next-step cost would exceed half a full
    decomposition (so a wrong guess costs at most 50 % extra) or the basis would exceed
@@ -91,7 +92,8 @@ _GRAM_MIN_TAU_OVER_SQRT_EPS = 64.0
 # Expected rank (the previous one) up to this fraction of n: the Gram route asks ``syevr``
 # for the eigenpairs above τ² only (MRRR on the wanted part, back-transformation of r
 # vectors) instead of all of them from ``syevd``: faster at small ranks, slower at large
-# ones, where MRRR slows down in the crowd of values near τ² (docs/records/perf.md "Figures behind the code's choices").
+# ones, where MRRR slows down in the crowd of values near τ² (docs/records/perf.md "Figures behind
+# the code's choices").
 _EVR_MAX_RANK_FRACTION = 1 / 8
 # The projector route forms ``Q`` when it needs at most this fraction of the thin route's
 # flops (it runs at GEMM speed like the thin one; the margin keeps the choice away from ties).

@@ -8,7 +8,8 @@ hurts (the start's clusters are not linear in the features and the solve drifts 
 them) depends on the data, so the labels decide: ``k`` folds stratified by class, from each
 fold's start (rebuilt from the other folds' labels, the k-means clustering and kNN graph
 shared with the solve) one iteration with each candidate anchor, judged by how close in angle
-the held-out labelled rows of ``F`` end to their class indicator. When ``d > n`` the fit is exact for any ``F`` and the
+the held-out labelled rows of ``F`` end to their class indicator. When ``d > n`` the fit is exact
+for any ``F`` and the
 landscape scales with ``λ``, which is what the rule ``10 · max(λ1, λ2)`` was derived for; it
 is kept there without validation.
 """

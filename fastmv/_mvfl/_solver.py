@@ -241,8 +241,8 @@ class _Data(NamedTuple):
 def _prepare_prior(n, c, labels, must_link, cannot_link):
     rows_all = np.arange(n, dtype=np.int64)
     if labels is not None and (must_link is not None or cannot_link is not None):
-        raise InvalidParameterError("give at most one kind of prior: labels, or must_link/cannot_link "
-                         "pairs, not both")
+        raise InvalidParameterError("give at most one kind of prior: labels, or "
+                                    "must_link/cannot_link pairs, not both")
     if labels is not None:
         y = check_partial_labels(labels, n, c, "labels")
         lab = np.flatnonzero(y >= 0).astype(np.int64)
@@ -279,8 +279,8 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
     n = views[0].shape[0]
     c = check_n_clusters(n_clusters, n)
     if lam1 + lam2 <= 0:
-        raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the regularising "
-                         "diagonal lam1 P_k + lam2 Q")
+        raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the "
+                                    "regularising diagonal lam1 P_k + lam2 Q")
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
     if lam3 is None:
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
@@ -299,9 +299,10 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
         if init.shape != (n, c):
             raise InvalidParameterError(f"init must have shape ({n}, {c}), got {init.shape}")
         if not init.any():
-            raise InvalidParameterError("init is all zero: every sample would start in one cluster and "
-                             "F would stay 0; give a nonnegative init with a positive entry "
-                             "in every row, or init='k-means++'")
+            raise InvalidParameterError("init is all zero: every sample would start in one "
+                                        "cluster and F would stay 0; give a nonnegative init "
+                                        "with a positive entry in every row, or "
+                                        "init='k-means++'")
     return _Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),
                  float(anchor), float(eps), init, int(n_init), check_random_state(random_state),
                  normalize, solver, f_step, anchor_auto)
@@ -646,8 +647,8 @@ default "auto"
         folds in the normalised views; pairs: ROC AUC of the pair distances, must-links
         against cannot-links); the rule above ranks the two, so a tie keeps it. Cost: one
         normalisation per candidate and ``O(l² d)`` for ``l`` labels (``O(p d)`` for ``p``
-        pairs), no extra solve (measurements: docs/defaults.md, "Self-tuning"). The choice and the scores are in
-        ``result.tuning``; ``verbose`` logs them; an explicit value skips the tuning.
+        pairs), no extra solve (measurements: docs/defaults.md, "Self-tuning"). The choice and the
+        scores are in ``result.tuning``; ``verbose`` logs them; an explicit value skips the tuning.
     solver : {"auto", "direct", "woodbury"}, default "auto"
         ``W`` step: ``d × d`` Cholesky systems, ``n × n`` Woodbury systems, or the smaller.
         On the Woodbury route the ``c`` matrices are combined from per-view Grams shared by

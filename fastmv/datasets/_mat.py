@@ -375,7 +375,8 @@ def _find_views(variables, y_name, path):
             if not _is_numeric_matrix(X):
                 kind = (f"a {X.dtype} array of shape {X.shape}" if isinstance(X, np.ndarray)
                         else type(X).__name__)
-                raise InvalidFileError(f"view {name} in {path!r} is {kind}, not a real numeric matrix")
+                raise InvalidFileError(
+                    f"view {name} in {path!r} is {kind}, not a real numeric matrix")
         if not raw:
             raise InvalidFileError(f"the cell {cell_name!r} in {path!r} is empty: no views found")
         return names, raw
@@ -420,7 +421,8 @@ def _select_indices(views, n_views, path):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise TypeError(f"views must hold int view indices, got {v!r}")
         if not -n_views <= v < n_views:
-            raise InvalidParameterError(f"views index {v} out of range: {path!r} holds {n_views} view(s)")
+            raise InvalidParameterError(
+                f"views index {v} out of range: {path!r} holds {n_views} view(s)")
         out.append(int(v) % n_views)
     if len(set(out)) != len(out):
         raise InvalidParameterError(f"views selects the same view more than once: {items}")
