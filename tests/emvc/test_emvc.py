@@ -659,7 +659,7 @@ def test_capped_svt_is_within_its_certificate_and_exact_on_the_leading_subspace(
     """Capped tier: ``Q̃ = B − τ U_r V_rᵀ`` is within ``min(σ_{r+1}, τ)`` of the exact SVT in
     the spectral norm (so within ``2τ`` always), has the exact leading ``r`` singular
     triplets, and its reported nuclear norm bounds ``‖Q̃‖_*`` from above; with fewer than
-    ``r`` values above ``τ`` the result is the exact SVT."""
+    ``r`` values above ``τ`` the result is the SVT to the tier's tolerance."""
     rng = np.random.default_rng(11)
     n, d = shape
     k = min(n, d)
@@ -681,7 +681,7 @@ def test_capped_svt_is_within_its_certificate_and_exact_on_the_leading_subspace(
         assert err <= min(s[r], tau) * (1 + 1e-6) + tol * 10
         assert err <= 2 * tau
         sq = np.linalg.svd(Q.astype(np.float64), compute_uv=False)
-        np.testing.assert_allclose(sq[:r], s[:r] - tau, rtol=0, atol=tol * 10)
+        np.testing.assert_allclose(sq[:r], s[:r] - tau, rtol=0, atol=max(1e-5, tol * 10))
         assert info.nuclear_norm >= sq.sum() * (1 - 1e-6)
         # out= writes the same matrix; a warm start gives the same result
         out = np.empty_like(B)
@@ -693,8 +693,9 @@ def test_capped_svt_is_within_its_certificate_and_exact_on_the_leading_subspace(
     Q_ref, nuc_ref, r_ref = R.svt_full(B.astype(np.float64), tau)
     Q, info = svt(B, tau, max_rank=r, rank_hint=r, random_state=0)
     assert info.rank == r_ref == 4
-    np.testing.assert_allclose(Q, Q_ref, atol=tol * 10, rtol=0)
-    assert info.nuclear_norm == pytest.approx(nuc_ref, rel=tol * 10)
+    # the triplets to the tier's tolerance on the Ritz values (1e-4 σ₁)
+    np.testing.assert_allclose(Q, Q_ref, atol=max(1e-5, tol * 10), rtol=0)
+    assert info.nuclear_norm == pytest.approx(nuc_ref, rel=max(1e-5, tol * 10))
     # above a bound of σ₁ the skip still applies; without max_rank never capped; where
     # the exact decomposition is as cheap (small n), never capped either
     assert svt(B, 100.0, max_rank=r)[1].method == "skip-bound"
