@@ -87,11 +87,12 @@ def _hartigan_sweeps(Xt, W, lab, R, T, alpha, max_sweeps):
 
 def opimc_reference(views, n_clusters, first_labels, *, mask=None, alpha=0.1, chunk_size=250,
                     n_passes=1, max_iter=30, tol=1e-6, normalize=True, refine=False,
-                    refine_rounds=5, refine_sweeps=10):
+                    refine_rounds=5, refine_sweeps=10, later_sweeps=1):
     """OPIMC on views (dense or CSR) with an optional presence ``mask``; ``first_labels``:
     labels of the first chunk; ``refine``: single-row moves after each chunk's Lloyd loop,
-    then Lloyd again, for at most ``refine_rounds`` rounds. Returns (labels, U list, per-pass
-    loss, per-chunk loss)."""
+    then Lloyd again, for at most ``refine_rounds`` rounds, in the first pass, and
+    ``later_sweeps`` sweeps of single-row moves on each chunk (still held by the statistics)
+    in the passes after it. Returns (labels, U list, per-pass loss, per-chunk loss)."""
     m, n, c = len(views), views[0].shape[0], n_clusters
     mask = np.ones((n, m), bool) if mask is None else np.asarray(mask, bool)
     R = [np.zeros((X.shape[1], c)) for X in views]
@@ -115,6 +116,18 @@ def opimc_reference(views, n_clusters, first_labels, *, mask=None, alpha=0.1, ch
                     D -= 2.0 * (x @ u)       # missing rows are zero
                 return D.argmin(axis=1)
 
+            if p > 0 and refine:                         # moves with the chunk in place
+                lab = labels[a:b].copy()
+                if _hartigan_sweeps(Xt, W, lab, R, T, alpha, later_sweeps) > 0:
+                    for v in range(m):
+                        Unew = R[v] / (T[v] + alpha)
+                        zero = T[v] == 0
+                        Unew[:, zero] = U[v][:, zero]
+                        U[v] = Unew
+                labels[a:b] = lab
+                losses.append(sum(-2 * np.sum(u * r) + np.sum((u ** 2).sum(0) * (tv + alpha))
+                                  for u, r, tv in zip(U, R, T)))
+                continue
             if p > 0:                                    # remove the previous contribution
                 V = eye[labels[a:b]]
                 for v in range(m):

@@ -34,6 +34,7 @@ from .._core._driver import (
     Step,
     iterate,
     progress_bar,
+    relative_change,
     state_view,
     warn_if_degenerate,
 )
@@ -83,7 +84,8 @@ class OPIMCResult(Result):
     chunk_loss : ndarray of shape (n_iter, n_chunks), float64
         The loss after each chunk (in the first pass over the samples streamed so far).
     chunk_iter : ndarray of shape (n_iter, n_chunks), int64
-        Inner iterations spent on each chunk.
+        Inner iterations spent on each chunk (after the first pass, with ``refine``: sweeps
+        of single-row moves).
     tuning : dict or None
         What self-tuning chose from the supervision, per option (candidates, scores, choice;
         docs/defaults.md, "Self-tuning"); None when nothing was tuned.
@@ -202,8 +204,9 @@ class Problem:
     """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
 
     def __init__(self, prep: _Data, *, alpha, max_inner_iter, inner_tol, n_init, bar,
-                 read_ahead=False, refine="each"):
+                 read_ahead=False, refine="each", label_tol=0.0):
         self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
+        self.label_tol = label_tol
         self.refine = refine is not None
         self.refine_each = refine == "each"
         self.alpha, self.max_inner_iter, self.inner_tol = alpha, max_inner_iter, inner_tol
@@ -216,6 +219,7 @@ class Problem:
                 self.stats.centers[b.view_ptr[iv]:b.view_ptr[iv + 1]] = prep.init_centers[v]
         self.labels = None if prep.n is None else np.empty(prep.n, np.int64)
         self.passes = 0
+        self.objective_prev = None
         self.chunk_loss, self.chunk_iter = [], []
 
     def _rows(self, start, s):
@@ -294,11 +298,29 @@ class Problem:
                                         f"{self.passes + 1} than in pass 1 "
                                         f"({self.labels.size})")
         lab[:] = self.labels[self._rows(start, ch.s)]
+        if self.refine:
+            # the statistics hold this chunk under its labels of the pass before, so single-row
+            # moves on the global loss re-assign it in place: no removal, no Lloyd restart from
+            # centres without it (the same labels on the shared data, at a fraction of the
+            # cost); one sweep, the next pass sweeps again (docs/opimc.md "Passes")
+            vp = self.prep.builder.view_ptr
+            moves, sweeps = _stream_chunk_refine(ch.dense, ch.sparse, ch.W, vp, self.stats,
+                                                 lab, np.zeros(0), self.alpha, LATER_SWEEPS)
+            return ch.s, (lab, (self._loss(), sweeps, moves == 0))
         return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
+
+    def _loss(self):
+        """The streamed loss of the current statistics and centres (``_stream_loss``'s sum,
+        summed in another order)."""
+        st, vp = self.stats, self.prep.builder.view_ptr
+        t = np.repeat(st.counts, np.diff(vp), axis=0) + self.alpha      # (D, c)
+        U = st.centers
+        return float(np.sum(U * (t * U - 2.0 * st.sums.T)))
 
     def step(self) -> Step:
         losses, iters, parts = [], [], []
         loss = 0.0
+        changed = 0
         with _read_chunks(self.prep.source, self.prep.builder, self.read_ahead) as chunks:
             for t, (start, ch, error) in enumerate(chunks):
                 try:
@@ -309,7 +331,10 @@ class Problem:
                     raise _with_chunk(exc, t, start) from exc
                 del ch
                 if self.labels is not None:
-                    self.labels[self._rows(start, s)] = lab
+                    rows = self._rows(start, s)
+                    if self.passes > 0:
+                        changed += int(np.count_nonzero(self.labels[rows] != lab))
+                    self.labels[rows] = lab
                 else:
                     parts.append(lab)
                 losses.append(loss)
@@ -319,7 +344,13 @@ class Problem:
         self.chunk_loss.append(losses)
         self.chunk_iter.append(iters)
         self.passes += 1
-        return Step(objective=loss, state=state_view(
+        residual = None
+        if self.passes > 1 and self.label_tol > 0:
+            # settled labels end the passes as a settled loss does (the driver's test on 0)
+            settled = changed <= self.label_tol * self.labels.size
+            residual = 0.0 if settled else relative_change(self.objective_prev, loss)
+        self.objective_prev = loss
+        return Step(objective=loss, residual=residual, state=state_view(
             labels=self.labels, U=self.centers(), chunk_loss=np.asarray(losses)))
 
     def _end_pass(self, parts, n_chunks):
@@ -354,6 +385,11 @@ _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 #: Passes at most by default (they stop once the loss settles: 2-5 on the shared datasets);
 #: chosen leave-one-dataset-out, docs/defaults.md "Without supervision".
 DEFAULT_PASSES = 10
+#: With ``tol > 0``, a pass that changes at most this fraction of the labels ends the passes
+#: (settled labels); chosen leave-one-dataset-out (docs/records/opimc-defaults.md).
+LABEL_TOL = 0.005
+#: Sweeps of single-row moves per chunk in the passes after the first.
+LATER_SWEEPS = 1
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
 
@@ -394,8 +430,8 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
 
     then adds the chunk to ``R_v``, ``T_v``. The first chunk of the first pass starts from
     ``init``, every later chunk from the labels given by the current centres. One pass is the
-    paper's algorithm; each further pass (``max_iter > 1``) removes a chunk's previous
-    contribution from ``R_v``, ``T_v`` before re-assigning it (docs/algorithms.md §5).
+    paper's algorithm; each further pass (``max_iter > 1``) re-assigns every chunk against
+    the statistics of all the others (docs/algorithms.md §5; ``max_iter``).
 
     Parameters
     ----------
@@ -431,13 +467,18 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
     max_iter : int >= 1 or None, default None
         ``None``: 10, or 1 for a one-shot iterator (which can be read only once). Passes over
         the data at most (an iteration of OPIMC is one pass; at least one pass is
-        needed to have labels at all); the passes stop earlier once the loss settles
-        (``tol``: 2–5 passes on the shared datasets). One pass is the paper's algorithm;
+        needed to have labels at all); the passes stop earlier once the loss or the labels
+        settle (``tol``: 2–5 passes on the shared datasets). One pass is the paper's algorithm;
         further passes re-assign every chunk against the statistics of all the others and
         raised ACC on six of seven shared datasets (docs/defaults.md "Without supervision").
+        With ``refine``, a later pass re-assigns each chunk by one sweep of single-row moves
+        on the global statistics, which still hold the chunk (every move lowers the loss);
+        without, by Lloyd's iterations after removing the chunk's previous contribution.
     tol : float >= 0, default 1e-6
         The passes stop once a pass changes the loss by at most ``tol`` relative to the pass
-        before (the driver's one convergence test).
+        before, or, with ``tol > 0``, changes at most 0.5 % of the labels (settled labels:
+        the last passes move a few rows each and barely change the result). ``tol=0`` runs
+        ``max_iter`` passes unless a pass changes nothing.
     max_inner_iter : int >= 1, default 30
         Inner iterations per chunk at most.
     inner_tol : float >= 0, default 1e-6
@@ -470,7 +511,8 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         moving with it*; every move lowers the loss), then Lloyd's iterations again from
         there, until no row moves (at most 5 rounds of at most 10 sweeps). ``"each"``: every
         one of the ``n_init`` starts is refined and the lowest refined loss is kept;
-        ``"best"``: only the start kept; later chunks and passes are refined either way.
+        ``"best"``: only the start kept; later chunks and passes are refined either way
+        (a later pass by single-row moves alone, see ``max_iter``).
         ``None``: Lloyd's iterations only (the paper's algorithm). On incomplete views the
         Lloyd fixed points the starts reach are often far from the loss's best; chosen
         leave-one-dataset-out over the seven shared datasets (docs/records/opimc.md "Refinement",
@@ -606,7 +648,8 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
             progress_bar(total, progress, "opimc chunks") as bar:
         problem = Problem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
                           inner_tol=float(inner_tol), n_init=int(n_init), bar=bar,
-                          read_ahead=read_ahead, refine=refine)
+                          read_ahead=read_ahead, refine=refine,
+                          label_tol=LABEL_TOL if tol > 0 else 0.0)
         trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
                         callback=callback, verbose=verbose, warn=max_iter > 1)
     if not (np.all(np.isfinite(trace.objective)) and np.all(np.isfinite(problem.stats.centers))):
