@@ -399,7 +399,7 @@ def test_backtracking_recovers_from_too_long_steps(accelerated, monkeypatch):
 def test_planted_clusters_recovered_and_constraints_fitted():
     views, y = _planted(n=120, c=4, noise=1.5, seed=5)
     ml, cl = pairwise_constraints(y, 1500, random_state=0)
-    res = fastmv.mvmc(views, 4, ml, cl, k=10, random_state=0)
+    res = fastmv.mvmc(views, 4, ml, cl, k=10, normalize="l2", random_state=0)
     assert fastmv.metrics.accuracy(y, res.labels) == 1.0
     assert res.converged
     S = res.similarity(dense=True)
