@@ -89,8 +89,11 @@ def zscore_columns(X):
         return Y
     X = np.asarray(X, dtype=np.float64)
     spread = X.std(axis=0)
+    # a feature whose spread is rounding of its mean is constant: scaled up, the rounding
+    # would become a feature of unit variance
+    varies = spread > 64.0 * np.finfo(np.float64).eps * np.abs(X).max(axis=0, initial=0.0)
     s = np.zeros_like(spread)
-    np.divide(1.0, spread, out=s, where=spread > 0)
+    np.divide(1.0, spread, out=s, where=varies)
     return (X - X.mean(axis=0)) * s
 
 

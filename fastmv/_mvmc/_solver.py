@@ -235,8 +235,18 @@ def _tune_normalize(data, k, C1, C2, inner_iter, accelerated, step, map_, log):
     bases = {}
     for scheme in _NORM_SCHEMES:
         r = copy.deepcopy(data.rng)
-        bases[scheme] = ([view_basis(X, k, r, f"X_list[{v}]", scheme)
-                          for v, X in enumerate(data.views)], r)
+        try:
+            bases[scheme] = ([view_basis(X, k, r, f"X_list[{v}]", scheme)
+                              for v, X in enumerate(data.views)], r)
+        except ValueError:
+            if scheme == _NORM_SCHEMES[0]:
+                raise
+            # a view with no varying feature has nothing left after z-scoring: not a
+            # candidate (the old default still sees the rows' directions)
+    if len(bases) == 1:
+        Z, r = bases[_NORM_SCHEMES[0]]
+        data.rng.bit_generator.state = r.bit_generator.state
+        return _NORM_SCHEMES[0], Z, None
 
     def evaluate(scheme, f):
         tr = fold != f
@@ -255,7 +265,7 @@ def _tune_normalize(data, k, C1, C2, inner_iter, accelerated, step, map_, log):
         return pair_auc(a[sim[te] == 1], a[sim[te] == 0]), int(_NORM_FIT_ITER > 0)
 
     chosen, record = grid_search(
-        "normalize", list(_NORM_SCHEMES), evaluate, _NORM_FOLDS,
+        "normalize", list(bases), evaluate, _NORM_FOLDS,
         method="AUC of the start's completed similarity on held-out pairs", log=log)
     Z, r = bases[chosen]
     data.rng.bit_generator.state = r.bit_generator.state
@@ -389,8 +399,9 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         if its gain exceeds its standard error (docs/defaults.md, "Self-tuning"). Cost: one
         more SVD per view and ``2 schemes × 2 folds = 4`` closed-form starts, no extra
         solve (no outer iteration); the solve then runs with the chosen scheme's bases, so
-        its result is that of a call given that scheme. The choice and the scores are in
-        ``result.tuning``. A value skips the tuning.
+        its result is that of a call given that scheme (``"l2"`` without validation when a
+        view has no varying feature, so nothing is left of it after z-scoring). The choice
+        and the scores are in ``result.tuning``. A value skips the tuning.
     step : {"adaptive", "tight", "paper"}, default "adaptive"
         Step ``1/L`` of the M-steps. ``"adaptive"``: ``L = 2(C1 λ_v + C2)`` with ``λ_v`` the
         largest curvature of the constraint term ``M ↦ ‖R_Ω(Z_v M Z_vᵀ)‖²`` per unit
@@ -524,7 +535,7 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
                         normalize, Z, record = _tune_normalize(
                             data, k, 100.0 if isinstance(C1, str) else C1, C2, inner_iter,
                             bool(accelerated), step, map_, log)
-                    tuning = {"normalize": record}
+                    tuning = {"normalize": record} if record is not None else None
                 if isinstance(C1, str):
                     with verbose_logging(verbose) as log:
                         C1, record = _tune_C1(Z, data.pairs, C2, inner_iter, bool(accelerated),

@@ -664,6 +664,18 @@ def test_normalize_auto_keeps_l2_when_it_ranks_the_pairs_as_well():
     np.testing.assert_array_equal(auto.objective, fixed.objective)
 
 
+def test_normalize_auto_without_a_varying_feature_keeps_l2_and_zscore_says_why():
+    views, y = _planted(n=60, c=3, seed=8)
+    views[0] = np.tile(views[0][:1], (60, 1))  # every sample alike in the first view
+    ml, cl = pairwise_constraints(y, 250, random_state=0)
+    auto = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=5, random_state=0)
+    assert auto.tuning is None
+    fixed = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=5, normalize="l2", random_state=0)
+    np.testing.assert_array_equal(auto.objective, fixed.objective)
+    with pytest.raises(ValueError, match="X_list\\[0\\] has rank 0"):
+        fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=5, normalize="zscore", random_state=0)
+
+
 def test_normalize_auto_on_text_views_is_l2_without_validation():
     views, y = _planted(n=60, c=3, seed=7)
     text = [sp.csr_matrix(X) for X in views]  # sparse input: text or counts by the rule
