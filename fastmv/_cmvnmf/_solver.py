@@ -493,8 +493,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     Without any pair the model is NMF per view: the views do not interact, and lowering the
     fit says nothing about the partition. On dense features the sweeps often move away
     from a better k-means partition (their start), so with ``init="k-means++"`` every view
-    whose start has the higher mean cosine silhouette on the normalised view than the
-    sweeps' result gets its start back (``result.start_kept``; docs/cmvnmf.md, "Without
+    (except a ``"minmax"`` one, whose origin is an artefact of the shift) whose start has
+    the higher mean cosine silhouette on the normalised view than the sweeps' result gets
+    its start back (``result.start_kept``; docs/cmvnmf.md, "Without
     pairs"). Cost: two silhouettes per view, O(nnz(X_a) c) each (exact, from the
     clusters' row sums).
 
@@ -558,12 +559,19 @@ def _keep_better_starts(problem, data):
     Without pairs the model is NMF per view, and its objective (the fit) is no judge of the
     partition: the sweeps lower it while moving away from a k-means partition that is often
     the better clustering of dense features (docs/cmvnmf.md, "Without pairs"). The
-    silhouette is optimised by neither method. Returns one flag per view.
+    silhouette is optimised by neither method. A ``"minmax"`` view keeps the sweeps' result:
+    its origin is every feature's minimum, an artefact of the shift, and cosines about it
+    do not measure the clusters of the signed features (on ProteinFold the silhouette
+    preferred the start on all 12 such views, whose labels were the worse ones). Returns
+    one flag per view.
     """
     c = data.n_clusters
     U0, V0 = problem.start
     kept = []
     for a, X in enumerate(data.views):
+        if data.schemes[a] == "minmax":
+            kept.append(False)
+            continue
         start = cosine_silhouette(X, np.argmax(V0[a], axis=1), c)
         fitted = cosine_silhouette(X, np.argmax(problem.V(a), axis=1), c)
         kept.append(bool(start > fitted))

@@ -905,3 +905,7 @@ def test_without_pairs_a_view_keeps_its_kmeans_start_when_it_separates_better(mo
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=0)
     assert fastmv.cmvnmf(views, 4, ml, cl, beta=1.0, **kw).start_kept is None
     assert fastmv.cmvnmf(views, 4, None, None, init="random", **kw).start_kept is None
+    # shifted to [0, 1] per feature ("minmax"), the dense view's origin is an artefact
+    signed = [views[0] - 3.0, views[1]]
+    res = fastmv.cmvnmf(signed, 4, None, None, **kw)
+    assert res.normalize[0] == "minmax" and res.start_kept[0] is False
