@@ -57,7 +57,7 @@ from .._core._validation import (
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, build_constraints, prepare_pairs
-from ._start import _initial_factors
+from ._start import _initial_factors, cosine_silhouette
 from ._tune import _tune_beta
 from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
 
@@ -91,6 +91,12 @@ class CMVNMFResult(Result):
         Objective at the initial factors of the start kept.
     normalize : list of str or None
         The normalisation applied to each view (``normalize="auto"`` resolved).
+    start_kept : list of bool or None
+        Without any pair (and with the k-means start): per view, whether its k-means start
+        was returned instead of the NMF sweeps' factors, because the start's partition has
+        the higher mean cosine silhouette on the normalised view (``U``, ``V`` and
+        ``labels`` of such a view are the start's; ``objective`` stays that of the sweeps).
+        ``None`` with pairs or another ``init``.
     tuning : dict or None
         What self-tuning chose from the supervision, per option (candidates, scores, choice;
         docs/defaults.md, "Self-tuning"); None when nothing was tuned.
@@ -100,6 +106,7 @@ class CMVNMFResult(Result):
     V: list
     initial_objective: float
     normalize: list = None
+    start_kept: list = None
 
     _shapes: ClassVar[dict] = {"labels": [("n_v",)], "U": [("d_v", "c")], "V": [("n_v", "c")]}
 
@@ -299,6 +306,7 @@ def _solve(data, init, rescale, rng, n_jobs, **driver):
     U0, V0 = _initial_factors(data, init, rng, n_jobs)
     problem = Problem(data.sweep_views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
     problem.initial = problem.objective()
+    problem.start = (U0, V0)  # the Problem holds copies: kept for _keep_better_starts
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
 
 
@@ -484,6 +492,15 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     memory O(Σ_a (n_a + d_a) c + |Ω|) beyond the normalised views (plus a CSR copy of
     ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed.
 
+    Without any pair the model is NMF per view: the views do not interact, and lowering the
+    fit says nothing about the partition. On dense features the sweeps often move away
+    from a better k-means partition (their start), so with ``init="k-means++"`` every view
+    (except a ``"minmax"`` one, whose origin is an artefact of the shift) whose start has
+    the higher mean cosine silhouette on the normalised view than the sweeps' result gets
+    its start back (``result.start_kept``; docs/cmvnmf.md, "Without
+    pairs"). Cost: two silhouettes per view, O(nnz(X_a) c) each (exact, from the
+    clusters' row sums).
+
     References
     ----------
     Zhang, X., Zong, L., Liu, X., Yu, H. "Constrained NMF-Based Multi-View Clustering on
@@ -529,5 +546,38 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
                 best = run
             if guard.stopped:   # the caller's stop ends every start
                 break
+    kept = None
+    if (init == "k-means++" and max_iter > 0 and not guard.stopped
+            and not (data.blocks.must_global.shape[0] or data.blocks.cannot_global.shape[0])):
+        kept = _keep_better_starts(best[0], data)
     return dataclasses.replace(_result(*best, data, max_iter, tol), tuning=tuning,
-                               normalize=data.schemes)
+                               normalize=data.schemes, start_kept=kept)
+
+
+def _keep_better_starts(problem, data):
+    """Without pairs: every view whose k-means start separates its rows better than the NMF
+    sweeps' result (mean cosine silhouette on the normalised view) gets the start back.
+
+    Without pairs the model is NMF per view, and its objective (the fit) is no judge of the
+    partition: the sweeps lower it while moving away from a k-means partition that is often
+    the better clustering of dense features (docs/cmvnmf.md, "Without pairs"). The
+    silhouette is optimised by neither method. A ``"minmax"`` view keeps the sweeps' result:
+    its origin is every feature's minimum, an artefact of the shift, and cosines about it
+    do not measure the clusters of the signed features (on ProteinFold the silhouette
+    preferred the start on all 12 such views, whose labels were the worse ones). Returns
+    one flag per view.
+    """
+    c = data.n_clusters
+    U0, V0 = problem.start
+    kept = []
+    for a, X in enumerate(data.views):
+        if data.schemes[a] == "minmax":
+            kept.append(False)
+            continue
+        start = cosine_silhouette(X, np.argmax(V0[a], axis=1), c)
+        fitted = cosine_silhouette(X, np.argmax(problem.V(a), axis=1), c)
+        kept.append(bool(start > fitted))
+        if kept[-1]:
+            problem.U[a] = np.array(U0[a], dtype=problem.dtype, order="C")
+            problem.V(a)[...] = V0[a]
+    return kept

@@ -73,14 +73,39 @@ def pair_csr(i, j, vals):
 
 
 
+def zscore_columns(X):
+    """Every feature of ``X`` (already divided by its largest entry) to unit variance, dense
+    features also centred; constant features become zero. A sparse view is scaled only:
+    centring would densify it (the ``n × d`` array a text view must never become)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2
+        spread = np.sqrt(np.maximum(var, 0.0))
+        s = np.zeros_like(spread)
+        np.divide(1.0, spread, out=s, where=spread > 0)
+        Y = sp.csr_matrix(X @ sp.diags(s))
+        Y.sort_indices()
+        return Y
+    X = np.asarray(X, dtype=np.float64)
+    spread = X.std(axis=0)
+    # a feature whose spread is rounding of its mean is constant: scaled up, the rounding
+    # would become a feature of unit variance
+    varies = spread > 64.0 * np.finfo(np.float64).eps * np.abs(X).max(axis=0, initial=0.0)
+    s = np.zeros_like(spread)
+    np.divide(1.0, spread, out=s, where=varies)
+    return (X - X.mean(axis=0)) * s
+
+
 def view_basis(X, k, rng, name, normalize):
     """Orthonormal basis ``Z`` (n × ``k_v``) of the top left singular subspace of one view.
 
     The view is first divided by its largest absolute entry and, with ``normalize="l2"``, its
-    rows scaled to unit norm scale-safely (:func:`fastmv._core._preprocessing.normalize_rows`):
-    both leave the left singular vectors unchanged up to the row scaling the user asked for,
-    and keep every square and Gram entry of the SVD far from overflow and underflow, so
-    ``c · X`` gives the same basis for every ``c`` in 1e-300…1e300.
+    rows scaled to unit norm scale-safely (:func:`fastmv._core._preprocessing.normalize_rows`),
+    with ``"zscore"`` its features centred and scaled to unit variance (:func:`zscore_columns`):
+    the first leaves the left singular vectors unchanged, and all keep every square and Gram
+    entry of the SVD far from overflow and underflow, so ``c · X`` gives the same basis for
+    every ``c`` in 1e-300…1e300.
     """
     peak = float(row_norms(X, norm="max").max()) if X.shape[0] else 0.0
     if peak > 0:
@@ -88,7 +113,7 @@ def view_basis(X, k, rng, name, normalize):
             X = sp.csr_matrix((X.data / peak, X.indices, X.indptr), shape=X.shape)
         else:
             X = X / peak
-    X = normalize_rows(X, normalize)
+    X = zscore_columns(X) if normalize == "zscore" else normalize_rows(X, normalize)
     kv = max(1, min(k, X.shape[1], X.shape[0] - 1))
     return _left_singular_vectors(X, kv, rng, name)
 

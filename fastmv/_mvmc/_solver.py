@@ -9,6 +9,7 @@ the view bases and the problem (:mod:`fastmv._mvmc._problem`), the shared driver
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
@@ -188,6 +189,91 @@ def _tune_C1(Z, pairs, C2, inner_iter, accelerated, step, map_, rng, max_iter, l
                        method="AUC of the completed similarity on held-out pairs", log=log)
 
 
+# normalize="auto": the schemes compared (old default first: it wins ties), the folds over
+# the pairs and the outer iterations of each fit behind a score (docs/defaults.md,
+# "Self-tuning"). The scheme changes the view bases, so each candidate gets its own bases
+# (one SVD per view); a view that is sparse or has fewer nonzeros than _TEXT_DENSITY of its
+# entries is text or counts, and when every view is, "l2" is kept without validation
+# (scaling a rare term's column to unit variance multiplies it by about 1/its frequency).
+_NORM_SCHEMES = ("l2", "zscore")
+_NORM_FOLDS = 2
+_NORM_FIT_ITER = 0
+_TEXT_DENSITY = 0.1
+
+
+def _is_text(X):
+    if sp.issparse(X):
+        return True
+    return np.count_nonzero(X) < _TEXT_DENSITY * max(X.size, 1)
+
+
+def _masked_similarity(Z, M, rows, cols):
+    """Entries ``(rows, cols)`` of ``Ā = (1/m) Σ_v Z_v M_v Z_vᵀ``."""
+    out = np.zeros(rows.size)
+    for Zv, Mv in zip(Z, M):
+        out += np.einsum("ij,ij->i", Zv[rows] @ Mv, Zv[cols])
+    return out / len(Z)
+
+
+def _pair_fold(pairs, n_folds, rng):
+    """Fold of every constrained pair, stratified by kind."""
+    i, j, sim = pairs
+    sup = from_pairs(np.column_stack([i, j])[sim == 1], np.column_stack([i, j])[sim == 0])
+    fm, fc = pair_folds(sup, n_folds, tuning_rng(rng))
+    fold = np.empty(i.size, np.int64)
+    fold[sim == 1], fold[sim == 0] = fm, fc
+    return fold
+
+
+def _tune_normalize(data, k, C1, C2, inner_iter, accelerated, step, map_, log):
+    """``normalize="auto"``: every scheme's view bases (each from the generator's state at
+    this point, so the solve with the chosen one is that of a call given it), scored by
+    2-fold validation over the pairs: the start of the solve fitted to the other fold's
+    pairs (``M_v`` the PSD part of ``Z_vᵀ S_ob Z_v``, scaled to fit them), ranked by the ROC
+    AUC of ``Ā`` on the held-out must-links against the held-out cannot-links. Returns the
+    chosen scheme, its bases and the record."""
+    i, j, sim = data.pairs
+    fold = _pair_fold(data.pairs, _NORM_FOLDS, data.rng)
+    bases = {}
+    for scheme in _NORM_SCHEMES:
+        r = copy.deepcopy(data.rng)
+        try:
+            bases[scheme] = ([view_basis(X, k, r, f"X_list[{v}]", scheme)
+                              for v, X in enumerate(data.views)], r)
+        except ValueError:
+            if scheme == _NORM_SCHEMES[0]:
+                raise
+            # a view with no varying feature has nothing left after z-scoring: not a
+            # candidate (the old default still sees the rows' directions)
+    if len(bases) == 1:
+        Z, r = bases[_NORM_SCHEMES[0]]
+        data.rng.bit_generator.state = r.bit_generator.state
+        return _NORM_SCHEMES[0], Z, None
+
+    def evaluate(scheme, f):
+        tr = fold != f
+        if tr.all() or not tr.any():
+            return np.nan, 0
+        Z = bases[scheme][0]
+        problem = Problem(Z, (i[tr], j[tr], sim[tr]), float(C1), float(C2), inner_iter,
+                          accelerated, step, map_)
+        if _NORM_FIT_ITER:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                iterate(problem, solver="mvmc", max_iter=_NORM_FIT_ITER, tol=_TUNE_TOL,
+                        warn=False)
+        te = ~tr
+        a = _masked_similarity(Z, problem.M, i[te], j[te])
+        return pair_auc(a[sim[te] == 1], a[sim[te] == 0]), int(_NORM_FIT_ITER > 0)
+
+    chosen, record = grid_search(
+        "normalize", list(bases), evaluate, _NORM_FOLDS,
+        method="AUC of the start's completed similarity on held-out pairs", log=log)
+    Z, r = bases[chosen]
+    data.rng.bit_generator.state = r.bit_generator.state
+    return chosen, Z, record
+
+
 def _cluster(S, data, n_init, n_jobs, C1, graph, executor):
     """Labels from the completed similarity (through its kNN graph with ``graph="knn"``);
     warns when ``S`` carries no cluster structure."""
@@ -222,7 +308,7 @@ def _cluster(S, data, n_init, n_jobs, C1, graph, executor):
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "inner_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")], "accelerated": ["boolean"],
-    "normalize": [Options({"l2"}), None], "step": [Options({"adaptive", "tight", "paper"})],
+    "normalize": [Options({"auto", "l2", "zscore"}), None], "step": [Options({"adaptive", "tight", "paper"})],
     "graph": [Options({"knn", "full"})],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
@@ -233,7 +319,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
          C1: float | Literal["auto"] = 100.0, C2: float = 1.0,
          k: int | Literal["auto"] = "auto",
          max_iter: int = 100, inner_iter: int = 3, tol: float = 1e-4, accelerated: bool = True,
-         normalize: Literal["l2"] | None = "l2", step: Literal["adaptive", "tight", "paper"] = "adaptive",
+         normalize: Literal["auto", "l2", "zscore"] | None = "auto", step: Literal["adaptive", "tight", "paper"] = "adaptive",
          graph: Literal["knn", "full"] = "knn", n_init: int = 10, random_state: int | np.random.Generator | None = None,
          verbose: bool | int = False, progress: bool = False,
          callback: Callable[[IterationInfo], bool | None] | None = None, n_jobs: int | None = None,
@@ -301,9 +387,23 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         steps. ``False`` is the paper's alternation with plain projected gradient steps; its
         objective never increases (up to the float32 rounding of the passes over ``S``, see
         Notes).
-    normalize : {"l2", None}, default "l2"
-        Scale every sample (row) of every view to unit Euclidean norm before the SVD (zero
-        rows stay zero). ``None`` uses the views as given.
+    normalize : {"auto", "l2", "zscore"} or None, default "auto"
+        Preprocessing of every view before its SVD. ``"l2"``: every sample (row) to unit
+        Euclidean norm (zero rows stay zero). ``"zscore"``: every feature centred and scaled
+        to unit variance (a sparse view is scaled only, never densified; constant features
+        become zero). ``None``: the views as given. ``"auto"``: ``"l2"`` when every view is
+        sparse or has under 10 % nonzeros (text, counts); otherwise ``"l2"`` or
+        ``"zscore"`` (one for every view), chosen by 2-fold validation over the pairs
+        (stratified by kind): with each scheme's bases, the solve's start is fitted to one
+        half of the pairs (``M_v`` the PSD part of ``Z_vᵀ S_ob Z_v``, scaled to fit them, a
+        closed form) and scored by the ROC AUC of the completed similarity on the held-out
+        must-links against the held-out cannot-links; ``"zscore"`` replaces ``"l2"`` only
+        if its gain exceeds its standard error (docs/defaults.md, "Self-tuning"). Cost: one
+        more SVD per view and ``2 schemes × 2 folds = 4`` closed-form starts, no extra
+        solve (no outer iteration); the solve then runs with the chosen scheme's bases, so
+        its result is that of a call given that scheme (``"l2"`` without validation when a
+        view has no varying feature, so nothing is left of it after z-scoring). The choice
+        and the scores are in ``result.tuning``. A value skips the tuning.
     step : {"adaptive", "tight", "paper"}, default "adaptive"
         Step ``1/L`` of the M-steps. ``"adaptive"``: ``L = 2(C1 λ_v + C2)`` with ``λ_v`` the
         largest curvature of the constraint term ``M ↦ ‖R_Ω(Z_v M Z_vᵀ)‖²`` per unit
@@ -362,7 +462,8 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     MVMCResult
         ``labels``, ``objective``, ``n_iter``, ``converged``, ``M``, ``Z``,
         ``similarity(dense=False)`` (``S`` as a LinearOperator, or dense) and ``tuning``
-        (the record of ``C1="auto"``; ``None`` for a given ``C1``).
+        (the records of ``normalize="auto"`` and ``C1="auto"``; ``None`` when neither was
+        tuned).
 
     Warns
     -----
@@ -422,17 +523,26 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
     step; the result."""
     if isinstance(k, str):
         k = auto_rank(data.pairs[0].size)
+    tuning = None
+    if normalize == "auto" and all(_is_text(X) for X in data.views):
+        normalize = "l2"
     with thread_limit(n_jobs) as n_threads:
-        Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)
-             for v, X in enumerate(data.views)]
+        if normalize != "auto":
+            Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)
+                 for v, X in enumerate(data.views)]
         with open_block_map(executor) as blocks:
             with task_map(n_threads) as map_:
-                tuning = None
+                if normalize == "auto":
+                    with verbose_logging(verbose) as log:
+                        normalize, Z, record = _tune_normalize(
+                            data, k, 100.0 if isinstance(C1, str) else C1, C2, inner_iter,
+                            bool(accelerated), step, map_, log)
+                    tuning = {"normalize": record} if record is not None else None
                 if isinstance(C1, str):
                     with verbose_logging(verbose) as log:
                         C1, record = _tune_C1(Z, data.pairs, C2, inner_iter, bool(accelerated),
                                               step, map_, data.rng, max_iter, log)
-                    tuning = {"C1": record}
+                    tuning = dict(tuning or {}, C1=record)
                 problem = Problem(Z, data.pairs, float(C1), float(C2), inner_iter,
                                   bool(accelerated), step, map_, blocks)
                 trace = iterate(problem, solver="mvmc", max_iter=max_iter, tol=tol,

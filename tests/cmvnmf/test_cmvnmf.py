@@ -848,3 +848,64 @@ def test_handwritten_starts_that_used_to_end_poor():
         res = fastmv.cmvnmf(uviews, 10, must, cannot, random_state=seed)
         acc = np.mean([metrics.accuracy(a, b) for a, b in zip(uy, res.labels)])
         assert acc >= 0.98, (seed, acc)
+
+
+# ----------------------------------------------------------------------------- no pairs
+def _dense_and_text_views(seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(4), 40)
+    dense = np.abs(np.eye(4)[y] @ rng.normal(size=(4, 10)) + 0.7 * rng.normal(size=(160, 10))
+                   + 3.0)
+    topics = rng.random((4, 30)) ** 6
+    text = rng.poisson(topics[y] * 8.0).astype(float)
+    return simulate.unmapped([dense, text], y, keep=0.95, random_state=seed)[:2]
+
+
+def test_cosine_silhouette_matches_scikit_learn():
+    from sklearn.metrics import silhouette_score
+
+    from fastmv._cmvnmf._start import cosine_silhouette
+
+    rng = np.random.default_rng(3)
+    X = np.abs(rng.normal(size=(60, 7)))
+    X[5] = 0.0                                   # an all-zero row
+    lab = rng.integers(0, 3, 60)
+    lab[0] = 4                                   # a singleton cluster; cluster 3 is empty
+    want = silhouette_score(X, lab, metric="cosine")
+    assert cosine_silhouette(X, lab, 5) == pytest.approx(want, rel=1e-12, abs=1e-12)
+    assert cosine_silhouette(sp.csr_matrix(X), lab, 5) == pytest.approx(want, rel=1e-12)
+    assert cosine_silhouette(X, np.zeros(60, np.int64), 3) == -1.0
+
+
+def test_without_pairs_a_view_keeps_its_kmeans_start_when_it_separates_better(monkeypatch):
+    from fastmv._cmvnmf import _solver
+    from fastmv._cmvnmf._start import cosine_silhouette
+
+    views, ys = _dense_and_text_views()
+    kw = dict(n_init=1, random_state=0)
+    res = fastmv.cmvnmf(views, 4, None, None, **kw)
+    start = fastmv.cmvnmf(views, 4, None, None, max_iter=0, **kw)
+    assert start.start_kept is None
+    monkeypatch.setattr(_solver, "_keep_better_starts", lambda problem, data: None)
+    sweeps = fastmv.cmvnmf(views, 4, None, None, **kw)
+    monkeypatch.undo()
+    normed = _prepare(views, 4, None, None, 1.0, "auto").views
+    assert res.start_kept == [True, False]       # the dense view, not the counts
+    for a, kept in enumerate(res.start_kept):
+        s0 = cosine_silhouette(normed[a], start.labels[a], 4)
+        s1 = cosine_silhouette(normed[a], sweeps.labels[a], 4)
+        assert (s0 > s1) == kept
+        np.testing.assert_array_equal(res.labels[a], (start if kept else sweeps).labels[a])
+        np.testing.assert_allclose(res.V[a], (start if kept else sweeps).V[a])
+    np.testing.assert_array_equal(res.objective, sweeps.objective)
+    acc = [metrics.accuracy(y, lab) for y, lab in zip(ys, res.labels)]
+    acc_sweeps = [metrics.accuracy(y, lab) for y, lab in zip(ys, sweeps.labels)]
+    assert acc[0] > acc_sweeps[0] and acc[1] == acc_sweeps[1]
+    # with pairs, or another start, the sweeps' factors are returned as they are
+    ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=0)
+    assert fastmv.cmvnmf(views, 4, ml, cl, beta=1.0, **kw).start_kept is None
+    assert fastmv.cmvnmf(views, 4, None, None, init="random", **kw).start_kept is None
+    # shifted to [0, 1] per feature ("minmax"), the dense view's origin is an artefact
+    signed = [views[0] - 3.0, views[1]]
+    res = fastmv.cmvnmf(signed, 4, None, None, **kw)
+    assert res.normalize[0] == "minmax" and res.start_kept[0] is False

@@ -399,7 +399,7 @@ def test_backtracking_recovers_from_too_long_steps(accelerated, monkeypatch):
 def test_planted_clusters_recovered_and_constraints_fitted():
     views, y = _planted(n=120, c=4, noise=1.5, seed=5)
     ml, cl = pairwise_constraints(y, 1500, random_state=0)
-    res = fastmv.mvmc(views, 4, ml, cl, k=10, random_state=0)
+    res = fastmv.mvmc(views, 4, ml, cl, k=10, normalize="l2", random_state=0)
     assert fastmv.metrics.accuracy(y, res.labels) == 1.0
     assert res.converged
     S = res.similarity(dense=True)
@@ -481,6 +481,7 @@ def test_repeated_and_reversed_pairs_are_the_same_constraint():
     (dict(tol=-1.0), ValueError, "tol"),
     (dict(n_clusters=61), ValueError, "n_clusters"),
     (dict(normalize="tfidf"), ValueError, "normalize"),
+    (dict(normalize="minmax"), ValueError, "normalize"),
     (dict(step="fast"), ValueError, "step"),
     (dict(accelerated="yes"), TypeError, "accelerated"),
     (dict(callback=3), TypeError, "callback"),
@@ -555,7 +556,7 @@ def test_result_contract():
     assert np.unique(zero.labels).size == 3  # the (projected) start already clusters
 
 
-@pytest.mark.parametrize("normalize", ["l2", None])
+@pytest.mark.parametrize("normalize", ["l2", "zscore", None])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_scale_invariance(normalize, sparse):
     views, y = _planted(n=60, c=3, seed=6)
@@ -595,6 +596,94 @@ def test_non_finite_objective_raises():
     ml, cl = pairwise_constraints(y, 150, random_state=0)
     with pytest.raises(fastmv.exceptions.DegenerateSolutionError, match="C1"):
         fastmv.mvmc(views, 3, ml, cl, C1=1e308, C2=1e308, k=5, max_iter=3, random_state=0)
+
+
+# ---------------------------------------------------------------------------------------
+# normalize
+# ---------------------------------------------------------------------------------------
+
+def _hidden_by_scale(n=90, c=3, seed=0):
+    """Views whose class signal lies in small-scale features beside a large-scale noise
+    block: the rows' norms and the top singular vectors follow the noise until every feature
+    is scaled to unit variance."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), n // c)
+    rng.shuffle(y)
+    views = []
+    for _ in range(2):
+        signal = np.eye(c)[y] @ rng.normal(size=(c, 6)) * 2.0 + 0.5 * rng.normal(size=(n, 6))
+        noise = 100.0 * rng.normal(size=(n, 6)) + 300.0
+        views.append(np.hstack([signal, noise]))
+    return views, y
+
+
+def test_zscore_columns_centres_and_scales_dense_and_only_scales_sparse():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5)) * [1.0, 10.0, 1e-3, 0.0, 5.0] + [0.0, 3.0, 1.0, 7.0, -2.0]
+    X0 = X.copy()
+    Y = _mvmc_problem.zscore_columns(X)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_allclose(Y.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(Y.std(axis=0), [1.0, 1.0, 1.0, 0.0, 1.0], atol=1e-12)
+    A = sp.random(50, 6, density=0.2, random_state=1, format="csr")
+    B = _mvmc_problem.zscore_columns(A)
+    assert sp.issparse(B) and B.nnz == A.nnz  # never densified
+    D = A.toarray()
+    sd = D.std(axis=0)
+    np.testing.assert_allclose(B.toarray(), np.where(sd > 0, D / np.where(sd > 0, sd, 1), 0.0),
+                               rtol=1e-12)
+
+
+def test_normalize_auto_chooses_zscore_when_feature_scales_hide_the_clusters():
+    views, y = _hidden_by_scale()
+    ml, cl = pairwise_constraints(y, 300, random_state=0)
+    kw = dict(k=3, random_state=0)
+    auto = fastmv.mvmc(views, 3, ml, cl, **kw)
+    rec = auto.tuning["normalize"]
+    assert rec["candidates"] == ["l2", "zscore"] and rec["scores"].shape == (2, 2)
+    assert rec["solves"] == 0  # closed-form starts only
+    assert rec["chosen"] == "zscore" and np.all(rec["scores"][1] > rec["scores"][0])
+    zscore = fastmv.mvmc(views, 3, ml, cl, normalize="zscore", **kw)
+    l2 = fastmv.mvmc(views, 3, ml, cl, normalize="l2", **kw)
+    assert zscore.tuning is None and l2.tuning is None  # an explicit value skips the tuning
+    # the tuned call runs exactly the solve of the call given its choice
+    np.testing.assert_array_equal(auto.labels, zscore.labels)
+    np.testing.assert_array_equal(auto.objective, zscore.objective)
+    assert fastmv.metrics.accuracy(y, zscore.labels) >= 0.95
+    assert fastmv.metrics.accuracy(y, l2.labels) < 0.8
+
+
+def test_normalize_auto_keeps_l2_when_it_ranks_the_pairs_as_well():
+    views, y = _planted(n=90, c=3, seed=4)
+    ml, cl = pairwise_constraints(y, 300, random_state=1)
+    auto = fastmv.mvmc(views, 3, ml, cl, k=6, random_state=3)
+    rec = auto.tuning["normalize"]
+    assert rec["chosen"] == "l2", rec["scores"]
+    fixed = fastmv.mvmc(views, 3, ml, cl, k=6, normalize="l2", random_state=3)
+    np.testing.assert_array_equal(auto.labels, fixed.labels)
+    np.testing.assert_array_equal(auto.objective, fixed.objective)
+
+
+def test_normalize_auto_without_a_varying_feature_keeps_l2_and_zscore_says_why():
+    views, y = _planted(n=60, c=3, seed=8)
+    views[0] = np.tile(views[0][:1], (60, 1))  # every sample alike in the first view
+    ml, cl = pairwise_constraints(y, 250, random_state=0)
+    auto = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=5, random_state=0)
+    assert auto.tuning is None
+    fixed = fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=5, normalize="l2", random_state=0)
+    np.testing.assert_array_equal(auto.objective, fixed.objective)
+    with pytest.raises(ValueError, match="X_list\\[0\\] has rank 0"):
+        fastmv.mvmc(views, 3, ml, cl, k=5, max_iter=5, normalize="zscore", random_state=0)
+
+
+def test_normalize_auto_on_text_views_is_l2_without_validation():
+    views, y = _planted(n=60, c=3, seed=7)
+    text = [sp.csr_matrix(X) for X in views]  # sparse input: text or counts by the rule
+    ml, cl = pairwise_constraints(y, 250, random_state=0)
+    auto = fastmv.mvmc(text, 3, ml, cl, k=5, random_state=0)
+    assert auto.tuning is None
+    fixed = fastmv.mvmc(text, 3, ml, cl, k=5, normalize="l2", random_state=0)
+    np.testing.assert_array_equal(auto.objective, fixed.objective)
 
 
 # ---------------------------------------------------------------------------------------
