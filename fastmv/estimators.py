@@ -73,7 +73,7 @@ class MVMC(_MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, C1: Any = 100.0, C2: float = 1.0, k: Any = 'auto',
                  max_iter: int = 100, inner_iter: int = 3, tol: float = 0.0001,
-                 accelerated: bool = True, normalize: Any = 'l2', step: str = 'adaptive',
+                 accelerated: bool = True, normalize: Any = 'auto', step: str = 'adaptive',
                  graph: str = 'knn', n_init: int = 10, random_state: Any = None,
                  verbose: bool | int = False, progress: bool = False,
                  callback: Callable | None = None, n_jobs: int | None = None,
