@@ -37,7 +37,8 @@ _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector sc
 #: over ``l`` outside, over ``k`` inside: contiguous in ``gram``, independent per ``k``, so it
 #: vectorises) instead of one dot product per ``k`` (a dependent chain of ``c`` adds). Each
 #: sum runs over ``l = 0, 1, …`` from ``0.0`` in float64 either way: the same bits. Below
-#: this the dot products are faster (docs/records/cmvnmf.md, "The denominators of many-class updates").
+#: this the dot products are faster (docs/records/cmvnmf.md, "The denominators of many-class
+#: updates").
 _GRAM_BY_ROWS_MIN_C = 12
 _PAIR_CHUNK = 4096  # pairs per chunk in constraint_penalty (fixed: thread-count independent)
 
@@ -387,7 +388,8 @@ def constraint_penalty(V_all, must, cannot):
     """
     if ((must.shape[0] > 0 and must.shape[1] != 2) or (cannot.shape[0] > 0 and cannot.shape[1] != 2)
             or not in_range(must, 0, V_all.shape[0]) or not in_range(cannot, 0, V_all.shape[0])):
-        raise ValueError("constraint_penalty: must and cannot must be (p, 2) pairs of rows of V_all")
+        raise ValueError("constraint_penalty: must and cannot must be (p, 2) pairs of rows of "
+                         "V_all")
     c = V_all.shape[1]
     p_m = must.shape[0]
     p_c = cannot.shape[0]

@@ -69,10 +69,11 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
     mirror too, a slot no other row writes), the second accumulates ``(R Z)_i`` and the loss.
     The loops are level-1 and bound by gathering rows of ``B`` and ``Z``, so a row's entries
     are taken four at a time (one load of ``A_i`` or ``(R Z)_i`` serves four neighbours), and
-    each pair's residual is computed once (docs/records/mvmc.md has the measurement). Every row owns its output row and its partial loss, and the partial
-    losses are summed in row order, so the result does not depend on the number of threads
-    at all. Residuals are accumulated in float64 also for float32 input; the dot products
-    may be reassociated (SIMD), which changes them only by rounding.
+    each pair's residual is computed once (docs/records/mvmc.md has the measurement). Every
+    row owns its output row and its partial loss, and the partial losses are summed in row
+    order, so the result does not depend on the number of threads at all. Residuals are
+    accumulated in float64 also for float32 input; the dot products may be reassociated
+    (SIMD), which changes them only by rounding.
 
     Cost: compulsory traffic ``32 nnz + n (2 r + 2 k) b`` bytes (``b`` the itemsize: the
     pattern, values, mirrors and residuals; ``A``, ``B``, ``Z``, ``RZ`` once), but it gathers a

@@ -214,16 +214,19 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
     if (not valid_view_ptr(view_ptr, U.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
             or not valid_dense_rows(dense, view_ptr, s_w)
             or not valid_sparse_rows(sparse, s_w, U.shape[0])):
-        raise ValueError("stream_assign: view_ptr must rise from 0 to the rows of U, one view per column "
-                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+        raise ValueError("stream_assign: view_ptr must rise from 0 to the rows of U, one view "
+                         "per column of W, and the chunk layout (dense, sparse) must match the "
+                         "s rows of W")
     if (usq.shape[0] != W.shape[1] or usq.shape[1] != U.shape[1] or not in_range(rows, 0, s_w)
             or out.labels.shape[0] < s_w or out.best.shape[0] < s_w or out.second.shape[0] < s_w):
-        raise ValueError("stream_assign: usq must be (m, c), rows lie in [0, s) and out hold s rows")
+        raise ValueError("stream_assign: usq must be (m, c), rows lie in [0, s) and out hold s "
+                         "rows")
     if G.shape[0] > 0:
         if dense is None:
             raise ValueError("stream_assign: G must be empty without dense views")
         if G.shape[0] < dense.row_start[dense.row_start.shape[0] - 1] or G.shape[1] != U.shape[1]:
-            raise ValueError("stream_assign: G must hold one row of c products per stored dense row")
+            raise ValueError("stream_assign: G must hold one row of c products per stored "
+                             "dense row")
     return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
 
 
@@ -353,8 +356,9 @@ def stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     if (not valid_view_ptr(view_ptr, U.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
             or not valid_dense_rows(dense, view_ptr, s_w)
             or not valid_sparse_rows(sparse, s_w, U.shape[0])):
-        raise ValueError("stream_chunk_assign: view_ptr must rise from 0 to the rows of U, one view per column "
-                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+        raise ValueError("stream_chunk_assign: view_ptr must rise from 0 to the rows of U, one "
+                         "view per column of W, and the chunk layout (dense, sparse) must match "
+                         "the s rows of W")
     if labels.shape[0] != s_w:
         raise ValueError("stream_chunk_assign: labels must have one entry per row of W")
     return _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels)
@@ -525,8 +529,9 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
     if (not valid_view_ptr(view_ptr, stats.centers.shape[0]) or W.shape[1] != view_ptr.shape[0] - 1
             or not valid_dense_rows(dense, view_ptr, s_w)
             or not valid_sparse_rows(sparse, s_w, stats.centers.shape[0])):
-        raise ValueError("stream_chunk_iterate: view_ptr must rise from 0 to the rows of U, one view per column "
-                         "of W, and the chunk layout (dense, sparse) must match the s rows of W")
+        raise ValueError("stream_chunk_iterate: view_ptr must rise from 0 to the rows of U, one "
+                         "view per column of W, and the chunk layout (dense, sparse) must match "
+                         "the s rows of W")
     c_s = stats.centers.shape[1]
     if (labels.shape[0] != s_w or stats.sums.shape[0] != c_s
             or stats.sums.shape[1] != stats.centers.shape[0]
@@ -535,7 +540,8 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
             or (start != START_FROM_CENTERS and not in_range(labels, 0, c_s))):
         raise ValueError("stream_chunk_iterate: labels must have s entries in [0, c), the "
                          "statistics be R (c, D), T (m, c), U (D, c), and start a start mode")
-    return _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha, max_iter, tol)
+    return _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
+                                 max_iter, tol)
 
 
 @njit(**SERIAL)

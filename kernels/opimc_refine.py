@@ -215,7 +215,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     at = np.empty(nd, np.int64)
     for v in range(nd):
         at[v] = v * BLOCK
-    Rt = np.empty((0 if dense is None else view_ptr[nd], c), np.float64)   # float64 whatever the values
+    # float64 whatever the values
+    Rt = np.empty((0 if dense is None else view_ptr[nd], c), np.float64)
     moved_rows = np.empty(3 * BLOCK, np.int64)   # (row, from, to) per move; 1-d: one np.empty less
     n_moves = 0
     n_sweeps = 0

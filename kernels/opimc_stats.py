@@ -330,8 +330,8 @@ def stream_update_centers(R, T, view_ptr, alpha, fill, U):
     if (not valid_view_ptr(view_ptr, U.shape[0]) or R.shape[0] != U.shape[1]
             or R.shape[1] != U.shape[0] or T.shape[0] != view_ptr.shape[0] - 1
             or T.shape[1] != U.shape[1]):
-        raise ValueError("stream_update_centers: U must be (D, c), R (c, D), T (m, c) and view_ptr rise from 0 "
-                         "to D in m + 1 entries")
+        raise ValueError("stream_update_centers: U must be (D, c), R (c, D), T (m, c) and "
+                         "view_ptr rise from 0 to D in m + 1 entries")
     if fill.shape[0] != 0 and fill.shape[0] != U.shape[0]:
         raise ValueError("stream_update_centers: fill must be empty or have D entries")
     return _stream_update_centers(R, T, view_ptr, alpha, fill, U)
@@ -380,8 +380,8 @@ def stream_loss(U, R, T, view_ptr, alpha):
     if (not valid_view_ptr(view_ptr, U.shape[0]) or R.shape[0] != U.shape[1]
             or R.shape[1] != U.shape[0] or T.shape[0] != view_ptr.shape[0] - 1
             or T.shape[1] != U.shape[1]):
-        raise ValueError("stream_loss: U must be (D, c), R (c, D), T (m, c) and view_ptr rise from 0 "
-                         "to D in m + 1 entries")
+        raise ValueError("stream_loss: U must be (D, c), R (c, D), T (m, c) and view_ptr rise "
+                         "from 0 to D in m + 1 entries")
     return _stream_loss(U, R, T, view_ptr, alpha)
 
 

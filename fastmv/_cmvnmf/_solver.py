@@ -400,8 +400,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     Parameters
     ----------
     X_list : list of array-like or scipy.sparse matrices, shapes (n_a, d_a)
-        Views, samples in rows (nonnegative, or see ``normalize``); ``n_a`` may differ between views and rows need not
-        correspond. Sparse views are used as CSR and never densified.
+        Views, samples in rows (nonnegative, or see ``normalize``); ``n_a`` may differ between
+        views and rows need not correspond. Sparse views are used as CSR and never densified.
     n_clusters : int
         Number of clusters ``c`` (``1 <= c <= min_a n_a``).
     must_link : dict or None

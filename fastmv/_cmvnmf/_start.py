@@ -37,8 +37,8 @@ def _initial_factors(data, init, rng, n_jobs):
             V_list.append((scale * np.abs(rng.standard_normal((n, c)))).astype(dtype))
         return U_list, V_list
     if len(init) != 2 or len(init[0]) != len(data.views) or len(init[1]) != len(data.views):
-        raise InvalidParameterError(f"init must give one U and one V per view ({len(data.views)} views) "
-                         "as a pair (U_list, V_list)")
+        raise InvalidParameterError(f"init must give one U and one V per view ({len(data.views)} "
+                                    "views) as a pair (U_list, V_list)")
     for a, X in enumerate(data.views):
         n, d = X.shape
         U = check_array(init[0][a], f"init[0][{a}]", accept_sparse=False, dtype=dtype,

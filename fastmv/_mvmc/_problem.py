@@ -547,6 +547,7 @@ class Problem:
                                      restarted=restarted))
 
     def similarity(self):
-        """``S`` at the current ``M`` as a :class:`~fastmv._mvmc._lowrank.ClippedLowRankOperator`."""
+        """``S`` at the current ``M`` as a :class:`~fastmv._mvmc._lowrank.ClippedLowRankOperator`.
+        """
         op = ClippedLowRankOperator.from_views(self.Z, self.M)
         return op if self.blocks is None else op._use_block_map(self.blocks)

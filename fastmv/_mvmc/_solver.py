@@ -308,7 +308,8 @@ def _cluster(S, data, n_init, n_jobs, C1, graph, executor):
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "inner_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")], "accelerated": ["boolean"],
-    "normalize": [Options({"auto", "l2", "zscore"}), None], "step": [Options({"adaptive", "tight", "paper"})],
+    "normalize": [Options({"auto", "l2", "zscore"}), None],
+    "step": [Options({"adaptive", "tight", "paper"})],
     "graph": [Options({"knn", "full"})],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
@@ -319,8 +320,10 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
          C1: float | Literal["auto"] = 100.0, C2: float = 1.0,
          k: int | Literal["auto"] = "auto",
          max_iter: int = 100, inner_iter: int = 3, tol: float = 1e-4, accelerated: bool = True,
-         normalize: Literal["auto", "l2", "zscore"] | None = "auto", step: Literal["adaptive", "tight", "paper"] = "adaptive",
-         graph: Literal["knn", "full"] = "knn", n_init: int = 10, random_state: int | np.random.Generator | None = None,
+         normalize: Literal["auto", "l2", "zscore"] | None = "auto",
+         step: Literal["adaptive", "tight", "paper"] = "adaptive",
+         graph: Literal["knn", "full"] = "knn", n_init: int = 10,
+         random_state: int | np.random.Generator | None = None,
          verbose: bool | int = False, progress: bool = False,
          callback: Callable[[IterationInfo], bool | None] | None = None, n_jobs: int | None = None,
          executor: Executor | None = None) -> MVMCResult:
@@ -380,8 +383,9 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         Stop when the objective's relative change between outer iterations is ``<= tol``,
         never on an iteration after which the extrapolation is restarted (its change
         measures the overshoot, not convergence; ``tol=0`` runs ``max_iter`` iterations
-        unless the objective stops changing exactly). Past ``1e-4`` the labels move no more than the spectral step's own k-means restarts
-        move them (records/mvmc.md, "Stopping rule"); a smaller value buys a more accurate ``M``.
+        unless the objective stops changing exactly). Past ``1e-4`` the labels move no more
+        than the spectral step's own k-means restarts move them (records/mvmc.md, "Stopping
+        rule"); a smaller value buys a more accurate ``M``.
     accelerated : bool, default True
         FISTA on the outer iterations (adaptive restart) and monotone FISTA on the inner
         steps. ``False`` is the paper's alternation with plain projected gradient steps; its
@@ -482,8 +486,9 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     All arithmetic is float64 (float32 views are converted), except the passes over ``S``
     inside the outer loop when ``n`` exceeds one tile (384): their GEMMs run in float32,
     which changes ``T_v = Z_vᵀ S Z_v`` by float32 rounding only and halves the time of the
-    dominant cost; the final ``S``, the spectral step and ``similarity()`` are float64. The bases do not depend on the
-    scale of a view (``c · X_v`` gives the same result for any ``c > 0``).
+    dominant cost; the final ``S``, the spectral step and ``similarity()`` are float64. The
+    bases do not depend on the scale of a view (``c · X_v`` gives the same result for any
+    ``c > 0``).
 
     Cost, with ``n`` samples, ``m`` views, ``K = Σ k_v``, ``R = Σ rank(M_v) ≤ K``, ``n_Ω``
     samples that occur in a constraint:

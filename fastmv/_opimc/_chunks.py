@@ -54,8 +54,8 @@ def _mask_block(mblock, s, m, start):
     if M.dtype == bool:
         return M                      # the caller indexes it (a copy) before writing
     if not np.issubdtype(M.dtype, np.number) or not np.all((M == 0) | (M == 1)):
-        raise InvalidParameterError("mask must be boolean (or 0/1): True where the sample is present "
-                         "in the view")
+        raise InvalidParameterError("mask must be boolean (or 0/1): True where the sample is "
+                                    "present in the view")
     return M.astype(bool)
 
 

@@ -142,15 +142,16 @@ def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
         if isinstance(X_list, (list, tuple)) and len(X_list) == 0:
             raise InvalidParameterError("X_list must hold at least one view")
         if mask is not None:
-            raise InvalidParameterError("mask is not used with a chunk stream: yield (blocks, mask_block)")
+            raise InvalidParameterError("mask is not used with a chunk stream: "
+                                        "yield (blocks, mask_block)")
         source = _StreamSource(X_list, chunk_size, max_iter)
         source.peek_spec()
         n = None
     spec = source.spec
     labels, centers = _parse_init(init, spec, n_clusters, n)
     if labels is not None and n is not None and labels.size not in (min(chunk_size, n), n):
-        raise InvalidParameterError(f"init labels must have length {min(chunk_size, n)} (first chunk) or "
-                         f"{n} (all samples), got {labels.size}")
+        raise InvalidParameterError(f"init labels must have length {min(chunk_size, n)} "
+                                    f"(first chunk) or {n} (all samples), got {labels.size}")
     order = getattr(source, "order", None)
     if labels is not None and order is not None and labels.size == n:
         labels = labels[order]                    # the samples' labels in visit order
@@ -177,9 +178,9 @@ def _parse_init(init, spec, n_clusters, n):
         return None, centers
     lab = np.asarray(init)
     if lab.ndim != 1 or lab.dtype.kind not in "iu":
-        raise InvalidParameterError("init must be 'random', 'k-means++', a 1-D integer array of initial "
-                         "labels (for the first chunk, or for all n samples) or a list of "
-                         "per-view centres (d_v, n_clusters)")
+        raise InvalidParameterError("init must be 'random', 'k-means++', a 1-D integer array "
+                                    "of initial labels (for the first chunk, or for all n "
+                                    "samples) or a list of per-view centres (d_v, n_clusters)")
     if lab.size and (lab.min() < 0 or lab.max() >= n_clusters):
         raise InvalidParameterError(f"init labels must lie in [0, n_clusters) = [0, {n_clusters})")
     return lab.astype(np.int64), None
@@ -600,7 +601,8 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
                     random_state, shuffle)
     return _solve(prep, chunk_size=chunk_size, alpha=alpha, max_iter=max_iter, tol=tol,
                   max_inner_iter=max_inner_iter, inner_tol=inner_tol, n_init=n_init,
-                  refine=refine, verbose=verbose, progress=progress, callback=callback, n_jobs=n_jobs)
+                  refine=refine, verbose=verbose, progress=progress, callback=callback,
+                  n_jobs=n_jobs)
 
 
 # counting distinct rows sorts them: done only for the warning, and only up to this size
@@ -640,7 +642,8 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
     # current one (its kernels are serial and release the GIL; BLAS gets the other threads).
     # Small chunks are read in the clustering thread: building them is mostly Python, which a
     # second thread would contend for the GIL with; BLAS is then left as the caller set it
-    # (limiting it costs a library scan, more than such a pass; docs/records/perf.md "Figures behind the code's choices").
+    # (limiting it costs a library scan, more than such a pass; docs/records/perf.md "Figures
+    # behind the code's choices").
     n_threads = effective_n_jobs(n_jobs)
     read_ahead = n_threads >= 2 and chunk_size * prep.builder.D >= READ_AHEAD_MIN_VALUES
     kernel_jobs = n_threads - 1 if read_ahead else n_jobs

@@ -52,6 +52,7 @@ SPEC = SolverSpec(
     side=("mask",),
     warmup=_warmup,
     demo=_demo,
-    demo_note="Handwritten 5 views, 40% missing per view, chunk 50, alpha 0.1 (rows visited in a random order)",
+    demo_note=("Handwritten 5 views, 40% missing per view, chunk 50, alpha 0.1 "
+               "(rows visited in a random order)"),
     fixture=_fixture,
 )

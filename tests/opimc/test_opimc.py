@@ -1000,7 +1000,8 @@ def test_faulty_chunk_source(fault, n_jobs, monkeypatch):
     """A stream that raises or yields a block of the wrong width midway: the exception reaches
     the caller with the chunk's index, and thread settings are restored."""
     import fastmv._opimc._solver
-    monkeypatch.setattr(fastmv._opimc._solver, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
+    # read ahead when 2 threads
+    monkeypatch.setattr(fastmv._opimc._solver, "READ_AHEAD_MIN_VALUES", 0)
     rng = np.random.default_rng(32)
     X, Y = rng.normal(size=(100, 4)), rng.normal(size=(100, 3))
 
@@ -1042,7 +1043,8 @@ def test_dask_views_equal_numpy_views(monkeypatch):
     import dask
 
     import fastmv._opimc._solver
-    monkeypatch.setattr(fastmv._opimc._solver, "READ_AHEAD_MIN_VALUES", 0)   # read ahead when 2 threads
+    # read ahead when 2 threads
+    monkeypatch.setattr(fastmv._opimc._solver, "READ_AHEAD_MIN_VALUES", 0)
     views, y = planted(230, [5, 7], 3, seed=34, noise=1.0)
     mask = fastmv.simulate.incomplete_mask(230, 2, 0.3, random_state=5)
     dviews = [da.from_array(X, chunks=(70, 3)) for X in views]    # blocks unlike the chunks
