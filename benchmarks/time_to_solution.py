@@ -48,7 +48,8 @@ import os
 import time
 import warnings
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+if __name__ == "__main__":  # one thread for the measured runs; importing it changes nothing
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
