@@ -306,7 +306,10 @@ def public_call(func, arguments: Mapping):
             yield
         return
     solver = func.__name__ in _solver_names()
-    summary = describe_call(func, arguments) if solver else ""
+    try:
+        summary = describe_call(func, arguments) if solver else ""
+    except Exception:  # an unreadable input: the validator names it, not the log line
+        summary = func.__name__
     if solver:
         logger.info("%s", summary)
     show = _feedback.get()
