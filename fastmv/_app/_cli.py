@@ -462,10 +462,13 @@ def _cmd_compile(args):
                 spec.warmup(dtype=dtype, sparse=sparse)
                 table.line((name, np.dtype(dtype).name, "sparse" if sparse else "dense",
                             f"{time.perf_counter() - t0:.2f}"))
-    from ..kernels._options import cache_directory  # noqa: PLC0415 (numba: on first use)
+    # numba: on first use
+    from ..kernels._options import (  # noqa: PLC0415
+        _numba_cache_directory as numba_cache_directory,
+    )
 
-    print(f"Numba cache filled in {time.perf_counter() - total:.1f} s, in {cache_directory()} "
-          "(set NUMBA_CACHE_DIR to choose)")
+    print(f"Numba cache filled in {time.perf_counter() - total:.1f} s, in "
+          f"{numba_cache_directory()} (set NUMBA_CACHE_DIR to choose)")
     return 0
 
 
