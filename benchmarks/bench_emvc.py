@@ -283,7 +283,7 @@ def _defaults_run_with_emvc_options(argv=None):
     import inspect  # noqa: PLC0415
 
     from benchmarks import defaults_table as dt  # noqa: PLC0415
-    from fastmv._emvc import _solver as _emvc_solver  # noqa: PLC0415
+    from fastmv._emvc import _weights  # noqa: PLC0415
 
     graph = set(inspect.signature(fastmv.transition_matrix).parameters)
     plain = dt.run_one
@@ -296,7 +296,7 @@ def _defaults_run_with_emvc_options(argv=None):
         options = {k: params.pop(k) for k in list(params) if k not in graph}
         power = options.pop("weight_power", None)
         if power is not None:  # a sweep of the reweighting's exponent
-            _emvc_solver._WEIGHT_POWER = float(power)
+            _weights._WEIGHT_POWER = float(power)
         P = [fastmv.transition_matrix(X, **params) for X in views]
         res = fastmv.emvc(P, lam, lam, n_clusters=len(np.unique(y)), random_state=seed,
                           **options)

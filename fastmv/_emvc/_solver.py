@@ -43,6 +43,7 @@ from .._core._validation import (
 from ..exceptions import InvalidParameterError
 from ._stop import LabelWatch
 from ._svt import svt
+from ._weights import check_view_weights, error_weights
 
 __all__ = ["emvc", "EMVCResult"]
 
@@ -114,24 +115,6 @@ _AUTO_RANK = 64
 _AUTO_RANK_PER_CLUSTER = 4
 
 
-# ``view_weights="error"``: alpha_v proportional to h_v ** -_WEIGHT_POWER
-_WEIGHT_POWER = 1.0
-
-
-def error_weights(costs, power=None):
-    """View weights from the views' error costs: ``alpha_v ∝ h_v^(-p)``, mean 1."""
-    p = _WEIGHT_POWER if power is None else power
-    costs = np.asarray(costs, dtype=np.float64)
-    if not np.all(costs > 0.0):
-        # a view without error (or lam1 = lam2 = 0): no information to weight by
-        tiny = np.finfo(np.float64).tiny
-        costs = np.maximum(costs, max(float(costs.max()) * 1e-12, tiny))
-    # in logs: costs may span many orders of magnitude
-    logw = -p * np.log(costs)
-    w = np.exp(logw - logw.max())
-    return w * (w.size / w.sum())
-
-
 def settled_tail(changes, ranks):
     """Estimated remaining movement of ``P̂``: ``Δ_k q/(1 − q)`` with ``Δ_k = ‖P̂_k −
     P̂_{k−1}‖_∞`` and ``q`` the larger of the last two ratios ``Δ_k/Δ_{k−1}``, the sum of
@@ -185,6 +168,9 @@ class EMVCResult(Result):
         How each iteration's SVT was computed: ``"skip-bound"``, ``"skip-power"`` (no SVD),
         ``"partial"``, ``"gram"`` (Gram eigendecomposition), ``"full"`` (``gesdd``) or
         ``"capped"`` (rank-capped, within ``2/μ`` of the exact SVT; ``max_rank``).
+    view_weights : ndarray, shape (m,)
+        Weights ``α_v`` of the views' error penalties in the last iteration, mean 1 (all 1
+        with ``view_weights="equal"``; see :func:`emvc`).
     tuning : dict or None
         What self-tuning chose from the supervision, per option (candidates, scores, choice;
         docs/defaults.md, "Self-tuning"); None when nothing was tuned.
@@ -255,18 +241,6 @@ def _max_rank(max_rank, n_clusters):
     return max(_AUTO_RANK, _AUTO_RANK_PER_CLUSTER * (n_clusters or 0))
 
 
-def _view_weights(view_weights, m):
-    """``"equal"``, ``"error"``, or given weights as float64, scaled to mean 1."""
-    if isinstance(view_weights, str):
-        return view_weights
-    w = np.array(view_weights, dtype=np.float64)
-    if w.shape != (m,) or not np.all(np.isfinite(w)) or not np.all(w > 0):
-        raise InvalidParameterError(
-            f"view_weights must be 'equal', 'error' or {m} positive finite numbers (one per "
-            f"view), got {view_weights!r}")
-    return w * (m / w.sum())
-
-
 def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
              random_state, tol=1e-6, tol_settle=None, stop="residual", max_rank=None,
              view_weights="equal"):
@@ -280,7 +254,7 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
     return _Data(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
                  full_svd, n_clusters, check_random_state(random_state), float(tol),
                  _settle_tolerance(tol_settle, tol), stop, _max_rank(max_rank, n_clusters),
-                 _view_weights(view_weights, P.shape[0]))
+                 check_view_weights(view_weights, P.shape[0]))
 
 
 def _watch_labels(data):
@@ -569,6 +543,18 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         "Capped SVT").
         ``"auto"``: ``max(64, 4 n_clusters)``; ``None``: the exact SVT every iteration (the
         published iteration).
+    view_weights : {"equal", "error"} or array-like of shape (m,), default "equal"
+        Weights ``α_v > 0`` of each view's share of the error penalty: the model becomes
+        ``min ‖P̂‖_* + Σ_v α_v h_v(E_v)`` with ``h_v(E_v) = (lam1/2) Σ_i ‖E_v[:, i]‖₂ +
+        (lam2/2) Σ_r ‖E_v[r, :]‖₂`` (the published model is ``α_v = 1``, the same function
+        as above). A view with a small ``α_v`` may deviate from ``P̂`` cheaply, so it pulls
+        ``P̂`` less. ``"equal"``: all ``1``, the published model (the iteration bit for bit).
+        ``"error"``: reweighted after every iteration from the errors just computed,
+        ``α_v ∝ h_v(E_v)^(-p)`` (``p = 0.25``; with ``p = 1`` the majorize-minimize weights of
+        the concave penalty ``Σ_v log h_v(E_v)``), so a view far from the consensus loses
+        weight. Given numbers are fixed weights. Either way they are scaled to average 1,
+        which keeps ``lam1`` and ``lam2`` on the published scale; ``view_weights`` of the
+        result holds the weights of the last iteration (docs/records/emvc-weights.md).
     random_state : None, int or Generator
         Seeds ``init="random"``, the SVT's start blocks and the clustering's k-means.
     verbose : bool or int, default False
