@@ -550,7 +550,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         as above). A view with a small ``α_v`` may deviate from ``P̂`` cheaply, so it pulls
         ``P̂`` less. ``"equal"``: all ``1``, the published model (the iteration bit for bit).
         ``"error"``: reweighted after every iteration from the errors just computed,
-        ``α_v ∝ h_v(E_v)^(-p)`` (``p = 0.25``; with ``p = 1`` the majorize-minimize weights of
+        ``α_v ∝ h_v(E_v)^(-p)`` (``p = 0.5``; with ``p = 1`` the majorize-minimize weights of
         the concave penalty ``Σ_v log h_v(E_v)``), so a view far from the consensus loses
         weight. Given numbers are fixed weights. Either way they are scaled to average 1,
         which keeps ``lam1`` and ``lam2`` on the published scale; ``view_weights`` of the

@@ -18,7 +18,7 @@ __all__ = ["check_view_weights", "error_weights"]
 # ``view_weights="error"``: α_v ∝ h_v^(-p). With p = 1 (the majorize-minimize weights of
 # Σ_v log h_v) the reweighting feeds on itself and one view takes over the consensus
 # (docs/records/emvc-weights.md).
-_WEIGHT_POWER = 0.25
+_WEIGHT_POWER = 0.5
 
 
 def error_weights(costs, power=None):
