@@ -225,8 +225,8 @@ class EMVC(_MultiViewClusterer):
                  max_iter: int = 100, tol: float = 1e-06, tol_settle: Any = 'auto',
                  stop: str = 'labels', mu: float = 1e-06, rho: float = 1.9,
                  mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
-                 full_svd: str = 'auto', max_rank: Any = 'auto', random_state: Any = None,
-                 verbose: bool | int = False, progress: bool = False,
+                 full_svd: str = 'auto', max_rank: Any = 'auto', view_weights: Any = 'equal',
+                 random_state: Any = None, verbose: bool | int = False, progress: bool = False,
                  callback: Callable | None = None, n_jobs: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.lam1 = lam1
@@ -242,6 +242,7 @@ class EMVC(_MultiViewClusterer):
         self.dtype = dtype
         self.full_svd = full_svd
         self.max_rank = max_rank
+        self.view_weights = view_weights
         self.random_state = random_state
         self.verbose = verbose
         self.progress = progress

@@ -43,6 +43,7 @@ from .._core._validation import (
 from ..exceptions import InvalidParameterError
 from ._stop import LabelWatch
 from ._svt import svt
+from ._weights import check_view_weights, error_weights
 
 __all__ = ["emvc", "EMVCResult"]
 
@@ -167,6 +168,9 @@ class EMVCResult(Result):
         How each iteration's SVT was computed: ``"skip-bound"``, ``"skip-power"`` (no SVD),
         ``"partial"``, ``"gram"`` (Gram eigendecomposition), ``"full"`` (``gesdd``) or
         ``"capped"`` (rank-capped, within ``2/μ`` of the exact SVT; ``max_rank``).
+    view_weights : ndarray, shape (m,)
+        Weights ``α_v`` of the views' error penalties in the last iteration, mean 1 (all 1
+        with ``view_weights="equal"``; see :func:`emvc`).
     tuning : dict or None
         What self-tuning chose from the supervision, per option (candidates, scores, choice;
         docs/defaults.md, "Self-tuning"); None when nothing was tuned.
@@ -180,11 +184,12 @@ class EMVCResult(Result):
     rank: np.ndarray
     svt_method: tuple
     p_hat_change: np.ndarray
+    view_weights: np.ndarray
 
     _shapes: ClassVar[dict] = {
         "P_hat": ("n", "n"), "E": [("n", "n")], "residual": ("n_iter",),
         "residual_consensus": ("n_iter",), "residual_views": ("n_iter",), "rank": ("n_iter",),
-        "p_hat_change": ("n_iter",)}
+        "p_hat_change": ("n_iter",), "view_weights": ("m",)}
 
 
 class _Data(NamedTuple):
@@ -204,6 +209,7 @@ class _Data(NamedTuple):
     tol_settle: float | None
     stop: str = "residual"
     max_rank: int | None = None
+    view_weights: object = "equal"  # "equal", "error" or a float64 array (m,), mean 1
 
 
 def _check_P_list(P_list, dt, name="P_list", atol=1e-6):
@@ -236,7 +242,8 @@ def _max_rank(max_rank, n_clusters):
 
 
 def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
-             random_state, tol=1e-6, tol_settle=None, stop="residual", max_rank=None):
+             random_state, tol=1e-6, tol_settle=None, stop="residual", max_rank=None,
+             view_weights="equal"):
     """Checks that the declarations cannot state, and the views as one stack."""
     if mu_max < mu:
         raise InvalidParameterError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
@@ -246,7 +253,8 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
         n_clusters = check_n_clusters(n_clusters, P.shape[1])
     return _Data(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
                  full_svd, n_clusters, check_random_state(random_state), float(tol),
-                 _settle_tolerance(tol_settle, tol), stop, _max_rank(max_rank, n_clusters))
+                 _settle_tolerance(tol_settle, tol), stop, _max_rank(max_rank, n_clusters),
+                 check_view_weights(view_weights, P.shape[0]))
 
 
 def _watch_labels(data):
@@ -292,13 +300,23 @@ class Problem:
         self.watch = (LabelWatch(data.n_clusters, _LABEL_CHECKS, _LABEL_OBJECTIVE_RTOL, n_jobs)
                       if _watch_labels(data) else None)
         self.labels_settled = False
+        # the views' weights alpha_v of the error penalty (None: all 1, the published model)
+        if isinstance(data.view_weights, str):
+            self.alpha = (None if data.view_weights == "equal"
+                          else error_weights(self.error_costs()))
+        else:
+            self.alpha = data.view_weights
+        self.alpha_used = None
 
     def step(self) -> Step:
         d = self.data
         P, E, Y = d.P, self.E, self.Y
         mu = self.mu
-        weights = ErrorWeights(self.row_norms, self.col_norms, float(d.lam1), float(d.lam2),
-                               _EPS)
+        rn, cn = self.row_norms, self.col_norms
+        if self.alpha is not None:
+            # (alpha lam) / (2 ||e||) = lam / (2 ||e|| / alpha): the weighted step, same kernel
+            rn, cn = rn / self.alpha[:, None], cn / self.alpha[:, None]
+        weights = ErrorWeights(rn, cn, float(d.lam1), float(d.lam2), _EPS)
         work = P.size + self.Zb.size
         # the serial copy gives the same result; a small problem never compiles the parallel one
         update = (consensus_error_update_serial if use_serial_kernel(work)
@@ -317,9 +335,15 @@ class Problem:
         if self.P_prev is not None:
             self.dp.append(max_abs_diff(self.P_hat, self.P_prev) if self.dp else np.nan)
             np.copyto(self.P_prev, self.P_hat)
-        objective = (info.nuclear_norm
-                     + 0.5 * d.lam1 * float(sum(c.sum() for c in self.col_norms))
-                     + 0.5 * d.lam2 * float(sum(r.sum() for r in self.row_norms)))
+        if self.alpha is None:
+            objective = (info.nuclear_norm
+                         + 0.5 * d.lam1 * float(sum(c.sum() for c in self.col_norms))
+                         + 0.5 * d.lam2 * float(sum(r.sum() for r in self.row_norms)))
+        else:
+            objective = info.nuclear_norm + float(self.alpha @ self.error_costs())
+            self.alpha_used = self.alpha
+            if isinstance(d.view_weights, str):  # "error": reweighted every step
+                self.alpha = error_weights(self.error_costs())
         if self.watch is not None:
             self.labels_settled = self.watch.update(self.P_hat, objective, info.rank, d.rng)
         self.res_c.append(res_c)
@@ -333,6 +357,18 @@ class Problem:
         self.zc, self.mu = mu / mu_new, mu_new
         return Step(objective=objective, residual=self._stop_quantity(max(res_c, res_v)),
                     state=state)
+
+    def weights_used(self):
+        """The weights of the last step (ones for ``"equal"``), float64 ``(m,)``."""
+        if self.alpha is None:
+            return np.ones(self.row_norms.shape[0])
+        return np.array(self.alpha if self.alpha_used is None else self.alpha_used)
+
+    def error_costs(self):
+        """Each view's share ``h_v = (lam1/2) Σ_i ‖E_v[:, i]‖ + (lam2/2) Σ_r ‖E_v[r, :]‖`` of
+        the error penalty (from the norms of the last step)."""
+        d = self.data
+        return 0.5 * (d.lam1 * self.col_norms.sum(axis=1) + d.lam2 * self.row_norms.sum(axis=1))
 
     def _stop_quantity(self, residual):
         """What the driver compares with ``tol``: the primal residual, or a value ``<= tol``
@@ -380,7 +416,8 @@ class Problem:
                           converged=trace.converged, P_hat=self.P_hat, E=list(self.E),
                           residual=np.maximum(res_c, res_v), residual_consensus=res_c,
                           residual_views=res_v, rank=np.asarray(self.ranks, dtype=np.int64),
-                          svt_method=tuple(self.methods), p_hat_change=dp)
+                          svt_method=tuple(self.methods), p_hat_change=dp,
+                          view_weights=self.weights_used())
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -403,6 +440,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "dtype": [None, type, np.dtype, str],
     "full_svd": [Options({"auto", "gesdd"})],
     "max_rank": [Options({"auto"}), Interval(Integral, 1, None, closed="left"), None],
+    "view_weights": [Options({"equal", "error"}), "array-like"],
     "random_state": ["random_state"],
     "verbose": ["verbose"],
     "progress": ["boolean"],
@@ -417,6 +455,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
          init: Literal["mean", "random"] = "mean",
          dtype: DTypeLike | None = None, full_svd: Literal["auto", "gesdd"] = "auto",
          max_rank: int | Literal["auto"] | None = "auto",
+         view_weights: Literal["equal", "error"] | ArrayLike = "equal",
          random_state: int | np.random.Generator | None = None, verbose: bool | int = False,
          progress: bool = False, callback: Callable[[IterationInfo], bool | None] | None = None,
          n_jobs: int | None = None) -> EMVCResult:
@@ -504,6 +543,18 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         "Capped SVT").
         ``"auto"``: ``max(64, 4 n_clusters)``; ``None``: the exact SVT every iteration (the
         published iteration).
+    view_weights : {"equal", "error"} or array-like of shape (m,), default "equal"
+        Weights ``α_v > 0`` of each view's share of the error penalty: the model becomes
+        ``min ‖P̂‖_* + Σ_v α_v h_v(E_v)`` with ``h_v(E_v) = (lam1/2) Σ_i ‖E_v[:, i]‖₂ +
+        (lam2/2) Σ_r ‖E_v[r, :]‖₂`` (the published model is ``α_v = 1``, the same function
+        as above). A view with a small ``α_v`` may deviate from ``P̂`` cheaply, so it pulls
+        ``P̂`` less. ``"equal"``: all ``1``, the published model (the iteration bit for bit).
+        ``"error"``: reweighted after every iteration from the errors just computed,
+        ``α_v ∝ h_v(E_v)^(-p)`` (``p = 0.5``; with ``p = 1`` the majorize-minimize weights of
+        the concave penalty ``Σ_v log h_v(E_v)``), so a view far from the consensus loses
+        weight. Given numbers are fixed weights. Either way they are scaled to average 1,
+        which keeps ``lam1`` and ``lam2`` on the published scale; ``view_weights`` of the
+        result holds the weights of the last iteration (docs/records/emvc-weights.md).
     random_state : None, int or Generator
         Seeds ``init="random"``, the SVT's start blocks and the clustering's k-means.
     verbose : bool or int, default False
@@ -549,7 +600,7 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
     data = _prepare(P_list, lam1, lam2, n_clusters=n_clusters, mu=mu, rho=rho,
                     mu_max=mu_max, init=init, dtype=dtype, full_svd=full_svd,
                     random_state=random_state, tol=tol, tol_settle=tol_settle, stop=stop,
-                    max_rank=max_rank)
+                    max_rank=max_rank, view_weights=view_weights)
     return _solve(data, max_iter=max_iter, tol=tol, callback=callback, verbose=verbose,
                   progress=progress, n_jobs=n_jobs)
 
