@@ -64,7 +64,7 @@ from ._fstep import (
     paper_f_step,
     paper_objective,
 )
-from ._settle import QUIET_RULES, SETTLE_RTOL, Settle
+from ._settle import QUIET_RULES, QUIET_RULES_DIRECT, SETTLE_RTOL, Settle
 from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
 from ._wstep import WStep, choose_route
 
@@ -339,6 +339,7 @@ class Problem:
     def __init__(self, data: _Data, X, wstep, view_ptr, F0, tol=1.0):  # tol=0: no settle stop
         self.d, self.X, self.wstep, self.view_ptr, self.F = data, X, wstep, view_ptr, F0
         self.W = self.b = self.Z = None
+        self.spent = None  # the last step's factors: their memory serves the next step
         self.term = FTerm(data.n, data.c, data.lam3, data.rho, data.prior, data.anchor,
                           F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
@@ -348,8 +349,9 @@ class Problem:
         # with pairs the labels still move after a quiet iteration (the demo's pairs: 0.96
         # to the end, 0.86 stopped quiet)
         quiet = data.prior["kind"] == "labels" and _informative(data.prior)
+        rules = QUIET_RULES_DIRECT if wstep.route == "direct" else QUIET_RULES
         self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None,
-                             quiet=QUIET_RULES if quiet else ())
+                             quiet=rules if quiet else ())
 
     def factor(self):
         """The factorised ``W`` step at the IRLS weights of the current ``W``."""
@@ -358,7 +360,7 @@ class Problem:
                          if self.W is None else weight_norms(self.W, vp, d.eps))  # no W yet: 1
         D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
         # one factor for all classes when the diagonals agree (λ1 = 0; uniform first weights)
-        return self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all()))
+        return self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all()), self.spent)
 
     def joint_f_step(self, factors, memo=None):
         """The monotone step's ``F`` update (``memo``: see :class:`ReducedTerm`)."""
@@ -385,6 +387,7 @@ class Problem:
             raise FloatingPointError(
                 "mvfl: the objective is not finite: the data's magnitude overflows the W "
                 f"step (normalize={d.normalize!r}); use normalize='auto', 'zscore' or 'l2'")
+        self.spent = factors
         return Step(J, residual=self.settle.residual(J, F_old, self.F),
                     state=state_view(W=self.W, b=self.b, F=self.F, Z=self.Z))
 

@@ -224,7 +224,8 @@ def _tune_init(X, data: _Data, km, log):
     """``init="auto"`` with labels: the start — k-means matched to the labels, or label
     spreading on a kNN graph of the normalised views — whose labels predict the held-out
     labelled samples best (5 folds, stratified by class; each start is rebuilt from the
-    other folds' labels, the k-means clustering itself is shared)."""
+    other folds' labels, the k-means clustering itself is shared). Returns ``(chosen,
+    record, spreader)``: the :class:`_FoldSpreader` serves every later spreading start."""
     prior = data.prior
     rows, classes = prior["rows"], prior["classes"]
     sup = from_labels(rows, classes)
@@ -264,7 +265,7 @@ def _tune_init(X, data: _Data, km, log):
     chosen, record = grid_search("init", candidates, evaluate, n_folds,
                                  method="held-out labelled pairs honoured by the start's "
                                         "partition", log=log)
-    return chosen, record, graph
+    return chosen, record, spreader
 
 
 def _onehot_start(labels, data: _Data):
@@ -316,7 +317,9 @@ def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
     """The starting indicator: k-means one-hot (+ 0.2 for the paper's step, orthonormal
     columns for the monotone one), label spreading one-hot, uniform random entries, or the
     given array. ``km``: the k-means labels when already computed; ``graph``: the kNN graph
-    of label spreading when already built."""
+    of label spreading when already built, or the :class:`_FoldSpreader` of the tuning of
+    ``init`` (whose labelled rows include those of ``data``), which spreads from any subset
+    of its labels without sweeps of its own."""
     n, c, prior = data.n, data.c, data.prior
     if not isinstance(data.init, str):
         return data.init.copy()
@@ -331,7 +334,9 @@ def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
         km = _kmeans_labels(X, data, rng, n_jobs)
     if has_labels:
         km = _match_clusters(km, prior["rows"], prior["classes"], c)
-        if data.init == "spread":
+        if data.init == "spread" and isinstance(graph, _FoldSpreader):
+            km = graph.labels(np.isin(graph.rows, prior["rows"]), km)
+        elif data.init == "spread":
             graph = _knn_graph(X) if graph is None else graph
             km = _spread_labels(graph, prior["rows"], prior["classes"], c, km)
         km[prior["rows"]] = prior["classes"]
