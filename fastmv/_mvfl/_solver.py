@@ -472,7 +472,8 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         and ``W`` is then less converged than the labels; see docs/records/mvfl-speed.md).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
-        Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
+        Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts; 5 when the
+        concatenated views have no more features than samples) on the
         concatenated normalised views, one-hot of label spreading (labels only: Zhou et
         al.'s spreading, ``α = 0.2``, 30 sweeps, on the symmetric 7-nearest-neighbour graph
         of the normalised views; a class no label names is seeded with the sample of its
