@@ -261,7 +261,8 @@ class WStep:
         ``c``; ``s = d`` on the direct route, ``n`` on the Woodbury one) whose lower triangles
         are the factors, for :func:`~fastmv.kernels.mvfl.cholesky_solve`, and
         on the Woodbury route the ``D_k⁻¹`` (``p × d``). ``spare``: earlier :class:`Factors`
-        that nothing reads any more; their ``L`` is overwritten when its shape fits.
+        that nothing reads any more; their ``L`` is overwritten when its shape fits (not by
+        the per-class Grams of sparse views, which their kernel forms in new memory).
         """
         rows = D[:1] if shared else D
         spare = None if spare is None else spare.L
