@@ -468,8 +468,10 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         iterates keep contracting (docs/records/mvfl.md, "Time to solution": the settled
         stop), or, with labels, once the labels rest while the objective creeps: no label
         changed in the last iteration and the relative change is at most 1e-2, or the
-        change is at most 3e-4 (``fastmv._mvfl._settle.QUIET_RULES``; these bound nothing,
-        and ``W`` is then less converged than the labels; see docs/records/mvfl-speed.md).
+        change is at most 3e-4; on the direct ``W`` route (``d ≤ n``) once the change is at
+        most 1e-2 (``fastmv._mvfl._settle.QUIET_RULES``, ``QUIET_RULES_DIRECT``; these bound
+        nothing, and ``W`` is then less converged than the labels; see
+        docs/records/mvfl-speed.md).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts; 5 when the
