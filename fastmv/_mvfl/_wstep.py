@@ -132,7 +132,8 @@ def shared_grams(plan, p, n, gram_of_view, dtype=np.float64, out=None):
     are combined by one product (several when they exceed ``_SHARED_BATCH_BYTES``).
     ``out``: a ``(p, n, n)`` array of ``dtype`` to write into."""
     out = _buffer(out, (p, n, n), dtype).reshape(p, n * n)
-    out[...] = 0.0
+    if not any(basis.shape[0] for _, _, basis, _ in plan):
+        out[...] = 0.0  # no Gram to combine (else the first product overwrites out)
     batch = max(1, _SHARED_BATCH_BYTES // max(n * n * np.dtype(dtype).itemsize, 1))
     grams, coefs, held, first = [], [], 0, True
 
