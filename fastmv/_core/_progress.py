@@ -139,6 +139,27 @@ class _Feedback:
             print(text, file=self.stream or sys.stderr, flush=True)
 
 
+class _StageLine:
+    """The one line of a call that is still running after the delay: written by a timer
+    thread, or by the call itself when it ends past the delay before that thread ran (on a
+    busy machine a thread can wait longer than the call lasts); never twice."""
+
+    def __init__(self, show: _Feedback, text: str):
+        self.show, self.text = show, text
+        self.start = time.perf_counter()
+        self.lock = threading.Lock()
+        self.written = False
+
+    def __call__(self) -> None:
+        with self.lock:
+            if not self.written:
+                self.written = True
+                self.show.line(self.text)
+
+    def overdue(self) -> bool:
+        return time.perf_counter() - self.start >= self.show.delay
+
+
 _call: contextvars.ContextVar = contextvars.ContextVar("fastmv_call", default=None)
 _feedback: contextvars.ContextVar = contextvars.ContextVar("fastmv_feedback", default=None)
 
@@ -266,14 +287,15 @@ def public_call(func, arguments: Mapping):
         logger.info("%s", summary)
     show = _feedback.get()
     text = (summary if solver else _stage_line(func, arguments)) if show is not None else ""
-    token = timer = None
+    token = timer = stage = None
     try:
         # set up and torn down whole: a Ctrl-C inside would leave the call marked as running
         # (every later call nested in it) or a lock of the timer's events held
         with sigint_deferred():
             token = _call.set(_Call(func.__name__ if solver else "", summary))
             if show is not None:
-                timer = threading.Timer(show.delay, show.line, args=(f"{text}\u2026",))
+                stage = _StageLine(show, f"{text}\u2026")
+                timer = threading.Timer(show.delay, stage)
                 timer.daemon = True
                 timer.start()
         with interrupt_guard():
@@ -284,6 +306,8 @@ def public_call(func, arguments: Mapping):
                 _call.reset(token)
             if timer is not None:
                 timer.cancel()
+                if stage.overdue():
+                    stage()
 
 
 def _stage_line(func, arguments: Mapping) -> str:
