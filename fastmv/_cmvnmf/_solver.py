@@ -57,7 +57,8 @@ from .._core._validation import (
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, build_constraints, prepare_pairs
-from ._start import _initial_factors, cosine_silhouette
+from ._select import ViewChoice
+from ._start import _initial_factors
 from ._tune import _tune_beta
 from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
 
@@ -92,11 +93,20 @@ class CMVNMFResult(Result):
     normalize : list of str or None
         The normalisation applied to each view (``normalize="auto"`` resolved).
     start_kept : list of bool or None
-        Without any pair (and with the k-means start): per view, whether its k-means start
-        was returned instead of the NMF sweeps' factors, because the start's partition has
-        the higher mean cosine silhouette on the normalised view (``U``, ``V`` and
-        ``labels`` of such a view are the start's; ``objective`` stays that of the sweeps).
-        ``None`` with pairs or another ``init``.
+        Without any pair (and with the k-means start): per view, whether the factors
+        returned are a k-means start rather than NMF sweeps. Without pairs every view is
+        judged on its own: of every start's k-means partition and sweeps' partition, the
+        one with the highest mean cosine silhouette on the normalised view is returned
+        (``"minmax"`` views: the sweeps of the start kept). ``None`` with pairs or another
+        ``init``.
+    view_start : list of int or None
+        With ``start_kept``: per view, the start (``0 .. n_init - 1``) its factors come
+        from; ``objective``, ``n_iter`` and ``converged`` are those of the start with the
+        lowest objective, whatever the views chose.
+    silhouette : list of ndarray or None
+        With ``start_kept``: per view, an ``(n_init, 2)`` array of the mean cosine
+        silhouettes of every start's k-means partition (column 0) and sweeps' partition
+        (column 1); NaN for a ``"minmax"`` view (not judged).
     tuning : dict or None
         What self-tuning chose from the supervision, per option (candidates, scores, choice;
         docs/defaults.md, "Self-tuning"); None when nothing was tuned.
@@ -107,6 +117,8 @@ class CMVNMFResult(Result):
     initial_objective: float
     normalize: list = None
     start_kept: list = None
+    view_start: list = None
+    silhouette: list = None
 
     _shapes: ClassVar[dict] = {"labels": [("n_v",)], "U": [("d_v", "c")], "V": [("n_v", "c")]}
 
@@ -306,7 +318,7 @@ def _solve(data, init, rescale, rng, n_jobs, **driver):
     U0, V0 = _initial_factors(data, init, rng, n_jobs)
     problem = Problem(data.sweep_views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
     problem.initial = problem.objective()
-    problem.start = (U0, V0)  # the Problem holds copies: kept for _keep_better_starts
+    problem.start = (U0, V0)  # the Problem holds copies: kept for ViewChoice
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
 
 
@@ -473,8 +485,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     CMVNMFResult
         Per-view ``labels`` (argmax of the rows of ``V_a``), ``objective`` per sweep,
         ``n_iter``, ``converged``, ``U``, ``V``, ``initial_objective``, ``normalize`` (the
-        scheme of every view) and ``tuning`` (``beta="auto"`` with pairs: the record of the
-        choice; else ``None``).
+        scheme of every view), ``start_kept``, ``view_start`` and ``silhouette`` (without
+        pairs: the choice made for every view) and ``tuning`` (``beta="auto"`` with pairs:
+        the record of the choice; else ``None``).
 
     Warns
     -----
@@ -492,14 +505,15 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     memory O(Σ_a (n_a + d_a) c + |Ω|) beyond the normalised views (plus a CSR copy of
     ``X_aᵀ`` per sparse view). The ``n_a × n_b`` constraint matrices are never formed.
 
-    Without any pair the model is NMF per view: the views do not interact, and lowering the
-    fit says nothing about the partition. On dense features the sweeps often move away
-    from a better k-means partition (their start), so with ``init="k-means++"`` every view
-    (except a ``"minmax"`` one, whose origin is an artefact of the shift) whose start has
-    the higher mean cosine silhouette on the normalised view than the sweeps' result gets
-    its start back (``result.start_kept``; docs/cmvnmf.md, "Without
-    pairs"). Cost: two silhouettes per view, O(nnz(X_a) c) each (exact, from the
-    clusters' row sums).
+    Without any pair the model is NMF per view: the views do not interact, and the fit
+    judges no partition (the sweeps can move away from a better k-means partition, and the
+    worse of two partitions can have the lower fit). So with ``init="k-means++"`` every view
+    is judged on its own over all ``n_init`` starts: of each start's k-means partition and
+    its sweeps' partition, the one with the highest mean cosine silhouette on the
+    normalised view is returned (``result.start_kept``, ``result.view_start``,
+    ``result.silhouette``). A ``"minmax"`` view, whose origin is an artefact of the shift,
+    keeps the sweeps of the start with the lowest objective. Cost: two silhouettes per view
+    and start, O(nnz(X_a) c) each (exact, from the clusters' row sums).
 
     References
     ----------
@@ -534,6 +548,11 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
                   verbose=verbose if every_sweep else False, progress=progress)
     best = None
     n_starts = n_init if isinstance(init, str) else 1
+    # without pairs the views do not interact: each is judged on its own (ViewChoice)
+    choice = (ViewChoice(data) if init == "k-means++" and max_iter > 0
+              and not (data.blocks.must_global.shape[0] or data.blocks.cannot_global.shape[0])
+              else None)
+    kept = None
     with thread_limit(n_jobs), verbose_logging(verbose) as log:
         for start in range(n_starts):
             # every start runs to its own stop: starts 6-10 % above the kept one after 50
@@ -543,41 +562,13 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,
                 n_starts, run[1].n_iter, _final(*run), run[1].stop_reason, run[1].seconds)
             if best is None or guard.stopped or _final(*run) < _final(*best):
-                best = run
+                best, kept = run, start
             if guard.stopped:   # the caller's stop ends every start
                 break
-    kept = None
-    if (init == "k-means++" and max_iter > 0 and not guard.stopped
-            and not (data.blocks.must_global.shape[0] or data.blocks.cannot_global.shape[0])):
-        kept = _keep_better_starts(best[0], data)
+            if choice is not None:
+                choice.add(run[0])
+    picked = (None, None, None) if choice is None or guard.stopped \
+        else choice.apply(best[0], kept)
     return dataclasses.replace(_result(*best, data, max_iter, tol), tuning=tuning,
-                               normalize=data.schemes, start_kept=kept)
-
-
-def _keep_better_starts(problem, data):
-    """Without pairs: every view whose k-means start separates its rows better than the NMF
-    sweeps' result (mean cosine silhouette on the normalised view) gets the start back.
-
-    Without pairs the model is NMF per view, and its objective (the fit) is no judge of the
-    partition: the sweeps lower it while moving away from a k-means partition that is often
-    the better clustering of dense features (docs/cmvnmf.md, "Without pairs"). The
-    silhouette is optimised by neither method. A ``"minmax"`` view keeps the sweeps' result:
-    its origin is every feature's minimum, an artefact of the shift, and cosines about it
-    do not measure the clusters of the signed features (on ProteinFold the silhouette
-    preferred the start on all 12 such views, whose labels were the worse ones). Returns
-    one flag per view.
-    """
-    c = data.n_clusters
-    U0, V0 = problem.start
-    kept = []
-    for a, X in enumerate(data.views):
-        if data.schemes[a] == "minmax":
-            kept.append(False)
-            continue
-        start = cosine_silhouette(X, np.argmax(V0[a], axis=1), c)
-        fitted = cosine_silhouette(X, np.argmax(problem.V(a), axis=1), c)
-        kept.append(bool(start > fitted))
-        if kept[-1]:
-            problem.U[a] = np.array(U0[a], dtype=problem.dtype, order="C")
-            problem.V(a)[...] = V0[a]
-    return kept
+                               normalize=data.schemes, start_kept=picked[0],
+                               view_start=picked[1], silhouette=picked[2])

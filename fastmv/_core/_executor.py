@@ -31,6 +31,8 @@ import threading
 import numba
 import numpy as np
 
+from ._interrupts import result_of, sigint_deferred
+
 __all__ = ["BlockMap", "open_block_map", "map_blocks", "is_dask_executor"]
 
 # Tasks submitted ahead of the one whose result is awaited (per map call): enough to keep a
@@ -225,46 +227,50 @@ class BlockMap:
                 return True
             return False
 
+        # the main thread submits and waits under sigint_deferred (a Ctrl-C reaches it between
+        # two slices of a wait, never inside the executor's locks) and yields outside it
         try:
-            for _ in range(self.window):
-                if not submit():
-                    break
+            with sigint_deferred():
+                for _ in range(self.window):
+                    if not submit():
+                        break
             while pending:
-                item, future = pending.popleft()
-                try:
-                    result = self._result(future)
-                except Exception as exc:
-                    hint = (" (the task or data it needs was lost with a worker, and the "
-                            "executor could not recover it)"
-                            if "Cancelled" in type(exc).__name__ else "")
-                    raise RuntimeError(
-                        f"a row-block task {fn.__name__}({_describe(item)}) failed on the "
-                        f"executor {type(self.executor).__name__}: {type(exc).__name__}: "
-                        f"{exc}{hint}") from exc
-                submit()
+                with sigint_deferred() as sigint:
+                    item, future = pending.popleft()
+                    try:
+                        result = self._result(future, sigint)
+                    except Exception as exc:
+                        hint = (" (the task or data it needs was lost with a worker, and the "
+                                "executor could not recover it)"
+                                if "Cancelled" in type(exc).__name__ else "")
+                        raise RuntimeError(
+                            f"a row-block task {fn.__name__}({_describe(item)}) failed on the "
+                            f"executor {type(self.executor).__name__}: {type(exc).__name__}: "
+                            f"{exc}{hint}") from exc
+                    submit()
                 self._count("result_bytes", payload_bytes(result))
                 # results unpickled from Dask's frames: aligned, as the thread path's are
                 yield result if self._client is None else _aligned(result)
         finally:
-            for _, future in pending:
-                future.cancel()
+            with sigint_deferred():
+                for _, future in pending:
+                    future.cancel()
             del sent  # per-call data: dropping the futures releases it on the cluster
 
-    def _result(self, future):
-        """The task's result, waiting in bounded slices: a process pool that lost a worker
-        can leave a future that never completes (the pool's manager thread stuck on the dead
-        worker's queue), so between slices the pool's processes are checked."""
-        if is_dask_executor(self.executor):
-            return future.result()  # Dask retries lost tasks and reports what it gave up on
-        while True:
-            try:
-                return future.result(timeout=_POLL_SECONDS)
-            except concurrent.futures.TimeoutError:
-                lost = _lost_worker(self.executor)
-                if lost is not None:
-                    raise concurrent.futures.process.BrokenProcessPool(
-                        f"a worker process of the executor ended (exit code {lost}) while "
-                        "a task was running; the executor cannot finish the solve") from None
+    def _result(self, future, sigint):
+        """The task's result, waiting in slices (:func:`~fastmv._core._interrupts.result_of`):
+        a process pool that lost a worker can leave a future that never completes (the pool's
+        manager thread stuck on the dead worker's queue), so every ``_POLL_SECONDS`` the
+        pool's processes are checked. Dask retries lost tasks and reports what it gave up on."""
+        def check():
+            lost = _lost_worker(self.executor)
+            if lost is not None:
+                raise concurrent.futures.process.BrokenProcessPool(
+                    f"a worker process of the executor ended (exit code {lost}) while "
+                    "a task was running; the executor cannot finish the solve")
+
+        dask = is_dask_executor(self.executor)
+        return result_of(future, sigint, _POLL_SECONDS, None if dask else check)
 
     def close(self):
         """Release everything sent with :meth:`keep` / :meth:`keep_each`."""

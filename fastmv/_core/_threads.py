@@ -29,6 +29,7 @@ Numba layer, ``omp`` or ``tbb``; otherwise the tasks run in turn).
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import sys
 import threading
@@ -40,7 +41,7 @@ from threadpoolctl import ThreadpoolController
 
 from fastmv.kernels._partition import SERIAL_BELOW, start_thread_pool
 
-from ._driver import cancel_scope, check_cancelled
+from ._interrupts import cancel_scope, check_cancelled, result_of, sigint_deferred
 from ._validation import check_n_jobs
 
 
@@ -81,27 +82,32 @@ def _blas_limit(n_threads):
     """Limit BLAS to ``n_threads`` for the body; see the module docstring for overlapping
     calls (the limits seen by the first entrant are restored by the last one to leave)."""
     global _blas_users, _blas_saved
-    with _blas_lock:
-        controller = _blas_controller(refresh=_blas_users == 0)
-        libs = [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
-        at_entry = [lib.num_threads for lib in libs]
-        if _blas_users == 0:
-            _blas_saved = at_entry
-        _blas_users += 1
-        for lib in libs:
-            lib.set_num_threads(n_threads)
+    libs = at_entry = None
     try:
+        # counted and limited together, or not at all: a Ctrl-C in between would leave a
+        # count that no call gives back, and the limits of every later call unrestored
+        with sigint_deferred(), _blas_lock:
+            controller = _blas_controller(refresh=_blas_users == 0)
+            found = [lib for lib in controller.lib_controllers if lib.user_api == "blas"]
+            entry = [lib.num_threads for lib in found]
+            if _blas_users == 0:
+                _blas_saved = entry
+            _blas_users += 1
+            libs, at_entry = found, entry
+            for lib in libs:
+                lib.set_num_threads(n_threads)
         yield
     finally:
-        with _blas_lock:
-            _blas_users -= 1
-            # the last one out restores what the first one in saw; a nested limit (e.g.
-            # blas_threads inside a solver call) gives back what it found
-            restore = _blas_saved if _blas_users == 0 else at_entry
-            for lib, threads in zip(libs, restore):
-                lib.set_num_threads(threads)
-            if _blas_users == 0:
-                _blas_saved = None
+        if libs is not None:
+            with sigint_deferred(), _blas_lock:
+                _blas_users -= 1
+                # the last one out restores what the first one in saw; a nested limit (e.g.
+                # blas_threads inside a solver call) gives back what it found
+                restore = _blas_saved if _blas_users == 0 else at_entry
+                for lib, threads in zip(libs, restore):
+                    lib.set_num_threads(threads)
+                if _blas_users == 0:
+                    _blas_saved = None
 
 
 @contextlib.contextmanager
@@ -223,12 +229,47 @@ def task_map(n_threads):
                 return fn(item)
         return run
 
-    with _blas_limit(1), ThreadPoolExecutor(max_workers=n_threads) as pool:
+    with _blas_limit(1):
+        with sigint_deferred():
+            pool = ThreadPoolExecutor(max_workers=n_threads)
         try:
-            yield lambda fn, items: pool.map(one_thread(fn), items)
+            yield lambda fn, items: _ordered_results(pool, one_thread(fn), items)
         except BaseException:
             # the caller stopped (Ctrl-C, an error in one task): tasks still running stop at
             # their next check instead of running to the end while the pool shuts down
-            cancel.set()
-            pool.shutdown(wait=False, cancel_futures=True)
+            with sigint_deferred():
+                cancel.set()
             raise
+        finally:
+            # a Ctrl-C during the shutdown is delivered once the workers have stopped
+            with sigint_deferred():
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ordered_results(pool, fn, items):
+    """``fn(item)`` for every item as tasks on ``pool``; yields the results in the order of
+    ``items``, the first failure raised in its turn. The main thread submits and waits under
+    :func:`~fastmv._core._interrupts.sigint_deferred` (a Ctrl-C then reaches it between two
+    slices of a wait, never inside the pool's locks), and yields outside it."""
+    futures = collections.deque()
+    try:
+        with sigint_deferred() as sigint:
+            for item in items:
+                futures.append(pool.submit(fn, item))
+                sigint.deliver()
+        while futures:
+            with sigint_deferred() as sigint:
+                future = futures.popleft()
+                try:
+                    value, error = result_of(future, sigint), None
+                except Exception as exc:  # the task's: raised below, outside the deferral
+                    value, error = None, exc
+                del future
+            if error is not None:
+                raise error
+            yield value
+    finally:
+        if futures:  # stopped early (an error, Ctrl-C, or the caller stopped reading)
+            with sigint_deferred():
+                for future in futures:
+                    future.cancel()

@@ -60,14 +60,16 @@ class FirstFactors:
     def __getattr__(self, name):
         return getattr(self.wstep, name)
 
-    def factor(self, D, shared):
+    def factor(self, D, shared, spare=None):
         if self._first is not None and self._first[1] == shared and \
                 np.array_equal(self._first[0], D):
             factors = self._first[2]
             if not self.keep:  # a (c, s, s) array no later step needs: not held for the solve
                 self._first = None
             return factors
-        factors = self.wstep.factor(D, shared)
+        if self._first is not None and spare is self._first[2]:
+            spare = None  # still held for a later hit: not to be overwritten
+        factors = self.wstep.factor(D, shared, spare)
         if self._first is None:
             self._first = (D.copy(), shared, factors)
         return factors
@@ -96,7 +98,8 @@ def with_tuned_anchor(data: _Data, X, wstep, view_ptr, km, graph, verbose, n_job
     """``(data, wstep, km, graph, record)``: ``data`` with the anchor of :func:`tune_anchor`,
     the ``W`` step sharing its first factors with the solve (:class:`FirstFactors`), and the
     first start's k-means labels and kNN graph (built here when the tuning of ``init`` did
-    not), for the solve's start. ``problem_type``: the solver's ``Problem`` class (passed in
+    not; after it, ``graph`` is its label spreader, :func:`~fastmv._mvfl._start._initial_F`),
+    for the solve's start. ``problem_type``: the solver's ``Problem`` class (passed in
     so that this module does not import the solver that calls it)."""
     if km is None:  # the first start's k-means, drawn as the start would draw it
         km = _kmeans_labels(X, data, data.rng, n_jobs)

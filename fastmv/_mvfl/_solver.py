@@ -4,8 +4,9 @@ cluster labels (Yin, Zhang, Wu, Li, Pattern Recognition 2019; docs/algorithms.md
 The solver alternates the IRLS reweighting (``P_k``, ``Q`` from the group and row norms of
 ``W``, guarded as ``sqrt(‖·‖² + ε²)``), the ``W, b`` step (:mod:`fastmv._mvfl._wstep`) and the
 ``F`` step (:mod:`fastmv._mvfl._fstep`). This module holds the input preparation
-(:func:`_prepare`), the problem object the shared driver iterates (:class:`Problem`), the
-restarts and the public function. Notes on defaults and measurements: ``docs/records/mvfl.md``.
+(:func:`_prepare`; the per-view scaling is in :mod:`fastmv._mvfl._normalize`), the problem
+object the shared driver iterates (:class:`Problem`), the restarts and the public function.
+Notes on defaults and measurements: ``docs/records/mvfl.md``.
 """
 from __future__ import annotations
 
@@ -29,18 +30,9 @@ from .._core._driver import (
     state_view,
     verbose_logging,
 )
-from .._core._preprocessing import canonical_pairs, check_pair_conflicts, normalize_rows
+from .._core._preprocessing import canonical_pairs, check_pair_conflicts
 from .._core._result import Result, untuned_record
 from .._core._threads import thread_limit
-from .._core._tuning import (
-    from_labels,
-    from_pairs,
-    grid_search,
-    label_folds,
-    neighbour_score,
-    pair_folds,
-    tuning_rng,
-)
 from .._core._validation import (
     Interval,
     Options,
@@ -64,26 +56,21 @@ from ._fstep import (
     paper_f_step,
     paper_objective,
 )
-from ._settle import QUIET_RULES, SETTLE_RTOL, Settle
+from ._normalize import (
+    _normalized_data,
+    _tune_normalize,
+)
+from ._settle import QUIET_RULES, QUIET_RULES_DIRECT, SETTLE_RTOL, Settle
 from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
 from ._wstep import WStep, choose_route
 
 __all__ = ["mvfl", "MVFLResult"]
 
-# normalize="auto": a view that is sparse, or dense with fewer nonzeros than this fraction
-# (text or counts stored densely), is scaled per sample ("l2"); other views per feature
-# ("zscore"). Evidence: docs/records/mvfl.md.
-_TEXT_DENSITY = 0.1
 # lam3=None: the prior weight by kind of prior (docs/records/mvfl.md). With labels the term only
 # shrinks off-class entries of labelled rows and a large weight is safe; with pairs it
 # couples rows and must stay small (larger values merge clusters).
 _LAM3_LABELS = 100.0
 _LAM3_PAIRS = 0.01
-# normalize="auto" with labels or pairs: the schemes compared by internal validation, and
-# its folds (docs/defaults.md, "Self-tuning"). The proxy fits nothing heavier than a
-# nearest-neighbour rule, so five folds cost next to nothing beside one solve.
-_TUNE_SCHEMES = ("l2", "zscore")
-_TUNE_FOLDS = 5
 # anchor=None: μ = _ANCHOR_PER_LAMBDA · max(λ1, λ2). When d > n the fit is exact for any F
 # and the F landscape scales with λ, so the anchor does too (evidence: docs/records/mvfl.md).
 _ANCHOR_PER_LAMBDA = 10.0
@@ -144,72 +131,6 @@ class MVFLResult(Result):
 
     _shapes: ClassVar[dict] = {"F": ("n", "c"), "W": ("d", "c"), "b": ("c",),
                                "view_weights": ("m", "c"), "feature_weights": ("d",)}
-
-
-# ------------------------------------------------------------------------------------------
-# preprocessing
-
-
-def _column_scale(X):
-    """Largest absolute entry of each column (1 for an all-zero column)."""
-    mx = np.asarray(abs(X).max(axis=0).toarray() if sp.issparse(X)
-                    else np.abs(X).max(axis=0, initial=0.0)).ravel().astype(np.float64)
-    return np.where(mx > 0, mx, 1.0)
-
-
-def _scale_columns(X, s):
-    if sp.issparse(X):
-        out = sp.csr_matrix(X @ sp.diags(s))
-        out.sort_indices()
-        return out
-    return X * s
-
-
-def _normalize_view(X, scheme):
-    """A new, scaled view (the caller's array is never written).
-
-    Every scheme is a per-feature or per-sample *scaling*: column shifts are irrelevant to
-    MVFL (the intercept ``b`` absorbs them and the ``W`` step centres implicitly). Each
-    column is first divided by its largest absolute entry, so that no square overflows or
-    underflows: ``c·X`` normalises like ``X`` for ``c`` from 1e-300 to 1e300.
-    """
-    if scheme is None:
-        return X
-    if scheme == "l2":
-        return normalize_rows(X, "l2")
-    Y = _scale_columns(X.astype(np.float64), 1.0 / _column_scale(X))
-    if scheme == "zscore":
-        if sp.issparse(Y):
-            mean = np.asarray(Y.mean(axis=0)).ravel()
-            spread = np.sqrt(np.maximum(np.asarray(Y.multiply(Y).mean(axis=0)).ravel()
-                                        - mean ** 2, 0.0))
-        else:
-            spread = Y.std(axis=0)
-        extra = 1.0 / np.sqrt(X.shape[1])  # every view then has total variance 1
-    else:  # "minmax"
-        if sp.issparse(Y):
-            spread = (Y.max(axis=0).toarray() - Y.min(axis=0).toarray()).ravel()
-        else:
-            spread = Y.max(axis=0) - Y.min(axis=0)
-        extra = 1.0
-    s = np.zeros_like(spread)
-    np.divide(extra, spread, out=s, where=spread > 0)  # constant features are zeroed
-    return _scale_columns(Y, s)
-
-
-def _auto_scheme(X):
-    nnz = X.nnz if sp.issparse(X) else np.count_nonzero(X)
-    text = sp.issparse(X) or nnz < _TEXT_DENSITY * max(X.size if not sp.issparse(X)
-                                                       else X.shape[0] * X.shape[1], 1)
-    return "l2" if text else "zscore"
-
-
-def _concatenate(views):
-    if any(sp.issparse(X) for X in views):
-        X = sp.hstack([sp.csr_matrix(V, dtype=np.float64) for V in views], format="csr")
-        X.sort_indices()
-        return X
-    return np.ascontiguousarray(np.hstack(views), dtype=np.float64)
 
 
 # ------------------------------------------------------------------------------------------
@@ -308,19 +229,6 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
                  normalize, solver, f_step, anchor_auto)
 
 
-def _normalized_data(data: _Data):
-    """Normalised, concatenated ``X``, the view boundaries and the scheme of each view."""
-    schemes = [(_auto_scheme(V) if data.normalize == "auto" else data.normalize)
-               for V in data.views]
-    return _normalized_with(data, schemes)
-
-
-def _normalized_with(data: _Data, schemes):
-    normed = [_normalize_view(V, s) for V, s in zip(data.views, schemes)]
-    view_ptr = np.concatenate([[0], np.cumsum([V.shape[1] for V in normed])]).astype(np.int64)
-    return _concatenate(normed), view_ptr, schemes
-
-
 # ------------------------------------------------------------------------------------------
 # the problem the driver iterates
 
@@ -339,6 +247,7 @@ class Problem:
     def __init__(self, data: _Data, X, wstep, view_ptr, F0, tol=1.0):  # tol=0: no settle stop
         self.d, self.X, self.wstep, self.view_ptr, self.F = data, X, wstep, view_ptr, F0
         self.W = self.b = self.Z = None
+        self.spent = None  # the last step's factors: their memory serves the next step
         self.term = FTerm(data.n, data.c, data.lam3, data.rho, data.prior, data.anchor,
                           F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
@@ -348,8 +257,9 @@ class Problem:
         # with pairs the labels still move after a quiet iteration (the demo's pairs: 0.96
         # to the end, 0.86 stopped quiet)
         quiet = data.prior["kind"] == "labels" and _informative(data.prior)
+        rules = QUIET_RULES_DIRECT if wstep.route == "direct" else QUIET_RULES
         self.settle = Settle(SETTLE_RTOL if data.f_step == "monotone" and tol > 0 else None,
-                             quiet=QUIET_RULES if quiet else ())
+                             quiet=rules if quiet else ())
 
     def factor(self):
         """The factorised ``W`` step at the IRLS weights of the current ``W``."""
@@ -358,7 +268,7 @@ class Problem:
                          if self.W is None else weight_norms(self.W, vp, d.eps))  # no W yet: 1
         D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
         # one factor for all classes when the diagonals agree (λ1 = 0; uniform first weights)
-        return self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all()))
+        return self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all()), self.spent)
 
     def joint_f_step(self, factors, memo=None):
         """The monotone step's ``F`` update (``memo``: see :class:`ReducedTerm`)."""
@@ -385,6 +295,7 @@ class Problem:
             raise FloatingPointError(
                 "mvfl: the objective is not finite: the data's magnitude overflows the W "
                 f"step (normalize={d.normalize!r}); use normalize='auto', 'zscore' or 'l2'")
+        self.spent = factors
         return Step(J, residual=self.settle.residual(J, F_old, self.F),
                     state=state_view(W=self.W, b=self.b, F=self.F, Z=self.Z))
 
@@ -401,50 +312,6 @@ class Problem:
         return dict(labels=labels, F=self.F, W=self.W, b=np.asarray(self.b, np.float64),
                     view_weights=np.asarray(groups), feature_weights=np.asarray(rnorm),
                     view_ptr=self.view_ptr, lam3=self.d.lam3)
-
-
-def _tune_normalize(data: _Data, log):
-    """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
-    concatenation predicts the held-out supervision best (:func:`fastmv._core._tuning.
-    neighbour_score`: 1-nearest labelled neighbour, or the pair-distance AUC); the per-view
-    rule of ``"auto"`` without a prior ranks the candidates, so a tie keeps it. When the
-    rule calls every view text, ``"l2"`` is the only candidate. Also returns the chosen
-    scheme's :func:`_normalized_with`, which the solve then uses as it is."""
-    prior = data.prior
-    sup = (from_labels(prior["rows"], prior["classes"]) if prior["kind"] == "labels"
-           else from_pairs(prior["must"], prior["cannot"]))
-    rule = [_auto_scheme(V) for V in data.views]
-    first = max(set(rule), key=rule.count)
-    # every view text or counts: "l2" is kept. Scaling such a view per feature multiplies a
-    # rare term by ~1/its frequency, and the 1-NN proxy, noisy with few labels, picked that
-    # on WebKB on one seed in five at a cost of 0.14 ACC (docs/records/mvfl.md, "Self-tuning")
-    candidates = ([first] if all(r == "l2" for r in rule)
-                  else [first] + [s for s in _TUNE_SCHEMES if s != first])
-    rng = tuning_rng(data.rng)
-    folds = (label_folds(sup, _TUNE_FOLDS, rng) if sup.kind == "labels"
-             else pair_folds(sup, _TUNE_FOLDS, rng))
-    spaces = {}
-
-    def evaluate(scheme, f):
-        if scheme not in spaces:
-            spaces[scheme] = _normalized_with(data, [scheme] * len(data.views))
-        return neighbour_score(spaces[scheme][0], sup, folds, f), 0
-
-    method = ("1-nearest labelled neighbour on the normalised views" if sup.kind == "labels"
-              else "AUC of pair distances on the normalised views")
-    if sup.kind == "labels" and sup.rows.size < 2:
-        # no fold can hold a labelled sample out and still predict it from another one
-        record = untuned_record({"candidates": candidates, "method": method},
-                                f"{sup.rows.size} labelled sample(s): at least 2 are needed "
-                                "to score a normalisation on held-out labels")
-        return data._replace(normalize=candidates[0]), {"normalize": record}, None
-    chosen, record = grid_search("normalize", candidates, evaluate, _TUNE_FOLDS,
-                                 method=method, log=log)
-    if not np.isfinite(record["scores"]).any():
-        record = untuned_record(record, "no validation fold could be scored (too little "
-                                "supervision: every fold needs held-out and remaining labels, "
-                                "or held-out must-links and cannot-links)")
-    return data._replace(normalize=chosen), {"normalize": record}, spaces.get(chosen)
 
 
 def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
@@ -601,11 +468,14 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         iterates keep contracting (docs/records/mvfl.md, "Time to solution": the settled
         stop), or, with labels, once the labels rest while the objective creeps: no label
         changed in the last iteration and the relative change is at most 1e-2, or the
-        change is at most 3e-4 (``fastmv._mvfl._settle.QUIET_RULES``; these bound nothing,
-        and ``W`` is then less converged than the labels; see docs/records/mvfl-speed.md).
+        change is at most 3e-4; on the direct ``W`` route (``d ≤ n``) once the change is at
+        most 1e-2 (``fastmv._mvfl._settle.QUIET_RULES``, ``QUIET_RULES_DIRECT``; these bound
+        nothing, and ``W`` is then less converged than the labels; see
+        docs/records/mvfl-speed.md).
     init : {"auto", "k-means++", "spread", "random"} or array-like of shape (n, c), \
 default "auto"
-        Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts) on the
+        Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts; 5 when the
+        concatenated views have no more features than samples) on the
         concatenated normalised views, one-hot of label spreading (labels only: Zhou et
         al.'s spreading, ``α = 0.2``, 30 sweeps, on the symmetric 7-nearest-neighbour graph
         of the normalised views; a class no label names is seeded with the sample of its

@@ -32,8 +32,13 @@ _TUNE_INIT_FOLDS = 100
 # init="auto" considers spreading only up to this many samples: its kNN graph costs
 # O(n² d), while the solve on the direct route grows linearly in n
 _SPREAD_MAX_N = 20000
-# k-means restarts behind each initial F (init="k-means++").
+# k-means restarts behind each initial F (init="k-means++"), and when d <= n (the direct W
+# step of solver="auto"). There the fit binds: the solve and the anchor validated on the
+# labels move F from the start toward what the features represent, and the best of five
+# restarts gave the quality of the best of ten on the shared data with d <= n, at half the
+# cost (docs/records/mvfl-speed.md); with d > n the fit is exact and the start is kept closer.
 _KMEANS_N_INIT = 10
+_KMEANS_N_INIT_DIRECT = 5
 # k-means runs on the rows' coordinates in their span when d exceeds this many times n: the
 # n × n Gram and its factor (n² d + n³/3) then cost less than the d − n columns they save
 # in every distance of ten k-means runs.
@@ -224,7 +229,8 @@ def _tune_init(X, data: _Data, km, log):
     """``init="auto"`` with labels: the start — k-means matched to the labels, or label
     spreading on a kNN graph of the normalised views — whose labels predict the held-out
     labelled samples best (5 folds, stratified by class; each start is rebuilt from the
-    other folds' labels, the k-means clustering itself is shared)."""
+    other folds' labels, the k-means clustering itself is shared). Returns ``(chosen,
+    record, spreader)``: the :class:`_FoldSpreader` serves every later spreading start."""
     prior = data.prior
     rows, classes = prior["rows"], prior["classes"]
     sup = from_labels(rows, classes)
@@ -264,7 +270,7 @@ def _tune_init(X, data: _Data, km, log):
     chosen, record = grid_search("init", candidates, evaluate, n_folds,
                                  method="held-out labelled pairs honoured by the start's "
                                         "partition", log=log)
-    return chosen, record, graph
+    return chosen, record, spreader
 
 
 def _onehot_start(labels, data: _Data):
@@ -300,23 +306,27 @@ def row_space_coordinates(X):
 
 
 def _kmeans_labels(X, data: _Data, rng, n_jobs):
-    """The start's k-means labels. With more features than samples, k-means runs on the
-    rows' coordinates in their span (:func:`row_space_coordinates`, ``n`` columns instead of
-    ``d``): the same distances, so the same algorithm at a fraction of the cost."""
+    """The start's k-means labels (``_KMEANS_N_INIT`` restarts, ``_KMEANS_N_INIT_DIRECT``
+    when ``d <= n``). With more features than samples, k-means runs on the rows' coordinates
+    in their span (:func:`row_space_coordinates`, ``n`` columns instead of ``d``): the same
+    distances, so the same algorithm at a fraction of the cost."""
     from .._blocks._kmeans import kmeans  # noqa: PLC0415 (circular import at module load)
 
     n, d = X.shape
     dense_size = X.nnz if sp.issparse(X) else n * d  # Y (n × n) may not outgrow sparse X
+    n_init = _KMEANS_N_INIT_DIRECT if d <= n else _KMEANS_N_INIT
     if d > _KMEANS_REDUCE * n and n * n <= dense_size:
         X = row_space_coordinates(X)
-    return kmeans(X, data.c, n_init=_KMEANS_N_INIT, random_state=rng, n_jobs=n_jobs).labels
+    return kmeans(X, data.c, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels
 
 
 def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
     """The starting indicator: k-means one-hot (+ 0.2 for the paper's step, orthonormal
     columns for the monotone one), label spreading one-hot, uniform random entries, or the
     given array. ``km``: the k-means labels when already computed; ``graph``: the kNN graph
-    of label spreading when already built."""
+    of label spreading when already built, or the :class:`_FoldSpreader` of the tuning of
+    ``init`` (whose labelled rows include those of ``data``), which spreads from any subset
+    of its labels without sweeps of its own."""
     n, c, prior = data.n, data.c, data.prior
     if not isinstance(data.init, str):
         return data.init.copy()
@@ -331,7 +341,9 @@ def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
         km = _kmeans_labels(X, data, rng, n_jobs)
     if has_labels:
         km = _match_clusters(km, prior["rows"], prior["classes"], c)
-        if data.init == "spread":
+        if data.init == "spread" and isinstance(graph, _FoldSpreader):
+            km = graph.labels(np.isin(graph.rows, prior["rows"]), km)
+        elif data.init == "spread":
             graph = _knn_graph(X) if graph is None else graph
             km = _spread_labels(graph, prior["rows"], prior["classes"], c, km)
         km[prior["rows"]] = prior["classes"]

@@ -87,7 +87,7 @@ def shared_plan(Dinv, view_ptr, n):
     return plan
 
 
-def shared_grams_lower(plan, p, Y, n):
+def shared_grams_lower(plan, p, Y, n, out=None):
     """``(p, n, n)`` whose lower triangles (diagonal included) hold ``Σ_v Y_v diag(D_k⁻¹ on
     view v) Y_vᵀ`` for every class ``k``, from the compressed ``plan`` (:func:`shared_plan`)
     and the dense views ``Y`` (a list, ``Y[j]`` of shape ``(n, hi − lo)``, C order, the
@@ -100,10 +100,10 @@ def shared_grams_lower(plan, p, Y, n):
     product of the ``p × Σ_v r_v`` coefficients with it. Against full Grams stacked and then
     combined this halves the combination's memory traffic, copies nothing and holds
     ``O(Σ_v r_v · block)`` instead of ``O(Σ_v r_v n²)``; the flops, ``~Σ_v r_v n² d_v``, are
-    those of symmetric products.
+    those of symmetric products. ``out``: a ``(p, n, n)`` array of the dtype to write into.
     """
     dtype = Y[0].dtype if len(Y) else np.float64
-    out = np.empty((p, n, n), dtype)
+    out = _buffer(out, (p, n, n), dtype)
     R = sum(b.shape[0] for _, _, b, _ in plan)
     if R == 0 or n == 0:
         out[...] = 0.0
@@ -125,12 +125,15 @@ def shared_grams_lower(plan, p, Y, n):
     return out
 
 
-def shared_grams(plan, p, n, gram_of_view, dtype=np.float64):
+def shared_grams(plan, p, n, gram_of_view, dtype=np.float64, out=None):
     """``(p, n, n)``: ``Σ_v Y_v diag(D_k⁻¹ on view v) Y_vᵀ`` for every class ``k`` from the
     compressed ``plan`` (:func:`shared_plan`). ``gram_of_view(v, basis)`` returns the
     ``(r_v, n, n)`` Grams ``Y_v diag(basis[j]) Y_vᵀ`` of view ``v``. The Grams of all views
-    are combined by one product (several when they exceed ``_SHARED_BATCH_BYTES``)."""
-    out = np.zeros((p, n * n), dtype)
+    are combined by one product (several when they exceed ``_SHARED_BATCH_BYTES``).
+    ``out``: a ``(p, n, n)`` array of ``dtype`` to write into."""
+    out = _buffer(out, (p, n, n), dtype).reshape(p, n * n)
+    if not any(basis.shape[0] for _, _, basis, _ in plan):
+        out[...] = 0.0  # no Gram to combine (else the first product overwrites out)
     batch = max(1, _SHARED_BATCH_BYTES // max(n * n * np.dtype(dtype).itemsize, 1))
     grams, coefs, held, first = [], [], 0, True
 
@@ -167,6 +170,16 @@ def choose_route(X, solver):
             np.count_nonzero(X) < SPARSE_DENSITY * X.size:
         return route, sp.csr_matrix(X)
     return route, X
+
+
+def _buffer(spare, shape, dtype=np.float64):
+    """``spare`` when it has this shape and dtype, else a new array. The factors of one
+    reweighting are tens of megabytes with many classes; beyond the allocator's mapping
+    threshold a fresh array is mapped and faulted in anew on every call, a cost of the order
+    of the factorisations themselves (docs/records/mvfl-speed.md)."""
+    if spare is not None and spare.shape == shape and spare.dtype == dtype:
+        return spare
+    return np.empty(shape, dtype)
 
 
 def _check_finite(A):
@@ -242,18 +255,21 @@ class WStep:
         """
         return self.weights(self.factor(D, shared), F)
 
-    def factor(self, D, shared):
+    def factor(self, D, shared, spare=None):
         """Cholesky factors of the ``c`` systems for diagonals ``D`` (one when ``shared``).
 
         Returns :class:`Factors`: ``L`` of shape ``(p, s, s)`` (``p = 1`` when shared, else
         ``c``; ``s = d`` on the direct route, ``n`` on the Woodbury one) whose lower triangles
         are the factors, for :func:`~fastmv.kernels.mvfl.cholesky_solve`, and
-        on the Woodbury route the ``D_k⁻¹`` (``p × d``).
+        on the Woodbury route the ``D_k⁻¹`` (``p × d``). ``spare``: earlier :class:`Factors`
+        that nothing reads any more; their ``L`` is overwritten when its shape fits (not by
+        the per-class Grams of sparse views, which their kernel forms in new memory).
         """
         rows = D[:1] if shared else D
+        spare = None if spare is None else spare.L
         if self.route == "direct":
             _check_finite(self.G)
-            L = np.empty((len(rows), self.d, self.d))
+            L = _buffer(spare, (len(rows), self.d, self.d))
             for j, dk in enumerate(rows):
                 A = L[j]
                 A[...] = self.G
@@ -263,17 +279,17 @@ class WStep:
         Dinv = 1.0 / rows
         plan = shared_plan(Dinv, self.view_ptr, self.n)
         if plan is not None and not self.sparse:  # X̃ D_k⁻¹ X̃ᵀ from shared per-view Grams
-            L = shared_grams_lower(plan, len(rows), self._dense_views(plan), self.n)
+            L = shared_grams_lower(plan, len(rows), self._dense_views(plan), self.n, spare)
             for K in L:  # lower triangles only: checked finite block by block
                 K[np.diag_indices_from(K)] += 1.0
                 _cholesky_lower(K)
             return Factors(L, Dinv)
         if plan is not None:  # sparse: the uncentred X D_k⁻¹ Xᵀ, centred below
-            L = shared_grams(plan, len(rows), self.n, self._view_grams)
+            L = shared_grams(plan, len(rows), self.n, self._view_grams, out=spare)
         elif self.sparse:
             L = sparse_weighted_gram(*self.csr, *self.csr_t, Dinv)  # uncentred X D⁻¹ Xᵀ
         else:
-            L = np.empty((len(rows), self.n, self.n))
+            L = _buffer(spare, (len(rows), self.n, self.n))
         for j, dinv in enumerate(Dinv):
             self._kernel(None if plan is not None else dinv, L[j], centre=self.sparse)
             _cholesky_lower(L[j])

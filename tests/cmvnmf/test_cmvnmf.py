@@ -887,12 +887,13 @@ def test_without_pairs_a_view_keeps_its_kmeans_start_when_it_separates_better(mo
     kw = dict(n_init=1, random_state=0)
     res = fastmv.cmvnmf(views, 4, None, None, **kw)
     start = fastmv.cmvnmf(views, 4, None, None, max_iter=0, **kw)
-    assert start.start_kept is None
-    monkeypatch.setattr(_solver, "_keep_better_starts", lambda problem, data: None)
+    assert start.start_kept is None and start.view_start is None
+    monkeypatch.setattr(_solver, "ViewChoice", lambda data: None)
     sweeps = fastmv.cmvnmf(views, 4, None, None, **kw)
     monkeypatch.undo()
     normed = _prepare(views, 4, None, None, 1.0, "auto").views
     assert res.start_kept == [True, False]       # the dense view, not the counts
+    assert res.view_start == [0, 0] and [S.shape for S in res.silhouette] == [(1, 2), (1, 2)]
     for a, kept in enumerate(res.start_kept):
         s0 = cosine_silhouette(normed[a], start.labels[a], 4)
         s1 = cosine_silhouette(normed[a], sweeps.labels[a], 4)
@@ -911,3 +912,91 @@ def test_without_pairs_a_view_keeps_its_kmeans_start_when_it_separates_better(mo
     signed = [views[0] - 3.0, views[1]]
     res = fastmv.cmvnmf(signed, 4, None, None, **kw)
     assert res.normalize[0] == "minmax" and res.start_kept[0] is False
+
+
+class _Run:
+    """What ViewChoice reads of one start: its k-means factors and its sweeps' factors."""
+
+    def __init__(self, start_V, sweep_V, d=3):
+        self.dtype = np.float64
+        self.start = ([np.ones((d, V.shape[1])) for V in start_V], [V.copy() for V in start_V])
+        self.U = [np.full((d, V.shape[1]), float(k)) for k, V in enumerate(sweep_V)]
+        self._V = [V.copy() for V in sweep_V]
+
+    def V(self, a):
+        return self._V[a]
+
+
+def _one_hot(labels, c=2):
+    return np.eye(c)[labels] + 0.2
+
+
+def test_view_choice_takes_the_best_separated_candidate_of_any_start_or_none():
+    from fastmv._cmvnmf._select import ViewChoice
+    from fastmv._cmvnmf._start import cosine_silhouette
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 30)
+    X = np.abs(np.eye(2)[y] * 2.0 + 0.3 * rng.random((60, 2)))
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    good, bad = y, rng.permutation(y)
+    data = type("D", (), dict(views=[X, X], n_clusters=2, schemes=["l2", "l2"]))()
+    choice = ViewChoice(data)
+    # start 0 (the lowest objective): view 0's sweeps right, view 1 wrong everywhere;
+    # start 1: view 1's k-means start right, its sweeps wrong
+    runs = [_Run([_one_hot(bad), _one_hot(bad)], [_one_hot(good), _one_hot(bad)]),
+            _Run([_one_hot(bad), _one_hot(good)], [_one_hot(bad), _one_hot(bad)])]
+    for run in runs:
+        choice.add(run)
+    kept, view_start, sil = choice.apply(runs[0], 0)
+    assert kept == [False, True] and view_start == [0, 1]
+    np.testing.assert_array_equal(np.argmax(runs[0].V(0), axis=1), good)   # its own sweeps
+    np.testing.assert_array_equal(np.argmax(runs[0].V(1), axis=1), good)   # start 1's k-means
+    np.testing.assert_array_equal(runs[0].U[1], np.ones((3, 2)))
+    assert sil[1][1, 0] == pytest.approx(cosine_silhouette(X, good, 2))
+    assert sil[1][1, 0] > max(sil[1][0, 0], sil[1][0, 1], sil[1][1, 1])
+    # a tie keeps the sweeps of the start kept; a "minmax" view is never judged
+    data.schemes = ["l2", "minmax"]
+    choice = ViewChoice(data)
+    runs = [_Run([_one_hot(good), _one_hot(good)], [_one_hot(good), _one_hot(bad)]),
+            _Run([_one_hot(good), _one_hot(good)], [_one_hot(good), _one_hot(good)])]
+    for run in runs:
+        choice.add(run)
+    kept, view_start, sil = choice.apply(runs[0], 0)
+    assert kept == [False, False] and view_start == [0, 0]
+    np.testing.assert_array_equal(runs[0].U[0], np.zeros((3, 2)))
+    np.testing.assert_array_equal(np.argmax(runs[0].V(1), axis=1), bad)
+    assert np.all(np.isnan(sil[1]))
+
+
+def test_without_pairs_every_view_returns_its_best_separated_partition_over_the_starts(
+        monkeypatch):
+    from fastmv._cmvnmf import _select, _solver
+    from fastmv._cmvnmf._start import cosine_silhouette
+
+    seen = []
+
+    class Recording(_select.ViewChoice):
+        def add(self, problem):
+            seen.append([(np.argmax(problem.start[1][a], axis=1), np.argmax(problem.V(a), axis=1))
+                         for a in range(len(self.views))])
+            super().add(problem)
+
+    monkeypatch.setattr(_solver, "ViewChoice", Recording)
+    rng = np.random.default_rng(1)
+    y = np.repeat(np.arange(3), [60, 20, 10])
+    dense = np.abs(np.eye(3)[y] @ rng.normal(size=(3, 8)) + 0.9 * rng.normal(size=(90, 8)) + 2)
+    text = rng.poisson((rng.random((3, 40)) ** 4)[y] * 3.0).astype(float)
+    views, _ = simulate.unmapped([dense, text], y, keep=0.95, random_state=1)[:2]
+    res = fastmv.cmvnmf(views, 3, None, None, n_init=4, random_state=1)
+    normed = _prepare(views, 3, None, None, 1.0, "auto").views
+    assert len(seen) == 4 and [S.shape for S in res.silhouette] == [(4, 2), (4, 2)]
+    for a, X in enumerate(normed):
+        sil = np.array([[cosine_silhouette(X, lab, 3) for lab in run[a]] for run in seen])
+        np.testing.assert_allclose(res.silhouette[a], sil, rtol=1e-12)
+        i, j = res.view_start[a], int(res.start_kept[a] is False)
+        np.testing.assert_array_equal(res.labels[a], seen[i][a][j])
+        assert sil[i, j] == sil.max()
+    # here the two views take their factors from different starts (so one of them not
+    # from the start with the lowest objective), and the dense view a k-means start
+    assert res.view_start[0] != res.view_start[1] and res.start_kept == [True, False]
