@@ -39,3 +39,13 @@ if os.environ.get("FASTMV_TEST_TOY_SOLVER") == "1":
 
     _TOY_REGISTRATION = registered(_TOY)  # held for the session's lifetime
     _TOY_REGISTRATION.__enter__()
+
+
+def default_sigint():
+    """``preexec_fn`` of a child that is sent Ctrl-C: its SIGINT at the default disposition,
+    as at an interactive terminal. A shell starts background jobs with SIGINT ignored, a
+    disposition children inherit and Python keeps, and a child that ignores Ctrl-C would
+    not test what Ctrl-C does."""
+    import signal  # noqa: PLC0415
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -21,6 +21,7 @@ import pytest
 
 import fastmv
 from fastmv.exceptions import InvalidFileError
+from tests.conftest import default_sigint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -880,7 +881,8 @@ def test_ctrl_c_raises_keyboard_interrupt_promptly_and_restores_state(name):
     n = {"kmeans": 3000, "mvfl": 6000, "mvmc": 6000, "opimc": 300000, "spectral_clustering": 150,
          "markov_spectral_clustering": 150}.get(name, 600)
     proc = subprocess.Popen([sys.executable, "-c", _INTERRUPT.format(name=name, n=n)], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     try:
         assert proc.stdout.readline().strip() == "running", proc.stderr.read()[-2000:]
         time.sleep(0.2)  # into the solve's kernels, past the first callback

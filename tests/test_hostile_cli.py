@@ -22,6 +22,7 @@ import scipy.io
 import fastmv
 from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
 from fastmv.exceptions import InvalidParameterError, NotFittedError
+from tests.conftest import default_sigint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 60
@@ -214,7 +215,8 @@ def test_ctrl_c_exits_130_saying_interrupted(big_file):
     proc = subprocess.Popen(
         [sys.executable, "-m", "fastmv", "run", "mvfl", "--data", str(big_file), "--verbose",
          "--max_iter", "1000000", "--tol", "0", "--out", str(big_file.parent / "l.npy")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # wait for the solve's first progress line

@@ -18,6 +18,15 @@ from fastmv._core._threads import _concurrent_launches_safe, task_map
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="needs POSIX signals")
 
 
+@pytest.fixture(autouse=True)
+def _sigint_raises():
+    """Python's own Ctrl-C handler for each test: a run started in the background of a shell
+    inherits SIGINT ignored, and the signals these tests send would then do nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt_now():
     os.kill(os.getpid(), signal.SIGINT)
     time.sleep(0.01)  # the handler runs in this thread at its next bytecode
