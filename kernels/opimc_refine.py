@@ -23,9 +23,9 @@ import numpy as np
 from numba import njit
 
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
-from ._options import INNER, SERIAL
+from ._options import INNER, REASSOC, SERIAL
 from .opimc import _dense_products
-from .opimc_stats import _stream_update_centers
+from .opimc_stats import _stream_loss, _stream_update_centers
 
 __all__ = ["stream_chunk_refine"]
 
@@ -71,8 +71,11 @@ def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, 
 
     Notes
     -----
-    Per sweep O(Σ_v s_v d_v c + nnz c + s m c) time (the products ``x·R_{v,k}`` of every row,
-    row by row since ``R`` changes with every move) plus O(d) per move; O(m c) memory.
+    Per sweep O(Σ_v s_v d_v c + nnz c + s m c) time (the products ``x·R_{v,k}`` of every row:
+    one GEMM per block of ``BLOCK`` rows, corrected row by row for the moves made inside the
+    block, since ``R`` changes with every move) plus O(d) per move; O(D c) memory. The row
+    norms, those corrections and ``‖R_{v,k}‖²`` are sums reassociated by ``fastmath``
+    (``REASSOC``: SIMD, rounding only).
 
     Cost: per sweep ``8 (Σ s_v d_v + D c)`` bytes read at least (``R`` from cache) and
     ``2 Σ s_v d_v c + 2 nnz c + ~10 s m c`` flops; ``32 d`` bytes per move.
@@ -91,14 +94,41 @@ def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, 
             or (fill.shape[0] != 0 and fill.shape[0] != U.shape[0])):
         raise ValueError("stream_chunk_refine: labels must have s entries in [0, c), the "
                          "statistics be R (c, D), T (m, c), U (D, c), and fill empty or (D,)")
-    return _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
-                                max_sweeps)
+    chunk_ends = np.empty(1, np.int64)
+    chunk_ends[0] = s_w
+    chunk_loss = np.empty(1, np.float64)
+    chunk_sweeps = np.empty(1, np.int64)
+    n_moves = _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
+                                   max_sweeps, chunk_ends, chunk_loss, chunk_sweeps)
+    return n_moves, chunk_sweeps[0]
 
 
 @njit(**INNER)
 def _f(rsq, t, alpha):
     den = t + alpha
     return -rsq / den if den > 0.0 else 0.0
+
+
+# The row norms, the corrections for moves inside a block and ‖R_{v,k}‖² are sums over a
+# view's features; as single chains of dependent additions they cost more than the block's
+# GEMM. Reassociated (SIMD) helpers, not inlined (inlining would drop their fastmath flags):
+# rounding only.
+@njit(**INNER, fastmath=REASSOC)
+def _sqsum(values, start, length):
+    """``Σ_j values[start + j]²`` over ``length`` entries (reassociated)."""
+    acc = 0.0
+    for j in range(start, start + length):
+        acc += values[j] * values[j]
+    return acc
+
+
+@njit(**INNER, fastmath=REASSOC)
+def _dotsum(values, start1, start2, length):
+    """``Σ_j values[start1 + j] values[start2 + j]`` over ``length`` entries (reassociated)."""
+    acc = 0.0
+    for j in range(length):
+        acc += values[start1 + j] * values[start2 + j]
+    return acc
 
 
 #: Rows whose dense products with ``R`` come from one GEMM (BLAS reads ``R`` once per block,
@@ -110,14 +140,12 @@ BLOCK = 64
 def _block_products(dense, view_ptr, R, i1, lo, hi, at, G, Rt):
     """``G[at[v] + q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v``
     whose chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced
-    here): one float64 GEMM per view with ``Rt = Rᵀ`` (the chunk loop's kernel)."""
+    here): one float64 GEMM per view with ``Rt = Rᵀ`` (the chunk loop's kernel; ``Rt``
+    follows every move, as ``R`` does, so it is transposed once per call)."""
     for v in range(dense.position.shape[1]):
         lo[v] = hi[v]
         while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < i1:
             hi[v] += 1
-    for j in range(view_ptr[dense.position.shape[1]]):
-        for k in range(R.shape[0]):
-            Rt[j, k] = R[k, j]
     _dense_products(dense, view_ptr, Rt, lo, hi, at, G)
 
 
@@ -136,11 +164,7 @@ def _dense_row_products(dense, view_ptr, i, G, lo, at, moved, n_moved, xr, xsq):
             continue
         d_v = view_ptr[v + 1] - view_ptr[v]
         o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
-        sq = 0.0
-        for j in range(d_v):
-            x = dense.values[o + j]
-            sq += x * x
-        xsq[v] = sq
+        xsq[v] = _sqsum(dense.values, o, d_v)
         r = at[v] + q - lo[v]
         for k in range(c):
             xr[v, k] = G[r, k]
@@ -149,9 +173,7 @@ def _dense_row_products(dense, view_ptr, i, G, lo, at, moved, n_moved, xr, xsq):
             if q2 < 0:
                 continue
             o2 = dense.value_start[v] + (q2 - dense.row_start[v]) * d_v
-            dot = 0.0
-            for j in range(d_v):
-                dot += dense.values[o + j] * dense.values[o2 + j]
+            dot = _dotsum(dense.values, o, o2, d_v)
             xr[v, moved[3 * t + 1]] -= dot
             xr[v, moved[3 * t + 2]] += dot
 
@@ -173,8 +195,9 @@ def _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq):
 
 
 @njit(**SERIAL, inline="always")
-def _move_dense_row(dense, view_ptr, R, i, a, b):
-    """Move row ``i``'s dense values from ``R[a]`` to ``R[b]``."""
+def _move_dense_row(dense, view_ptr, R, Rt, i, a, b):
+    """Move row ``i``'s dense values from ``R[a]`` to ``R[b]`` (and in ``Rt = Rᵀ``, the same
+    operations on the same values)."""
     for v in range(dense.position.shape[1]):
         q = dense.position[i, v]
         if q < 0:
@@ -186,6 +209,8 @@ def _move_dense_row(dense, view_ptr, R, i, a, b):
             x = dense.values[o + j]
             R[a, a0 + j] -= x
             R[b, a0 + j] += x
+            Rt[a0 + j, a] -= x
+            Rt[a0 + j, b] += x
 
 
 @njit(**SERIAL, inline="always")
@@ -198,14 +223,23 @@ def _move_sparse_row(sparse, R, i, a, b):
 
 
 @njit(**SERIAL)
-def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps):
+def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps,
+                         chunk_ends, chunk_loss, chunk_sweeps):
     """:func:`stream_chunk_refine` without its boundary checks, for ``fastmv.opimc``, which
-    builds the chunk layout itself."""
+    builds the chunk layout itself, over one chunk or over several chunks laid out one after
+    the other (a later pass over the chunks it keeps in memory: one call, not one per chunk).
+
+    The chunks are rows ``[chunk_ends[t - 1], chunk_ends[t])`` (from 0), each swept in turn
+    exactly as one call per chunk would: at most ``max_sweeps`` sweeps over its rows, the
+    centres updated after them, then its loss (``stream_loss``) in ``chunk_loss[t]`` and its
+    sweeps in ``chunk_sweeps[t]``. Returns the rows moved in all."""
     R, T, U = stats.sums, stats.counts, stats.centers
-    s = labels.shape[0]
     c = R.shape[0]
     m = W.shape[1]
     rsq = np.empty((m, c), np.float64)
+    now = np.empty((m, c), np.float64)     # f(‖R_{v,k}‖², T_{v,k}): kept with rsq and T
+    join = np.empty((m, c), np.float64)    # 1 / (T_{v,k} + 1 + α): a present row joining k
+    gain = np.empty(c, np.float64)         # the loss change of moving the row to each k
     xr = np.empty((m, c), np.float64)
     xsq = np.empty(m, np.float64)
     nd = 0 if dense is None else dense.position.shape[1]
@@ -217,87 +251,113 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
         at[v] = v * BLOCK
     # float64 whatever the values
     Rt = np.empty((0 if dense is None else view_ptr[nd], c), np.float64)
+    for j in range(Rt.shape[0]):
+        for k in range(c):
+            Rt[j, k] = R[k, j]
     moved_rows = np.empty(3 * BLOCK, np.int64)   # (row, from, to) per move; 1-d: one np.empty less
-    n_moves = 0
-    n_sweeps = 0
-    for _ in range(max_sweeps):
-        n_sweeps += 1
-        for v in range(m):                 # afresh each sweep: no drift from the updates
-            for k in range(c):
-                acc = 0.0
-                for j in range(view_ptr[v], view_ptr[v + 1]):
-                    acc += R[k, j] * R[k, j]
-                rsq[v, k] = acc
-        moved = 0
-        n_block = 0
-        if dense is not None:
-            for v in range(nd):
-                hi[v] = dense.row_start[v]
-        for i in range(s):
-            if i % BLOCK == 0:
-                if dense is not None:
-                    _block_products(dense, view_ptr, R, s if s < i + BLOCK else i + BLOCK, lo, hi,
-                                    at, G, Rt)
-                n_block = 0
-            a = labels[i]
-            for v in range(m):             # zero where row i is missing
-                xsq[v] = 0.0
+    first = np.empty(nd, np.int64)     # each view's first stored row of the chunk
+    if dense is not None:
+        for v in range(nd):
+            hi[v] = dense.row_start[v]
+    n_total = 0
+    r0 = 0
+    for t in range(chunk_ends.shape[0]):
+        r1 = chunk_ends[t]
+        for v in range(nd):
+            first[v] = hi[v]
+        n_moves = 0
+        n_sweeps = 0
+        for _ in range(max_sweeps):
+            n_sweeps += 1
+            for v in range(m):                 # afresh each sweep: no drift from the updates
                 for k in range(c):
-                    xr[v, k] = 0.0
+                    rsq[v, k] = _sqsum(R[k], view_ptr[v], view_ptr[v + 1] - view_ptr[v])
+                    now[v, k] = _f(rsq[v, k], T[v, k], alpha)
+                    join[v, k] = 1.0 / (T[v, k] + 1.0 + alpha)
+            moved = 0
+            n_block = 0
             if dense is not None:
-                _dense_row_products(dense, view_ptr, i, G, lo, at, moved_rows, n_block, xr, xsq)
-            if sparse is not None:
-                _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq)
-            out = 0.0                      # loss change of taking row i out of a
-            scale = 0.0
-            left = 0.0                     # a's count over the views, without row i
-            for v in range(m):
-                w = W[i, v]
-                left += T[v, a] - w
-                if w == 0.0:
-                    continue
-                old = _f(rsq[v, a], T[v, a], alpha)
-                out += _f(rsq[v, a] - 2.0 * xr[v, a] + xsq[v], T[v, a] - w, alpha) - old
-                scale += abs(old) + xsq[v]
-            if left <= 0.0:
-                continue
-            best = 0.0
-            b = a
-            for k in range(c):
-                if k == a:
-                    continue
-                d = out
+                for v in range(nd):
+                    hi[v] = first[v]
+            for i in range(r0, r1):
+                if (i - r0) % BLOCK == 0:
+                    if dense is not None:
+                        _block_products(dense, view_ptr, R, r1 if r1 < i + BLOCK else i + BLOCK,
+                                        lo, hi, at, G, Rt)
+                    n_block = 0
+                a = labels[i]
+                for v in range(m):             # zero where row i is missing
+                    xsq[v] = 0.0
+                    for k in range(c):
+                        xr[v, k] = 0.0
+                if dense is not None:
+                    _dense_row_products(dense, view_ptr, i, G, lo, at, moved_rows, n_block, xr, xsq)
+                if sparse is not None:
+                    _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq)
+                out = 0.0                      # loss change of taking row i out of a
+                scale = 0.0
+                left = 0.0                     # a's count over the views, without row i
                 for v in range(m):
                     w = W[i, v]
-                    if w != 0.0:
-                        d += (_f(rsq[v, k] + 2.0 * xr[v, k] + xsq[v], T[v, k] + w, alpha)
-                              - _f(rsq[v, k], T[v, k], alpha))
-                if d < best:
-                    best = d
-                    b = k
-            if b == a or best >= -1e-10 * scale:
-                continue
-            for v in range(m):
-                w = W[i, v]
-                if w == 0.0:
+                    left += T[v, a] - w
+                    if w == 0.0:
+                        continue
+                    out += _f(rsq[v, a] - 2.0 * xr[v, a] + xsq[v], T[v, a] - w, alpha) - now[v, a]
+                    scale += abs(now[v, a]) + xsq[v]
+                if left <= 0.0:
                     continue
-                rsq[v, a] += xsq[v] - 2.0 * xr[v, a]
-                rsq[v, b] += xsq[v] + 2.0 * xr[v, b]
-                T[v, a] -= w
-                T[v, b] += w
-            if dense is not None:
-                _move_dense_row(dense, view_ptr, R, i, a, b)
-            if sparse is not None:
-                _move_sparse_row(sparse, R, i, a, b)
-            labels[i] = b
-            moved += 1
-            moved_rows[3 * n_block] = i
-            moved_rows[3 * n_block + 1] = a
-            moved_rows[3 * n_block + 2] = b
-            n_block += 1
-        n_moves += moved
-        if moved == 0:
-            break
-    if n_moves > 0:
-        _stream_update_centers(R, T, view_ptr, alpha, fill, U)
-    return n_moves, n_sweeps
+                for k in range(c):
+                    gain[k] = out
+                for v in range(m):
+                    w = W[i, v]
+                    if w == 1.0:               # a present row: no division (SIMD over k)
+                        for k in range(c):
+                            gain[k] -= (rsq[v, k] + xsq[v] + 2.0 * xr[v, k]) * join[v, k] + now[v, k]
+                    elif w != 0.0:
+                        for k in range(c):
+                            gain[k] += (_f(rsq[v, k] + 2.0 * xr[v, k] + xsq[v], T[v, k] + w, alpha)
+                                        - now[v, k])
+                best = 0.0
+                b = a
+                for k in range(c):
+                    if k != a and gain[k] < best:
+                        best = gain[k]
+                        b = k
+                if b == a or best >= -1e-10 * scale:
+                    continue
+                for v in range(m):
+                    w = W[i, v]
+                    if w == 0.0:
+                        continue
+                    rsq[v, a] += xsq[v] - 2.0 * xr[v, a]
+                    rsq[v, b] += xsq[v] + 2.0 * xr[v, b]
+                    T[v, a] -= w
+                    T[v, b] += w
+                    now[v, a] = _f(rsq[v, a], T[v, a], alpha)
+                    now[v, b] = _f(rsq[v, b], T[v, b], alpha)
+                    join[v, a] = 1.0 / (T[v, a] + 1.0 + alpha)
+                    join[v, b] = 1.0 / (T[v, b] + 1.0 + alpha)
+                if dense is not None:
+                    _move_dense_row(dense, view_ptr, R, Rt, i, a, b)
+                if sparse is not None:
+                    _move_sparse_row(sparse, R, i, a, b)
+                labels[i] = b
+                moved += 1
+                moved_rows[3 * n_block] = i
+                moved_rows[3 * n_block + 1] = a
+                moved_rows[3 * n_block + 2] = b
+                n_block += 1
+            n_moves += moved
+            if moved == 0:
+                break
+        if dense is not None:
+            for v in range(nd):           # past the chunk even when its last sweep ended early
+                while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < r1:
+                    hi[v] += 1
+        if n_moves > 0:
+            _stream_update_centers(R, T, view_ptr, alpha, fill, U)
+        chunk_loss[t] = _stream_loss(U, R, T, view_ptr, alpha)
+        chunk_sweeps[t] = n_sweeps
+        n_total += n_moves
+        r0 = r1
+    return n_total

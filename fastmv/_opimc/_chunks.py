@@ -16,15 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from fastmv.kernels.opimc import _dense_products, _stream_assign, _stream_row_sqnorms
+from fastmv.kernels.opimc import _stream_row_sqnorms
 from fastmv.kernels.opimc_layout import (
     DenseRows,
-    Nearest,
     SparseRows,
     _stream_gather_view,
     _stream_layout,
 )
-from fastmv.kernels.opimc_stats import _stream_center_sqnorms
 
 from .._core._validation import check_sparse_structure
 from ..exceptions import InvalidParameterError
@@ -81,8 +79,11 @@ class _ChunkBuilder:
         self.dense_dims = np.asarray(dims[:self.n_dense], np.int64)
         self._bufs = [np.empty(0, self.dtype), np.empty(0, self.dtype)]
         self._builds = 0
+        self.keep = False                 # True: every chunk gets buffers of its own (kept)
 
     def _xbuf(self, size):
+        if self.keep:
+            return np.empty(size, self.dtype)
         # value buffers reused chunk after chunk; with read-ahead the chunk being clustered
         # keeps its buffer while the next one is built into the other
         slot = self._builds % self.n_buffers
@@ -211,6 +212,48 @@ class _ChunkBuilder:
         return fill
 
 
+def _merge_chunks(chunks, builder):
+    """The chunks (in visit order, each with its own buffers) laid out as one chunk of all
+    their rows, and the end row of each: the layout of a later pass over kept chunks, swept
+    chunk after chunk by one kernel call (``_stream_chunk_refine`` with ``chunk_ends``)."""
+    sizes = np.array([ch.s for ch in chunks], np.int64)
+    ends = np.cumsum(sizes)
+    offsets = ends - sizes
+    W = np.concatenate([ch.W for ch in chunks])
+    dense = sparse = None
+    nd = builder.n_dense
+    if nd:
+        dn = [ch.dense for ch in chunks]
+        per_view = np.array([np.diff(d.row_start) for d in dn])          # (chunks, nd)
+        row_start = np.zeros(nd + 1, np.int64)
+        row_start[1:] = np.cumsum(per_view.sum(axis=0))
+        value_start = np.zeros(nd + 1, np.int64)
+        value_start[1:] = np.cumsum(per_view.sum(axis=0) * builder.dense_dims)
+        # stored rows of view iv in chunk t go to row_start[iv] + (view iv's rows before t)
+        before = np.cumsum(per_view, axis=0) - per_view
+        values = np.concatenate([d.values[d.value_start[iv]:d.value_start[iv + 1]]
+                                 for iv in range(nd) for d in dn])
+        rows = np.concatenate([d.rows[d.row_start[iv]:d.row_start[iv + 1]] + offsets[t]
+                               for iv in range(nd) for t, d in enumerate(dn)])
+        position = np.concatenate([d.position for d in dn])
+        for t, d in enumerate(dn):
+            block = position[offsets[t]:ends[t]]
+            for iv in range(nd):
+                col = block[:, iv]
+                col[col >= 0] += row_start[iv] + before[t, iv] - d.row_start[iv]
+        dense = DenseRows(values, value_start, rows.astype(np.int64), row_start, position)
+    if builder.n_dense < builder.spec.m:
+        sp_ = [ch.sparse for ch in chunks]
+        indptr = np.zeros(int(ends[-1]) + 1, np.int64)
+        nnz = np.array([p.indptr[-1] for p in sp_], np.int64)
+        base = np.cumsum(nnz) - nnz
+        for t, p in enumerate(sp_):
+            indptr[offsets[t] + 1:ends[t] + 1] = p.indptr[1:] + base[t]
+        sparse = SparseRows(np.concatenate([p.data for p in sp_]),
+                            np.concatenate([p.indices for p in sp_]), indptr)
+    return _Chunk(int(ends[-1]), dense, sparse, W), ends
+
+
 def _hstack_csr(parts, s):
     counts = sum(np.diff(p[2]) for p in parts)
     ptr = np.zeros(s + 1, np.int64)
@@ -243,65 +286,82 @@ def _seed_candidates(W, c):
     return np.arange(W.shape[0])
 
 
-def _kmeanspp(ch, builder, c, fill, rng):
-    """Greedy k-means++ seeding on the first chunk, in the metric of the assignment step
-    (``Σ_v w_{v,i} ‖x_{v,i} − u_{v,k}‖²``): each seed is the best of ``2 + ln c`` rows
-    drawn by D² sampling (the one that lowers the total distance most, as scikit-learn's
-    k-means++), drawn among :func:`_seed_candidates`. A seed row's missing views take the
-    chunk mean. Returns stacked centres (D, c). O(s Σd c log c) time with the chunk kernels."""
-    s, D, vp = ch.s, builder.D, builder.view_ptr
-    dn, sps = ch.dense, ch.sparse
-    xsq = _stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the views where i is present
-    out = Nearest(np.empty(s, np.int64), np.empty(s), np.empty(s))
-    every = np.arange(s)
+class _Seeding:
+    """A first chunk laid out once for k-means++ seeding (:func:`_kmeanspp`), shared by the
+    starts tried on it: the dense views side by side (zero where missing, float64) and the
+    sparse ones as one CSR matrix, so the distances of every row to all of a step's trial
+    centres take one product per kind of view."""
 
-    def row(i):
-        u = fill.copy()
-        for iv in range(builder.n_dense):
-            q = dn.position[i, iv]
-            if q >= 0:
-                a, b = vp[iv], vp[iv + 1]
-                o = dn.value_start[iv] + (q - dn.row_start[iv]) * (b - a)
-                u[a:b] = dn.values[o:o + b - a]
-        if sps is not None:
-            lo, hi = sps.indptr[i], sps.indptr[i + 1]
-            for iv in range(builder.n_dense, builder.spec.m):
-                if ch.W[i, iv]:
+    def __init__(self, ch, builder, fill):
+        s, vp = ch.s, builder.view_ptr
+        self.ch, self.builder, self.fill = ch, builder, fill
+        dn, sps = ch.dense, ch.sparse
+        nd = builder.n_dense
+        self.xsq = _stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the present views
+        self.dense = np.zeros((s, builder.Dd))
+        for iv in range(nd):
+            a, b = vp[iv], vp[iv + 1]
+            r0, r1 = dn.row_start[iv], dn.row_start[iv + 1]
+            self.dense[dn.rows[r0:r1], a:b] = \
+                dn.values[dn.value_start[iv]:dn.value_start[iv + 1]].reshape(r1 - r0, b - a)
+        self.sparse = None if sps is None else sp.csr_matrix(
+            (sps.data.astype(np.float64), sps.indices - builder.Dd, sps.indptr),
+            shape=(s, builder.D - builder.Dd))
+        # (m, D): row v sums a centre's squared entries over view v's features
+        self.view_sum = np.zeros((builder.spec.m, builder.D))
+        for iv in range(builder.spec.m):
+            self.view_sum[iv, vp[iv]:vp[iv + 1]] = 1.0
+
+    def row(self, i):
+        """Row ``i`` as a centre (D,): its missing views take the chunk mean."""
+        ch, vp, nd = self.ch, self.builder.view_ptr, self.builder.n_dense
+        u = self.fill.copy()
+        W = ch.W[i]
+        for iv in range(nd):
+            if W[iv]:
+                u[vp[iv]:vp[iv + 1]] = self.dense[i, vp[iv]:vp[iv + 1]]
+        if self.sparse is not None:
+            for iv in range(nd, self.builder.spec.m):
+                if W[iv]:
                     u[vp[iv]:vp[iv + 1]] = 0.0
-            np.add.at(u, sps.indices[lo:hi], sps.data[lo:hi])
+            lo, hi = ch.sparse.indptr[i], ch.sparse.indptr[i + 1]
+            np.add.at(u, ch.sparse.indices[lo:hi], ch.sparse.data[lo:hi])
         return u
 
-    def sqdist(u):
-        # the kernels of the chunk loop's assignment, called one by one: the chunk loop
-        # runs them itself, so the first call compiles no kernel for this alone
-        U1 = np.ascontiguousarray(u[:, None])
-        G = np.empty((0 if dn is None else dn.row_start[-1], 1))
-        if dn is not None:
-            first = dn.row_start[:-1]
-            B = np.asarray(U1, dtype=dn.values.dtype)  # as the chunk loop's GEMMs
-            _dense_products(dn, vp, B, first, dn.row_start[1:], first, G)
-        _stream_assign(dn, sps, ch.W, vp, U1, _stream_center_sqnorms(U1, vp), G, every, out)
-        return np.maximum(out.best + xsq, 0.0)
+    def sqdist(self, U):
+        """(s, t): ``Σ_v w_{v,i} ‖x_{v,i} − u_{v}‖²`` of every row to each column of ``U``."""
+        Dd = self.builder.Dd
+        out = self.ch.W @ (self.view_sum @ (U * U))       # Σ_v w_{v,i} ‖u_v‖²
+        out += self.xsq[:, None]
+        out -= 2.0 * (self.dense @ U[:Dd])
+        if self.sparse is not None:
+            out -= 2.0 * (self.sparse @ U[Dd:])
+        return np.maximum(out, 0.0, out=out)
 
-    cand = _seed_candidates(ch.W, c)
+
+def _kmeanspp(seeding, c, rng):
+    """Greedy k-means++ seeding on the first chunk (a :class:`_Seeding`), in the metric of
+    the assignment step (``Σ_v w_{v,i} ‖x_{v,i} − u_{v,k}‖²``): each seed is the best of
+    ``2 + ln c`` rows drawn by D² sampling (the one that lowers the total distance most, as
+    scikit-learn's k-means++), drawn among :func:`_seed_candidates`. A seed row's missing
+    views take the chunk mean. Returns stacked centres (D, c). O(s D c log c) time."""
+    cand = _seed_candidates(seeding.ch.W, c)
     n_trials = 2 + int(np.log(c))
-    U = np.zeros((D, c))
-    U[:, 0] = row(int(cand[rng.integers(cand.size)]))
-    best = sqdist(U[:, 0])
+    U = np.zeros((seeding.builder.D, c))
+    U[:, 0] = seeding.row(int(cand[rng.integers(cand.size)]))
+    best = seeding.sqdist(U[:, :1])[:, 0]
     for k in range(1, c):
         weight = best[cand]
         total = weight.sum()
         if not total > 0:                 # every candidate is a seed already
-            U[:, k] = row(int(cand[rng.integers(cand.size)]))
-            best = np.minimum(best, sqdist(U[:, k]))
+            U[:, k] = seeding.row(int(cand[rng.integers(cand.size)]))
+            best = np.minimum(best, seeding.sqdist(U[:, k:k + 1])[:, 0])
             continue
-        pot = np.inf
-        for i in cand[rng.choice(cand.size, size=n_trials, p=weight / total)]:
-            u = row(int(i))
-            d = np.minimum(best, sqdist(u))
-            if d.sum() < pot:
-                pot, U[:, k], new_best = d.sum(), u, d
-        best = new_best
+        picks = cand[rng.choice(cand.size, size=n_trials, p=weight / total)]
+        trials = np.stack([seeding.row(int(i)) for i in picks], axis=1)
+        d = np.minimum(best[:, None], seeding.sqdist(trials))
+        t = int(np.argmin(d.sum(axis=0)))  # the first of equal totals, as a strict < scan
+        U[:, k], best = trials[:, t], d[:, t]
     return U
 
 

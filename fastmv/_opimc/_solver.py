@@ -12,12 +12,14 @@ driver ``fastmv._core._driver.iterate`` that owns the loop over passes and its c
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from fastmv.kernels.opimc import (
@@ -48,7 +50,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import DegenerateSolutionError, InvalidParameterError
-from ._chunks import _ChunkBuilder, _kmeanspp, _read_chunks
+from ._chunks import _ChunkBuilder, _kmeanspp, _merge_chunks, _read_chunks, _Seeding
 from ._dask import DaskChunkStream, is_dask_collection
 from ._sources import (
     _ArraySource,
@@ -201,12 +203,25 @@ def _with_chunk(exc: Exception, t: int, start: int | None) -> Exception:
     return new.with_traceback(exc.__traceback__)
 
 
+class _SweepOutput(NamedTuple):
+    """Chunk ends given to the refinement kernel and what it reports per chunk."""
+
+    ends: np.ndarray     # (n_chunks,) int64: end row of each chunk in the layout swept
+    loss: np.ndarray     # (n_chunks,) float64: the loss after each chunk
+    sweeps: np.ndarray   # (n_chunks,) int64: sweeps spent on each chunk
+
+
 class Problem:
     """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
 
     def __init__(self, prep: _Data, *, alpha, max_inner_iter, inner_tol, n_init, bar,
-                 read_ahead=False, refine="each", label_tol=0.0):
+                 read_ahead=False, refine="each", label_tol=0.0, max_iter=1):
         self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
+        self.max_iter = max_iter
+        # chunks of in-memory views are built once and kept for the later passes (building
+        # a small chunk costs more than clustering it); files and streams are read again
+        self.kept = [] if max_iter > 1 and _keeps_chunks(prep) else None
+        prep.builder.keep = self.kept is not None
         self.label_tol = label_tol
         self.refine = refine is not None
         self.refine_each = refine == "each"
@@ -222,6 +237,8 @@ class Problem:
         self.passes = 0
         self.objective_prev = None
         self.chunk_loss, self.chunk_iter = [], []
+        self._one = _SweepOutput(np.empty(1, np.int64), np.empty(1), np.empty(1, np.int64))
+        self._merged = None
 
     def _rows(self, start, s):
         """Where the chunk at visit positions ``[start, start + s)`` sits in the input: the
@@ -247,8 +264,7 @@ class Problem:
         for _ in range(REFINE_ROUNDS):
             # Lloyd's fixed point, then single-row moves (each lowers the loss), then Lloyd
             # again from where they end, until no row moves (docs/records/opimc.md "Refinement")
-            moves, _ = _stream_chunk_refine(ch.dense, ch.sparse, ch.W, vp, self.stats, lab,
-                                            fill, self.alpha, REFINE_SWEEPS)
+            moves, _ = self._sweeps(ch, lab, fill, REFINE_SWEEPS)
             if moves == 0:
                 break
             out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, vp, self.stats, lab,
@@ -272,11 +288,12 @@ class Problem:
             return lab, self._run(ch, lab, START_FROM_LABELS, fill)
         best, c, fresh = None, prep.n_clusters, self.stats
         each = self.refine_each
-        for _ in range(self.n_init):
+        seeding = _Seeding(ch, prep.builder, fill) if prep.init == "k-means++" else None
+        for _ in range(self._n_starts(s)):
             self.stats = Statistics(*(np.zeros_like(a) for a in fresh))
             lab = np.empty(s, np.int64)
             if prep.init == "k-means++":
-                self.stats.centers[:] = _kmeanspp(ch, prep.builder, c, fill, prep.rng)
+                self.stats.centers[:] = _kmeanspp(seeding, c, prep.rng)
                 out = self._run(ch, lab, START_FROM_CENTERS, fill, refine=each)
             else:
                 lab[:] = prep.rng.permutation(np.arange(s) % c)
@@ -287,6 +304,15 @@ class Problem:
         if self.refine and not each:
             return best[0], self._refine(ch, best[0], fill, best[1])
         return best[0], best[1]
+
+    def _n_starts(self, s):
+        """Starts tried on a first chunk of ``s`` rows: ``n_init``, or fewer on a first chunk
+        under a tenth of the samples when later passes follow (they re-assign every row
+        against all the others, so the start matters less than its cost)."""
+        n = self.prep.n
+        if self.max_iter == 1 or n is None or 10 * s >= n:
+            return self.n_init
+        return int(min(self.n_init, max(MIN_STARTS, -(-10 * self.n_init * s // n))))
 
     def _chunk(self, t, start, ch):
         if self.passes == 0 and t == 0:
@@ -304,26 +330,54 @@ class Problem:
             # moves on the global loss re-assign it in place: no removal, no Lloyd restart from
             # centres without it (the same labels on the shared data, at a fraction of the
             # cost); one sweep, the next pass sweeps again (docs/opimc.md "Passes")
-            vp = self.prep.builder.view_ptr
-            moves, sweeps = _stream_chunk_refine(ch.dense, ch.sparse, ch.W, vp, self.stats,
-                                                 lab, np.zeros(0), self.alpha, LATER_SWEEPS)
-            return ch.s, (lab, (self._loss(), sweeps, moves == 0))
+            moves, out = self._sweeps(ch, lab, np.zeros(0), LATER_SWEEPS)
+            return ch.s, (lab, (float(out.loss[0]), int(out.sweeps[0]), moves == 0))
         return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
 
-    def _loss(self):
-        """The streamed loss of the current statistics and centres (``_stream_loss``'s sum,
-        summed in another order)."""
-        st, vp = self.stats, self.prep.builder.view_ptr
-        t = np.repeat(st.counts, np.diff(vp), axis=0) + self.alpha      # (D, c)
-        U = st.centers
-        return float(np.sum(U * (t * U - 2.0 * st.sums.T)))
+    def _sweeps(self, ch, lab, fill, max_sweeps, ends=None):
+        """Sweeps of single-row moves over one chunk, or with ``ends`` over chunks laid out
+        one after the other (``_stream_chunk_refine``). -> (rows moved, per-chunk output)."""
+        if ends is None:
+            out = self._one
+            out.ends[0] = ch.s
+        else:
+            out = _SweepOutput(ends, np.empty(ends.size), np.empty(ends.size, np.int64))
+        moves = _stream_chunk_refine(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
+                                     self.stats, lab, fill, self.alpha, max_sweeps, *out)
+        return moves, out
+
+    def _kept_pass(self):
+        """A later pass with ``refine`` over the chunks kept in memory: one kernel call over
+        their merged layout, the same moves, losses and sweeps as chunk by chunk. -> (labels
+        changed, per-chunk losses, per-chunk sweeps)."""
+        if self._merged is None:
+            self._merged = _merge_chunks([ch for _, ch, _ in self.kept], self.prep.builder)
+            self.kept = [(start, None, None) for start, _, _ in self.kept]  # free the parts
+        merged, ends = self._merged
+        rows = self._rows(0, merged.s)
+        lab = np.array(self.labels[rows])       # a copy (rows may be a slice): moved in place
+        _, out = self._sweeps(merged, lab, np.zeros(0), LATER_SWEEPS, ends=ends)
+        changed = int(np.count_nonzero(self.labels[rows] != lab))
+        self.labels[rows] = lab
+        self.bar.update(ends.size)
+        return changed, out.loss, out.sweeps
 
     def step(self) -> Step:
         losses, iters, parts = [], [], []
         loss = 0.0
         changed = 0
-        with _read_chunks(self.prep.source, self.prep.builder, self.read_ahead) as chunks:
+        if self.kept is not None and self.passes > 0 and self.refine:
+            changed, losses, iters = self._kept_pass()
+            return self._end_step(parts, list(losses), list(iters), float(losses[-1]), changed)
+        if self.kept is not None and self.passes > 0:
+            reading = contextlib.nullcontext(iter(self.kept))
+        else:
+            reading = _read_chunks(self.prep.source, self.prep.builder, self.read_ahead)
+        keep = self.kept is not None and self.passes == 0
+        with reading as chunks:
             for t, (start, ch, error) in enumerate(chunks):
+                if keep and error is None:
+                    self.kept.append((start, ch, None))
                 try:
                     if error is not None:
                         raise error
@@ -341,6 +395,9 @@ class Problem:
                 losses.append(loss)
                 iters.append(n_inner)
                 self.bar.update(1)
+        return self._end_step(parts, losses, iters, loss, changed)
+
+    def _end_step(self, parts, losses, iters, loss, changed):
         self._end_pass(parts, len(losses))
         self.chunk_loss.append(losses)
         self.chunk_iter.append(iters)
@@ -391,6 +448,12 @@ DEFAULT_PASSES = 10
 LABEL_TOL = 0.005
 #: Sweeps of single-row moves per chunk in the passes after the first.
 LATER_SWEEPS = 1
+#: Starts on a first chunk under a tenth of the samples at least (``Problem._n_starts``;
+#: docs/defaults.md "Without supervision").
+MIN_STARTS = 3
+#: In-memory views of at most this many values (``n × Σ d_v``; 64 MB as float64) keep their
+#: chunks between passes.
+KEEP_MAX_VALUES = 2 ** 23
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
 
@@ -475,6 +538,10 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         With ``refine``, a later pass re-assigns each chunk by one sweep of single-row moves
         on the global statistics, which still hold the chunk (every move lowers the loss);
         without, by Lloyd's iterations after removing the chunk's previous contribution.
+        NumPy arrays and scipy.sparse matrices of at most ``2**23`` values (``n × Σ d_v``)
+        keep the chunks built in the first pass for the later ones (the same results as
+        reading them again); memmaps, files, Dask arrays and streams are read in every
+        pass, their memory bounded by the chunk size.
     tol : float >= 0, default 1e-6
         The passes stop once a pass changes the loss by at most ``tol`` relative to the pass
         before, or, with ``tol > 0``, changes at most 0.5 % of the labels (settled labels:
@@ -504,8 +571,11 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         Starts tried on the first chunk with ``init='random'`` or ``'k-means++'``; the one
         with the lowest chunk loss is kept (given labels or centres are one start). Chosen
         leave-one-dataset-out over the seven shared datasets among 3, 10 and 20
-        (docs/defaults.md "Without supervision"); the extra starts cost first-chunk solves
-        only, negligible once ``n`` is several chunks.
+        (docs/defaults.md "Without supervision"). When later passes follow and the first
+        chunk holds under a tenth of the samples, ``⌈10 n_init s / n⌉`` starts are tried
+        (at least 3, at most ``n_init``): the later passes re-assign every sample against
+        all the others, so a small first chunk's start matters less than its cost
+        (docs/defaults.md "Without supervision").
     refine : {"each", "best"} or None, default "each"
         Single-row moves after Lloyd's iterations on each chunk (Hartigan's method on the
         same loss: a row moves to the cluster that lowers the loss most *with the centres
@@ -605,6 +675,18 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
                   n_jobs=n_jobs)
 
 
+def _keeps_chunks(prep) -> bool:
+    """Whether the chunks of pass 1 are kept for the later passes: NumPy arrays and
+    scipy.sparse matrices (not memmaps, files, Dask arrays or streams, whose memory stays
+    bounded by the chunk size) of at most ``KEEP_MAX_VALUES`` values."""
+    views = getattr(prep.source, "views", None)
+    if views is None or getattr(prep.source, "dask", False):
+        return False
+    if not all(type(X) is np.ndarray or sp.issparse(X) for X in views):
+        return False
+    return prep.n * prep.builder.D <= KEEP_MAX_VALUES
+
+
 # counting distinct rows sorts them: done only for the warning, and only up to this size
 _DISTINCT_MAX_VALUES = 50_000_000
 
@@ -652,7 +734,7 @@ def _solve(prep, *, chunk_size, alpha, max_iter, tol, max_inner_iter, inner_tol,
         problem = Problem(prep, alpha=float(alpha), max_inner_iter=int(max_inner_iter),
                           inner_tol=float(inner_tol), n_init=int(n_init), bar=bar,
                           read_ahead=read_ahead, refine=refine,
-                          label_tol=LABEL_TOL if tol > 0 else 0.0)
+                          label_tol=LABEL_TOL if tol > 0 else 0.0, max_iter=int(max_iter))
         trace = iterate(problem, solver="opimc", max_iter=int(max_iter), tol=float(tol),
                         callback=callback, verbose=verbose, warn=max_iter > 1)
     if not (np.all(np.isfinite(trace.objective)) and np.all(np.isfinite(problem.stats.centers))):

@@ -403,6 +403,61 @@ def test_chunk_refine_matches_twin_and_lowers_the_loss(alpha, s, dd, sd, c, dtyp
     np.testing.assert_allclose(sk.counts, T1, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_refine_over_merged_chunks_equals_chunk_by_chunk(dtype):
+    """A later pass over kept chunks is one kernel call on their merged layout: the same
+    moves, labels, statistics, per-chunk losses and sweeps as one call per chunk, bit for bit
+    (chunks of several GEMM blocks, of one row, and with every row missing from a view)."""
+    from fastmv._opimc._chunks import _merge_chunks
+    from fastmv.kernels.opimc_refine import _stream_chunk_refine
+    rng = np.random.default_rng(31)
+    dd, sd, c = [7, 4], [9], 5
+    views = [rng.normal(size=(300, d)).astype(dtype) for d in dd]
+    views.append(sp.random(300, sd[0], density=0.4, random_state=rng, format="csr",
+                           dtype=dtype))
+    mask = rng.random((300, 3)) > 0.3
+    mask[np.arange(300), rng.integers(0, 3, 300)] = True
+    mask[150:160, 0] = False
+    mask[150:160, 1] = True
+    src = _ArraySource(views, mask, 300)
+    b = _ChunkBuilder(src.spec, True, 300)
+    b.keep = True
+    _, blocks, mb = next(src.chunks())
+    cuts = [0, 140, 141, 150, 160, 300]           # 140 rows: three GEMM blocks
+    chunks = [b.build(a, [X[a:e] for X in blocks], mb[a:e]) for a, e in zip(cuts, cuts[1:])]
+    merged, ends = _merge_chunks(chunks, b)
+    np.testing.assert_array_equal(ends, cuts[1:])
+    lab0 = rng.integers(0, c, 300)
+    stats0 = K.Statistics(np.zeros((c, b.D)), np.zeros((b.spec.m, c)), np.zeros((b.D, c)))
+    for ch, a in zip(chunks, cuts):
+        N.stream_scatter_dense(ch.dense, b.view_ptr, lab0[a:a + ch.s], stats0.sums, 1.0)
+        N.stream_scatter_csr(ch.sparse, lab0[a:a + ch.s], stats0.sums, 1.0)
+        N.stream_scatter_counts(lab0[a:a + ch.s], ch.W, stats0.counts, 1.0)
+
+    def fresh():
+        return K.Statistics(*(x.copy() for x in stats0)), lab0.copy()
+
+    st1, lab1 = fresh()
+    loss1, sweeps1, moves1 = [], [], 0
+    for ch, a in zip(chunks, cuts):
+        out = (np.array([ch.s]), np.empty(1), np.empty(1, np.int64))
+        part = lab1[a:a + ch.s]                   # a view: the kernel moves its labels
+        moves1 += _stream_chunk_refine(ch.dense, ch.sparse, ch.W, b.view_ptr, st1, part,
+                                       np.zeros(0), 0.1, 2, *out)
+        loss1.append(out[1][0])
+        sweeps1.append(out[2][0])
+    st2, lab2 = fresh()
+    loss2, sweeps2 = np.empty(len(chunks)), np.empty(len(chunks), np.int64)
+    moves2 = _stream_chunk_refine(merged.dense, merged.sparse, merged.W, b.view_ptr, st2, lab2,
+                                  np.zeros(0), 0.1, 2, ends, loss2, sweeps2)
+    assert moves1 == moves2 > 0
+    np.testing.assert_array_equal(lab1, lab2)
+    np.testing.assert_array_equal(loss1, loss2)
+    np.testing.assert_array_equal(sweeps1, sweeps2)
+    for x1, x2 in zip(st1, st2):
+        np.testing.assert_array_equal(x1, x2)
+
+
 def test_chunk_refine_stops_at_a_fixed_point():
     """A second call on its own output moves nothing and changes nothing."""
     rng = np.random.default_rng(5)
@@ -587,6 +642,7 @@ def test_arrays_memmaps_objects_and_streams_give_identical_results(tmp_path):
         np.testing.assert_array_equal(r.labels, ref.labels, err_msg=name)
         np.testing.assert_array_equal(r.objective, ref.objective, err_msg=name)
         np.testing.assert_array_equal(r.chunk_loss, ref.chunk_loss, err_msg=name)
+        np.testing.assert_array_equal(r.chunk_iter, ref.chunk_iter, err_msg=name)
         for a, b in zip(r.U, ref.U):
             np.testing.assert_array_equal(a, b, err_msg=name)
     assert max(o.max_rows_read for o in objs) == 60
@@ -882,11 +938,36 @@ def test_handwritten_quality():
     assert np.mean(res[10]) > np.mean(res[1])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_seeding_distances_equal_the_assignment_metric(dtype):
+    # every row to every trial centre at once = Σ_v w_{v,i} ‖x_{v,i} − u_v‖², row by row
+    from fastmv._opimc._chunks import _Seeding
+    rng = np.random.default_rng(23)
+    b, ch = make_chunk(rng, 40, [6, 3], [8], dtype, p_missing=0.3)
+    fill = rng.standard_normal(b.D)
+    seeding = _Seeding(ch, b, fill)
+    U = rng.standard_normal((b.D, 4))
+    Z = np.hstack(N._full_views(ch.dense, ch.sparse, ch.W, b.view_ptr))
+    want = np.zeros((40, 4))
+    for iv in range(b.spec.m):
+        sl = slice(b.view_ptr[iv], b.view_ptr[iv + 1])
+        diff = Z[:, sl, None] - U[sl][None]
+        want += ch.W[:, iv:iv + 1] * np.einsum("ijt,ijt->it", diff, diff)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(seeding.sqdist(U), want, rtol=tol, atol=tol)
+    for i in range(40):                      # a row as a centre: its own views, else fill
+        u = seeding.row(i)
+        for iv in range(b.spec.m):
+            sl = slice(b.view_ptr[iv], b.view_ptr[iv + 1])
+            np.testing.assert_allclose(u[sl], Z[i, sl] if ch.W[i, iv] else fill[sl],
+                                       rtol=tol, atol=tol)
+
+
 def test_kmeanspp_seeds_are_chunk_rows_and_help():
-    from fastmv._opimc._chunks import _kmeanspp
+    from fastmv._opimc._chunks import _kmeanspp, _Seeding
     rng = np.random.default_rng(19)
     b, ch = make_chunk(rng, 60, [7, 5], [9], np.float64, p_missing=0.0)
-    U = _kmeanspp(ch, b, 6, np.zeros(b.D), np.random.default_rng(0))
+    U = _kmeanspp(_Seeding(ch, b, np.zeros(b.D)), 6, np.random.default_rng(0))
     Z = np.hstack(dense_views_of(ch, b) + [N._csr_dense(ch.sparse, 60, b.D)[:, 12:]])
     hits = [int(np.flatnonzero(np.all(np.isclose(Z, U[:, k]), axis=1))[0]) for k in range(6)]
     assert len(set(hits)) == 6                       # six distinct rows of the chunk
