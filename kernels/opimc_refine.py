@@ -312,7 +312,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                     w = W[i, v]
                     if w == 1.0:               # a present row: no division (SIMD over k)
                         for k in range(c):
-                            gain[k] -= (rsq[v, k] + xsq[v] + 2.0 * xr[v, k]) * join[v, k] + now[v, k]
+                            gain[k] -= ((rsq[v, k] + xsq[v] + 2.0 * xr[v, k]) * join[v, k]
+                                        + now[v, k])
                     elif w != 0.0:
                         for k in range(c):
                             gain[k] += (_f(rsq[v, k] + 2.0 * xr[v, k] + xsq[v], T[v, k] + w, alpha)
