@@ -6,13 +6,14 @@ itself.
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ._checks import in_range
-from ._options import SERIAL
+from ._options import INNER, REASSOC, SERIAL
 
 __all__ = [
     "DenseRows",
@@ -132,11 +133,39 @@ def _stream_layout(P, dense_dims):
     return rows, row_start, value_start, position, np.array(P, np.float64, order="C"), orphan
 
 
+#: Squared row norms between these are summed as they are (terms under 1e-308 that
+#: underflow change such a norm by less than 1e-100 relative); others, and rows with
+#: non-finite values, take the scale-safe route of ``_gather_row``.
+SAFE_SQ_MIN = 1e-200
+SAFE_SQ_MAX = 1e200
+
+
+@njit(**INNER, fastmath=REASSOC)
+def _scaled_sqsum(X, i, p):
+    """``Σ_j (p X[i, j])²`` in float64, reassociated (SIMD; ``p`` a power of two, so the
+    products are exact, and the sum lies in ``[1/4, d]`` for ``p`` within a factor two of
+    ``1 / max_j |X[i, j]|``)."""
+    acc = 0.0
+    for j in range(X.shape[1]):
+        x = np.float64(X[i, j]) * p
+        acc += x * x
+    return acc
+
+
 @njit(**SERIAL, inline="always")
 def _gather_row(X, i, normalize, out, o):
     """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);
     return its status (0 finite, 1 all NaN, 2 other non-finite)."""
     d = X.shape[1]
+    if normalize:
+        # the common case in one SIMD pass: a finite norm whose square neither overflowed nor
+        # lost terms to underflow that matter (NaN and infinities fail the test)
+        ssq = _scaled_sqsum(X, i, 1.0)
+        if SAFE_SQ_MIN < ssq < SAFE_SQ_MAX:
+            inv = 1.0 / np.sqrt(ssq)
+            for j in range(d):
+                out[o + j] = np.float64(X[i, j]) * inv
+            return 0
     big = 0.0                             # scale first: ‖x‖ = big ‖x / big‖ never overflows
     n_nan = 0                             # nor underflows, whatever the scale of the data
     n_inf = 0
@@ -153,9 +182,16 @@ def _gather_row(X, i, normalize, out, o):
         return 1
     if n_nan > 0 or n_inf > 0:
         return 2
-    scale = 1.0
     if normalize and big > 0.0:
-        ssq = 0.0
+        e = math.frexp(big)[1]            # big = f 2^e, 0.5 <= f < 1
+        if e > -1023:
+            # scaled by 2^-e (exact: a power of two), so a unit row takes one rounding
+            p = math.ldexp(1.0, -e)
+            inv = 1.0 / np.sqrt(_scaled_sqsum(X, i, p))
+            for j in range(d):
+                out[o + j] = (np.float64(X[i, j]) * p) * inv
+            return 0
+        ssq = 0.0                         # subnormal rows: 2^-e would overflow
         for j in range(d):
             x = np.float64(X[i, j]) / big
             ssq += x * x
@@ -181,8 +217,9 @@ def stream_gather_view(X, rows, normalize, out, status):
         Rows of ``X`` present in the view.
     normalize : bool
         Scale each kept row to unit ℓ2 norm (zero rows stay zero). Scale-safe: the norm is
-        taken of the row divided by its largest magnitude, so 1e-300 or 1e300 rows give the
-        same unit rows as their unscaled copies.
+        taken of the row scaled by the power of two nearest its largest magnitude (exact),
+        so 1e-300 or 1e300 rows give the unit rows of their unscaled copies, up to the
+        rounding of the copies themselves.
     out : ndarray of shape (s_v d,), dtype of ``X``
         Written: ``out[r d:(r + 1) d] = X[rows[r]] / ‖X[rows[r]]‖``.
     status : ndarray of shape (s_v,), int8
@@ -191,7 +228,9 @@ def stream_gather_view(X, rows, normalize, out, status):
 
     Notes
     -----
-    O(s_v d) time, two reads of each kept row (norms accumulated in float64); memory-bound.
+    O(s_v d) time: two reads of each kept row (its norm accumulated in float64 by a
+    reassociated (SIMD) sum, then the scaled copy), three for rows of extreme magnitude or
+    with non-finite values; memory-bound.
     Serial: ``fastmv.opimc`` runs it on the thread that reads the next chunk while the current
     one is clustered.
 

@@ -26,7 +26,7 @@ from fastmv.kernels.opimc_layout import (
 
 from .._core._validation import check_sparse_structure
 from ..exceptions import InvalidParameterError
-from ._sources import _check_view_dtype, _release_pages, _Spec
+from ._sources import _check_view_dtype, _release_pages, _RowsOf, _Spec
 
 
 @dataclasses.dataclass
@@ -93,6 +93,12 @@ class _ChunkBuilder:
         return self._bufs[slot][:size]
 
     def _dense_array(self, B, s, start, v):
+        """-> (array, rows of it) of one dense view's block: ``(block, None)``, or for rows
+        of an in-memory view of the chunk's dtype ``(view, its rows)`` (no copy)."""
+        if isinstance(B, _RowsOf):
+            if B.view.dtype == self.dtype:
+                return B.view, B.rows
+            B = B.view[B.rows]
         A = B.toarray() if sp.issparse(B) else np.asarray(B)
         if A.dtype != self.dtype:
             _check_view_dtype(A.dtype, f"X_list[{v}]")
@@ -104,7 +110,7 @@ class _ChunkBuilder:
         if A.shape != (s, self.spec.dims[v]):
             raise ValueError(f"X_list[{v}] rows {start}..{start + s - 1}: block has shape "
                              f"{A.shape}, expected ({s}, {self.spec.dims[v]})")
-        return A
+        return A, None
 
     def build(self, start, blocks, mblock):
         spec, order = self.spec, self.order
@@ -121,8 +127,11 @@ class _ChunkBuilder:
             status = np.empty(int(row_start[-1]), np.int8)
             for iv in range(nd):
                 p0, p1 = row_start[iv], row_start[iv + 1]
-                _stream_gather_view(arrays[iv], rows[p0:p1], self.normalize,
-                                   values[value_start[iv]:value_start[iv + 1]], status[p0:p1])
+                A, of = arrays[iv]
+                at = rows[p0:p1] if of is None else of[rows[p0:p1]].astype(np.int64)
+                _stream_gather_view(A, at,
+                                    self.normalize, values[value_start[iv]:value_start[iv + 1]],
+                                    status[p0:p1])
             if not status.any():
                 break
             bad = np.flatnonzero(status == 2)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import mmap
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -167,7 +168,8 @@ class _ArraySource:
                 if self.dask:
                     blocks, mblock = self._dask_rows(rows, a, b)
                 else:
-                    blocks = [_take_rows(X, rows) for X in self.views]
+                    blocks = [_RowsOf(X, rows) if _gathers_in_place(X) else _take_rows(X, rows)
+                              for X in self.views]
                     mblock = None if self.mask is None else _take_rows(self.mask, rows)
             yield a, blocks, mblock
 
@@ -215,6 +217,24 @@ def _runs(rows):
     starts = np.concatenate([[0], breaks])
     stops = np.concatenate([breaks, [rows.size]])
     return [(int(rows[i]), int(rows[j - 1]) + 1) for i, j in zip(starts, stops)]
+
+
+class _RowsOf(NamedTuple):
+    """Rows ``rows`` of an in-memory dense view, not copied: the chunk builder gathers them
+    from the view itself (one copy, into the chunk's layout, instead of two)."""
+
+    view: np.ndarray
+    rows: np.ndarray
+
+    @property
+    def shape(self):
+        return (self.rows.shape[0], self.view.shape[1])
+
+
+def _gathers_in_place(X) -> bool:
+    """Dense NumPy views the builder can read rows from directly (C-contiguous floats)."""
+    return type(X) is np.ndarray and X.flags.c_contiguous and X.dtype in (np.float32,
+                                                                            np.float64)
 
 
 def _take_rows(X, rows):
