@@ -6,7 +6,6 @@ itself.
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -135,19 +134,19 @@ def _stream_layout(P, dense_dims):
 
 #: Squared row norms between these are summed as they are (terms under 1e-308 that
 #: underflow change such a norm by less than 1e-100 relative); others, and rows with
-#: non-finite values, take the scale-safe route of ``_gather_row``.
+#: non-finite values, take the scale-safe route of ``_gather_row`` (divided by their
+#: largest magnitude first).
 SAFE_SQ_MIN = 1e-200
 SAFE_SQ_MAX = 1e200
 
 
 @njit(**INNER, fastmath=REASSOC)
-def _scaled_sqsum(X, i, p):
-    """``Σ_j (p X[i, j])²`` in float64, reassociated (SIMD; ``p`` a power of two, so the
-    products are exact, and the sum lies in ``[1/4, d]`` for ``p`` within a factor two of
-    ``1 / max_j |X[i, j]|``)."""
+def _sqsum(values, start, length):
+    """``Σ_j values[start + j]²`` in float64 over ``length`` entries, reassociated (SIMD;
+    rounding only); not inlined, which would drop the ``fastmath`` flags."""
     acc = 0.0
-    for j in range(X.shape[1]):
-        x = np.float64(X[i, j]) * p
+    for j in range(start, start + length):
+        x = np.float64(values[j])
         acc += x * x
     return acc
 
@@ -160,7 +159,7 @@ def _gather_row(X, i, normalize, out, o):
     if normalize:
         # the common case in one SIMD pass: a finite norm whose square neither overflowed nor
         # lost terms to underflow that matter (NaN and infinities fail the test)
-        ssq = _scaled_sqsum(X, i, 1.0)
+        ssq = _sqsum(X[i], 0, d)
         if SAFE_SQ_MIN < ssq < SAFE_SQ_MAX:
             inv = 1.0 / np.sqrt(ssq)
             for j in range(d):
@@ -183,15 +182,7 @@ def _gather_row(X, i, normalize, out, o):
     if n_nan > 0 or n_inf > 0:
         return 2
     if normalize and big > 0.0:
-        e = math.frexp(big)[1]            # big = f 2^e, 0.5 <= f < 1
-        if e > -1023:
-            # scaled by 2^-e (exact: a power of two), so a unit row takes one rounding
-            p = math.ldexp(1.0, -e)
-            inv = 1.0 / np.sqrt(_scaled_sqsum(X, i, p))
-            for j in range(d):
-                out[o + j] = (np.float64(X[i, j]) * p) * inv
-            return 0
-        ssq = 0.0                         # subnormal rows: 2^-e would overflow
+        ssq = 0.0
         for j in range(d):
             x = np.float64(X[i, j]) / big
             ssq += x * x

@@ -25,6 +25,7 @@ from numba import njit
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
 from ._options import INNER, REASSOC, SERIAL
 from .opimc import _dense_products
+from .opimc_layout import _sqsum
 from .opimc_stats import _stream_loss, _stream_update_centers
 
 __all__ = ["stream_chunk_refine"]
@@ -111,17 +112,8 @@ def _f(rsq, t, alpha):
 
 # The row norms, the corrections for moves inside a block and ‖R_{v,k}‖² are sums over a
 # view's features; as single chains of dependent additions they cost more than the block's
-# GEMM. Reassociated (SIMD) helpers, not inlined (inlining would drop their fastmath flags):
-# rounding only.
-@njit(**INNER, fastmath=REASSOC)
-def _sqsum(values, start, length):
-    """``Σ_j values[start + j]²`` over ``length`` entries (reassociated)."""
-    acc = 0.0
-    for j in range(start, start + length):
-        acc += values[j] * values[j]
-    return acc
-
-
+# GEMM. Reassociated (SIMD) helpers (``_sqsum`` shared with the chunk layout), not inlined
+# (inlining would drop their fastmath flags): rounding only.
 @njit(**INNER, fastmath=REASSOC)
 def _dotsum(values, start1, start2, length):
     """``Σ_j values[start1 + j] values[start2 + j]`` over ``length`` entries (reassociated)."""
@@ -140,12 +132,14 @@ BLOCK = 64
 def _block_products(dense, view_ptr, R, i1, lo, hi, at, G, Rt):
     """``G[at[v] + q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v``
     whose chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced
-    here): one float64 GEMM per view with ``Rt = Rᵀ`` (the chunk loop's kernel; ``Rt``
-    follows every move, as ``R`` does, so it is transposed once per call)."""
+    here): one float64 GEMM per view with ``Rt = Rᵀ`` (the chunk loop's kernel)."""
     for v in range(dense.position.shape[1]):
         lo[v] = hi[v]
         while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < i1:
             hi[v] += 1
+    for j in range(view_ptr[dense.position.shape[1]]):
+        for k in range(R.shape[0]):
+            Rt[j, k] = R[k, j]
     _dense_products(dense, view_ptr, Rt, lo, hi, at, G)
 
 
@@ -195,9 +189,8 @@ def _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq):
 
 
 @njit(**SERIAL, inline="always")
-def _move_dense_row(dense, view_ptr, R, Rt, i, a, b):
-    """Move row ``i``'s dense values from ``R[a]`` to ``R[b]`` (and in ``Rt = Rᵀ``, the same
-    operations on the same values)."""
+def _move_dense_row(dense, view_ptr, R, i, a, b):
+    """Move row ``i``'s dense values from ``R[a]`` to ``R[b]``."""
     for v in range(dense.position.shape[1]):
         q = dense.position[i, v]
         if q < 0:
@@ -209,8 +202,6 @@ def _move_dense_row(dense, view_ptr, R, Rt, i, a, b):
             x = dense.values[o + j]
             R[a, a0 + j] -= x
             R[b, a0 + j] += x
-            Rt[a0 + j, a] -= x
-            Rt[a0 + j, b] += x
 
 
 @njit(**SERIAL, inline="always")
@@ -237,9 +228,6 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     c = R.shape[0]
     m = W.shape[1]
     rsq = np.empty((m, c), np.float64)
-    now = np.empty((m, c), np.float64)     # f(‖R_{v,k}‖², T_{v,k}): kept with rsq and T
-    join = np.empty((m, c), np.float64)    # 1 / (T_{v,k} + 1 + α): a present row joining k
-    gain = np.empty(c, np.float64)         # the loss change of moving the row to each k
     xr = np.empty((m, c), np.float64)
     xsq = np.empty(m, np.float64)
     nd = 0 if dense is None else dense.position.shape[1]
@@ -251,9 +239,6 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
         at[v] = v * BLOCK
     # float64 whatever the values
     Rt = np.empty((0 if dense is None else view_ptr[nd], c), np.float64)
-    for j in range(Rt.shape[0]):
-        for k in range(c):
-            Rt[j, k] = R[k, j]
     moved_rows = np.empty(3 * BLOCK, np.int64)   # (row, from, to) per move; 1-d: one np.empty less
     first = np.empty(nd, np.int64)     # each view's first stored row of the chunk
     if dense is not None:
@@ -272,8 +257,6 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
             for v in range(m):                 # afresh each sweep: no drift from the updates
                 for k in range(c):
                     rsq[v, k] = _sqsum(R[k], view_ptr[v], view_ptr[v + 1] - view_ptr[v])
-                    now[v, k] = _f(rsq[v, k], T[v, k], alpha)
-                    join[v, k] = 1.0 / (T[v, k] + 1.0 + alpha)
             moved = 0
             n_block = 0
             if dense is not None:
@@ -302,27 +285,24 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                     left += T[v, a] - w
                     if w == 0.0:
                         continue
-                    out += _f(rsq[v, a] - 2.0 * xr[v, a] + xsq[v], T[v, a] - w, alpha) - now[v, a]
-                    scale += abs(now[v, a]) + xsq[v]
+                    old = _f(rsq[v, a], T[v, a], alpha)
+                    out += _f(rsq[v, a] - 2.0 * xr[v, a] + xsq[v], T[v, a] - w, alpha) - old
+                    scale += abs(old) + xsq[v]
                 if left <= 0.0:
                     continue
-                for k in range(c):
-                    gain[k] = out
-                for v in range(m):
-                    w = W[i, v]
-                    if w == 1.0:               # a present row: no division (SIMD over k)
-                        for k in range(c):
-                            gain[k] -= ((rsq[v, k] + xsq[v] + 2.0 * xr[v, k]) * join[v, k]
-                                        + now[v, k])
-                    elif w != 0.0:
-                        for k in range(c):
-                            gain[k] += (_f(rsq[v, k] + 2.0 * xr[v, k] + xsq[v], T[v, k] + w, alpha)
-                                        - now[v, k])
                 best = 0.0
                 b = a
                 for k in range(c):
-                    if k != a and gain[k] < best:
-                        best = gain[k]
+                    if k == a:
+                        continue
+                    d = out
+                    for v in range(m):
+                        w = W[i, v]
+                        if w != 0.0:
+                            d += (_f(rsq[v, k] + 2.0 * xr[v, k] + xsq[v], T[v, k] + w, alpha)
+                                  - _f(rsq[v, k], T[v, k], alpha))
+                    if d < best:
+                        best = d
                         b = k
                 if b == a or best >= -1e-10 * scale:
                     continue
@@ -334,12 +314,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                     rsq[v, b] += xsq[v] + 2.0 * xr[v, b]
                     T[v, a] -= w
                     T[v, b] += w
-                    now[v, a] = _f(rsq[v, a], T[v, a], alpha)
-                    now[v, b] = _f(rsq[v, b], T[v, b], alpha)
-                    join[v, a] = 1.0 / (T[v, a] + 1.0 + alpha)
-                    join[v, b] = 1.0 / (T[v, b] + 1.0 + alpha)
                 if dense is not None:
-                    _move_dense_row(dense, view_ptr, R, Rt, i, a, b)
+                    _move_dense_row(dense, view_ptr, R, i, a, b)
                 if sparse is not None:
                     _move_sparse_row(sparse, R, i, a, b)
                 labels[i] = b

@@ -1168,21 +1168,27 @@ def test_shuffle_visits_a_seeded_permutation_and_returns_labels_in_input_order()
         np.testing.assert_array_equal(again.labels, r.labels)
 
 
-def test_shuffled_arrays_memmaps_sparse_and_row_sliceable_objects_agree(tmp_path):
+@pytest.mark.parametrize("refine", ["each", None])
+def test_shuffled_arrays_memmaps_sparse_and_row_sliceable_objects_agree(tmp_path, refine):
+    # in-memory arrays keep their chunks between passes (rows gathered from the views
+    # themselves); memmaps and row-sliceable objects are read again in every pass
     views, y = planted(275, [6, 9], 3, seed=22, noise=1.5)
     mask = fastmv.simulate.incomplete_mask(275, 2, 0.3, random_state=3)
-    kw = dict(mask=mask, chunk_size=40, max_iter=2, tol=0.0, random_state=4)
+    kw = dict(mask=mask, chunk_size=40, max_iter=3, tol=0.0, random_state=4, refine=refine)
     ref = fastmv.opimc(views, 3, **kw)
+    assert ref.n_iter >= 2                       # at least one pass over kept chunks
     mms = []
     for v, X in enumerate(views):
         np.save(tmp_path / f"v{v}.npy", X)
         mms.append(np.load(tmp_path / f"v{v}.npy", mmap_mode="r"))
     objs = [RowSliceable(X) for X in views]
     for name, vs in {"memmap": mms, "object": objs,
-                     "csr": [views[0], sp.csr_matrix(views[1])]}.items():
+                     "csr": [views[0], sp.csr_matrix(views[1])],
+                     "fortran order": [np.asfortranarray(X) for X in views]}.items():
         r = fastmv.opimc(vs, 3, **kw)
         np.testing.assert_array_equal(r.labels, ref.labels, err_msg=name)
         np.testing.assert_allclose(r.objective, ref.objective, rtol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(r.chunk_iter, ref.chunk_iter, err_msg=name)
     assert max(o.max_rows_read for o in objs) <= 40
 
 
@@ -1321,3 +1327,23 @@ def test_refinement_finds_lower_loss_and_the_classes_on_bbcsport():
             assert refined.objective[-1] < plain.objective[-1]
             accs.append(fastmv.metrics.accuracy(y, refined.labels))
     assert np.mean(accs) >= 0.9 * 0.901, accs
+
+
+@pytest.mark.parametrize("n,chunk,max_iter,n_init,starts", [
+    (2000, 50, 10, 10, 3),        # a first chunk of 2.5 %: ⌈10 · 10 · 50 / 2000⌉ = 3
+    (2000, 150, 10, 10, 8),       # ⌈7.5⌉
+    (2000, 250, 10, 10, 10),      # an eighth of the samples: capped at n_init
+    (2000, 50, 1, 10, 10),        # one pass: the start is all there is
+    (2000, 50, 10, 2, 2),         # never more than n_init
+    (1000, 1000, 10, 10, 10),     # one chunk
+])
+def test_starts_on_a_small_first_chunk(n, chunk, max_iter, n_init, starts, monkeypatch):
+    import fastmv._opimc._solver as solver
+    calls = []
+    seed_with = solver._kmeanspp
+    monkeypatch.setattr(solver, "_kmeanspp", lambda *a: calls.append(1) or seed_with(*a))
+    rng = np.random.default_rng(40)
+    views = [rng.normal(size=(n, 4)), rng.normal(size=(n, 3))]
+    fastmv.opimc(views, 3, chunk_size=chunk, max_iter=max_iter, n_init=n_init,
+                 random_state=0)
+    assert len(calls) == starts
