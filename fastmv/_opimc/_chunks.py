@@ -297,9 +297,9 @@ def _seed_candidates(W, c):
 
 class _Seeding:
     """A first chunk laid out once for k-means++ seeding (:func:`_kmeanspp`), shared by the
-    starts tried on it: the dense views side by side (zero where missing, float64) and the
-    sparse ones as one CSR matrix, so the distances of every row to all of a step's trial
-    centres take one product per kind of view."""
+    starts tried on it: each dense view's present rows (float64) and the sparse views as
+    one CSR matrix, so the distances of every row to all of a step's trial centres take one
+    product per view."""
 
     def __init__(self, ch, builder, fill):
         s, vp = ch.s, builder.view_ptr
@@ -307,12 +307,12 @@ class _Seeding:
         dn, sps = ch.dense, ch.sparse
         nd = builder.n_dense
         self.xsq = _stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the present views
-        self.dense = np.zeros((s, builder.Dd))
+        self.dense = []           # per dense view: its present rows, their values (float64)
         for iv in range(nd):
             a, b = vp[iv], vp[iv + 1]
             r0, r1 = dn.row_start[iv], dn.row_start[iv + 1]
-            self.dense[dn.rows[r0:r1], a:b] = \
-                dn.values[dn.value_start[iv]:dn.value_start[iv + 1]].reshape(r1 - r0, b - a)
+            X = dn.values[dn.value_start[iv]:dn.value_start[iv + 1]].reshape(r1 - r0, b - a)
+            self.dense.append((dn.rows[r0:r1], np.asarray(X, dtype=np.float64)))
         self.sparse = None if sps is None else sp.csr_matrix(
             (sps.data.astype(np.float64), sps.indices - builder.Dd, sps.indptr),
             shape=(s, builder.D - builder.Dd))
@@ -327,8 +327,9 @@ class _Seeding:
         u = self.fill.copy()
         W = ch.W[i]
         for iv in range(nd):
-            if W[iv]:
-                u[vp[iv]:vp[iv + 1]] = self.dense[i, vp[iv]:vp[iv + 1]]
+            q = ch.dense.position[i, iv]
+            if q >= 0:
+                u[vp[iv]:vp[iv + 1]] = self.dense[iv][1][q - ch.dense.row_start[iv]]
         if self.sparse is not None:
             for iv in range(nd, self.builder.spec.m):
                 if W[iv]:
@@ -339,10 +340,11 @@ class _Seeding:
 
     def sqdist(self, U):
         """(s, t): ``Σ_v w_{v,i} ‖x_{v,i} − u_{v}‖²`` of every row to each column of ``U``."""
-        Dd = self.builder.Dd
+        Dd, vp = self.builder.Dd, self.builder.view_ptr
         out = self.ch.W @ (self.view_sum @ (U * U))       # Σ_v w_{v,i} ‖u_v‖²
         out += self.xsq[:, None]
-        out -= 2.0 * (self.dense @ U[:Dd])
+        for iv, (rows, X) in enumerate(self.dense):
+            out[rows] -= 2.0 * (X @ U[vp[iv]:vp[iv + 1]])
         if self.sparse is not None:
             out -= 2.0 * (self.sparse @ U[Dd:])
         return np.maximum(out, 0.0, out=out)
