@@ -482,11 +482,12 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
 
     Each chunk ``X_t`` of ``s`` rows is read once per pass (at most two chunks per view in
     memory at a time: with two threads or more the next chunk is read while the current one
-    is clustered). Samples are scaled to unit ℓ2 norm per view (``normalize``; missing rows count as
-    zero with weight 0). With the global statistics ``R_v = Σ X_vᵀ V`` and ``T_v = Σ Vᵀ W_v V``
-    (per-cluster sums and counts of the present rows streamed so far), each chunk repeats, until
-    no label changes or the chunk's loss changes by at most ``inner_tol`` (relative), at most
-    ``max_inner_iter`` times::
+    is clustered; in-memory views of at most ``2**23`` values keep their chunks for the
+    later passes, see ``max_iter``). Samples are scaled to unit ℓ2 norm per view
+    (``normalize``; missing rows count as zero with weight 0). With the global statistics
+    ``R_v = Σ X_vᵀ V`` and ``T_v = Σ Vᵀ W_v V`` (per-cluster sums and counts of the present
+    rows streamed so far), each chunk repeats, until no label changes or the chunk's loss
+    changes by at most ``inner_tol`` (relative), at most ``max_inner_iter`` times::
 
         U_v = (R_v + X_tᵀ V_t) (T_v + V_tᵀ W_t V_t + αI)⁻¹   (diagonal T: a column scaling;
               clusters with zero count: chunk mean on the first chunk, previous centre later)
