@@ -12,32 +12,18 @@ driver ``fastmv._core._driver.iterate`` that owns the loop over passes and its c
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Literal
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
-
-from fastmv.kernels.opimc import (
-    REPLACE_PREVIOUS,
-    START_FROM_CENTERS,
-    START_FROM_LABELS,
-    Statistics,
-    _stream_chunk_iterate,
-)
-from fastmv.kernels.opimc_refine import _stream_chunk_refine
 
 from .._core._driver import (
     IterationInfo,
-    Step,
     iterate,
     progress_bar,
-    relative_change,
-    state_view,
     warn_if_degenerate,
 )
 from .._core._result import Result
@@ -50,13 +36,13 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import DegenerateSolutionError, InvalidParameterError
-from ._chunks import _ChunkBuilder, _kmeanspp, _merge_chunks, _read_chunks, _Seeding
+from ._chunks import _ChunkBuilder
 from ._dask import DaskChunkStream, is_dask_collection
+from ._problem import Problem, _Data
 from ._sources import (
     _ArraySource,
     _is_view,
     _looks_like_view,
-    _Spec,
     _StreamSource,
     is_one_shot,
 )
@@ -104,18 +90,6 @@ class OPIMCResult(Result):
 # ---------------------------------------------------------------------------------------
 # validated inputs
 # ---------------------------------------------------------------------------------------
-
-class _Data(NamedTuple):
-    source: object            # _ArraySource or _StreamSource
-    spec: _Spec
-    builder: _ChunkBuilder
-    n: int | None             # None for a stream (known after the first pass)
-    n_clusters: int
-    init: object              # "random" | "k-means++" | None (labels or centres given)
-    init_labels: np.ndarray | None
-    init_centers: list | None
-    rng: np.random.Generator
-
 
 def _is_stream(X_list) -> bool:
     return not (isinstance(X_list, (list, tuple)) and len(X_list) > 0
@@ -189,245 +163,6 @@ def _parse_init(init, spec, n_clusters, n):
 
 
 # ---------------------------------------------------------------------------------------
-# one pass over the stream
-# ---------------------------------------------------------------------------------------
-
-def _with_chunk(exc: Exception, t: int, start: int | None) -> Exception:
-    """The same kind of exception, its message prefixed with the chunk it happened in."""
-    where = f"chunk {t}" + ("" if start is None else f" (rows from {start})")
-    try:
-        new = type(exc)(f"{where}: {exc}")
-    except Exception:  # an exception type with a constructor of its own: keep it as it is
-        exc.add_note(f"raised while streaming {where}")
-        return exc
-    return new.with_traceback(exc.__traceback__)
-
-
-class _SweepOutput(NamedTuple):
-    """Chunk ends given to the refinement kernel and what it reports per chunk."""
-
-    ends: np.ndarray     # (n_chunks,) int64: end row of each chunk in the layout swept
-    loss: np.ndarray     # (n_chunks,) float64: the loss after each chunk
-    sweeps: np.ndarray   # (n_chunks,) int64: sweeps spent on each chunk
-
-
-class Problem:
-    """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
-
-    def __init__(self, prep: _Data, *, alpha, max_inner_iter, inner_tol, n_init, bar,
-                 read_ahead=False, refine="each", label_tol=0.0, max_iter=1):
-        self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
-        self.max_iter = max_iter
-        # chunks of in-memory views are built once and kept for the later passes (building
-        # a small chunk costs more than clustering it); files and streams are read again
-        self.kept = [] if max_iter > 1 and _keeps_chunks(prep) else None
-        prep.builder.keep = self.kept is not None
-        self.label_tol = label_tol
-        self.refine = refine is not None
-        self.refine_each = refine == "each"
-        self.alpha, self.max_inner_iter, self.inner_tol = alpha, max_inner_iter, inner_tol
-        self.n_init = n_init
-        b, c = prep.builder, prep.n_clusters
-        self.stats = Statistics(np.zeros((c, b.D)), np.zeros((prep.spec.m, c)),
-                                np.zeros((b.D, c)))
-        if prep.init_centers is not None:
-            for iv, v in enumerate(b.order):
-                self.stats.centers[b.view_ptr[iv]:b.view_ptr[iv + 1]] = prep.init_centers[v]
-        self.labels = None if prep.n is None else np.empty(prep.n, np.int64)
-        self.passes = 0
-        self.objective_prev = None
-        self.chunk_loss, self.chunk_iter = [], []
-        self._one = _SweepOutput(np.empty(1, np.int64), np.empty(1), np.empty(1, np.int64))
-        self._merged = None
-
-    def _rows(self, start, s):
-        """Where the chunk at visit positions ``[start, start + s)`` sits in the input: the
-        labels are kept in the input's order (no un-shuffling copy at the end)."""
-        order = getattr(self.prep.source, "order", None)
-        return slice(start, start + s) if order is None else order[start:start + s]
-
-    def centers(self):
-        """Per-view centres in the user's view order."""
-        b, U = self.prep.builder, self.stats.centers
-        return [U[b.view_ptr[iv]:b.view_ptr[iv + 1]].copy() for iv in np.argsort(b.order)]
-
-    def _run(self, ch, lab, start, fill, refine=None):
-        vp = self.prep.builder.view_ptr
-        out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, vp, self.stats, lab, start,
-                                    fill, self.alpha, self.max_inner_iter, self.inner_tol)
-        if not (self.refine if refine is None else refine):
-            return out
-        return self._refine(ch, lab, fill, out)
-
-    def _refine(self, ch, lab, fill, out):
-        vp = self.prep.builder.view_ptr
-        for _ in range(REFINE_ROUNDS):
-            # Lloyd's fixed point, then single-row moves (each lowers the loss), then Lloyd
-            # again from where they end, until no row moves (docs/records/opimc.md "Refinement")
-            moves, _ = self._sweeps(ch, lab, fill, REFINE_SWEEPS)
-            if moves == 0:
-                break
-            out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, vp, self.stats, lab,
-                                        REPLACE_PREVIOUS, fill, self.alpha,
-                                        self.max_inner_iter, self.inner_tol)
-        return out
-
-    def _first_chunk(self, ch):
-        """The first chunk of the first pass, from the start ``init`` asks for; with a random
-        or k-means++ start, the best of ``n_init`` starts (lowest chunk loss, after
-        refinement with ``refine="each"``, before it with ``"best"``) is kept."""
-        prep, s = self.prep, ch.s
-        fill = prep.builder.chunk_means(ch)
-        if prep.init is None:                         # given labels or centres
-            lab = np.empty(s, np.int64)
-            if prep.init_labels is None:
-                return lab, self._run(ch, lab, START_FROM_CENTERS, fill)
-            if prep.init_labels.size < s:
-                raise InvalidParameterError(f"init labels must have length >= {s}")
-            lab[:] = prep.init_labels[:s]
-            return lab, self._run(ch, lab, START_FROM_LABELS, fill)
-        best, c, fresh = None, prep.n_clusters, self.stats
-        each = self.refine_each
-        seeding = _Seeding(ch, prep.builder, fill) if prep.init == "k-means++" else None
-        for _ in range(self._n_starts(s)):
-            self.stats = Statistics(*(np.zeros_like(a) for a in fresh))
-            lab = np.empty(s, np.int64)
-            if prep.init == "k-means++":
-                self.stats.centers[:] = _kmeanspp(seeding, c, prep.rng)
-                out = self._run(ch, lab, START_FROM_CENTERS, fill, refine=each)
-            else:
-                lab[:] = prep.rng.permutation(np.arange(s) % c)
-                out = self._run(ch, lab, START_FROM_LABELS, fill, refine=each)
-            if best is None or out[0] < best[1][0]:
-                best = (lab, out, self.stats)
-        self.stats = best[2]
-        if self.refine and not each:
-            return best[0], self._refine(ch, best[0], fill, best[1])
-        return best[0], best[1]
-
-    def _n_starts(self, s):
-        """Starts tried on a first chunk of ``s`` rows: ``n_init``, or fewer on a first chunk
-        under a tenth of the samples when later passes follow (they re-assign every row
-        against all the others, so the start matters less than its cost)."""
-        n = self.prep.n
-        if self.max_iter == 1 or n is None or 10 * s >= n:
-            return self.n_init
-        return int(min(self.n_init, max(MIN_STARTS, -(-10 * self.n_init * s // n))))
-
-    def _chunk(self, t, start, ch):
-        if self.passes == 0 and t == 0:
-            return ch.s, self._first_chunk(ch)
-        lab = np.empty(ch.s, np.int64)
-        if self.passes == 0:
-            return ch.s, (lab, self._run(ch, lab, START_FROM_CENTERS, np.zeros(0)))
-        if start + ch.s > self.labels.size:
-            raise InvalidParameterError(f"the chunk stream X_list yielded more rows in pass "
-                                        f"{self.passes + 1} than in pass 1 "
-                                        f"({self.labels.size})")
-        lab[:] = self.labels[self._rows(start, ch.s)]
-        if self.refine:
-            # the statistics hold this chunk under its labels of the pass before, so single-row
-            # moves on the global loss re-assign it in place: no removal, no Lloyd restart from
-            # centres without it (the same labels on the shared data, at a fraction of the
-            # cost); one sweep, the next pass sweeps again (docs/opimc.md "Passes")
-            moves, out = self._sweeps(ch, lab, np.zeros(0), LATER_SWEEPS)
-            return ch.s, (lab, (float(out.loss[0]), int(out.sweeps[0]), moves == 0))
-        return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
-
-    def _sweeps(self, ch, lab, fill, max_sweeps, ends=None):
-        """Sweeps of single-row moves over one chunk, or with ``ends`` over chunks laid out
-        one after the other (``_stream_chunk_refine``). -> (rows moved, per-chunk output)."""
-        if ends is None:
-            out = self._one
-            out.ends[0] = ch.s
-        else:
-            out = _SweepOutput(ends, np.empty(ends.size), np.empty(ends.size, np.int64))
-        moves = _stream_chunk_refine(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
-                                     self.stats, lab, fill, self.alpha, max_sweeps, *out)
-        return moves, out
-
-    def _kept_pass(self):
-        """A later pass with ``refine`` over the chunks kept in memory: one kernel call over
-        their merged layout, the same moves, losses and sweeps as chunk by chunk. -> (labels
-        changed, per-chunk losses, per-chunk sweeps)."""
-        if self._merged is None:
-            self._merged = _merge_chunks([ch for _, ch, _ in self.kept], self.prep.builder)
-            self.kept = [(start, None, None) for start, _, _ in self.kept]  # free the parts
-        merged, ends = self._merged
-        rows = self._rows(0, merged.s)
-        lab = np.array(self.labels[rows])       # a copy (rows may be a slice): moved in place
-        _, out = self._sweeps(merged, lab, np.zeros(0), LATER_SWEEPS, ends=ends)
-        changed = int(np.count_nonzero(self.labels[rows] != lab))
-        self.labels[rows] = lab
-        self.bar.update(ends.size)
-        return changed, out.loss, out.sweeps
-
-    def step(self) -> Step:
-        losses, iters, parts = [], [], []
-        loss = 0.0
-        changed = 0
-        if self.kept is not None and self.passes > 0 and self.refine:
-            changed, losses, iters = self._kept_pass()
-            return self._end_step(parts, list(losses), list(iters), float(losses[-1]), changed)
-        if self.kept is not None and self.passes > 0:
-            reading = contextlib.nullcontext(iter(self.kept))
-        else:
-            reading = _read_chunks(self.prep.source, self.prep.builder, self.read_ahead)
-        keep = self.kept is not None and self.passes == 0
-        with reading as chunks:
-            for t, (start, ch, error) in enumerate(chunks):
-                if keep and error is None:
-                    self.kept.append((start, ch, None))
-                try:
-                    if error is not None:
-                        raise error
-                    s, (lab, (loss, n_inner, _)) = self._chunk(t, start, ch)
-                except Exception as exc:
-                    raise _with_chunk(exc, t, start) from exc
-                del ch
-                if self.labels is not None:
-                    rows = self._rows(start, s)
-                    if self.passes > 0:
-                        changed += int(np.count_nonzero(self.labels[rows] != lab))
-                    self.labels[rows] = lab
-                else:
-                    parts.append(lab)
-                losses.append(loss)
-                iters.append(n_inner)
-                self.bar.update(1)
-        return self._end_step(parts, losses, iters, loss, changed)
-
-    def _end_step(self, parts, losses, iters, loss, changed):
-        self._end_pass(parts, len(losses))
-        self.chunk_loss.append(losses)
-        self.chunk_iter.append(iters)
-        self.passes += 1
-        residual = None
-        if self.passes > 1 and self.label_tol > 0:
-            # settled labels end the passes as a settled loss does (the driver's test on 0)
-            settled = changed <= self.label_tol * self.labels.size
-            residual = 0.0 if settled else relative_change(self.objective_prev, loss)
-        self.objective_prev = loss
-        return Step(objective=loss, residual=residual, state=state_view(
-            labels=self.labels, U=self.centers(), chunk_loss=np.asarray(losses)))
-
-    def _end_pass(self, parts, n_chunks):
-        source, c = self.prep.source, self.prep.n_clusters
-        if self.labels is None:                       # a stream: n is known now
-            self.labels = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-            if self.labels.size < c:
-                raise ValueError(f"n_clusters={c} exceeds the number of samples "
-                                 f"({self.labels.size})")
-        elif self.passes > 0 and source.n is not None and source.n != self.labels.size:
-            raise InvalidParameterError(f"the chunk stream X_list yielded {source.n} rows in "
-                                        f"pass {self.passes + 1}, {self.labels.size} in pass 1 "
-                                        "(its row count is fixed by the first pass)")
-        if self.chunk_loss and n_chunks != len(self.chunk_loss[0]):
-            raise InvalidParameterError("the chunk stream X_list changed its length between "
-                                        "passes")
-
-
-# ---------------------------------------------------------------------------------------
 # the public function
 # ---------------------------------------------------------------------------------------
 
@@ -435,9 +170,6 @@ class Problem:
 #: the call has two threads or more (small chunks are slower that way, large ones much
 #: faster: docs/records/opimc.md).
 READ_AHEAD_MIN_VALUES = 2 ** 17
-#: Rounds of (single-row move sweeps, Lloyd) per chunk solve at most, and sweeps per round.
-REFINE_ROUNDS = 5
-REFINE_SWEEPS = 10
 
 _POSITIVE_INT = Interval(Integral, 1, None, closed="left")
 #: Passes at most by default (they stop once the loss settles: 2-5 on the shared datasets);
@@ -446,14 +178,6 @@ DEFAULT_PASSES = 10
 #: With ``tol > 0``, a pass that changes at most this fraction of the labels ends the passes
 #: (settled labels); chosen leave-one-dataset-out (docs/records/opimc-defaults.md).
 LABEL_TOL = 0.005
-#: Sweeps of single-row moves per chunk in the passes after the first.
-LATER_SWEEPS = 1
-#: Starts on a first chunk under a tenth of the samples at least (``Problem._n_starts``;
-#: docs/defaults.md "Without supervision").
-MIN_STARTS = 3
-#: In-memory views of at most this many values (``n × Σ d_v``; 64 MB as float64) keep their
-#: chunks between passes.
-KEEP_MAX_VALUES = 2 ** 23
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
 
@@ -674,18 +398,6 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
                   max_inner_iter=max_inner_iter, inner_tol=inner_tol, n_init=n_init,
                   refine=refine, verbose=verbose, progress=progress, callback=callback,
                   n_jobs=n_jobs)
-
-
-def _keeps_chunks(prep) -> bool:
-    """Whether the chunks of pass 1 are kept for the later passes: NumPy arrays and
-    scipy.sparse matrices (not memmaps, files, Dask arrays or streams, whose memory stays
-    bounded by the chunk size) of at most ``KEEP_MAX_VALUES`` values."""
-    views = getattr(prep.source, "views", None)
-    if views is None or getattr(prep.source, "dask", False):
-        return False
-    if not all(type(X) is np.ndarray or sp.issparse(X) for X in views):
-        return False
-    return prep.n * prep.builder.D <= KEEP_MAX_VALUES
 
 
 # counting distinct rows sorts them: done only for the warning, and only up to this size

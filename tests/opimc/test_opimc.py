@@ -1338,7 +1338,7 @@ def test_refinement_finds_lower_loss_and_the_classes_on_bbcsport():
     (1000, 1000, 10, 10, 10),     # one chunk
 ])
 def test_starts_on_a_small_first_chunk(n, chunk, max_iter, n_init, starts, monkeypatch):
-    import fastmv._opimc._solver as solver
+    import fastmv._opimc._problem as solver
     calls = []
     seed_with = solver._kmeanspp
     monkeypatch.setattr(solver, "_kmeanspp", lambda *a: calls.append(1) or seed_with(*a))
