@@ -3,11 +3,12 @@
 Hu & Chen, "One-Pass Incomplete Multi-view Clustering", AAAI 2019. The data streams through in
 chunks of rows; only the global statistics ``R_v`` (``d_v × c`` per-cluster sums) and
 ``T_v`` (per-cluster counts) and the centres ``U_v`` persist between chunks, so memory is
-O(Σ d_v (s + c)) whatever ``n`` is (plus the ``n`` output labels).
+O(Σ d_v (s + c)) whatever ``n`` is (plus the ``n`` output labels; in-memory views of at most
+``2**23`` values keep their chunks between passes).
 
 The solver has the shape every fastmv solver has: :func:`_prepare` (validated inputs:
-a chunk source and a chunk builder, see ``_opimc_sources`` and ``_opimc_chunks``), a problem
-object whose ``step()`` is one pass over the stream (:class:`Problem`), and the shared
+a chunk source and a chunk builder, see ``_sources`` and ``_chunks``), a problem object
+whose ``step()`` is one pass over the stream (``_problem.Problem``), and the shared
 driver ``fastmv._core._driver.iterate`` that owns the loop over passes and its convergence test.
 """
 from __future__ import annotations
