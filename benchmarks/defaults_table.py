@@ -11,7 +11,9 @@ Protocols (seeds 0–4 unless ``--seeds``; ``docs/defaults.md`` "Against the bas
 - ``opimc``: ``simulate.incomplete_mask(n, m, 0.4)``, samples in the file's order;
   Handwritten uses the paper's views fou, fac, kar, pix, zer;
 - ``emvc``: the README's route, ``P = [fastmv.transition_matrix(X) for X in views]``,
-  ``fastmv.emvc(P, lam, lam, n_clusters=c)`` with ``lam = 0.01`` unless ``--set``.
+  ``fastmv.emvc(P, lam, lam, n_clusters=c)`` with ``lam = 0.01`` unless ``--set`` (a
+  ``--set`` naming a ``transition_matrix`` parameter goes to the graphs, any other to
+  ``emvc``).
 
 Every other option is the solver's default (``--set name=value`` overrides one, e.g. for a
 sweep). Runnable per solver and per dataset so rows can be regenerated one at a time::
@@ -38,6 +40,7 @@ is flagged when its mean ACC is below the baseline's by more than 0.02.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -135,8 +138,12 @@ def run_one(solver, views, y, seed, params):
         return _mean_scores([y], [res.labels])
     if solver == "emvc":
         lam = float(params.pop("lam", 0.01))
-        P = [fastmv.transition_matrix(X, **params) for X in views]
-        res = fastmv.emvc(P, lam, lam, n_clusters=c, random_state=seed)
+        # each --set goes where it is a parameter: the graph's or the solver's
+        graph = set(inspect.signature(fastmv.transition_matrix).parameters) - {"X"}
+        P = [fastmv.transition_matrix(X, **{k: v for k, v in params.items() if k in graph})
+             for X in views]
+        res = fastmv.emvc(P, lam, lam, n_clusters=c, random_state=seed,
+                          **{k: v for k, v in params.items() if k not in graph})
         return _mean_scores([y], [res.labels])
     raise ValueError(f"unknown solver {solver!r}")
 

@@ -50,3 +50,32 @@ def test_time_to_solution_runs_and_prints_ratios(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("| solver | dataset | yardstick s | smoke: s |")
     assert lines[2].startswith("| mvmc | tiny | ")
+
+
+def test_defaults_table_sends_each_emvc_option_where_it_belongs(tmp_path, monkeypatch):
+    # a graph parameter goes to transition_matrix, any other to emvc
+    import functools
+
+    import fastmv
+    seen = {}
+    graph, solve = fastmv.transition_matrix, fastmv.emvc
+
+    @functools.wraps(graph)                 # the benchmark reads the graph's signature
+    def transition_matrix(X, **kw):
+        seen.setdefault("graph", kw)
+        return graph(X, **kw)
+
+    def emvc(P, lam1, lam2, **kw):
+        seen["solver"] = kw
+        return solve(P, lam1, lam2, **kw)
+
+    monkeypatch.setattr(fastmv, "transition_matrix", transition_matrix)
+    monkeypatch.setattr(fastmv, "emvc", emvc)
+    out = tmp_path / "defaults.jsonl"
+    defaults_table.main(["run", "--solver", "emvc", "--data", "tiny", "--seeds", "0",
+                         "--set", "n_neighbors=8", "--set", "max_rank=None",
+                         "--out", str(out)])
+    (rec,) = _records(out)
+    assert "error" not in rec, rec
+    assert seen["graph"] == {"n_neighbors": 8}
+    assert seen["solver"]["max_rank"] is None and "n_neighbors" not in seen["solver"]
