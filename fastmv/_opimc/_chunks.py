@@ -112,7 +112,13 @@ class _ChunkBuilder:
                              f"{A.shape}, expected ({s}, {self.spec.dims[v]})")
         return A, None
 
-    def build(self, start, blocks, mblock):
+    def build(self, start, blocks, mblock, input_rows=None):
+        """The chunk at visit positions ``start, start + 1, ...`` in the kernels' layout;
+        ``input_rows`` (the rows of the input those positions read, when shuffled) names the
+        rows in error messages."""
+        def row(i):
+            return int(start + i if input_rows is None else input_rows[i])
+
         spec, order = self.spec, self.order
         m = spec.m
         s = int(blocks[0].shape[0])
@@ -137,7 +143,7 @@ class _ChunkBuilder:
             bad = np.flatnonzero(status == 2)
             if bad.size:
                 iv = int(np.searchsorted(row_start, bad[0], side="right") - 1)
-                raise ValueError(f"X_list[{order[iv]}] row {start + rows[bad[0]]} contains "
+                raise ValueError(f"X_list[{order[iv]}] row {row(rows[bad[0]])} contains "
                                  "infinite values or some (not all) NaN; a missing row must be "
                                  "all NaN or masked out by mask")
             allnan = np.flatnonzero(status == 1)          # all-NaN rows are missing
@@ -149,7 +155,7 @@ class _ChunkBuilder:
             _release_pages(mblock)
         del arrays
         # sparse views: one CSR with global column indices; missing rows dropped
-        sparts = [self._sparse_part(blocks[order[iv]], iv, P[:, iv], s, start)
+        sparts = [self._sparse_part(blocks[order[iv]], iv, P[:, iv], s, start, row)
                   for iv in range(nd, m)]
         sparse = None
         if len(sparts) == 1:
@@ -157,11 +163,11 @@ class _ChunkBuilder:
         elif sparts:
             sparse = SparseRows(*_hstack_csr(sparts, s))
         if orphan >= 0:
-            raise ValueError(f"sample {start + orphan} is missing from every view (mask / "
+            raise ValueError(f"sample {row(orphan)} is missing from every view (mask / "
                              "NaN rows); every sample must be present in at least one view")
         return _Chunk(s, dense, sparse, W)
 
-    def _sparse_part(self, B, iv, keep_row, s, start):
+    def _sparse_part(self, B, iv, keep_row, s, start, row):
         """(data, global column indices, indptr) of one sparse view's block: checked, rows
         kept where present, scaled to unit norm (scale-safe) when normalising."""
         v = self.order[iv]
@@ -180,7 +186,7 @@ class _ChunkBuilder:
             rows_bad = np.repeat(np.arange(s), counts)[~np.isfinite(data)]
             rows_bad = rows_bad[keep_row[rows_bad]]
             if rows_bad.size:
-                raise ValueError(f"X_list[{v}] row {start + rows_bad[0]} contains NaN or "
+                raise ValueError(f"X_list[{v}] row {row(rows_bad[0])} contains NaN or "
                                  "infinite values (mark missing rows of sparse views in mask)")
             data = np.where(np.isfinite(data), data, 0.0)
         keep = np.repeat(keep_row, counts)

@@ -171,7 +171,7 @@ class _ArraySource:
                     blocks = [_RowsOf(X, rows) if _gathers_in_place(X) else _take_rows(X, rows)
                               for X in self.views]
                     mblock = None if self.mask is None else _take_rows(self.mask, rows)
-            yield a, blocks, mblock
+            yield a, blocks, mblock, None if self.order is None else self.order[a:b]
 
     def _dask_rows(self, rows, a, b):
         """The chunk's rows of every view and of the mask, the dask ones gathered by one

@@ -35,7 +35,7 @@ def make_chunk(rng, s, dense_dims, sparse_dims, dtype, p_missing=0.3, normalize=
     mask[np.arange(s), rng.integers(0, m, s)] = True
     src = _ArraySource(views, mask, s)
     b = _ChunkBuilder(src.spec, normalize, s)
-    start, blocks, mb = next(src.chunks())
+    start, blocks, mb, _ = next(src.chunks())
     ch = b.build(start, blocks, mb)
     return b, ch
 

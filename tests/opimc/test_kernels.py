@@ -357,7 +357,7 @@ def test_refine_over_merged_chunks_equals_chunk_by_chunk(dtype):
     src = _ArraySource(views, mask, 300)
     b = _ChunkBuilder(src.spec, True, 300)
     b.keep = True
-    _, blocks, mb = next(src.chunks())
+    _, blocks, mb, _ = next(src.chunks())
     cuts = [0, 140, 141, 150, 160, 300]           # 140 rows: three GEMM blocks
     chunks = [b.build(a, [X[a:e] for X in blocks], mb[a:e]) for a, e in zip(cuts, cuts[1:])]
     merged, ends = _merge_chunks(chunks, b)

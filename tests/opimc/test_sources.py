@@ -380,3 +380,23 @@ def test_shuffle_rescues_a_stream_sorted_by_class():
             views, 6, mask=mask, chunk_size=100, random_state=s, shuffle=shuffle).labels)
             for s in range(3)])
     assert acc[True] > 0.9 and acc[True] > acc[False] + 0.1, acc
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_a_bad_row_is_named_by_its_row_in_the_input(shuffle):
+    rng = np.random.default_rng(44)
+    X = rng.normal(size=(300, 4))
+    X[123, 1] = np.inf
+    with pytest.raises(ValueError, match=r"X_list\[1\] row 123 contains infinite"):
+        fastmv.opimc([rng.normal(size=(300, 2)), X], 3, chunk_size=50, shuffle=shuffle,
+                     random_state=0)
+    mask = np.ones((300, 2), bool)
+    mask[77] = False
+    with pytest.raises(ValueError, match="sample 77 is missing from every view"):
+        fastmv.opimc([rng.normal(size=(300, 1)), rng.normal(size=(300, 3))], 3, mask=mask,
+                     chunk_size=50, shuffle=shuffle, random_state=0)
+    S = sp.random(300, 6, density=0.5, random_state=1, format="csr")
+    S.data[S.indptr[200]] = np.nan
+    with pytest.raises(ValueError, match="row 200 contains NaN"):
+        fastmv.opimc([rng.normal(size=(300, 2)), S], 3, chunk_size=50, shuffle=shuffle,
+                     random_state=0)
