@@ -159,7 +159,7 @@ def _gather_row(X, i, normalize, out, o):
     if normalize:
         # the common case in one SIMD pass: a finite norm whose square neither overflowed nor
         # lost terms to underflow that matter (NaN and infinities fail the test)
-        ssq = _sqsum(X[i], 0, d)
+        ssq = _sqsum(X[i], np.int64(0), d)    # a literal 0 would compile a second copy
         if SAFE_SQ_MIN < ssq < SAFE_SQ_MAX:
             inv = 1.0 / np.sqrt(ssq)
             for j in range(d):

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_ptr
-from ._options import INNER, REASSOC, SERIAL
+from ._options import INNER, SERIAL
 from .opimc import _dense_products
 from .opimc_layout import _sqsum
 from .opimc_stats import _stream_loss, _stream_update_centers
@@ -75,8 +75,8 @@ def stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, 
     Per sweep O(Σ_v s_v d_v c + nnz c + s m c) time (the products ``x·R_{v,k}`` of every row:
     one GEMM per block of ``BLOCK`` rows, corrected row by row for the moves made inside the
     block, since ``R`` changes with every move) plus O(d) per move; O(D c) memory. The row
-    norms, those corrections and ``‖R_{v,k}‖²`` are sums reassociated by ``fastmath``
-    (``REASSOC``: SIMD, rounding only).
+    norms and ``‖R_{v,k}‖²`` are sums reassociated by ``fastmath`` (``REASSOC``: SIMD,
+    rounding only).
 
     Cost: per sweep ``8 (Σ s_v d_v + D c)`` bytes read at least (``R`` from cache) and
     ``2 Σ s_v d_v c + 2 nnz c + ~10 s m c`` flops; ``32 d`` bytes per move.
@@ -110,19 +110,10 @@ def _f(rsq, t, alpha):
     return -rsq / den if den > 0.0 else 0.0
 
 
-# The row norms, the corrections for moves inside a block and ‖R_{v,k}‖² are sums over a
-# view's features; as single chains of dependent additions they cost more than the block's
-# GEMM. Reassociated (SIMD) helpers (``_sqsum`` shared with the chunk layout), not inlined
-# (inlining would drop their fastmath flags): rounding only.
-@njit(**INNER, fastmath=REASSOC)
-def _dotsum(values, start1, start2, length):
-    """``Σ_j values[start1 + j] values[start2 + j]`` over ``length`` entries (reassociated)."""
-    acc = 0.0
-    for j in range(length):
-        acc += values[start1 + j] * values[start2 + j]
-    return acc
-
-
+# The row norms and ‖R_{v,k}‖² are sums over a view's features; as single chains of
+# dependent additions they cost more than the block's GEMM. Reassociated (SIMD) by
+# ``_sqsum``, shared with the chunk layout and not inlined (inlining would drop its fastmath
+# flags): rounding only.
 #: Rows whose dense products with ``R`` come from one GEMM (BLAS reads ``R`` once per block,
 #: not once per row; the moves made inside the block are corrected for row by row).
 BLOCK = 64
@@ -167,7 +158,9 @@ def _dense_row_products(dense, view_ptr, i, G, lo, at, moved, n_moved, xr, xsq):
             if q2 < 0:
                 continue
             o2 = dense.value_start[v] + (q2 - dense.row_start[v]) * d_v
-            dot = _dotsum(dense.values, o, o2, d_v)
+            dot = 0.0                     # a few moves per block: a plain sum
+            for j in range(d_v):
+                dot += dense.values[o + j] * dense.values[o2 + j]
             xr[v, moved[3 * t + 1]] -= dot
             xr[v, moved[3 * t + 2]] += dot
 
