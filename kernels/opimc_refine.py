@@ -321,7 +321,7 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
             if moved == 0:
                 break
         if dense is not None:
-            for v in range(nd):           # past the chunk even when its last sweep ended early
+            for v in range(nd):           # past the chunk, swept or not (max_sweeps = 0)
                 while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < r1:
                     hi[v] += 1
         if n_moves > 0:

@@ -51,7 +51,6 @@ MIN_STARTS = 3
 KEEP_MAX_VALUES = 2 ** 23
 
 
-
 def _with_chunk(exc: Exception, t: int, start: int | None) -> Exception:
     """The same kind of exception, its message prefixed with the chunk it happened in."""
     where = f"chunk {t}" + ("" if start is None else f" (rows from {start})")
@@ -212,7 +211,7 @@ class Problem:
         changed, per-chunk losses, per-chunk sweeps)."""
         if self._merged is None:
             self._merged = _merge_chunks([ch for _, ch, _ in self.kept], self.prep.builder)
-            self.kept = [(start, None, None) for start, _, _ in self.kept]  # free the parts
+            self.kept.clear()                   # the merged layout holds them now
         merged, ends = self._merged
         rows = self._rows(0, merged.s)
         lab = np.array(self.labels[rows])       # a copy (rows may be a slice): moved in place
