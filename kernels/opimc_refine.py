@@ -26,7 +26,6 @@ from ._checks import in_range, valid_dense_rows, valid_sparse_rows, valid_view_p
 from ._options import INNER, SERIAL
 from .opimc import _dense_products
 from .opimc_layout import _sqsum
-from .opimc_stats import _stream_loss, _stream_update_centers
 
 __all__ = ["stream_chunk_refine"]
 
@@ -206,17 +205,47 @@ def _move_sparse_row(sparse, R, i, a, b):
         R[b, j] += sparse.data[p]
 
 
+@njit(**SERIAL, inline="always")
+def _touched_update(R, T, view_ptr, alpha, fill, U, touched, terms, every):
+    """After a chunk's sweeps: the centres (``stream_update_centers``) of the clusters a row
+    moved into or out of (``touched[k] != 0``; the others' ``R``, ``T`` did not change, nor
+    would their centres), then ``terms[v, k]``, view ``v``'s share of cluster ``k`` in the
+    loss (``stream_loss`` is their sum), for those clusters, or for all with ``every``.
+    O(D × touched clusters) time, not O(D c)."""
+    m = view_ptr.shape[0] - 1
+    c = R.shape[0]
+    has_fill = fill.shape[0] > 0
+    for k in range(c):
+        if touched[k] == 0 and not every:
+            continue
+        for v in range(m):
+            t = T[v, k]
+            if touched[k] != 0:
+                for j in range(view_ptr[v], view_ptr[v + 1]):
+                    if t > 0.0:
+                        U[j, k] = R[k, j] / (t + alpha)
+                    elif has_fill:
+                        U[j, k] = fill[j]
+            acc = 0.0
+            for j in range(view_ptr[v], view_ptr[v + 1]):
+                u = U[j, k]
+                acc += u * ((t + alpha) * u - 2.0 * R[k, j])
+            terms[v, k] = acc
+
+
 @njit(**SERIAL)
 def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha, max_sweeps,
                          chunk_ends, chunk_loss, chunk_sweeps):
     """:func:`stream_chunk_refine` without its boundary checks, for ``fastmv.opimc``, which
     builds the chunk layout itself, over one chunk or over several chunks laid out one after
-    the other (a later pass over the chunks it keeps in memory: one call, not one per chunk).
+    the other (a later pass over the rows it keeps in memory: one call, not one per chunk).
 
     The chunks are rows ``[chunk_ends[t - 1], chunk_ends[t])`` (from 0), each swept in turn
     exactly as one call per chunk would: at most ``max_sweeps`` sweeps over its rows, the
-    centres updated after them, then its loss (``stream_loss``) in ``chunk_loss[t]`` and its
-    sweeps in ``chunk_sweeps[t]``. Returns the rows moved in all."""
+    centres of the clusters rows moved between updated after them, then its loss
+    (``stream_loss``, summed view by view and cluster by cluster from terms kept for the
+    clusters no row moved between) in ``chunk_loss[t]`` and its sweeps in
+    ``chunk_sweeps[t]``. Returns the rows moved in all."""
     R, T, U = stats.sums, stats.counts, stats.centers
     c = R.shape[0]
     m = W.shape[1]
@@ -234,6 +263,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     Rt = np.empty((0 if dense is None else view_ptr[nd], c), np.float64)
     moved_rows = np.empty(3 * BLOCK, np.int64)   # (row, from, to) per move; 1-d: one np.empty less
     first = np.empty(nd, np.int64)     # each view's first stored row of the chunk
+    touched = np.empty(c, np.int64)    # clusters a row of the chunk moved into or out of
+    terms = np.empty((m, c), np.float64)
     if dense is not None:
         for v in range(nd):
             hi[v] = dense.row_start[v]
@@ -245,6 +276,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
             first[v] = hi[v]
         n_moves = 0
         n_sweeps = 0
+        for k in range(c):
+            touched[k] = 0
         for _ in range(max_sweeps):
             n_sweeps += 1
             for v in range(m):                 # afresh each sweep: no drift from the updates
@@ -312,6 +345,8 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                 if sparse is not None:
                     _move_sparse_row(sparse, R, i, a, b)
                 labels[i] = b
+                touched[a] = 1
+                touched[b] = 1
                 moved += 1
                 moved_rows[3 * n_block] = i
                 moved_rows[3 * n_block + 1] = a
@@ -324,9 +359,12 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
             for v in range(nd):           # past the chunk, swept or not (max_sweeps = 0)
                 while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < r1:
                     hi[v] += 1
-        if n_moves > 0:
-            _stream_update_centers(R, T, view_ptr, alpha, fill, U)
-        chunk_loss[t] = _stream_loss(U, R, T, view_ptr, alpha)
+        _touched_update(R, T, view_ptr, alpha, fill, U, touched, terms, t == 0)
+        loss = 0.0
+        for v in range(m):
+            for k in range(c):
+                loss += terms[v, k]
+        chunk_loss[t] = loss
         chunk_sweeps[t] = n_sweeps
         n_total += n_moves
         r0 = r1

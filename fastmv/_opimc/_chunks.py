@@ -227,46 +227,42 @@ class _ChunkBuilder:
         return fill
 
 
-def _merge_chunks(chunks, builder):
-    """The chunks (in visit order, each with its own buffers) laid out as one chunk of all
-    their rows, and the end row of each: the layout of a later pass over kept chunks, swept
-    chunk after chunk by one kernel call (``_stream_chunk_refine`` with ``chunk_ends``)."""
-    sizes = np.array([ch.s for ch in chunks], np.int64)
-    ends = np.cumsum(sizes)
-    offsets = ends - sizes
-    W = np.concatenate([ch.W for ch in chunks])
-    dense = sparse = None
-    nd = builder.n_dense
-    if nd:
-        dn = [ch.dense for ch in chunks]
-        per_view = np.array([np.diff(d.row_start) for d in dn])          # (chunks, nd)
-        row_start = np.zeros(nd + 1, np.int64)
-        row_start[1:] = np.cumsum(per_view.sum(axis=0))
-        value_start = np.zeros(nd + 1, np.int64)
-        value_start[1:] = np.cumsum(per_view.sum(axis=0) * builder.dense_dims)
-        # stored rows of view iv in chunk t go to row_start[iv] + (view iv's rows before t)
-        before = np.cumsum(per_view, axis=0) - per_view
-        values = np.concatenate([d.values[d.value_start[iv]:d.value_start[iv + 1]]
-                                 for iv in range(nd) for d in dn])
-        rows = np.concatenate([d.rows[d.row_start[iv]:d.row_start[iv + 1]] + offsets[t]
-                               for iv in range(nd) for t, d in enumerate(dn)])
-        position = np.concatenate([d.position for d in dn])
-        for t, d in enumerate(dn):
-            block = position[offsets[t]:ends[t]]
-            for iv in range(nd):
-                col = block[:, iv]
-                col[col >= 0] += row_start[iv] + before[t, iv] - d.row_start[iv]
-        dense = DenseRows(values, value_start, rows.astype(np.int64), row_start, position)
-    if builder.n_dense < builder.spec.m:
-        sp_ = [ch.sparse for ch in chunks]
-        indptr = np.zeros(int(ends[-1]) + 1, np.int64)
-        nnz = np.array([p.indptr[-1] for p in sp_], np.int64)
-        base = np.cumsum(nnz) - nnz
-        for t, p in enumerate(sp_):
-            indptr[offsets[t] + 1:ends[t] + 1] = p.indptr[1:] + base[t]
-        sparse = SparseRows(np.concatenate([p.data for p in sp_]),
-                            np.concatenate([p.indices for p in sp_]), indptr)
-    return _Chunk(int(ends[-1]), dense, sparse, W), ends
+def _cut_chunks(whole, ends, dense_dims):
+    """Chunks ``[ends[t - 1], ends[t])`` (from 0) of ``whole``, a chunk of all the rows built
+    at once, each in the layout a build of its rows alone gives (the same arrays, bit for bit):
+    in-memory views whose chunks are kept are validated, normalised and laid out in one build,
+    then clustered chunk by chunk from these cuts, and swept whole in the later passes
+    (``_stream_chunk_refine`` with ``chunk_ends``). Yields ``(start, chunk, None)``, as
+    :func:`_read_chunks` does."""
+    dn, sps = whole.dense, whole.sparse
+    cuts = np.concatenate([[0], ends])
+    if dn is not None:
+        nd = dn.row_start.shape[0] - 1
+        dims = dense_dims
+        # bounds[v, t]: the first stored row of view v in chunk t (rows ascend in each view)
+        bounds = np.stack([dn.row_start[v] + np.searchsorted(
+            dn.rows[dn.row_start[v]:dn.row_start[v + 1]], cuts) for v in range(nd)])
+    for t in range(ends.size):
+        r0, r1 = int(cuts[t]), int(cuts[t + 1])
+        dense = sparse = None
+        if dn is not None:
+            lo, hi = bounds[:, t], bounds[:, t + 1]
+            row_start = np.zeros(nd + 1, np.int64)
+            np.cumsum(hi - lo, out=row_start[1:])
+            value_start = np.zeros(nd + 1, np.int64)
+            np.cumsum((hi - lo) * dims, out=value_start[1:])
+            first = dn.value_start[:-1] + (lo - dn.row_start[:-1]) * dims
+            values = np.concatenate([dn.values[first[v]:first[v] + value_start[v + 1]
+                                               - value_start[v]] for v in range(nd)])
+            rows = np.concatenate([dn.rows[lo[v]:hi[v]] for v in range(nd)]) - r0
+            position = dn.position[r0:r1]
+            position = np.where(position >= 0, position - (lo - row_start[:-1]), -1)
+            dense = DenseRows(values, value_start, rows, row_start, position)
+        if sps is not None:
+            p0, p1 = sps.indptr[r0], sps.indptr[r1]
+            sparse = SparseRows(sps.data[p0:p1], sps.indices[p0:p1],
+                                sps.indptr[r0:r1 + 1] - p0)
+        yield r0, _Chunk(r1 - r0, dense, sparse, whole.W[r0:r1]), None
 
 
 def _hstack_csr(parts, s):

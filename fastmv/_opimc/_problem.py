@@ -20,7 +20,7 @@ from fastmv.kernels.opimc_refine import _stream_chunk_refine
 
 from .._core._driver import Step, relative_change, state_view
 from ..exceptions import InvalidParameterError
-from ._chunks import _ChunkBuilder, _kmeanspp, _merge_chunks, _read_chunks, _Seeding
+from ._chunks import _ChunkBuilder, _cut_chunks, _kmeanspp, _read_chunks, _Seeding
 from ._sources import _Spec
 
 
@@ -77,10 +77,11 @@ class Problem:
                  read_ahead=False, refine="each", label_tol=0.0, max_iter=1):
         self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
         self.max_iter = max_iter
-        # chunks of in-memory views are built once and kept for the later passes (building
-        # a small chunk costs more than clustering it); files and streams are read again
-        self.kept = [] if max_iter > 1 and _keeps_chunks(prep) else None
-        prep.builder.keep = self.kept is not None
+        # in-memory views are built once, all rows in one build, and kept for the later
+        # passes (building a small chunk costs more than clustering it); files and streams
+        # are read again
+        self.keeps = max_iter > 1 and _keeps_chunks(prep)
+        self._whole = None       # (a chunk of all the rows, the end row of each chunk)
         self.label_tol = label_tol
         self.refine = refine is not None
         self.refine_each = refine == "each"
@@ -97,7 +98,6 @@ class Problem:
         self.objective_prev = None
         self.chunk_loss, self.chunk_iter = [], []
         self._one = _SweepOutput(np.empty(1, np.int64), np.empty(1), np.empty(1, np.int64))
-        self._merged = None
 
     def _rows(self, start, s):
         """Where the chunk at visit positions ``[start, start + s)`` sits in the input: the
@@ -205,14 +205,27 @@ class Problem:
                                      self.stats, lab, fill, self.alpha, max_sweeps, *out)
         return moves, out
 
+    def _build_whole(self):
+        """Every row in one build (one validation, gather and layout, not one per chunk) and
+        the end row of each chunk; None if the build fails: the pass then reads chunk by chunk
+        and raises the error with the chunk it is in named."""
+        source, builder = self.prep.source, self.prep.builder
+        builder.keep = True                     # buffers of its own, kept
+        try:
+            whole = builder.build(*source.whole())
+        except Exception:
+            self.keeps = False
+            return None
+        finally:
+            builder.keep = False
+        n, s = source.n, source.chunk_size
+        return whole, np.minimum(np.arange(1, -(-n // s) + 1, dtype=np.int64) * s, n)
+
     def _kept_pass(self):
-        """A later pass with ``refine`` over the chunks kept in memory: one kernel call over
-        their merged layout, the same moves, losses and sweeps as chunk by chunk. -> (labels
+        """A later pass with ``refine`` over the rows kept in memory: one kernel call over
+        their layout, the same moves, losses and sweeps as chunk by chunk. -> (labels
         changed, per-chunk losses, per-chunk sweeps)."""
-        if self._merged is None:
-            self._merged = _merge_chunks([ch for _, ch, _ in self.kept], self.prep.builder)
-            self.kept.clear()                   # the merged layout holds them now
-        merged, ends = self._merged
+        merged, ends = self._whole
         rows = self._rows(0, merged.s)
         lab = np.array(self.labels[rows])       # a copy (rows may be a slice): moved in place
         _, out = self._sweeps(merged, lab, np.zeros(0), LATER_SWEEPS, ends=ends)
@@ -225,18 +238,18 @@ class Problem:
         losses, iters, parts = [], [], []
         loss = 0.0
         changed = 0
-        if self.kept is not None and self.passes > 0 and self.refine:
+        if self.keeps and self._whole is None:
+            self._whole = self._build_whole()
+        if self._whole is not None and self.passes > 0 and self.refine:
             changed, losses, iters = self._kept_pass()
             return self._end_step(parts, list(losses), list(iters), float(losses[-1]), changed)
-        if self.kept is not None and self.passes > 0:
-            reading = contextlib.nullcontext(iter(self.kept))
+        if self._whole is not None:
+            reading = contextlib.nullcontext(_cut_chunks(*self._whole,
+                                                         self.prep.builder.dense_dims))
         else:
             reading = _read_chunks(self.prep.source, self.prep.builder, self.read_ahead)
-        keep = self.kept is not None and self.passes == 0
         with reading as chunks:
             for t, (start, ch, error) in enumerate(chunks):
-                if keep and error is None:
-                    self.kept.append((start, ch, None))
                 try:
                     if error is not None:
                         raise error

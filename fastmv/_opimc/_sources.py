@@ -173,6 +173,16 @@ class _ArraySource:
                     mblock = None if self.mask is None else _take_rows(self.mask, rows)
             yield a, blocks, mblock, None if self.order is None else self.order[a:b]
 
+    def whole(self):
+        """The item of :meth:`chunks` spanning every visit position, for views held in memory
+        (NumPy arrays, scipy.sparse; the mask an array): the rows of every chunk, in the
+        order the chunks visit them."""
+        rows = self.order
+        if rows is None:
+            return 0, list(self.views), self.mask, None
+        blocks = [_RowsOf(X, rows) if _gathers_in_place(X) else X[rows] for X in self.views]
+        return 0, blocks, None if self.mask is None else np.asarray(self.mask)[rows], rows
+
     def _dask_rows(self, rows, a, b):
         """The chunk's rows of every view and of the mask, the dask ones gathered by one
         ``dask.compute`` on the active scheduler (the others as for arrays)."""

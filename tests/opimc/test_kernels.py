@@ -339,29 +339,42 @@ def test_chunk_refine_matches_twin_and_lowers_the_loss(alpha, s, dd, sd, c, dtyp
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_refine_over_merged_chunks_equals_chunk_by_chunk(dtype):
-    """A later pass over kept chunks is one kernel call on their merged layout: the same
-    moves, labels, statistics, per-chunk losses and sweeps as one call per chunk, bit for bit
-    (chunks of several GEMM blocks, of one row, and with every row missing from a view)."""
-    from fastmv._opimc._chunks import _merge_chunks
+def test_refine_over_whole_layout_equals_chunk_by_chunk(dtype):
+    """Kept in-memory views are built whole and cut into chunks: each cut is the layout a
+    build of its rows alone gives, bit for bit, and a later pass is one kernel call over the
+    whole layout, with the same moves, labels, statistics, per-chunk losses and sweeps as one
+    call per chunk (chunks of several GEMM blocks, of one row, and with every row missing
+    from a view; an all-NaN row taken as missing)."""
+    from fastmv._opimc._chunks import _cut_chunks
     from fastmv.kernels.opimc_refine import _stream_chunk_refine
     rng = np.random.default_rng(31)
     dd, sd, c = [7, 4], [9], 5
     views = [rng.normal(size=(300, d)).astype(dtype) for d in dd]
+    views[1][200] = np.nan
     views.append(sp.random(300, sd[0], density=0.4, random_state=rng, format="csr",
                            dtype=dtype))
     mask = rng.random((300, 3)) > 0.3
     mask[np.arange(300), rng.integers(0, 3, 300)] = True
     mask[150:160, 0] = False
     mask[150:160, 1] = True
+    mask[200] = [True, True, False]
     src = _ArraySource(views, mask, 300)
     b = _ChunkBuilder(src.spec, True, 300)
     b.keep = True
     _, blocks, mb, _ = next(src.chunks())
     cuts = [0, 140, 141, 150, 160, 300]           # 140 rows: three GEMM blocks
     chunks = [b.build(a, [X[a:e] for X in blocks], mb[a:e]) for a, e in zip(cuts, cuts[1:])]
-    merged, ends = _merge_chunks(chunks, b)
-    np.testing.assert_array_equal(ends, cuts[1:])
+    merged = b.build(0, blocks, mb)
+    ends = np.array(cuts[1:], np.int64)
+    for ch, (start, cut, err) in zip(chunks, _cut_chunks(merged, ends, b.dense_dims),
+                                     strict=True):
+        assert err is None and cut.s == ch.s
+        np.testing.assert_array_equal(cut.W, ch.W)
+        for part in ("dense", "sparse"):
+            for x1, x2 in zip(getattr(cut, part), getattr(ch, part), strict=True):
+                assert x1.dtype == x2.dtype
+                np.testing.assert_array_equal(x1, x2)
+    assert merged.dense.position[200, 1] == -1       # the all-NaN row is missing
     lab0 = rng.integers(0, c, 300)
     stats0 = K.Statistics(np.zeros((c, b.D)), np.zeros((b.spec.m, c)), np.zeros((b.D, c)))
     for ch, a in zip(chunks, cuts):
