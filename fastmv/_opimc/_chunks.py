@@ -299,54 +299,47 @@ def _seed_candidates(W, c):
 
 class _Seeding:
     """A first chunk laid out once for k-means++ seeding (:func:`_kmeanspp`), shared by the
-    starts tried on it: each dense view's present rows (float64) and the sparse views as
-    one CSR matrix, so the distances of every row to all of a step's trial centres take one
-    product per view."""
+    starts tried on it: the dense views side by side with zeros where a row is missing
+    (float64) and the sparse views as one CSR matrix, so the distances of every row to all of
+    a step's trial centres take one product for the dense views and one for the sparse."""
 
     def __init__(self, ch, builder, fill):
         s, vp = ch.s, builder.view_ptr
         self.ch, self.builder, self.fill = ch, builder, fill
         dn, sps = ch.dense, ch.sparse
-        nd = builder.n_dense
+        nd, Dd = builder.n_dense, builder.Dd
         self.xsq = _stream_row_sqnorms(dn, sps, vp, s)   # ‖x_i‖² over the present views
-        self.dense = []           # per dense view: its present rows, their values (float64)
+        self.dense = np.zeros((s, Dd))
         for iv in range(nd):
             a, b = vp[iv], vp[iv + 1]
             r0, r1 = dn.row_start[iv], dn.row_start[iv + 1]
             X = dn.values[dn.value_start[iv]:dn.value_start[iv + 1]].reshape(r1 - r0, b - a)
-            self.dense.append((dn.rows[r0:r1], np.asarray(X, dtype=np.float64)))
+            self.dense[dn.rows[r0:r1], a:b] = X
         self.sparse = None if sps is None else sp.csr_matrix(
-            (sps.data.astype(np.float64), sps.indices - builder.Dd, sps.indptr),
-            shape=(s, builder.D - builder.Dd))
+            (sps.data.astype(np.float64), sps.indices - Dd, sps.indptr),
+            shape=(s, builder.D - Dd))
         # (m, D): row v sums a centre's squared entries over view v's features
         self.view_sum = np.zeros((builder.spec.m, builder.D))
         for iv in range(builder.spec.m):
             self.view_sum[iv, vp[iv]:vp[iv + 1]] = 1.0
 
-    def row(self, i):
-        """Row ``i`` as a centre (D,): its missing views take the chunk mean."""
-        ch, vp, nd = self.ch, self.builder.view_ptr, self.builder.n_dense
-        u = self.fill.copy()
-        W = ch.W[i]
-        for iv in range(nd):
-            q = ch.dense.position[i, iv]
-            if q >= 0:
-                u[vp[iv]:vp[iv + 1]] = self.dense[iv][1][q - ch.dense.row_start[iv]]
+    def rows(self, picks):
+        """Rows ``picks`` as centres (D, len(picks)): their missing views take the chunk
+        mean."""
+        Dd = self.builder.Dd
+        U = ((1.0 - self.ch.W[picks]) @ self.view_sum) * self.fill
+        U[:, :Dd] += self.dense[picks]
         if self.sparse is not None:
-            for iv in range(nd, self.builder.spec.m):
-                if W[iv]:
-                    u[vp[iv]:vp[iv + 1]] = 0.0
-            lo, hi = ch.sparse.indptr[i], ch.sparse.indptr[i + 1]
-            np.add.at(u, ch.sparse.indices[lo:hi], ch.sparse.data[lo:hi])
-        return u
+            U[:, Dd:] += self.sparse[picks].toarray()
+        return U.T
 
     def sqdist(self, U):
         """(s, t): ``Σ_v w_{v,i} ‖x_{v,i} − u_{v}‖²`` of every row to each column of ``U``."""
-        Dd, vp = self.builder.Dd, self.builder.view_ptr
+        Dd = self.builder.Dd
         out = self.ch.W @ (self.view_sum @ (U * U))       # Σ_v w_{v,i} ‖u_v‖²
         out += self.xsq[:, None]
-        for iv, (rows, X) in enumerate(self.dense):
-            out[rows] -= 2.0 * (X @ U[vp[iv]:vp[iv + 1]])
+        if Dd:
+            out -= 2.0 * (self.dense @ U[:Dd])
         if self.sparse is not None:
             out -= 2.0 * (self.sparse @ U[Dd:])
         return np.maximum(out, 0.0, out=out)
@@ -361,17 +354,17 @@ def _kmeanspp(seeding, c, rng):
     cand = _seed_candidates(seeding.ch.W, c)
     n_trials = 2 + int(np.log(c))
     U = np.zeros((seeding.builder.D, c))
-    U[:, 0] = seeding.row(int(cand[rng.integers(cand.size)]))
+    U[:, 0] = seeding.rows([int(cand[rng.integers(cand.size)])])[:, 0]
     best = seeding.sqdist(U[:, :1])[:, 0]
     for k in range(1, c):
         weight = best[cand]
         total = weight.sum()
         if not total > 0:                 # every candidate is a seed already
-            U[:, k] = seeding.row(int(cand[rng.integers(cand.size)]))
+            U[:, k] = seeding.rows([int(cand[rng.integers(cand.size)])])[:, 0]
             best = np.minimum(best, seeding.sqdist(U[:, k:k + 1])[:, 0])
             continue
         picks = cand[rng.choice(cand.size, size=n_trials, p=weight / total)]
-        trials = np.stack([seeding.row(int(i)) for i in picks], axis=1)
+        trials = seeding.rows(picks)
         d = np.minimum(best[:, None], seeding.sqdist(trials))
         t = int(np.argmin(d.sum(axis=0)))  # the first of equal totals, as a strict < scan
         U[:, k], best = trials[:, t], d[:, t]

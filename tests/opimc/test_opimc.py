@@ -325,8 +325,11 @@ def test_seeding_distances_equal_the_assignment_metric(dtype):
         want += ch.W[:, iv:iv + 1] * np.einsum("ijt,ijt->it", diff, diff)
     tol = 1e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(seeding.sqdist(U), want, rtol=tol, atol=tol)
-    for i in range(40):                      # a row as a centre: its own views, else fill
-        u = seeding.row(i)
+    picks = rng.permutation(40)
+    rows = seeding.rows(picks)
+    assert rows.shape == (b.D, 40)
+    for t, i in enumerate(picks):            # a row as a centre: its own views, else fill
+        u = rows[:, t]
         for iv in range(b.spec.m):
             sl = slice(b.view_ptr[iv], b.view_ptr[iv + 1])
             np.testing.assert_allclose(u[sl], Z[i, sl] if ch.W[i, iv] else fill[sl],
