@@ -357,11 +357,30 @@ def test_cold_first_call_compiles_few_functions(solver, tmp_path):
     assert counts["all"] <= 45, counts
 
 
+#: CPU seconds of ``_interpreter_slowdown``'s loop on the machine the 0.3 s bound was set on
+#: (AVX-512, where scikit-learn's k-means on Handwritten ran 1.9x faster than on a 2-core AVX2
+#: machine measuring 0.08-0.10 s here).
+_REFERENCE_LOOP_S = 0.045
+
+
+def _interpreter_slowdown():
+    """How much slower than the reference machine this one runs a pure-Python loop (>= 1;
+    the best of three runs): loading cached kernels is interpreter and loader work."""
+    import time  # noqa: PLC0415 (this helper only)
+    best = float("inf")
+    for _ in range(3):
+        t = time.process_time()
+        sum(i * i for i in range(10 ** 6))
+        best = min(best, time.process_time() - t)
+    return max(1.0, best / _REFERENCE_LOOP_S)
+
+
 @pytest.mark.slow
 def test_warm_first_call_of_every_solver_is_close_to_its_second():
     """With Numba's cache filled (by a first process), a new process's first call of each
     solver loads its kernels (no compilation) and costs at most a bound above its second
-    call: the target is 0.3 s on an idle machine, stretched by the load average."""
+    call: the target is 0.3 s on an idle machine as fast as the one it was set on, stretched
+    by the load average and by how much slower this machine runs the interpreter."""
     from pathlib import Path  # noqa: PLC0415 (this test only)
 
     from benchmarks.bench_first_call import first_calls  # noqa: PLC0415 (the asv suite's)
@@ -376,7 +395,7 @@ def test_warm_first_call_of_every_solver_is_close_to_its_second():
     # thread pool) neither compile nor load a parallel one
     assert first_calls(names, cwd=root)["parallel"] == []
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    bound = 0.3 * max(1.0, load)
+    bound = 0.3 * max(1.0, load) * _interpreter_slowdown()
     excess = {n: s[0] - s[1] for n, s in warm["seconds"].items()}
     assert all(e <= bound for e in excess.values()), (excess, bound)
 
