@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -366,7 +367,6 @@ _REFERENCE_LOOP_S = 0.045
 def _interpreter_slowdown():
     """How much slower than the reference machine this one runs a pure-Python loop (>= 1;
     the best of three runs): loading cached kernels is interpreter and loader work."""
-    import time  # noqa: PLC0415 (this helper only)
     best = float("inf")
     for _ in range(3):
         t = time.process_time()
