@@ -345,51 +345,68 @@ class _Seeding:
         return np.maximum(out, 0.0, out=out)
 
 
-def _kmeanspp(seeding, c, rng):
+def _kmeanspp(seeding, c, rng, n_starts=1):
     """Greedy k-means++ seeding on the first chunk (a :class:`_Seeding`), in the metric of
     the assignment step (``Σ_v w_{v,i} ‖x_{v,i} − u_{v,k}‖²``): each seed is the best of
     ``2 + ln c`` rows drawn by D² sampling (the one that lowers the total distance most, as
     scikit-learn's k-means++), drawn among :func:`_seed_candidates`. A seed row's missing
-    views take the chunk mean. Returns stacked centres (D, c). O(s D c log c) time."""
+    views take the chunk mean. Returns stacked centres (n_starts, D, c).
+
+    The ``n_starts`` seedings run side by side, one product per step for all of them (the
+    chunk is read once per step, not once per start). Each start's random numbers are drawn
+    up front, start after start (its first row, then the uniforms of every step, which pick
+    rows by inverting the cumulative D² weights), so a start seeds as it would alone after
+    the ones before it. O(n_starts s D c log c) time."""
     cand = _seed_candidates(seeding.ch.W, c)
     n_trials = 2 + int(np.log(c))
-    U = np.zeros((seeding.builder.D, c))
-    U[:, 0] = seeding.rows([int(cand[rng.integers(cand.size)])])[:, 0]
-    best = seeding.sqdist(U[:, :1])[:, 0]
+    draws = [(int(rng.integers(cand.size)), rng.random((c - 1, n_trials)))
+             for _ in range(n_starts)]
+    U = np.zeros((n_starts, seeding.builder.D, c))
+    first = seeding.rows([int(cand[f]) for f, _ in draws])
+    U[:, :, 0] = first.T
+    best = seeding.sqdist(first)                       # (s, n_starts)
     for k in range(1, c):
-        weight = best[cand]
-        total = weight.sum()
-        if not total > 0:                 # every candidate is a seed already
-            U[:, k] = seeding.rows([int(cand[rng.integers(cand.size)])])[:, 0]
-            best = np.minimum(best, seeding.sqdist(U[:, k:k + 1])[:, 0])
-            continue
-        picks = cand[rng.choice(cand.size, size=n_trials, p=weight / total)]
-        trials = seeding.rows(picks)
-        d = np.minimum(best[:, None], seeding.sqdist(trials))
-        t = int(np.argmin(d.sum(axis=0)))  # the first of equal totals, as a strict < scan
-        U[:, k], best = trials[:, t], d[:, t]
+        picks = []
+        for j, (_, uniforms) in enumerate(draws):
+            cdf = np.cumsum(best[cand, j])
+            if not cdf[-1] > 0:           # every candidate is a seed already: uniformly
+                picks.append(cand[[min(int(uniforms[k - 1, 0] * cand.size), cand.size - 1)]])
+            else:
+                cdf /= cdf[-1]
+                picks.append(cand[np.searchsorted(cdf, uniforms[k - 1], side="right")])
+        trials = seeding.rows(np.concatenate(picks))
+        dist = seeding.sqdist(trials)
+        o = 0
+        for j, p in enumerate(picks):
+            d = np.minimum(best[:, j:j + 1], dist[:, o:o + p.size])
+            t = int(np.argmin(d.sum(axis=0)))  # the first of equal totals, as a strict < scan
+            U[j, :, k], best[:, j] = trials[:, o + t], d[:, t]
+            o += p.size
     return U
 
 
 _END = object()
 
 
-def _next_chunk(items, builder):
+def _next_chunk(items, builder, skip=None):
     """Read and build the next chunk: ``(start, chunk, None)``, ``(start, None, error)`` when
-    reading or building it failed (``start`` None if not known), or ``_END``."""
+    reading or building it failed (``start`` None if not known), ``(start, None, None)``
+    when ``skip(start)`` says it is not needed, or ``_END``."""
     start = None
     try:
         item = next(items, None)
         if item is None:
             return _END
         start = item[0]
+        if skip is not None and skip(start):
+            return start, None, None
         return start, builder.build(*item), None
     except Exception as exc:  # handed to the caller, which names the chunk
         return start, None, exc
 
 
 @contextlib.contextmanager
-def _read_chunks(source, builder, read_ahead):
+def _read_chunks(source, builder, read_ahead, skip=None):
     """Yield an iterator of :func:`_next_chunk` results over one pass of ``source``.
 
     With ``read_ahead``, chunk ``t + 1`` is read and built in a second thread (serial kernels
@@ -397,12 +414,13 @@ def _read_chunks(source, builder, read_ahead):
     that does not depend on the previous chunk's statistics, and on two cores the one way to
     use the second core without parallel regions that wake a thread pool several times per
     chunk (which, on a loaded machine, wait for a descheduled thread at every join). The
-    chunks and their order are the same either way.
+    chunks and their order are the same either way. ``skip`` (without ``read_ahead``): see
+    :func:`_next_chunk`.
     """
     items = iter(source.chunks())
     if not read_ahead:
         builder.n_buffers = 1
-        yield iter(lambda: _next_chunk(items, builder), _END)
+        yield iter(lambda: _next_chunk(items, builder, skip), _END)
         return
     builder.n_buffers = 2
     with ThreadPoolExecutor(1) as pool:

@@ -20,6 +20,7 @@ from fastmv.kernels.opimc_refine import _stream_chunk_refine
 
 from .._core._driver import Step, relative_change, state_view
 from ..exceptions import InvalidParameterError
+from ._certify import RowBounds, center_shift, optimal_centers, settled, to_optimal
 from ._chunks import _ChunkBuilder, _cut_chunks, _kmeanspp, _read_chunks, _Seeding
 from ._sources import _Spec
 
@@ -49,6 +50,11 @@ MIN_STARTS = 3
 #: In-memory views of at most this many values (``n × Σ d_v``; 64 MB as float64) keep their
 #: chunks between passes.
 KEEP_MAX_VALUES = 2 ** 23
+#: Chunks of at least this many rows skip the sweeps that the distance bounds prove move
+#: nothing (``_certify``): the proof costs O(D c + s m) in a few NumPy calls, tens of µs,
+#: which a sweep over fewer rows costs as well (docs/records/opimc-speed.md "Certified
+#: sweeps").
+CERTIFY_MIN_ROWS = 256
 
 
 def _with_chunk(exc: Exception, t: int, start: int | None) -> Exception:
@@ -98,6 +104,14 @@ class Problem:
         self.objective_prev = None
         self.chunk_loss, self.chunk_iter = [], []
         self._one = _SweepOutput(np.empty(1, np.int64), np.empty(1), np.empty(1, np.int64))
+        # certified sweeps (``_certify``): the last Lloyd call's bounds; each row's bounds
+        # across passes for chunks read again (kept chunks take one kernel call a pass)
+        self.certify = self.refine and getattr(prep.source, "chunk_size", 0) >= CERTIFY_MIN_ROWS
+        self._bounds = self._optimal = None
+        self.row_bounds = (RowBounds(prep.n, prep.n_clusters, _in_memory(prep))
+                           if self.certify and prep.n is not None and max_iter > 1
+                           and not self.keeps else None)
+        self._loss = 0.0
 
     def _rows(self, start, s):
         """Where the chunk at visit positions ``[start, start + s)`` sits in the input: the
@@ -110,25 +124,39 @@ class Problem:
         b, U = self.prep.builder, self.stats.centers
         return [U[b.view_ptr[iv]:b.view_ptr[iv + 1]].copy() for iv in np.argsort(b.order)]
 
+    def _iterate(self, ch, lab, start, fill):
+        """The chunk loop's kernel; its bounds kept in ``_bounds``."""
+        self._bounds, self._optimal = (np.empty(ch.s), np.empty(ch.s)), None
+        return _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
+                                     self.stats, lab, start, fill, self.alpha,
+                                     self.max_inner_iter, self.inner_tol, *self._bounds)
+
     def _run(self, ch, lab, start, fill, refine=None):
-        vp = self.prep.builder.view_ptr
-        out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, vp, self.stats, lab, start,
-                                    fill, self.alpha, self.max_inner_iter, self.inner_tol)
+        out = self._iterate(ch, lab, start, fill)
         if not (self.refine if refine is None else refine):
             return out
         return self._refine(ch, lab, fill, out)
 
+    def _optimal_bounds(self, lab):
+        """The last Lloyd call's bounds moved to the optimal centres of the statistics."""
+        if self._optimal is None:                # the statistics moved since
+            U_bar = optimal_centers(self.stats, self.alpha, self.prep.builder.view_ptr)
+            self._optimal = U_bar, to_optimal(*self._bounds, lab,
+                                              center_shift(self.stats.centers, U_bar))
+        return self._optimal
+
     def _refine(self, ch, lab, fill, out):
-        vp = self.prep.builder.view_ptr
         for _ in range(REFINE_ROUNDS):
             # Lloyd's fixed point, then single-row moves (each lowers the loss), then Lloyd
-            # again from where they end, until no row moves (docs/records/opimc.md "Refinement")
+            # again from where they end, until no row moves (docs/records/opimc.md "Refinement");
+            # a sweep the bounds prove moves nothing is skipped (``_certify``)
+            if self.certify and settled(*self._optimal_bounds(lab)[1], lab,
+                                        self.stats.counts, self.alpha):
+                break
             moves, _ = self._sweeps(ch, lab, fill, REFINE_SWEEPS)
             if moves == 0:
                 break
-            out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, vp, self.stats, lab,
-                                        REPLACE_PREVIOUS, fill, self.alpha,
-                                        self.max_inner_iter, self.inner_tol)
+            out = self._iterate(ch, lab, REPLACE_PREVIOUS, fill)
         return out
 
     def _first_chunk(self, ch):
@@ -147,19 +175,21 @@ class Problem:
             return lab, self._run(ch, lab, START_FROM_LABELS, fill)
         best, c, fresh = None, prep.n_clusters, self.stats
         each = self.refine_each
-        seeding = _Seeding(ch, prep.builder, fill) if prep.init == "k-means++" else None
-        for _ in range(self._n_starts(s)):
+        n_starts = self._n_starts(s)
+        seeds = (_kmeanspp(_Seeding(ch, prep.builder, fill), c, prep.rng, n_starts)
+                 if prep.init == "k-means++" else None)
+        for j in range(n_starts):
             self.stats = Statistics(*(np.zeros_like(a) for a in fresh))
             lab = np.empty(s, np.int64)
             if prep.init == "k-means++":
-                self.stats.centers[:] = _kmeanspp(seeding, c, prep.rng)
+                self.stats.centers[:] = seeds[j]
                 out = self._run(ch, lab, START_FROM_CENTERS, fill, refine=each)
             else:
                 lab[:] = prep.rng.permutation(np.arange(s) % c)
                 out = self._run(ch, lab, START_FROM_LABELS, fill, refine=each)
             if best is None or out[0] < best[1][0]:
-                best = (lab, out, self.stats)
-        self.stats = best[2]
+                best = (lab, out, self.stats, self._bounds)
+        self.stats, self._bounds, self._optimal = best[2], best[3], None
         if self.refine and not each:
             return best[0], self._refine(ch, best[0], fill, best[1])
         return best[0], best[1]
@@ -184,6 +214,8 @@ class Problem:
                                         f"{self.passes + 1} than in pass 1 "
                                         f"({self.labels.size})")
         lab[:] = self.labels[self._rows(start, ch.s)]
+        if self.row_bounds is not None and self.read_ahead and self._proven(start, lab):
+            return ch.s, (lab, (self._loss, 0, True))
         if self.refine:
             # the statistics hold this chunk under its labels of the pass before, so single-row
             # moves on the global loss re-assign it in place: no removal, no Lloyd restart from
@@ -193,9 +225,35 @@ class Problem:
             return ch.s, (lab, (float(out.loss[0]), int(out.sweeps[0]), moves == 0))
         return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
 
+    def _proven(self, start, lab):
+        """Whether the carried bounds prove that a sweep over the chunk at ``start`` (labels
+        ``lab``) moves nothing."""
+        rb = self.row_bounds
+        bounds = rb.current(start, lab.size, lab)
+        return bounds is not None and settled(*bounds, lab, self.stats.counts, self.alpha)
+
+    def _skip(self, start):
+        s = min(start + self.prep.source.chunk_size, self.prep.n) - start
+        return self._proven(start, self.labels[self._rows(start, s)])
+
+    def _track(self, start, lab, moved):
+        """After a chunk: the drift of the optimal centres; the chunk's bounds set (first
+        pass) or forgotten (a row moved in a later pass: its bounds are for its old
+        cluster)."""
+        rb = self.row_bounds
+        if self.passes == 0:
+            U_bar, (upper, lower) = self._optimal_bounds(lab)
+            rb.advance(U_bar)
+            rb.set(start, upper, lower)
+        else:
+            rb.advance(optimal_centers(self.stats, self.alpha, self.prep.builder.view_ptr))
+            if moved:
+                rb.forget(start, lab.size)
+
     def _sweeps(self, ch, lab, fill, max_sweeps, ends=None):
         """Sweeps of single-row moves over one chunk, or with ``ends`` over chunks laid out
         one after the other (``_stream_chunk_refine``). -> (rows moved, per-chunk output)."""
+        self._optimal = None
         if ends is None:
             out = self._one
             out.ends[0] = ch.s
@@ -247,23 +305,38 @@ class Problem:
             reading = contextlib.nullcontext(_cut_chunks(*self._whole,
                                                          self.prep.builder.dense_dims))
         else:
-            reading = _read_chunks(self.prep.source, self.prep.builder, self.read_ahead)
+            # a chunk whose sweep the carried bounds prove moves nothing is not even built
+            # (in the reading thread, with read-ahead, the bounds would not be current)
+            skip = (self._skip if self.row_bounds is not None and self.passes > 0
+                    and not self.read_ahead else None)
+            reading = _read_chunks(self.prep.source, self.prep.builder, self.read_ahead, skip)
         with reading as chunks:
             for t, (start, ch, error) in enumerate(chunks):
                 try:
                     if error is not None:
                         raise error
-                    s, (lab, (loss, n_inner, _)) = self._chunk(t, start, ch)
+                    if ch is None:                   # skipped: its labels stand
+                        s = min(start + self.prep.source.chunk_size, self.prep.n) - start
+                        lab, loss, n_inner = self.labels[self._rows(start, s)], self._loss, 0
+                        built = False
+                    else:
+                        s, (lab, (loss, n_inner, _)) = self._chunk(t, start, ch)
+                        built = True
                 except Exception as exc:
                     raise _with_chunk(exc, t, start) from exc
                 del ch
+                moved = 0
                 if self.labels is not None:
                     rows = self._rows(start, s)
                     if self.passes > 0:
-                        changed += int(np.count_nonzero(self.labels[rows] != lab))
+                        moved = int(np.count_nonzero(self.labels[rows] != lab))
+                        changed += moved
                     self.labels[rows] = lab
                 else:
                     parts.append(lab)
+                if self.row_bounds is not None and built:
+                    self._track(start, lab, moved)
+                self._loss = loss
                 losses.append(loss)
                 iters.append(n_inner)
                 self.bar.update(1)
@@ -299,13 +372,16 @@ class Problem:
                                         "passes")
 
 
-def _keeps_chunks(prep) -> bool:
-    """Whether the chunks of pass 1 are kept for the later passes: NumPy arrays and
-    scipy.sparse matrices (not memmaps, files, Dask arrays or streams, whose memory stays
-    bounded by the chunk size) of at most ``KEEP_MAX_VALUES`` values."""
+def _in_memory(prep) -> bool:
+    """Whether the views are NumPy arrays or scipy.sparse matrices (not memmaps, files, Dask
+    arrays or streams, whose memory stays bounded by the chunk size)."""
     views = getattr(prep.source, "views", None)
     if views is None or getattr(prep.source, "dask", False):
         return False
-    if not all(type(X) is np.ndarray or sp.issparse(X) for X in views):
-        return False
-    return prep.n * prep.builder.D <= KEEP_MAX_VALUES
+    return all(type(X) is np.ndarray or sp.issparse(X) for X in views)
+
+
+def _keeps_chunks(prep) -> bool:
+    """Whether the chunks of pass 1 are kept for the later passes: views in memory
+    (:func:`_in_memory`) of at most ``KEEP_MAX_VALUES`` values."""
+    return _in_memory(prep) and prep.n * prep.builder.D <= KEEP_MAX_VALUES

@@ -340,7 +340,7 @@ def test_kmeanspp_seeds_are_chunk_rows_and_help():
     from fastmv._opimc._chunks import _kmeanspp, _Seeding
     rng = np.random.default_rng(19)
     b, ch = make_chunk(rng, 60, [7, 5], [9], np.float64, p_missing=0.0)
-    U = _kmeanspp(_Seeding(ch, b, np.zeros(b.D)), 6, np.random.default_rng(0))
+    U = _kmeanspp(_Seeding(ch, b, np.zeros(b.D)), 6, np.random.default_rng(0))[0]
     Z = np.hstack(dense_views_of(ch, b) + [N._csr_dense(ch.sparse, 60, b.D)[:, 12:]])
     hits = [int(np.flatnonzero(np.all(np.isclose(Z, U[:, k]), axis=1))[0]) for k in range(6)]
     assert len(set(hits)) == 6                       # six distinct rows of the chunk
@@ -486,9 +486,9 @@ def test_starts_on_a_small_first_chunk(n, chunk, max_iter, n_init, starts, monke
     import fastmv._opimc._problem as solver
     calls = []
     seed_with = solver._kmeanspp
-    monkeypatch.setattr(solver, "_kmeanspp", lambda *a: calls.append(1) or seed_with(*a))
+    monkeypatch.setattr(solver, "_kmeanspp", lambda *a: calls.append(a[3]) or seed_with(*a))
     rng = np.random.default_rng(40)
     views = [rng.normal(size=(n, 4)), rng.normal(size=(n, 3))]
     fastmv.opimc(views, 3, chunk_size=chunk, max_iter=max_iter, n_init=n_init,
                  random_state=0)
-    assert len(calls) == starts
+    assert calls == [starts]                      # the starts seeded side by side
