@@ -48,6 +48,7 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     START_FROM_CENTERS,
     START_FROM_LABELS,
     DenseRows,
+    DistanceBounds,
     Nearest,
     SparseRows,
     Statistics,
@@ -541,21 +542,22 @@ def stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill,
         raise ValueError("stream_chunk_iterate: labels must have s entries in [0, c), the "
                          "statistics be R (c, D), T (m, c), U (D, c), and start a start mode")
     return _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
-                                 max_iter, tol, np.empty(s_w, np.float64),
-                                 np.empty(s_w, np.float64))
+                                 max_iter, tol, DistanceBounds(np.empty(s_w, np.float64),
+                                                               np.empty(s_w, np.float64)))
 
 
 @njit(**SERIAL)
 def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill, alpha,
-                         max_iter, tol, ub, lb):
+                         max_iter, tol, bounds):
     """:func:`stream_chunk_iterate` without its boundary checks, for ``fastmv.opimc``, which
-    builds the chunk layout itself. On exit ``ub[i]`` (``lb[i]``), arrays of ``s`` entries
-    the caller gives, bound the distance ``sqrt(Σ_v W[i, v] ‖x_{v,i} − u_{v,k}‖²)`` of row
-    ``i`` to its own centre from above (to every other centre from below), for the centres
-    ``U`` on exit, rounding included (``inf`` and ``-inf`` for rows never assigned); they
-    let the caller prove that no single-row move lowers the loss
+    builds the chunk layout itself. On exit ``bounds.upper[i]`` (``bounds.lower[i]``), in
+    the :class:`DistanceBounds` of ``s`` entries the caller gives, bound the distance
+    ``sqrt(Σ_v W[i, v] ‖x_{v,i} − u_{v,k}‖²)`` of row ``i`` to its own centre from above
+    (to every other centre from below), for the centres ``U`` on exit, rounding included
+    (``inf`` and ``-inf`` for rows never assigned); they let the caller prove that no single-row move lowers the loss
     (``fastmv._opimc._certify``)."""
     R, T, U = stats.sums, stats.counts, stats.centers
+    ub, lb = bounds.upper, bounds.lower
     s = labels.shape[0]
     c = U.shape[1]
     m = W.shape[1]

@@ -19,6 +19,7 @@ __all__ = [
     "SparseRows",
     "Statistics",
     "Nearest",
+    "DistanceBounds",
     "START_FROM_LABELS",
     "START_FROM_CENTERS",
     "REPLACE_PREVIOUS",
@@ -65,6 +66,13 @@ class Nearest(NamedTuple):
     labels: np.ndarray   #: (s,) int64: nearest centre
     best: np.ndarray     #: (s,) float64: D[i, labels[i]]
     second: np.ndarray   #: (s,) float64: second smallest D[i, k] (inf when c == 1)
+
+
+class DistanceBounds(NamedTuple):
+    """Per-row bounds on distances to the centres, filled by the chunk loop."""
+
+    upper: np.ndarray    #: (s,) float64: ≥ the distance to the row's own centre
+    lower: np.ndarray    #: (s,) float64: ≤ the distance to every other centre
 
 
 def stream_layout(P, dense_dims):

@@ -13,6 +13,7 @@ from fastmv.kernels.opimc import (
     REPLACE_PREVIOUS,
     START_FROM_CENTERS,
     START_FROM_LABELS,
+    DistanceBounds,
     Statistics,
     _stream_chunk_iterate,
 )
@@ -126,10 +127,10 @@ class Problem:
 
     def _iterate(self, ch, lab, start, fill):
         """The chunk loop's kernel; its bounds kept in ``_bounds``."""
-        self._bounds, self._optimal = (np.empty(ch.s), np.empty(ch.s)), None
+        self._bounds, self._optimal = DistanceBounds(np.empty(ch.s), np.empty(ch.s)), None
         return _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
                                      self.stats, lab, start, fill, self.alpha,
-                                     self.max_inner_iter, self.inner_tol, *self._bounds)
+                                     self.max_inner_iter, self.inner_tol, self._bounds)
 
     def _run(self, ch, lab, start, fill, refine=None):
         out = self._iterate(ch, lab, start, fill)

@@ -73,7 +73,8 @@ def chunk_after_lloyd(rng, s, dd, sd, c, alpha, separated):
     lab = np.empty(s, np.int64)
     ub, lb = np.empty(s), np.empty(s)
     K._stream_chunk_iterate(ch.dense, ch.sparse, ch.W, b.view_ptr, stats, lab,
-                            K.START_FROM_CENTERS, np.zeros(0), alpha, 30, 0.0, ub, lb)
+                            K.START_FROM_CENTERS, np.zeros(0), alpha, 30, 0.0,
+                            K.DistanceBounds(ub, lb))
     return b, ch, stats, lab, ub, lb
 
 
