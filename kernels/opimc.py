@@ -554,8 +554,8 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
     the :class:`DistanceBounds` of ``s`` entries the caller gives, bound the distance
     ``sqrt(Σ_v W[i, v] ‖x_{v,i} − u_{v,k}‖²)`` of row ``i`` to its own centre from above
     (to every other centre from below), for the centres ``U`` on exit, rounding included
-    (``inf`` and ``-inf`` for rows never assigned); they let the caller prove that no single-row move lowers the loss
-    (``fastmv._opimc._certify``)."""
+    (``inf`` and ``-inf`` for rows never assigned); they let the caller prove that no
+    single-row move lowers the loss (``fastmv._opimc._certify``)."""
     R, T, U = stats.sums, stats.counts, stats.centers
     ub, lb = bounds.upper, bounds.lower
     s = labels.shape[0]
