@@ -17,7 +17,8 @@ skipped. The bounds are the chunk loop's Hamerly bounds (for the centres it last
 with), moved to ``ū`` by the triangle inequality, and carried to later passes the same way:
 each cluster's centre path is summed (``drift``), and a row's bounds widen by how far its
 centres went since they were set. Skipping a sweep that provably moves nothing gives the
-labels and statistics of running it.
+labels and statistics of running it. In the passes after the first the test is made row by
+row (:func:`proven`): only the rows it cannot prove are read and swept.
 """
 from __future__ import annotations
 
@@ -31,19 +32,26 @@ def optimal_centers(stats, alpha, view_ptr):
     return stats.sums.T * np.repeat(inv, np.diff(view_ptr), axis=0)
 
 
-def settled(upper, lower, labels, counts, alpha):
-    """Whether the bounds ``upper``, ``lower`` (s,) prove that no row of a chunk (labels
-    ``labels``, counts ``T`` (m, c) holding the chunk) lowers the loss by moving alone
-    (module docstring; ``ρ_a`` from the smallest ``t_{v,a}`` over every view, which only
-    makes the test stricter)."""
+def proven(upper, lower, labels, counts, alpha):
+    """Which rows of a chunk (labels ``labels``, counts ``T`` (m, c) holding the chunk) the
+    bounds ``upper``, ``lower`` (s,) prove do not lower the loss by moving alone (s,) bool;
+    None when nothing can be proven (a cluster with ``t ≤ 1``). Module docstring; ``ρ_a``
+    from the smallest ``t_{v,a}`` over every view, which only makes the test stricter."""
     t = counts + alpha
     t_min = t.min(initial=np.inf)
     own = t.min(axis=0, initial=np.inf)            # (c,)
     if not (t_min > 0.0 and own.min(initial=np.inf) > 1.0):
-        return False
+        return None
     rho = (own / (own - 1.0))[labels]
     low = np.maximum(lower, 0.0)
-    return bool(np.all(t_min / (t_min + 1.0) * (low * low) >= rho * (upper * upper)))
+    return t_min / (t_min + 1.0) * (low * low) >= rho * (upper * upper)
+
+
+def settled(upper, lower, labels, counts, alpha):
+    """Whether the bounds prove that no row of the chunk lowers the loss by moving alone
+    (:func:`proven` for every row)."""
+    rows = proven(upper, lower, labels, counts, alpha)
+    return rows is not None and bool(np.all(rows))
 
 
 def center_shift(U, U_bar):
@@ -87,8 +95,10 @@ class RowBounds:
         self.lower[start:start + s] = np.nextafter(lower.astype(np.float32), -np.inf)
         self._since[start] = (self.drift.copy(), self._last if self.snapshots else None)
 
-    def forget(self, start, s):
-        self.upper[start:start + s] = np.inf
+    def forget(self, positions):
+        """Drop the bounds of the rows at visit positions ``positions`` (a slice or indices):
+        they moved, and their bounds are for their old cluster."""
+        self.upper[positions] = np.inf
 
     def current(self, start, s, labels):
         """The chunk's bounds (float64) for the centres of the last :meth:`advance`, or None

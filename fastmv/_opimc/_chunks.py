@@ -26,7 +26,7 @@ from fastmv.kernels.opimc_layout import (
 
 from .._core._validation import check_sparse_structure
 from ..exceptions import InvalidParameterError
-from ._sources import _check_view_dtype, _release_pages, _RowsOf, _Spec
+from ._sources import _check_view_dtype, _release_pages, _RowsOf, _Spec, _take_rows
 
 
 @dataclasses.dataclass
@@ -37,6 +37,7 @@ class _Chunk:
     dense: object        # DenseRows, or None when every view is sparse
     sparse: object       # SparseRows, or None when every view is dense
     W: np.ndarray        # (s, m) presence weights
+    rows: np.ndarray | None = None   # the positions in its chunk of the rows it holds (None: all)
 
     def args(self):
         return self.dense, self.sparse, self.W
@@ -388,19 +389,37 @@ def _kmeanspp(seeding, c, rng, n_starts=1):
 _END = object()
 
 
+def _some_rows(item, keep):
+    """The item of a source's ``chunks()`` for the rows at positions ``keep`` (increasing)
+    of its chunk only, the rows of in-memory views not read."""
+    start, blocks, mblock, input_rows = item
+    blocks = [_RowsOf(B.view, B.rows[keep]) if isinstance(B, _RowsOf) else _take_rows(B, keep)
+              for B in blocks]
+    mblock = None if mblock is None else _take_rows(mblock, keep)
+    rows = start + keep if input_rows is None else np.asarray(input_rows)[keep]
+    return start, blocks, mblock, rows
+
+
 def _next_chunk(items, builder, skip=None):
     """Read and build the next chunk: ``(start, chunk, None)``, ``(start, None, error)`` when
     reading or building it failed (``start`` None if not known), ``(start, None, None)``
-    when ``skip(start)`` says it is not needed, or ``_END``."""
+    when ``skip(start)`` says none of its rows is needed, or ``_END``. ``skip(start)`` gives
+    None (every row needed) or the positions in the chunk of the rows needed: a chunk of
+    those rows alone is built (its ``rows``)."""
     start = None
     try:
         item = next(items, None)
         if item is None:
             return _END
         start = item[0]
-        if skip is not None and skip(start):
+        keep = None if skip is None else skip(start)
+        if keep is None:
+            return start, builder.build(*item), None
+        if keep.size == 0:
             return start, None, None
-        return start, builder.build(*item), None
+        chunk = builder.build(*_some_rows(item, keep))
+        chunk.rows = keep
+        return start, chunk, None
     except Exception as exc:  # handed to the caller, which names the chunk
         return start, None, exc
 

@@ -21,7 +21,7 @@ from fastmv.kernels.opimc_refine import _stream_chunk_refine
 
 from .._core._driver import Step, relative_change, state_view
 from ..exceptions import InvalidParameterError
-from ._certify import RowBounds, center_shift, optimal_centers, settled, to_optimal
+from ._certify import RowBounds, center_shift, optimal_centers, proven, settled, to_optimal
 from ._chunks import _ChunkBuilder, _cut_chunks, _kmeanspp, _read_chunks, _Seeding
 from ._sources import _Spec
 
@@ -120,6 +120,14 @@ class Problem:
         order = getattr(self.prep.source, "order", None)
         return slice(start, start + s) if order is None else order[start:start + s]
 
+    def _chunk_rows(self, start, ch):
+        """Where the rows of chunk ``ch`` at ``start`` sit in the input (:meth:`_rows`; of its
+        ``rows`` alone when it holds some of its chunk's rows)."""
+        if ch.rows is None:
+            return self._rows(start, ch.s)
+        order = getattr(self.prep.source, "order", None)
+        return start + ch.rows if order is None else order[start + ch.rows]
+
     def centers(self):
         """Per-view centres in the user's view order."""
         b, U = self.prep.builder, self.stats.centers
@@ -214,9 +222,7 @@ class Problem:
             raise InvalidParameterError(f"the chunk stream X_list yielded more rows in pass "
                                         f"{self.passes + 1} than in pass 1 "
                                         f"({self.labels.size})")
-        lab[:] = self.labels[self._rows(start, ch.s)]
-        if self.row_bounds is not None and self.read_ahead and self._proven(start, lab):
-            return ch.s, (lab, (self._loss, 0, True))
+        lab[:] = self.labels[self._chunk_rows(start, ch)]
         if self.refine:
             # the statistics hold this chunk under its labels of the pass before, so single-row
             # moves on the global loss re-assign it in place: no removal, no Lloyd restart from
@@ -226,21 +232,25 @@ class Problem:
             return ch.s, (lab, (float(out.loss[0]), int(out.sweeps[0]), moves == 0))
         return ch.s, (lab, self._run(ch, lab, REPLACE_PREVIOUS, np.zeros(0)))
 
-    def _proven(self, start, lab):
-        """Whether the carried bounds prove that a sweep over the chunk at ``start`` (labels
-        ``lab``) moves nothing."""
-        rb = self.row_bounds
-        bounds = rb.current(start, lab.size, lab)
-        return bounds is not None and settled(*bounds, lab, self.stats.counts, self.alpha)
-
-    def _skip(self, start):
+    def _unproven(self, start):
+        """The positions in the chunk at ``start`` of the rows whose carried bounds do not
+        prove they stay (none: the chunk is not built), or None for every row. The rows
+        proven are left out of the chunk's sweep: a row in it sees the statistics it would
+        with them, and a proven row, not checked again after another row of its chunk moved
+        (each move lowers the loss), is checked by the next pass against the moved centres."""
         s = min(start + self.prep.source.chunk_size, self.prep.n) - start
-        return self._proven(start, self.labels[self._rows(start, s)])
+        lab = self.labels[self._rows(start, s)]
+        bounds = self.row_bounds.current(start, s, lab)
+        ok = None if bounds is None else proven(*bounds, lab, self.stats.counts, self.alpha)
+        if ok is None:
+            return None
+        keep = np.flatnonzero(~ok)
+        return None if keep.size == s else keep
 
-    def _track(self, start, lab, moved):
-        """After a chunk: the drift of the optimal centres; the chunk's bounds set (first
-        pass) or forgotten (a row moved in a later pass: its bounds are for its old
-        cluster)."""
+    def _track(self, start, ch, lab, moved):
+        """After chunk ``ch`` (labels ``lab``): the drift of the optimal centres; the chunk's
+        bounds set (first pass), or in a later pass forgotten for the rows that moved (``moved``
+        (s,) bool: their bounds are for their old cluster)."""
         rb = self.row_bounds
         if self.passes == 0:
             U_bar, (upper, lower) = self._optimal_bounds(lab)
@@ -248,8 +258,9 @@ class Problem:
             rb.set(start, upper, lower)
         else:
             rb.advance(optimal_centers(self.stats, self.alpha, self.prep.builder.view_ptr))
-            if moved:
-                rb.forget(start, lab.size)
+            if moved is not None and moved.any():
+                at = np.flatnonzero(moved)
+                rb.forget(start + (at if ch.rows is None else ch.rows[at]))
 
     def _sweeps(self, ch, lab, fill, max_sweeps, ends=None):
         """Sweeps of single-row moves over one chunk, or with ``ends`` over chunks laid out
@@ -306,11 +317,13 @@ class Problem:
             reading = contextlib.nullcontext(_cut_chunks(*self._whole,
                                                          self.prep.builder.dense_dims))
         else:
-            # a chunk whose sweep the carried bounds prove moves nothing is not even built
-            # (in the reading thread, with read-ahead, the bounds would not be current)
-            skip = (self._skip if self.row_bounds is not None and self.passes > 0
-                    and not self.read_ahead else None)
-            reading = _read_chunks(self.prep.source, self.prep.builder, self.read_ahead, skip)
+            # of a chunk, only the rows the carried bounds do not prove stay are built and
+            # swept; read in this thread then, as the proof needs the centres the chunk before
+            # left (a reading thread would build ahead of them), and the chunks left are few
+            skip = (self._unproven if self.row_bounds is not None and self.passes > 0
+                    else None)
+            reading = _read_chunks(self.prep.source, self.prep.builder,
+                                   self.read_ahead and skip is None, skip)
         with reading as chunks:
             for t, (start, ch, error) in enumerate(chunks):
                 try:
@@ -325,18 +338,18 @@ class Problem:
                         built = True
                 except Exception as exc:
                     raise _with_chunk(exc, t, start) from exc
-                del ch
-                moved = 0
+                moved = None
                 if self.labels is not None:
-                    rows = self._rows(start, s)
+                    rows = self._rows(start, s) if ch is None else self._chunk_rows(start, ch)
                     if self.passes > 0:
-                        moved = int(np.count_nonzero(self.labels[rows] != lab))
-                        changed += moved
+                        moved = self.labels[rows] != lab
+                        changed += int(np.count_nonzero(moved))
                     self.labels[rows] = lab
                 else:
                     parts.append(lab)
                 if self.row_bounds is not None and built:
-                    self._track(start, lab, moved)
+                    self._track(start, ch, lab, moved)
+                del ch
                 self._loss = loss
                 losses.append(loss)
                 iters.append(n_inner)
