@@ -25,8 +25,8 @@ import signal
 import threading
 import time
 
-__all__ = ["Cancelled", "cancel_scope", "check_cancelled", "interrupt_guard", "result_of",
-           "sigint_deferred"]
+__all__ = ["Cancelled", "cancel_scope", "check_cancelled", "deferred_pool", "interrupt_guard",
+           "result_of", "sigint_deferred"]
 
 # Seconds between two looks at a recorded Ctrl-C while the main thread waits for a task.
 _SLICE = 0.05
@@ -116,6 +116,50 @@ def result_of(future, sigint, every=None, check=None):
         if check is not None and time.monotonic() - last >= every:
             last = time.monotonic()
             check()
+
+
+class _DeferredPool:
+    """A one-purpose view of a :class:`~concurrent.futures.ThreadPoolExecutor` whose
+    ``submit`` and ``result`` run under :func:`sigint_deferred` (see :func:`deferred_pool`)."""
+
+    def __init__(self, pool):
+        self._pool = pool
+
+    def submit(self, fn, *args):
+        with sigint_deferred():
+            return self._pool.submit(fn, *args)
+
+    @staticmethod
+    def result(future):
+        with sigint_deferred() as sigint:
+            return result_of(future, sigint)
+
+
+@contextlib.contextmanager
+def deferred_pool(max_workers):
+    """A thread pool for a main thread that reads ahead (the next chunk or block while it
+    works on this one): creating it, submitting to it, waiting for a result (in slices, so a
+    Ctrl-C arrives within a fraction of a second) and shutting it down all run under
+    :func:`sigint_deferred`, so an interrupt never lands inside the pool's locks.
+
+    Yields
+    ------
+    object
+        With ``submit(fn, *args)`` (a future) and ``result(future)``.
+
+    Notes
+    -----
+    On the way out (normally, on an error or a Ctrl-C) tasks not started are cancelled and
+    the one running is waited for: the reads ahead are bounded (one chunk or block), so this
+    is prompt.
+    """
+    with sigint_deferred():
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers)
+    try:
+        yield _DeferredPool(pool)
+    finally:
+        with sigint_deferred():
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 # A task run on a helper thread (:func:`fastmv._core._threads.task_map`) learns through this

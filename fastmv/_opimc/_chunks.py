@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,6 +23,7 @@ from fastmv.kernels.opimc_layout import (
     _stream_layout,
 )
 
+from .._core._interrupts import deferred_pool
 from .._core._validation import check_sparse_structure
 from ..exceptions import InvalidParameterError
 from ._sources import _check_view_dtype, _release_pages, _RowsOf, _Spec, _take_rows
@@ -442,11 +442,11 @@ def _read_chunks(source, builder, read_ahead, skip=None):
         yield iter(lambda: _next_chunk(items, builder, skip), _END)
         return
     builder.n_buffers = 2
-    with ThreadPoolExecutor(1) as pool:
+    with deferred_pool(1) as pool:
         def chunks():
             pending = pool.submit(_next_chunk, items, builder)
             while True:
-                got = pending.result()
+                got = pool.result(pending)
                 if got is _END:
                     return
                 if got[2] is None:

@@ -16,10 +16,10 @@ random-access source.
 from __future__ import annotations
 
 import collections
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._core._interrupts import deferred_pool
 from ..exceptions import InvalidParameterError
 
 __all__ = ["is_dask_collection", "DaskChunkStream"]
@@ -105,7 +105,7 @@ class DaskChunkStream:
 
     def __iter__(self):
         m = len(self.views)
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        with deferred_pool(1) as pool:
             pending = collections.deque()
             next_block = 0
             for b in range(len(self)):
@@ -113,7 +113,7 @@ class DaskChunkStream:
                     pending.append(pool.submit(_compute, self._parts(next_block)))
                     next_block += 1
                 try:
-                    computed = pending.popleft().result()
+                    computed = pool.result(pending.popleft())
                 except Exception as exc:
                     for f in pending:
                         f.cancel()

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from fastmv._core import _progress
-from fastmv._core._interrupts import check_cancelled, result_of, sigint_deferred
+from fastmv._core._interrupts import check_cancelled, deferred_pool, result_of, sigint_deferred
 from fastmv._core._threads import _concurrent_launches_safe, task_map
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="needs POSIX signals")
@@ -100,6 +100,36 @@ def test_a_wait_for_a_task_that_never_ends_is_interrupted_within_a_second():
             result_of(never, sigint)
     assert time.monotonic() - start < 1.2
     timer.join()
+
+
+def test_ctrl_c_while_waiting_for_a_read_ahead_stops_it_and_leaves_no_thread():
+    release = threading.Event()
+    before = {t.ident for t in threading.enumerate()}
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with deferred_pool(1) as pool:
+            running = pool.submit(release.wait, 30.0)   # the chunk being read ahead
+            queued = pool.submit(time.sleep, 30.0)      # never started: cancelled on the way out
+            timer.start()
+            try:
+                pool.result(running)
+            finally:
+                interrupted = time.monotonic() - start
+                release.set()                           # the read ends; the shutdown joins it
+    assert interrupted < 1.2
+    assert running.result() is True and queued.cancelled()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert {t.ident for t in threading.enumerate()} - before <= {timer.ident}
+    timer.join()
+
+
+def test_a_deferred_pool_returns_results_and_raises_a_tasks_error():
+    with deferred_pool(1) as pool:
+        assert pool.result(pool.submit(abs, -3)) == 3
+        with pytest.raises(ValueError, match="task"):
+            pool.result(pool.submit(int, "task"))
+        assert pool.result(pool.submit(divmod, 7, 2)) == (3, 1)
 
 
 def test_result_of_checks_between_slices_and_returns_a_late_result():
