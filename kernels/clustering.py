@@ -29,6 +29,16 @@ from ._partition import part_bounds, sum_parts
 CHUNK_ROWS = 256
 
 
+# The serial kernels clip with conditional expressions, not ``min`` and ``max``: Numba compiles
+# each of those once per argument types and per caller's options, a compilation apiece on a
+# solver's first call. ``v if v > 0.0 else 0.0`` is ``max(0.0, v)``, NaN included.
+@njit(**SERIAL, inline="always")
+def _clip_parts(n_parts, n):
+    """``max(1, min(n_parts, n))``."""
+    p = n_parts if n_parts < n else n
+    return p if p > 1 else 1
+
+
 @njit(**SERIAL)
 def _sq_norms(A):
     n, d = A.shape
@@ -101,7 +111,7 @@ def nearest_center(inner, x_sq_norms, c_sq_norms):
                 arg = k
         labels[i] = arg
         v = best + x_sq_norms[i]
-        sq_dist[i] = max(v, 0.0)
+        sq_dist[i] = v if v > 0.0 else 0.0
     return labels, sq_dist
 
 
@@ -144,7 +154,13 @@ def _lloyd_setup(centers, n, n_parts):
     for k in range(c):
         for j in range(d):
             C2[k, j] = -2.0 * centers[k, j]
-    return (C2, _sq_norms(centers)) + _lloyd_buffers(n, c, d, max(1, min(n_parts, n)))
+    n_parts = _clip_parts(n_parts, n)
+    partial = np.empty((n_parts, c, d), np.float64)
+    partial[:] = 0.0
+    partial_counts = np.empty((n_parts, c), np.int64)
+    partial_counts[:] = 0
+    return (C2, _sq_norms(centers), part_bounds(n, n_parts), np.empty(n, np.int64),
+            np.empty(n, np.float64), partial, partial_counts)
 
 
 @njit(**SERIAL)
@@ -157,7 +173,7 @@ def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
     best = np.empty(CHUNK_ROWS, np.float64)
     arg = np.empty(CHUNK_ROWS, np.int64)
     for start in range(lo, hi, CHUNK_ROWS):
-        stop = min(start + CHUNK_ROWS, hi)
+        stop = start + CHUNK_ROWS if start + CHUNK_ROWS < hi else hi
         m = stop - start
         inner = buf[: c * m].reshape((c, m))
         np.dot(C2, X[start:stop].T, inner)
@@ -167,7 +183,7 @@ def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
             k = arg[r]
             labels[i] = k
             v = best[r] + x_sq_norms[i]
-            sq_dist[i] = max(0.0, v)
+            sq_dist[i] = v if v > 0.0 else 0.0
             counts[k] += 1
             for j in range(d):
                 sums[k, j] += X[i, j]
@@ -279,7 +295,7 @@ def _lloyd_csr_setup(indptr, centers, n_parts):
     n = indptr.shape[0] - 1
     c, d = centers.shape
     return ((np.ascontiguousarray(centers.T), _sq_norms(centers))
-            + _lloyd_buffers(n, c, d, max(1, min(n_parts, n))))
+            + _lloyd_buffers(n, c, d, _clip_parts(n_parts, n)))
 
 
 @njit(**SERIAL)
@@ -299,7 +315,7 @@ def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, lo, hi, labels,
                 arg = k
         labels[i] = arg
         best += x_sq_norms[i]
-        sq_dist[i] = max(0.0, best)
+        sq_dist[i] = best if best > 0.0 else 0.0
         counts[arg] += 1
         for q in range(indptr[i], indptr[i + 1]):
             sums[arg, indices[q]] += data[q]
@@ -311,7 +327,7 @@ lloyd_step_serial = njit(**SERIAL)(_serial_copy(
     lloyd_step, "lloyd_step_serial",
     "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
     "in the same order, the same result bit for bit).",
-    inline=(_lloyd_setup, _sq_norms, _lloyd_buffers, part_bounds, _lloyd_part,
+    inline=(_lloyd_setup, _sq_norms, part_bounds, _lloyd_part,
             _nearest_in_block, _add_parts)))
 
 #: :func:`lloyd_step_csr` on the calling thread, bit for bit.
@@ -324,11 +340,28 @@ lloyd_step_csr_serial = njit(**SERIAL)(_serial_copy(
 
 
 @njit(**SERIAL)
+def _seed_distances_block(x_sq, y_sq_q, inner_q, closest, dist_q, potential):
+    """Squared distances of a block of samples to one candidate (clipped at 0 and at each
+    sample's current closest distance, as D² sampling needs), added in sample order into the
+    candidate's potential of the part (``potential[0]``)."""
+    acc = potential[0]
+    for r in range(x_sq.shape[0]):
+        v = x_sq[r] + y_sq_q - 2.0 * inner_q[r]
+        v = v if v > 0.0 else 0.0
+        v = v if v < closest[r] else closest[r]
+        dist_q[r] = v
+        acc += v
+    potential[0] = acc
+
+
+@njit(**SERIAL)
 def _seed_distances_row(x_sq, y_sq, inner, closest, dist_col, partial_row):
     """Squared distances of one sample to the candidates (clipped at 0 and at its current
     closest distance, as D² sampling needs), added into its part's potentials."""
     for q in range(y_sq.shape[0]):
-        v = min(closest, max(0.0, x_sq + y_sq[q] - 2.0 * inner[q]))
+        v = x_sq + y_sq[q] - 2.0 * inner[q]
+        v = v if v > 0.0 else 0.0
+        v = v if v < closest else closest
         dist_col[q] = v
         partial_row[q] += v
 
@@ -358,7 +391,7 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
 
     Notes
     -----
-    O(n d t) flops in BLAS GEMMs of ``CHUNK_ROWS × d × t``; reads ``X`` once, writes
+    O(n d t) flops in BLAS GEMMs ``Y X_blockᵀ`` of ``t × d × CHUNK_ROWS``; reads ``X`` once, writes
     8 n t bytes. Serial (the parts in turn, summed as in the parallel kernels): a whole
     seeding evaluates ``2 + log k`` candidates per center, about as much work as that many
     Lloyd steps, and restarts already run one per thread; a ``parallel=True`` kernel would
@@ -373,29 +406,31 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
                          "closest n entries")
     n = X.shape[0]
     t = candidates.shape[0]
-    YT = np.ascontiguousarray(candidates.T)
     y_sq = _sq_norms(candidates)
-    n_parts = max(1, min(n_parts, n))
+    n_parts = _clip_parts(n_parts, n)
     bounds = part_bounds(n, n_parts)
     dist = np.empty((t, n), np.float64)
     partial = np.empty((n_parts, t), np.float64)
     partial[:] = 0.0
+    # the products of a block as ``Y X_blockᵀ`` (t × rows), the orientation of the Lloyd
+    # step's GEMM: one compiled ``np.dot`` for both, and ``dist`` written along its rows
+    buf = np.empty(t * CHUNK_ROWS, np.float64)
     for p in range(n_parts):
-        block = np.empty((CHUNK_ROWS, t), np.float64)
         for start in range(bounds[p], bounds[p + 1], CHUNK_ROWS):
-            stop = min(start + CHUNK_ROWS, bounds[p + 1])
-            inner = block[: stop - start]
-            np.dot(X[start:stop], YT, inner)
-            for r in range(stop - start):
-                i = start + r
-                _seed_distances_row(x_sq_norms[i], y_sq, inner[r], closest[i], dist[:, i],
-                                    partial[p])
+            stop = start + CHUNK_ROWS
+            stop = stop if stop < bounds[p + 1] else bounds[p + 1]
+            m = stop - start
+            inner = buf[: t * m].reshape((t, m))
+            np.dot(candidates, X[start:stop].T, inner)
+            for q in range(t):
+                _seed_distances_block(x_sq_norms[start:stop], y_sq[q], inner[q],
+                                      closest[start:stop], dist[q, start:stop], partial[p, q:q + 1])
     return dist, sum_parts(partial)
 
 
 #: compiled with its helpers inside it (``_inlining``: one compilation on a first call)
 seeding_distances = njit(**SERIAL)(_inlining(
-    seeding_distances, (_sq_norms, part_bounds, _seed_distances_row, sum_parts)))
+    seeding_distances, (_sq_norms, part_bounds, _seed_distances_block, sum_parts)))
 
 
 def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest, n_parts):
@@ -430,7 +465,7 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
     t = candidates.shape[0]
     YT = np.ascontiguousarray(candidates.T)
     y_sq = _sq_norms(candidates)
-    n_parts = max(1, min(n_parts, n))
+    n_parts = _clip_parts(n_parts, n)
     bounds = part_bounds(n, n_parts)
     dist = np.empty((t, n), np.float64)
     partial = np.empty((n_parts, t), np.float64)

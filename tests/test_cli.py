@@ -336,10 +336,11 @@ REGISTRY[sys.argv[1]].warmup()
 print(json.dumps({"own": sum(m.startswith("fastmv.") for m in modules), "all": len(modules)}))
 """
 
-#: What a cold warm-up compiles (docs/records/perf.md, "Cold first call, eighth round":
-#: MVMC 6 + 21 of Numba's, MVFL 6 + 17, EMVC 8 + 14, CMVNMF 7 + 16, OPIMC 12 + 7), with
-#: room for two more of the package's own.
-_COLD_COMPILES = {"mvmc": 8, "mvfl": 8, "emvc": 10, "cmvnmf": 9, "opimc": 14}
+#: What a cold warm-up compiles, the package's own functions and all of them with Numba's
+#: (docs/records/perf.md, "Cold first call, 2026-12-03": MVMC 6 of 21, MVFL 6 of 17, EMVC 8
+#: of 18, CMVNMF 7 of 18, OPIMC 13 of 20), with room for two more of each.
+_COLD_COMPILES = {"mvmc": (8, 23), "mvfl": (8, 19), "emvc": (10, 20), "cmvnmf": (9, 20),
+                  "opimc": (14, 22)}
 
 
 @pytest.mark.slow
@@ -354,8 +355,8 @@ def test_cold_first_call_compiles_few_functions(solver, tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert counts["own"] <= _COLD_COMPILES[solver], counts
-    assert counts["all"] <= 45, counts
+    own, every = _COLD_COMPILES[solver]
+    assert counts["own"] <= own and counts["all"] <= every, counts
 
 
 #: CPU seconds of ``_interpreter_slowdown``'s loop on the machine the 0.3 s bound was set on
