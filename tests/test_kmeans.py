@@ -118,7 +118,8 @@ def test_sparse_equals_dense(rng):
 
 
 def test_deterministic_and_thread_independent(rng):
-    X, _ = _blobs(rng, n_per=400, spread=4.0)
+    # large enough that the restarts of b run one per thread (_restart_threads)
+    X, _ = _blobs(rng, n_per=400, d=50, spread=4.0)
     a = fastmv.kmeans(X, 4, random_state=7, n_jobs=1)
     b = fastmv.kmeans(X, 4, random_state=7, n_jobs=2)
     c = fastmv.kmeans(X, 4, random_state=7, n_init=1, n_jobs=2)  # parallel inside the kernels
@@ -129,6 +130,29 @@ def test_deterministic_and_thread_independent(rng):
     assert a.inertia == b.inertia
     np.testing.assert_array_equal(c.objective, d.objective)
     np.testing.assert_array_equal(c.centers, d.centers)
+
+
+@pytest.mark.skipif(__import__("numba").config.NUMBA_NUM_THREADS < 2, reason="needs 2 threads")
+def test_restarts_run_on_threads_only_when_they_pay(rng, monkeypatch):
+    from fastmv._blocks import _kmeans as KM  # noqa: PLC0415 (the policy under test)
+
+    used = []
+    real = KM.task_map
+
+    def spy(n_threads):
+        used.append(n_threads)
+        return real(n_threads)
+
+    monkeypatch.setattr(KM, "task_map", spy)
+    small = rng.random((200, 5))       # 1 000 values: its restarts take microseconds
+    large = rng.random((3000, 30))     # 90 000 values x 4 clusters per Lloyd step
+    with fastmv.thread_limit(2):
+        got = [fastmv.kmeans(small, 3, random_state=0), fastmv.kmeans(large, 4, random_state=0)]
+    assert used == [1, 2]
+    for X, k, r in ((small, 3, got[0]), (large, 4, got[1])):
+        one = fastmv.kmeans(X, k, random_state=0, n_jobs=1)
+        np.testing.assert_array_equal(one.labels, r.labels)
+        assert one.inertia == r.inertia
 
 
 def test_result_contract(rng, tmp_path):

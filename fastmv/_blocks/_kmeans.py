@@ -100,6 +100,25 @@ _PART_ROWS = 256
 _TASK_ROWS = 16384
 
 
+# Restarts run one per thread only when each is long enough to pay for it: a restart is a
+# Python loop around small kernel calls, and two such loops contend for the GIL. Below this
+# many samples and this work per Lloyd step (``size × k`` multiply-adds), two threads made
+# ``kmeans`` 1.2-1.9x slower than one on the project's 2-core machine; above both, or
+# where the Lloyd step itself goes parallel (PARALLEL_MIN_WORK), up to 1.9x faster
+# (docs/records/perf.md, "k-means restarts on threads"). The results do not depend on it.
+_THREADED_RESTARTS_MIN_SAMPLES = 1500
+_THREADED_RESTARTS_MIN_WORK = 2 ** 18
+
+
+def _restart_threads(data, n_clusters, n_init):
+    """Threads for ``n_init`` restarts on ``data`` (1: one after another on this thread)."""
+    work = data.size * n_clusters
+    if work < PARALLEL_MIN_WORK and (data.n < _THREADED_RESTARTS_MIN_SAMPLES
+                                     or work < _THREADED_RESTARTS_MIN_WORK):
+        return 1
+    return min(numba.get_num_threads(), n_init)
+
+
 def _n_parts(n, n_clusters, d, size):
     """Parts for a Lloyd step: from the shapes only (never the thread count), with the
     per-part ``c × d`` accumulators together no larger than ``X`` itself (``size`` values)."""
@@ -422,9 +441,9 @@ def kmeans(X: ArrayLike | sp.spmatrix, n_clusters: int, *, n_init: int = 10,
     with thread_limit(n_jobs), open_block_map(executor) as blocks:
         if blocks is not None:
             data.distribute(blocks, n_clusters)
-        # several restarts on several threads: each restart on one thread (no per-step
-        # synchronisation); a single restart parallelises inside the kernels instead
-        with task_map(min(numba.get_num_threads(), n_init)) as map_runs:
+        # several restarts on several threads, when they pay: each restart on one thread (no
+        # per-step synchronisation); a single restart parallelises inside the kernels instead
+        with task_map(_restart_threads(data, n_clusters, n_init)) as map_runs:
             runs = list(map_runs(run, range(n_init)))
     best = min(runs, key=lambda result: result[2])  # the first of equal inertias
     labels, centers, inertia, trace = best
