@@ -154,13 +154,7 @@ def _lloyd_setup(centers, n, n_parts):
     for k in range(c):
         for j in range(d):
             C2[k, j] = -2.0 * centers[k, j]
-    n_parts = _clip_parts(n_parts, n)
-    partial = np.empty((n_parts, c, d), np.float64)
-    partial[:] = 0.0
-    partial_counts = np.empty((n_parts, c), np.int64)
-    partial_counts[:] = 0
-    return (C2, _sq_norms(centers), part_bounds(n, n_parts), np.empty(n, np.int64),
-            np.empty(n, np.float64), partial, partial_counts)
+    return (C2, _sq_norms(centers)) + _lloyd_buffers(n, c, d, _clip_parts(n_parts, n))
 
 
 @njit(**SERIAL)
@@ -327,7 +321,7 @@ lloyd_step_serial = njit(**SERIAL)(_serial_copy(
     lloyd_step, "lloyd_step_serial",
     "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
     "in the same order, the same result bit for bit).",
-    inline=(_lloyd_setup, _sq_norms, part_bounds, _lloyd_part,
+    inline=(_lloyd_setup, _sq_norms, _lloyd_buffers, part_bounds, _lloyd_part,
             _nearest_in_block, _add_parts)))
 
 #: :func:`lloyd_step_csr` on the calling thread, bit for bit.
@@ -342,16 +336,15 @@ lloyd_step_csr_serial = njit(**SERIAL)(_serial_copy(
 @njit(**SERIAL)
 def _seed_distances_block(x_sq, y_sq_q, inner_q, closest, dist_q, potential):
     """Squared distances of a block of samples to one candidate (clipped at 0 and at each
-    sample's current closest distance, as D² sampling needs), added in sample order into the
-    candidate's potential of the part (``potential[0]``)."""
-    acc = potential[0]
+    sample's current closest distance, as D² sampling needs) in ``dist_q``; returns
+    ``potential`` with them added in sample order."""
     for r in range(x_sq.shape[0]):
         v = x_sq[r] + y_sq_q - 2.0 * inner_q[r]
         v = v if v > 0.0 else 0.0
         v = v if v < closest[r] else closest[r]
         dist_q[r] = v
-        acc += v
-    potential[0] = acc
+        potential += v
+    return potential
 
 
 @njit(**SERIAL)
@@ -423,8 +416,9 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
             inner = buf[: t * m].reshape((t, m))
             np.dot(candidates, X[start:stop].T, inner)
             for q in range(t):
-                _seed_distances_block(x_sq_norms[start:stop], y_sq[q], inner[q],
-                                      closest[start:stop], dist[q, start:stop], partial[p, q:q + 1])
+                partial[p, q] = _seed_distances_block(x_sq_norms[start:stop], y_sq[q], inner[q],
+                                                      closest[start:stop], dist[q, start:stop],
+                                                      partial[p, q])
     return dist, sum_parts(partial)
 
 
