@@ -22,8 +22,10 @@ __all__ = ["in_range", "valid_ptr", "valid_csr", "valid_view_ptr", "valid_dense_
 
 @njit(**SERIAL, inline="always")
 def in_range(idx, low, high):
-    """Whether every entry of the (any-dimensional) integer array ``idx`` is in ``[low, high)``."""
-    for x in idx.ravel():
+    """Whether every entry of the (any-dimensional) integer array ``idx`` is in ``[low, high)``.
+    (``idx.flat``, not ``idx.ravel()``: Numba compiles ``ravel`` and its ``reshape`` as
+    functions of their own on a first call, the flat iterator as a loop in place.)"""
+    for x in idx.flat:
         if x < low or x >= high:
             return False
     return True
@@ -44,7 +46,9 @@ def valid_ptr(ptr, n, total):
 def valid_csr(indptr, indices, data, n_rows, n_cols):
     """Whether ``(data, indices, indptr)`` is a CSR structure of ``n_rows`` rows whose stored
     column indices lie in ``[0, n_cols)`` (only the entries ``indptr`` reaches are checked)."""
-    if not valid_ptr(indptr, n_rows, min(indices.shape[0], data.shape[0])):
+    # a conditional, not min(): Numba compiles min once per argument types and caller
+    stored = indices.shape[0] if indices.shape[0] < data.shape[0] else data.shape[0]
+    if not valid_ptr(indptr, n_rows, stored):
         return False
     return in_range(indices[:indptr[n_rows]], 0, n_cols)
 

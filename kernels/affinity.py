@@ -309,7 +309,8 @@ def local_scaling_transition_rows(out, index, sq_dist, sigma, mutual=False):
         # (a weight that underflowed to 0 counts as not kept either way)
         for i in range(n):
             for j in range(i + 1, n):
-                w = min(out[i, j], out[j, i])
+                # min() as a conditional: Numba compiles min once per argument types
+                w = out[i, j] if out[i, j] < out[j, i] else out[j, i]
                 out[i, j] = w
                 out[j, i] = w
     for i in range(n):

@@ -52,19 +52,17 @@ def _sq_norms(A):
 
 
 @njit(**SERIAL)
-def _add_parts(partial, partial_counts):
-    """Sum the per-part accumulators in part order."""
-    n_parts, c, d = partial.shape
-    sums = np.empty((c, d), np.float64)
+def _add_parts(partial, partial_counts, sums, counts):
+    """``sums`` and ``counts``: the per-part accumulators (part ``p``'s in rows
+    ``[p c, (p + 1) c)``) added in part order."""
+    c, d = sums.shape
     sums[:] = 0.0
-    counts = np.empty(c, np.int64)
     counts[:] = 0
-    for p in range(n_parts):
+    for p in range(partial.shape[0] // c if c > 0 else 0):   # the parts
         for k in range(c):
-            counts[k] += partial_counts[p, k]
+            counts[k] += partial_counts[p * c + k]
             for j in range(d):
-                sums[k, j] += partial[p, k, j]
-    return sums, counts
+                sums[k, j] += partial[p * c + k, j]
 
 
 @njit(**PARALLEL)
@@ -133,28 +131,31 @@ def _nearest_in_block(inner, c_sq, best, arg):
             arg[r] = k if closer else arg[r]
 
 
-@njit(**SERIAL)
-def _lloyd_buffers(n, c, d, n_parts):
-    """Part bounds, outputs and per-part accumulators of one Lloyd step."""
-    partial = np.empty((n_parts, c, d), np.float64)
-    partial[:] = 0.0
-    partial_counts = np.empty((n_parts, c), np.int64)
-    partial_counts[:] = 0
-    return (part_bounds(n, n_parts), np.empty(n, np.int64), np.empty(n, np.float64), partial,
-            partial_counts)
+# The Lloyd steps allocate their arrays themselves and their helpers write into them:
+# Numba copies every array a helper returns, or a tuple of them, through several variables
+# (a reference count each, the whole array descriptor unpacked): for a kernel this small, a
+# large share of its compiled code (docs/records/perf.md, "Cold first call").
 
 
 @njit(**SERIAL)
-def _lloyd_setup(centers, n, n_parts):
-    """``−2 C``, ``‖c_k‖²`` and :func:`_lloyd_buffers` for a dense Lloyd step. A serial
+def _center_terms(centers, C2, c_sq):
+    """``C2 = −2 C`` and ``c_sq[k] = ‖c_k‖²``, written into the arrays given. A serial
     helper: ``-2.0 * centers`` written inside a ``parallel=True`` kernel is a parfor of its
     own, which costs compilation time and nothing else."""
     c, d = centers.shape
-    C2 = np.empty((c, d), np.float64)
     for k in range(c):
+        s = 0.0
         for j in range(d):
             C2[k, j] = -2.0 * centers[k, j]
-    return (C2, _sq_norms(centers)) + _lloyd_buffers(n, c, d, _clip_parts(n_parts, n))
+            s += centers[k, j] * centers[k, j]
+        c_sq[k] = s
+
+
+@njit(**SERIAL)
+def _clear(partial, partial_counts):
+    """Zero the per-part accumulators (a serial helper, as :func:`_center_terms`)."""
+    partial[:] = 0.0
+    partial_counts[:] = 0
 
 
 @njit(**SERIAL)
@@ -163,13 +164,15 @@ def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
     added into the part's ``sums`` and ``counts``. The whole body of the parallel loop is
     this one call, so the parfor's own compilation handles a single call."""
     c, d = C2.shape
-    buf = np.empty(c * CHUNK_ROWS, np.float64)
+    full = np.empty((c, CHUNK_ROWS), np.float64)
     best = np.empty(CHUNK_ROWS, np.float64)
     arg = np.empty(CHUNK_ROWS, np.int64)
     for start in range(lo, hi, CHUNK_ROWS):
         stop = start + CHUNK_ROWS if start + CHUNK_ROWS < hi else hi
         m = stop - start
-        inner = buf[: c * m].reshape((c, m))
+        # the part's last block gets its own buffer: a reshaped view of one buffer would
+        # compile Numba's reshape on every first call
+        inner = full if m == CHUNK_ROWS else np.empty((c, m), np.float64)
         np.dot(C2, X[start:stop].T, inner)
         _nearest_in_block(inner, c_sq, best, arg)
         for r in range(m):
@@ -219,12 +222,26 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     """
     if centers.shape[1] != X.shape[1] or x_sq_norms.shape[0] != X.shape[0]:
         raise ValueError("lloyd_step: centers must have d columns and x_sq_norms n entries")
-    C2, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_setup(
-        centers, X.shape[0], n_parts)
-    for p in prange(bounds.shape[0] - 1):
+    n = X.shape[0]
+    c, d = centers.shape
+    parts = _clip_parts(n_parts, n)
+    C2 = np.empty((c, d), np.float64)
+    c_sq = np.empty(c, np.float64)
+    _center_terms(centers, C2, c_sq)
+    bounds = part_bounds(n, parts)
+    labels = np.empty(n, np.int64)
+    sq_dist = np.empty(n, np.float64)
+    # one row of sums and one count per (part, cluster): 2-d and 1-d, the shapes of every
+    # other allocation here (each new rank and dtype is a compilation of np.empty)
+    partial = np.empty((parts * c, d), np.float64)
+    partial_counts = np.empty(parts * c, np.int64)
+    _clear(partial, partial_counts)
+    for p in prange(parts):
         _lloyd_part(X, C2, c_sq, x_sq_norms, bounds[p], bounds[p + 1], labels, sq_dist,
-                    partial[p], partial_counts[p])
-    sums, counts = _add_parts(partial, partial_counts)
+                    partial[p * c:(p + 1) * c], partial_counts[p * c:(p + 1) * c])
+    sums = np.empty((c, d), np.float64)
+    counts = np.empty(c, np.int64)
+    _add_parts(partial, partial_counts, sums, counts)
     return labels, sq_dist, sums, counts
 
 
@@ -274,22 +291,33 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
         raise ValueError("lloyd_step_csr: indptr must have n + 1 non-decreasing entries up to "
                          "nnz and indices lie in [0, d) (n = len(x_sq_norms), "
                          "d = centers' columns)")
-    CT, c_sq, bounds, labels, sq_dist, partial, partial_counts = _lloyd_csr_setup(
-        indptr, centers, n_parts)
-    for p in prange(bounds.shape[0] - 1):
+    n = indptr.shape[0] - 1
+    c, d = centers.shape
+    parts = _clip_parts(n_parts, n)
+    CT = _transposed(centers)
+    c_sq = _sq_norms(centers)
+    bounds = part_bounds(n, parts)
+    labels = np.empty(n, np.int64)
+    sq_dist = np.empty(n, np.float64)
+    # one row of sums and one count per (part, cluster): 2-d and 1-d, the shapes of every
+    # other allocation here (each new rank and dtype is a compilation of np.empty)
+    partial = np.empty((parts * c, d), np.float64)
+    partial_counts = np.empty(parts * c, np.int64)
+    _clear(partial, partial_counts)
+    for p in prange(parts):
         _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds[p], bounds[p + 1],
-                        labels, sq_dist, partial[p], partial_counts[p])
-    sums, counts = _add_parts(partial, partial_counts)
+                        labels, sq_dist, partial[p * c:(p + 1) * c],
+                        partial_counts[p * c:(p + 1) * c])
+    sums = np.empty((c, d), np.float64)
+    counts = np.empty(c, np.int64)
+    _add_parts(partial, partial_counts, sums, counts)
     return labels, sq_dist, sums, counts
 
 
 @njit(**SERIAL)
-def _lloyd_csr_setup(indptr, centers, n_parts):
-    """``Cᵀ`` (C-contiguous), ``‖c_k‖²`` and :func:`_lloyd_buffers` for a CSR Lloyd step."""
-    n = indptr.shape[0] - 1
-    c, d = centers.shape
-    return ((np.ascontiguousarray(centers.T), _sq_norms(centers))
-            + _lloyd_buffers(n, c, d, _clip_parts(n_parts, n)))
+def _transposed(centers):
+    """``Cᵀ``, C-contiguous (a serial helper, as :func:`_center_terms`)."""
+    return np.ascontiguousarray(centers.T)
 
 
 @njit(**SERIAL)
@@ -321,30 +349,16 @@ lloyd_step_serial = njit(**SERIAL)(_serial_copy(
     lloyd_step, "lloyd_step_serial",
     "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
     "in the same order, the same result bit for bit).",
-    inline=(_lloyd_setup, _sq_norms, _lloyd_buffers, part_bounds, _lloyd_part,
-            _nearest_in_block, _add_parts)))
+    inline=(_center_terms, part_bounds, _clear, _lloyd_part, _nearest_in_block,
+            _add_parts)))
 
 #: :func:`lloyd_step_csr` on the calling thread, bit for bit.
 lloyd_step_csr_serial = njit(**SERIAL)(_serial_copy(
     lloyd_step_csr, "lloyd_step_csr_serial",
     "One CSR Lloyd step on the calling thread (``lloyd_step_csr`` compiled serially: the "
     "same parts in the same order, the same result bit for bit).",
-    inline=(_lloyd_csr_setup, _sq_norms, _lloyd_buffers, part_bounds, _lloyd_csr_part,
-            _csr_row_times, _add_parts)))
-
-
-@njit(**SERIAL)
-def _seed_distances_block(x_sq, y_sq_q, inner_q, closest, dist_q, potential):
-    """Squared distances of a block of samples to one candidate (clipped at 0 and at each
-    sample's current closest distance, as D² sampling needs) in ``dist_q``; returns
-    ``potential`` with them added in sample order."""
-    for r in range(x_sq.shape[0]):
-        v = x_sq[r] + y_sq_q - 2.0 * inner_q[r]
-        v = v if v > 0.0 else 0.0
-        v = v if v < closest[r] else closest[r]
-        dist_q[r] = v
-        potential += v
-    return potential
+    inline=(_transposed, _sq_norms, part_bounds, _clear, _lloyd_csr_part, _csr_row_times,
+            _add_parts)))
 
 
 @njit(**SERIAL)
@@ -407,24 +421,35 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     partial[:] = 0.0
     # the products of a block as ``Y X_blockᵀ`` (t × rows), the orientation of the Lloyd
     # step's GEMM: one compiled ``np.dot`` for both, and ``dist`` written along its rows
-    buf = np.empty(t * CHUNK_ROWS, np.float64)
+    full = np.empty((t, CHUNK_ROWS), np.float64)
     for p in range(n_parts):
         for start in range(bounds[p], bounds[p + 1], CHUNK_ROWS):
             stop = start + CHUNK_ROWS
             stop = stop if stop < bounds[p + 1] else bounds[p + 1]
             m = stop - start
-            inner = buf[: t * m].reshape((t, m))
+            inner = full if m == CHUNK_ROWS else np.empty((t, m), np.float64)
             np.dot(candidates, X[start:stop].T, inner)
+            # each sample's distance, clipped at 0 and at its current closest distance as D²
+            # sampling needs, added into the candidate's potential in sample order; written
+            # here, not in a helper: every slice handed to a helper is one more array that
+            # Numba reference-counts, compiled code for nothing
             for q in range(t):
-                partial[p, q] = _seed_distances_block(x_sq_norms[start:stop], y_sq[q], inner[q],
-                                                      closest[start:stop], dist[q, start:stop],
-                                                      partial[p, q])
+                y = y_sq[q]
+                potential = partial[p, q]
+                for r in range(m):
+                    i = start + r
+                    v = x_sq_norms[i] + y - 2.0 * inner[q, r]
+                    v = v if v > 0.0 else 0.0
+                    v = v if v < closest[i] else closest[i]
+                    dist[q, i] = v
+                    potential += v
+                partial[p, q] = potential
     return dist, sum_parts(partial)
 
 
 #: compiled with its helpers inside it (``_inlining``: one compilation on a first call)
 seeding_distances = njit(**SERIAL)(_inlining(
-    seeding_distances, (_sq_norms, part_bounds, _seed_distances_block, sum_parts)))
+    seeding_distances, (_sq_norms, part_bounds, sum_parts)))
 
 
 def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest, n_parts):

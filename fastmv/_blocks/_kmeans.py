@@ -121,8 +121,10 @@ def _restart_threads(data, n_clusters, n_init):
 
 def _n_parts(n, n_clusters, d, size):
     """Parts for a Lloyd step: from the shapes only (never the thread count), with the
-    per-part ``c × d`` accumulators together no larger than ``X`` itself (``size`` values)."""
-    return int(n_parts(n, max(_PART_ROWS, -(-n * n_clusters * d // max(size, 1)))))
+    per-part ``c × d`` accumulators together no larger than ``X`` itself (``size`` values).
+    ``n_parts``' Python function, the same integer arithmetic: called from Python, the
+    compiled one would cost a compilation of its own on a first call."""
+    return int(n_parts.py_func(n, max(_PART_ROWS, -(-n * n_clusters * d // max(size, 1)))))
 
 
 def _lloyd_task(item, centers):
