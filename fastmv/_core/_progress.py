@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._compiling import collector_paused_while_compiling
 from ._interrupts import interrupt_guard, sigint_deferred
 
 __all__ = ["verbose_logging", "progress_bar", "logger", "public_call", "feedback",
@@ -272,7 +273,9 @@ def public_call(func, arguments: Mapping):
     start (:func:`describe_call`), silent unless the application shows INFO records; under
     :func:`feedback` an outermost call still running after the delay prints what it is
     doing. Calls nested inside another (a solver's own k-means) are neither. A Ctrl-C that
-    surfaced inside a compiled call is re-raised as :class:`KeyboardInterrupt`.
+    surfaced inside a compiled call is re-raised as :class:`KeyboardInterrupt`. Inside an
+    outermost call, Numba compiles with Python's cyclic collector paused
+    (:func:`~fastmv._core._compiling.collector_paused_while_compiling`).
     """
     if _call.get() is not None:
         with interrupt_guard():
@@ -298,7 +301,7 @@ def public_call(func, arguments: Mapping):
                 timer = threading.Timer(show.delay, stage)
                 timer.daemon = True
                 timer.start()
-        with interrupt_guard():
+        with interrupt_guard(), collector_paused_while_compiling():
             yield
     finally:
         with sigint_deferred():
