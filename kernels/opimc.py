@@ -125,10 +125,12 @@ def _stream_cross(dense, view_ptr, U):
     :func:`_dense_products`, shared with the refinement)."""
     n_dense = dense.row_start.shape[0] - 1
     G = np.empty((dense.row_start[n_dense], U.shape[1]), np.float64)
-    first = dense.row_start[:n_dense]
     # in the values' dtype (U is float64: a float32 chunk's products are float32 GEMMs)
     B = np.asarray(U, dtype=dense.values.dtype)
-    _dense_products(dense, view_ptr, B, first, dense.row_start[1:], first, G)
+    # every stored row, at its own index: row_start is both the first rows and the offsets
+    # into G (only its first n_dense entries are read), a slice less to reference-count
+    _dense_products(dense, view_ptr, B, dense.row_start, dense.row_start[1:], dense.row_start,
+                    G)
     return G
 
 
@@ -151,26 +153,6 @@ def _dense_products(dense, view_ptr, B, lo, hi, at, G):
         for r in range(nb):               # explicit loops compile faster than slice assigns
             for k in range(c):
                 G[at[v] + r, k] = Gv[r, k]
-
-
-@njit(**SERIAL, inline="always")
-def _argmin2(acc, i, out):
-    """Nearest centre of row ``i`` from its distances ``acc`` (ties: lowest index wins)."""
-    c = acc.shape[0]
-    k1 = 0
-    v1 = acc[0]
-    v2 = np.inf
-    for k in range(1, c):
-        a = acc[k]
-        if a < v1:
-            v2 = v1
-            v1 = a
-            k1 = k
-        elif a < v2:
-            v2 = a
-    out.labels[i] = k1
-    out.best[i] = v1
-    out.second[i] = v2
 
 
 @njit(**SERIAL)
@@ -228,17 +210,20 @@ def stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
         if G.shape[0] < dense.row_start[dense.row_start.shape[0] - 1] or G.shape[1] != U.shape[1]:
             raise ValueError("stream_assign: G must hold one row of c products per stored "
                              "dense row")
-    return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
+    return _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, rows.shape[0],
+                          out)
 
 
 @njit(**SERIAL)
-def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
+def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, n_rows, out):
     """:func:`stream_assign` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
+    whose arguments the public kernel that runs the loop has checked, on ``rows[:n_rows]``
+    (the count, not a slice: a slice is one more array for Numba to reference-count)."""
     m = W.shape[1]
     c = usq.shape[1]
+    labels, best, second = out
     acc = np.empty(c, np.float64)
-    for r in range(rows.shape[0]):
+    for r in range(n_rows):
         i = rows[r]
         for k in range(c):
             acc[k] = 0.0
@@ -270,7 +255,20 @@ def _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out):
                 x = 2.0 * sparse.data[p]
                 for k in range(c):
                     acc[k] -= x * U[j, k]
-        _argmin2(acc, i, out)
+        k1 = 0                            # the nearest centre (ties: lowest index wins)
+        v1 = acc[0]
+        v2 = np.inf
+        for k in range(1, c):
+            dk = acc[k]
+            if dk < v1:
+                v2 = v1
+                v1 = dk
+                k1 = k
+            elif dk < v2:
+                v2 = dk
+        labels[i] = k1
+        best[i] = v1
+        second[i] = v2
 @njit(**SERIAL)
 def stream_row_sqnorms(dense, sparse, view_ptr, s):
     """``xsq[i] = Σ_v ‖x_{v,i}‖²`` over the views where chunk row ``i`` is present.
@@ -379,78 +377,13 @@ def _stream_chunk_assign(dense, sparse, W, view_ptr, U, labels):
     every = np.empty(s, np.int64)         # np.arange would compile three more functions
     for i in range(s):
         every[i] = i
-    _stream_assign(dense, sparse, W, view_ptr, U, usq, G, every, out)
+    _stream_assign(dense, sparse, W, view_ptr, U, usq, G, every, s, out)
     return out.best, out.second
 @njit(**SERIAL, inline="always")
 def _eps(values):
     """``np.finfo(values.dtype).eps`` of float32 or float64 values (np.finfo would compile
     two more functions)."""
     return 2.220446049250313e-16 if values.itemsize == 8 else 1.1920928955078125e-07
-
-
-@njit(**SERIAL, inline="always")
-def _set_bounds(i, out, xsq, W, usq_max, gamma, ub, lb):
-    """Hamerly bounds of row ``i`` from its two smallest D values: ``ub`` ≥ distance to its
-    own centre, ``lb`` ≤ distance to any other, widened by the rounding error of D."""
-    e = xsq[i]
-    for v in range(W.shape[1]):
-        e += W[i, v] * usq_max[v]
-    margin = np.sqrt(gamma * e)
-    b = out.best[i] + xsq[i]              # max(b, 0.0) without Numba's max (one compile less)
-    ub[i] = np.sqrt(0.0 if 0.0 > b else b) + margin
-    if np.isinf(out.second[i]):
-        lb[i] = np.inf
-    else:
-        b = out.second[i] + xsq[i]
-        lb[i] = np.sqrt(0.0 if 0.0 > b else b) - margin
-
-
-@njit(**SERIAL, inline="always")
-def _usq_max(U, view_ptr):
-    usq = _stream_center_sqnorms(U, view_ptr)
-    out = np.empty(usq.shape[0], np.float64)
-    for v in range(usq.shape[0]):
-        out[v] = 0.0
-        for k in range(usq.shape[1]):
-            if usq[v, k] > out[v]:
-                out[v] = usq[v, k]
-    return usq, out
-
-
-@njit(**SERIAL, inline="always")
-def _move_chunk(dense, sparse, W, view_ptr, stats, old, new):
-    """Move the rows whose label changed from ``old`` to ``new`` in the statistics;
-    returns how many changed."""
-    n_changed = _stream_move_counts(old, new, W, stats.counts)
-    if n_changed > 0:
-        if dense is not None:
-            _scatter_dense_rows(dense, view_ptr, old, new, stats.sums, 1.0)
-        if sparse is not None:
-            _csr_rows(sparse, old, new, stats.sums, -1.0)
-            _csr_rows(sparse, new, old, stats.sums, 1.0)
-    return n_changed
-
-
-@njit(**SERIAL, inline="always")
-def _copy(src, dst):
-    for i in range(src.shape[0]):
-        dst[i] = src[i]
-
-
-@njit(**SERIAL, inline="always")
-def _second_largest(delta):
-    """(index of the largest, largest, second largest) of ``delta``."""
-    k1 = 0
-    d1 = 0.0
-    d2 = 0.0
-    for k in range(delta.shape[0]):
-        if delta[k] > d1:
-            d2 = d1
-            d1 = delta[k]
-            k1 = k
-        elif delta[k] > d2:
-            d2 = delta[k]
-    return k1, d1, d2
 
 
 @njit(**SERIAL)
@@ -556,14 +489,17 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
     (to every other centre from below), for the centres ``U`` on exit, rounding included
     (``inf`` and ``-inf`` for rows never assigned); they let the caller prove that no
     single-row move lowers the loss (``fastmv._opimc._certify``)."""
+    # Every array (or named tuple of arrays) bound to a new variable costs Numba an incref and
+    # a decref of each array, and an inlined helper binds each of its arguments: the moves,
+    # bounds and shifts of the loop are therefore written out here, on unpacked fields.
     R, T, U = stats.sums, stats.counts, stats.centers
     ub, lb = bounds.upper, bounds.lower
     s = labels.shape[0]
     c = U.shape[1]
     m = W.shape[1]
     new = np.empty(s, np.int64)
-    _copy(labels, new)
     for i in range(s):                                  # no bounds yet: every row is active
+        new[i] = labels[i]
         ub[i] = np.inf
         lb[i] = -np.inf
     xsq = _stream_row_sqnorms(dense, sparse, view_ptr, s)
@@ -579,10 +515,15 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
         if e > eps:
             eps = e
     gamma = 4.0 * (dmax + 8) * eps
-    out = Nearest(new, np.empty(s, np.float64), np.empty(s, np.float64))
+    best = np.empty(s, np.float64)
+    second = np.empty(s, np.float64)
+    out = Nearest(new, best, second)
     U_old = np.empty((U.shape[0], c), np.float64)
+    delta = np.empty(c, np.float64)
+    usq_max = np.empty(m, np.float64)
     active = np.empty(s, np.int64)
     no_cross = np.empty((0, c), np.float64)
+    no_labels = np.empty(0, np.int64)     # "no previous labels": add every row
     loss = loss_old = 0.0
     n_iter = 0
     converged = False
@@ -595,8 +536,24 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
                 for k in range(c):
                     U_old[j, k] = U[j, k]
             _stream_update_centers(R, T, view_ptr, alpha, fill, U)
-            delta = _stream_center_shift(U_old, U)
-            k1, d1, d2 = _second_largest(delta)
+            # stream_center_shift written out (delta[k]: how far centre k moved)
+            for k in range(c):
+                delta[k] = 0.0
+            for j in range(U.shape[0]):
+                for k in range(c):
+                    t = U[j, k] - U_old[j, k]
+                    delta[k] += t * t
+            k1 = 0                        # the largest shift (k1, d1) and the second (d2)
+            d1 = 0.0
+            d2 = 0.0
+            for k in range(c):
+                delta[k] = np.sqrt(delta[k])
+                if delta[k] > d1:
+                    d2 = d1
+                    d1 = delta[k]
+                    k1 = k
+                elif delta[k] > d2:
+                    d2 = delta[k]
             n_act = 0
             for i in range(s):
                 ub[i] += delta[labels[i]]
@@ -606,7 +563,12 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
                     n_act += 1
             # no copy of labels into new: every iteration ends with the two equal
         if n_act > 0:
-            usq, usq_max = _usq_max(U, view_ptr)
+            usq = _stream_center_sqnorms(U, view_ptr)
+            for v in range(m):
+                usq_max[v] = 0.0
+                for k in range(c):
+                    if usq[v, k] > usq_max[v]:
+                        usq_max[v] = usq[v, k]
             G = no_cross                  # few rows: their products computed row by row
             if 4 * n_act > s:             # many: every row, the products from BLAS
                 n_act = s
@@ -614,23 +576,43 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
                     active[i] = i
                 if dense is not None:
                     G = _stream_cross(dense, view_ptr, U)
-            rows = active[:n_act]
-            _stream_assign(dense, sparse, W, view_ptr, U, usq, G, rows, out)
+            _stream_assign(dense, sparse, W, view_ptr, U, usq, G, active, n_act, out)
+            # Hamerly bounds of each assigned row from its two smallest D values: ub >= the
+            # distance to its own centre, lb <= the distance to any other, widened by the
+            # rounding error of D
             for r in range(n_act):
-                _set_bounds(rows[r], out, xsq, W, usq_max, gamma, ub, lb)
+                i = active[r]
+                e = xsq[i]
+                for v in range(m):
+                    e += W[i, v] * usq_max[v]
+                margin = np.sqrt(gamma * e)
+                b = best[i] + xsq[i]      # max(b, 0.0) without Numba's max (one compile less)
+                ub[i] = np.sqrt(0.0 if 0.0 > b else b) + margin
+                if np.isinf(second[i]):
+                    lb[i] = np.inf
+                else:
+                    b = second[i] + xsq[i]
+                    lb[i] = np.sqrt(0.0 if 0.0 > b else b) - margin
         if it == 0 and start != REPLACE_PREVIOUS:
-            _copy(new, labels)
-            no_labels = np.empty(0, np.int64)     # "no previous labels": add every row
+            # add every row under the new labels (copied into labels below: n_changed = s)
             if dense is not None:
-                _scatter_dense_rows(dense, view_ptr, no_labels, labels, R, 1.0)
+                _scatter_dense_rows(dense, view_ptr, no_labels, new, R, 1.0)
             if sparse is not None:
-                _csr_rows(sparse, labels, no_labels, R, 1.0)
-            _stream_scatter_counts(labels, W, T, 1.0)
+                _csr_rows(sparse, new, no_labels, R, 1.0)
+            _stream_scatter_counts(new, W, T, 1.0)
             n_changed = s
         else:
-            n_changed = _move_chunk(dense, sparse, W, view_ptr, stats, labels, new)
+            # stream_move_counts, stream_move_dense and stream_move_csr, written out
+            n_changed = _stream_move_counts(labels, new, W, T)
             if n_changed > 0:
-                _copy(new, labels)
+                if dense is not None:
+                    _scatter_dense_rows(dense, view_ptr, labels, new, R, 1.0)
+                if sparse is not None:
+                    _csr_rows(sparse, labels, new, R, -1.0)
+                    _csr_rows(sparse, new, labels, R, 1.0)
+        if n_changed > 0:
+            for i in range(s):
+                labels[i] = new[i]
         loss = _stream_loss(U, R, T, view_ptr, alpha)
         if it == 0:
             loss_old = loss

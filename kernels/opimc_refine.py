@@ -118,52 +118,9 @@ def _f(rsq, t, alpha):
 BLOCK = 64
 
 
-@njit(**SERIAL, inline="always")
-def _block_products(dense, view_ptr, R, i1, lo, hi, at, G, Rt):
-    """``G[at[v] + q - lo[v]] = x_q·R_{v,k}`` for the stored rows ``q`` of dense view ``v``
-    whose chunk rows lie below ``i1`` and past the previous block (``lo[v]:hi[v]``, advanced
-    here): one float64 GEMM per view with ``Rt = Rᵀ`` (the chunk loop's kernel)."""
-    for v in range(dense.position.shape[1]):
-        lo[v] = hi[v]
-        while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < i1:
-            hi[v] += 1
-    for j in range(view_ptr[dense.position.shape[1]]):
-        for k in range(R.shape[0]):
-            Rt[j, k] = R[k, j]
-    _dense_products(dense, view_ptr, Rt, lo, hi, at, G)
-
-
 # The dense and sparse halves are separate helpers, called under ``if dense is not None`` /
 # ``if sparse is not None`` in the kernel: Numba prunes a branch on a ``None`` argument
 # before it inlines, so a chunk without sparse views never copies the sparse half's code.
-@njit(**SERIAL, inline="always")
-def _dense_row_products(dense, view_ptr, i, G, lo, at, moved, n_moved, xr, xsq):
-    """``xr[v, k] = x_{v,i}·R_{v,k}`` and ``xsq[v] = ‖x_{v,i}‖²`` of the dense views where row
-    ``i`` is present, from the block's GEMM ``G`` corrected for the ``n_moved`` moves made in
-    the block since (``moved[3 t:3 t + 3]``: chunk row, from, to)."""
-    c = xr.shape[1]
-    for v in range(dense.position.shape[1]):
-        q = dense.position[i, v]
-        if q < 0:
-            continue
-        d_v = view_ptr[v + 1] - view_ptr[v]
-        o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
-        xsq[v] = _sqsum(dense.values, o, d_v)
-        r = at[v] + q - lo[v]
-        for k in range(c):
-            xr[v, k] = G[r, k]
-        for t in range(n_moved):
-            q2 = dense.position[moved[3 * t], v]
-            if q2 < 0:
-                continue
-            o2 = dense.value_start[v] + (q2 - dense.row_start[v]) * d_v
-            dot = 0.0                     # a few moves per block: a plain sum
-            for j in range(d_v):
-                dot += dense.values[o + j] * dense.values[o2 + j]
-            xr[v, moved[3 * t + 1]] -= dot
-            xr[v, moved[3 * t + 2]] += dot
-
-
 @njit(**SERIAL, inline="always")
 def _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq):
     """``xr[v, k] += x_{v,i}·R_{v,k}`` and ``xsq[v] += ‖x_{v,i}‖²`` over the sparse views
@@ -181,56 +138,12 @@ def _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq):
 
 
 @njit(**SERIAL, inline="always")
-def _move_dense_row(dense, view_ptr, R, i, a, b):
-    """Move row ``i``'s dense values from ``R[a]`` to ``R[b]``."""
-    for v in range(dense.position.shape[1]):
-        q = dense.position[i, v]
-        if q < 0:
-            continue
-        a0 = view_ptr[v]
-        d_v = view_ptr[v + 1] - a0
-        o = dense.value_start[v] + (q - dense.row_start[v]) * d_v
-        for j in range(d_v):
-            x = dense.values[o + j]
-            R[a, a0 + j] -= x
-            R[b, a0 + j] += x
-
-
-@njit(**SERIAL, inline="always")
 def _move_sparse_row(sparse, R, i, a, b):
     """Move row ``i``'s sparse values from ``R[a]`` to ``R[b]``."""
     for p in range(sparse.indptr[i], sparse.indptr[i + 1]):
         j = sparse.indices[p]
         R[a, j] -= sparse.data[p]
         R[b, j] += sparse.data[p]
-
-
-@njit(**SERIAL, inline="always")
-def _touched_update(R, T, view_ptr, alpha, fill, U, touched, terms, every):
-    """After a chunk's sweeps: the centres (``stream_update_centers``) of the clusters a row
-    moved into or out of (``touched[k] != 0``; the others' ``R``, ``T`` did not change, nor
-    would their centres), then ``terms[v, k]``, view ``v``'s share of cluster ``k`` in the
-    loss (``stream_loss`` is their sum), for those clusters, or for all with ``every``.
-    O(D × touched clusters) time, not O(D c)."""
-    m = view_ptr.shape[0] - 1
-    c = R.shape[0]
-    has_fill = fill.shape[0] > 0
-    for k in range(c):
-        if touched[k] == 0 and not every:
-            continue
-        for v in range(m):
-            t = T[v, k]
-            if touched[k] != 0:
-                for j in range(view_ptr[v], view_ptr[v + 1]):
-                    if t > 0.0:
-                        U[j, k] = R[k, j] / (t + alpha)
-                    elif has_fill:
-                        U[j, k] = fill[j]
-            acc = 0.0
-            for j in range(view_ptr[v], view_ptr[v + 1]):
-                u = U[j, k]
-                acc += u * ((t + alpha) * u - 2.0 * R[k, j])
-            terms[v, k] = acc
 
 
 @njit(**SERIAL)
@@ -246,6 +159,9 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     (``stream_loss``, summed view by view and cluster by cluster from terms kept for the
     clusters no row moved between) in ``chunk_loss[t]`` and its sweeps in
     ``chunk_sweeps[t]``. Returns the rows moved in all."""
+    # The dense helpers' code is written out here on the layout's fields, unpacked once: an
+    # inlined helper binds each argument (every array of a named tuple) to a new variable,
+    # and Numba reference-counts each binding, which costs compile time, not run time.
     R, T, U = stats.sums, stats.counts, stats.centers
     c = R.shape[0]
     m = W.shape[1]
@@ -265,9 +181,15 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
     first = np.empty(nd, np.int64)     # each view's first stored row of the chunk
     touched = np.empty(c, np.int64)    # clusters a row of the chunk moved into or out of
     terms = np.empty((m, c), np.float64)
+    has_fill = fill.shape[0] > 0
     if dense is not None:
+        values = dense.values
+        value_start = dense.value_start
+        rows = dense.rows
+        row_start = dense.row_start
+        position = dense.position
         for v in range(nd):
-            hi[v] = dense.row_start[v]
+            hi[v] = row_start[v]
     n_total = 0
     r0 = 0
     for t in range(chunk_ends.shape[0]):
@@ -291,8 +213,18 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
             for i in range(r0, r1):
                 if (i - r0) % BLOCK == 0:
                     if dense is not None:
-                        _block_products(dense, view_ptr, R, r1 if r1 < i + BLOCK else i + BLOCK,
-                                        lo, hi, at, G, Rt)
+                        # G[at[v] + q - lo[v]] = x_q·R_{v,k} for the stored rows q of view v
+                        # whose chunk rows lie in the block (lo[v]:hi[v], advanced here): one
+                        # float64 GEMM per view with Rt = Rᵀ (the chunk loop's kernel)
+                        i1 = r1 if r1 < i + BLOCK else i + BLOCK
+                        for v in range(nd):
+                            lo[v] = hi[v]
+                            while hi[v] < row_start[v + 1] and rows[hi[v]] < i1:
+                                hi[v] += 1
+                        for j in range(view_ptr[nd]):
+                            for k in range(c):
+                                Rt[j, k] = R[k, j]
+                        _dense_products(dense, view_ptr, Rt, lo, hi, at, G)
                     n_block = 0
                 a = labels[i]
                 for v in range(m):             # zero where row i is missing
@@ -300,7 +232,29 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                     for k in range(c):
                         xr[v, k] = 0.0
                 if dense is not None:
-                    _dense_row_products(dense, view_ptr, i, G, lo, at, moved_rows, n_block, xr, xsq)
+                    # xr[v, k] = x_{v,i}·R_{v,k} and xsq[v] = ‖x_{v,i}‖² of the dense views
+                    # where row i is present, from the block's GEMM corrected for the n_block
+                    # moves made in the block since (moved_rows[3 mv:3 mv + 3]: row, from, to)
+                    for v in range(nd):
+                        q = position[i, v]
+                        if q < 0:
+                            continue
+                        d_v = view_ptr[v + 1] - view_ptr[v]
+                        o = value_start[v] + (q - row_start[v]) * d_v
+                        xsq[v] = _sqsum(values, o, d_v)
+                        r = at[v] + q - lo[v]
+                        for k in range(c):
+                            xr[v, k] = G[r, k]
+                        for mv in range(n_block):
+                            q2 = position[moved_rows[3 * mv], v]
+                            if q2 < 0:
+                                continue
+                            o2 = value_start[v] + (q2 - row_start[v]) * d_v
+                            dot = 0.0             # a few moves per block: a plain sum
+                            for j in range(d_v):
+                                dot += values[o + j] * values[o2 + j]
+                            xr[v, moved_rows[3 * mv + 1]] -= dot
+                            xr[v, moved_rows[3 * mv + 2]] += dot
                 if sparse is not None:
                     _sparse_row_products(sparse, view_ptr, R, i, nd, xr, xsq)
                 out = 0.0                      # loss change of taking row i out of a
@@ -341,7 +295,17 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                     T[v, a] -= w
                     T[v, b] += w
                 if dense is not None:
-                    _move_dense_row(dense, view_ptr, R, i, a, b)
+                    for v in range(nd):        # row i's dense values from R[a] to R[b]
+                        q = position[i, v]
+                        if q < 0:
+                            continue
+                        a0 = view_ptr[v]
+                        d_v = view_ptr[v + 1] - a0
+                        o = value_start[v] + (q - row_start[v]) * d_v
+                        for j in range(d_v):
+                            x = values[o + j]
+                            R[a, a0 + j] -= x
+                            R[b, a0 + j] += x
                 if sparse is not None:
                     _move_sparse_row(sparse, R, i, a, b)
                 labels[i] = b
@@ -357,9 +321,28 @@ def _stream_chunk_refine(dense, sparse, W, view_ptr, stats, labels, fill, alpha,
                 break
         if dense is not None:
             for v in range(nd):           # past the chunk, swept or not (max_sweeps = 0)
-                while hi[v] < dense.row_start[v + 1] and dense.rows[hi[v]] < r1:
+                while hi[v] < row_start[v + 1] and rows[hi[v]] < r1:
                     hi[v] += 1
-        _touched_update(R, T, view_ptr, alpha, fill, U, touched, terms, t == 0)
+        # The centres (stream_update_centers) of the clusters a row moved into or out of
+        # (the others' R, T did not change, nor would their centres), then terms[v, k],
+        # view v's share of cluster k in the loss (stream_loss is their sum), for those
+        # clusters, or for all on the first chunk: O(D × touched clusters), not O(D c).
+        for k in range(c):
+            if touched[k] == 0 and t != 0:
+                continue
+            for v in range(m):
+                tk = T[v, k]
+                if touched[k] != 0:
+                    for j in range(view_ptr[v], view_ptr[v + 1]):
+                        if tk > 0.0:
+                            U[j, k] = R[k, j] / (tk + alpha)
+                        elif has_fill:
+                            U[j, k] = fill[j]
+                acc = 0.0
+                for j in range(view_ptr[v], view_ptr[v + 1]):
+                    u = U[j, k]
+                    acc += u * ((tk + alpha) * u - 2.0 * R[k, j])
+                terms[v, k] = acc
         loss = 0.0
         for v in range(m):
             for k in range(c):
