@@ -339,8 +339,8 @@ print(json.dumps({"own": sum(m.startswith("fastmv.") for m in modules), "all": l
 #: What a cold warm-up compiles, the package's own functions and all of them with Numba's
 #: (docs/records/perf.md, "Cold first call, 2026-12-03": MVMC 6 of 21, MVFL 6 of 17, EMVC 8
 #: of 18, CMVNMF 7 of 18, OPIMC 13 of 20), with room for two more of each.
-_COLD_COMPILES = {"mvmc": (8, 23), "mvfl": (8, 19), "emvc": (10, 20), "cmvnmf": (9, 20),
-                  "opimc": (14, 22)}
+_COLD_COMPILES = {"mvmc": (7, 19), "mvfl": (7, 16), "emvc": (9, 18), "cmvnmf": (8, 17),
+                  "opimc": (15, 22)}
 
 
 @pytest.mark.slow
