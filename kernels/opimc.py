@@ -536,18 +536,11 @@ def _stream_chunk_iterate(dense, sparse, W, view_ptr, stats, labels, start, fill
                 for k in range(c):
                     U_old[j, k] = U[j, k]
             _stream_update_centers(R, T, view_ptr, alpha, fill, U)
-            # stream_center_shift written out (delta[k]: how far centre k moved)
-            for k in range(c):
-                delta[k] = 0.0
-            for j in range(U.shape[0]):
-                for k in range(c):
-                    t = U[j, k] - U_old[j, k]
-                    delta[k] += t * t
+            _stream_center_shift(U_old, U, delta)   # delta[k]: how far centre k moved
             k1 = 0                        # the largest shift (k1, d1) and the second (d2)
             d1 = 0.0
             d2 = 0.0
             for k in range(c):
-                delta[k] = np.sqrt(delta[k])
                 if delta[k] > d1:
                     d2 = d1
                     d1 = delta[k]

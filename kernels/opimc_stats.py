@@ -421,24 +421,26 @@ def stream_center_shift(U_old, U):
     """
     if U_old.shape[0] != U.shape[0] or U_old.shape[1] != U.shape[1]:
         raise ValueError("stream_center_shift: U_old must have the shape of U")
-    return _stream_center_shift(U_old, U)
+    delta = np.empty(U.shape[1], np.float64)
+    _stream_center_shift(U_old, U, delta)
+    return delta
 
 
 @njit(**SERIAL, inline="always")
-def _stream_center_shift(U_old, U):
-    """:func:`stream_center_shift` without its boundary checks, for the calls of the chunk loop,
-    whose arguments the public kernel that runs the loop has checked."""
+def _stream_center_shift(U_old, U, delta):
+    """:func:`stream_center_shift` into ``delta`` (shape ``(c,)``) without its boundary checks,
+    for the chunk loop, whose arguments the public kernel that runs the loop has checked. It
+    writes into an array the caller owns because an inlined helper's returned array is copied
+    (reference counted) through several temporaries, code compiled in every caller."""
     c = U.shape[1]
-    acc = np.empty(c, np.float64)  # np.zeros would compile three more functions
     for k in range(c):
-        acc[k] = 0.0
+        delta[k] = 0.0
     for j in range(U.shape[0]):
         for k in range(c):
             t = U[j, k] - U_old[j, k]
-            acc[k] += t * t
+            delta[k] += t * t
     for k in range(c):
-        acc[k] = np.sqrt(acc[k])
-    return acc
+        delta[k] = np.sqrt(delta[k])
 @njit(**SERIAL)
 def stream_center_sqnorms(U, view_ptr):
     """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
