@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
-from ._compile import _serial_copy, _zeros
+from ._compile import _serial_copy
 from ._options import PARALLEL, SERIAL
 
 _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector scratch each)
@@ -86,11 +86,18 @@ def pattern_csr(rows, cols, n_rows, n_cols):
         raise ValueError("pattern_csr: rows and cols must have one entry each, in [0, n_rows) "
                          "and [0, n_cols)")
     nnz = rows.shape[0]
-    # pass 1: entry order sorted by column
+    # both passes count in one loop (loops in place of ``[:] = 0`` and ``.copy()``: less
+    # code for Numba to compile)
     count = np.empty(n_cols + 1, np.int64)
-    count[:] = 0
+    for j in range(n_cols + 1):
+        count[j] = 0
+    indptr = np.empty(n_rows + 1, np.int64)
+    for i in range(n_rows + 1):
+        indptr[i] = 0
     for p in range(nnz):
         count[cols[p] + 1] += 1
+        indptr[rows[p] + 1] += 1
+    # pass 1: entry order sorted by column
     for j in range(n_cols):
         count[j + 1] += count[j]
     by_col = np.empty(nnz, np.int64)
@@ -98,14 +105,11 @@ def pattern_csr(rows, cols, n_rows, n_cols):
         j = cols[p]
         by_col[count[j]] = p
         count[j] += 1
-    # pass 2: stable by row
-    indptr = np.empty(n_rows + 1, np.int64)
-    indptr[:] = 0
-    for p in range(nnz):
-        indptr[rows[p] + 1] += 1
+    # pass 2: stable by row; fill[i] = indptr[i], final when the prefix sum reaches it
+    fill = np.empty(n_rows, np.int64)
     for i in range(n_rows):
+        fill[i] = indptr[i]
         indptr[i + 1] += indptr[i]
-    fill = indptr[:-1].copy()
     indices = np.empty(nnz, cols.dtype)
     for q in range(nnz):
         p = by_col[q]
@@ -254,30 +258,38 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     result written) plus ``(nnz_m + nnz_c)(8 + c b)`` for the gathered rows of ``V_all``;
     ``2 n c² + 2 (nnz_m + nnz_c) c + ~10 n c`` flops.
     """
-    n_u, c_u = F.shape
-    if (numer.shape[0] != n_u or numer.shape[1] != c_u or gram.shape[0] != c_u
-            or gram.shape[1] != c_u):
+    n, c = F.shape
+    if numer.shape[0] != n or numer.shape[1] != c or gram.shape[0] != c or gram.shape[1] != c:
         raise ValueError("multiplicative_update: numer must have the shape (n, c) of F and "
                          "gram (c, c)")
-    if terms.must_indptr.shape[0] > 0:
-        n_all = terms.V_all.shape[0]
-        if (terms.V_all.shape[1] != c_u or terms.deg_num.shape[0] < n_u
-                or terms.deg_den.shape[0] < n_u
-                or (terms.split.shape[0] > 0 and terms.deg_pen.shape[0] < n_u)
-                or not valid_ptr(terms.must_indptr, n_u, terms.must_indices.shape[0])
-                or not valid_ptr(terms.cannot_indptr, n_u, terms.cannot_indices.shape[0])
-                or not in_range(terms.must_indices[:terms.must_indptr[n_u]], 0, n_all)
-                or not in_range(terms.cannot_indices[:terms.cannot_indptr[n_u]], 0, n_all)):
+    # each field read once, not at every use (a reference count each to Numba), and not by
+    # unpacking ``terms`` (which copies the whole tuple)
+    V_all = terms.V_all
+    must_ptr = terms.must_indptr
+    must_idx = terms.must_indices
+    cannot_ptr = terms.cannot_indptr
+    cannot_idx = terms.cannot_indices
+    deg_num = terms.deg_num
+    deg_den = terms.deg_den
+    deg_pen = terms.deg_pen
+    below = terms.split
+    constrained = must_ptr.shape[0] > 0
+    with_penalty = below.shape[0] > 0
+    if constrained:
+        n_all = V_all.shape[0]
+        if (V_all.shape[1] != c or deg_num.shape[0] < n or deg_den.shape[0] < n
+                or (with_penalty and deg_pen.shape[0] < n)
+                or not valid_ptr(must_ptr, n, must_idx.shape[0])
+                or not valid_ptr(cannot_ptr, n, cannot_idx.shape[0])
+                or not in_range(must_idx[:must_ptr[n]], 0, n_all)
+                or not in_range(cannot_idx[:cannot_ptr[n]], 0, n_all)):
             raise ValueError("multiplicative_update: the constraint patterns must be CSR "
                              "structures of n rows with columns in [0, V_all rows), the "
                              "degrees have n entries and V_all c columns")
-    n, c = F.shape
     out = np.empty((n, c), F.dtype)
-    constrained = terms.must_indptr.shape[0] > 0
-    with_penalty = terms.split.shape[0] > 0
-    split = terms.split[0] if with_penalty else 0
+    split = below[0] if with_penalty else 0
     n_blocks = (n + _ROW_BLOCK - 1) // _ROW_BLOCK
-    partial = _zeros(n_blocks)
+    partial = np.empty(n_blocks, np.float64)  # every block writes its entry
     for b in prange(n_blocks):
         den = np.empty(c, F.dtype)
         num = np.empty(c, F.dtype)
@@ -286,7 +298,9 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
         m_low = np.empty(c, F.dtype)
         c_low = np.empty(c, F.dtype)
         pen = 0.0
-        for i in range(b * _ROW_BLOCK, min(n, (b + 1) * _ROW_BLOCK)):
+        stop = (b + 1) * _ROW_BLOCK
+        stop = stop if stop < n else n  # min(), which Numba would compile apart
+        for i in range(b * _ROW_BLOCK, stop):
             if c >= _GRAM_BY_ROWS_MIN_C:
                 for k in range(c):
                     acc[k] = 0.0
@@ -308,29 +322,29 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
                 for k in range(c):
                     m_low[k] = 0.0
                     c_low[k] = 0.0
-                dn = terms.deg_num[i]
-                dd = terms.deg_den[i]
+                dn = deg_num[i]
+                dd = deg_den[i]
                 for k in range(c):
                     num[k] += beta * dn * F[i, k]
                     den[k] += beta * dd * F[i, k]
-                for p in range(terms.must_indptr[i], terms.must_indptr[i + 1]):
-                    j = terms.must_indices[p]
+                for p in range(must_ptr[i], must_ptr[i + 1]):
+                    j = must_idx[p]
                     if j < split:
                         for k in range(c):
-                            m_low[k] += terms.V_all[j, k]
+                            m_low[k] += V_all[j, k]
                     else:
                         for k in range(c):
-                            num[k] += beta * terms.V_all[j, k]
-                for p in range(terms.cannot_indptr[i], terms.cannot_indptr[i + 1]):
-                    j = terms.cannot_indices[p]
+                            num[k] += beta * V_all[j, k]
+                for p in range(cannot_ptr[i], cannot_ptr[i + 1]):
+                    j = cannot_idx[p]
                     if j < split:
                         for k in range(c):
-                            c_low[k] += terms.V_all[j, k]
+                            c_low[k] += V_all[j, k]
                     else:
                         for k in range(c):
-                            den[k] += beta * terms.V_all[j, k]
+                            den[k] += beta * V_all[j, k]
                 q = 0.0
-                dp = np.float64(terms.deg_pen[i]) if with_penalty else 0.0
+                dp = np.float64(deg_pen[i]) if with_penalty else 0.0
                 for k in range(c):
                     f = F[i, k] * ((num[k] + beta * m_low[k] + eps)
                                    / (den[k] + beta * c_low[k] + eps))
@@ -353,8 +367,7 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
 multiplicative_update_serial = njit(**SERIAL)(_serial_copy(
     multiplicative_update, "multiplicative_update_serial",
     "One multiplicative update on the calling thread (``multiplicative_update`` compiled "
-    "serially: the same row blocks in the same order, the same result bit for bit).",
-    inline=(_zeros,)))
+    "serially: the same row blocks in the same order, the same result bit for bit)."))
 
 
 @njit(**SERIAL)
@@ -395,13 +408,17 @@ def constraint_penalty(V_all, must, cannot):
     p_c = cannot.shape[0]
     n_m = (p_m + _PAIR_CHUNK - 1) // _PAIR_CHUNK
     n_c = (p_c + _PAIR_CHUNK - 1) // _PAIR_CHUNK
-    partial = _zeros(n_m + n_c)
+    # the chunks' sums added in chunk order as they come (serial: no per-chunk array)
+    total = 0.0
     for b in range(n_m + n_c):
         s = 0.0
         # one sum per pair, then the pairs in order: the pairs' short sums are independent
         # (the CPU overlaps them) instead of one long chain of dependent additions
         if b < n_m:
-            for p in range(b * _PAIR_CHUNK, min(p_m, (b + 1) * _PAIR_CHUNK)):
+            stop = (b + 1) * _PAIR_CHUNK
+            # conditionals, not min(): Numba compiles min once per argument types
+            stop = stop if stop < p_m else p_m
+            for p in range(b * _PAIR_CHUNK, stop):
                 i = must[p, 0]
                 j = must[p, 1]
                 q = 0.0
@@ -411,15 +428,14 @@ def constraint_penalty(V_all, must, cannot):
                 s += q
         else:
             bb = b - n_m
-            for p in range(bb * _PAIR_CHUNK, min(p_c, (bb + 1) * _PAIR_CHUNK)):
+            stop = (bb + 1) * _PAIR_CHUNK
+            stop = stop if stop < p_c else p_c
+            for p in range(bb * _PAIR_CHUNK, stop):
                 i = cannot[p, 0]
                 j = cannot[p, 1]
                 q = 0.0
                 for k in range(c):
                     q += np.float64(V_all[i, k]) * np.float64(V_all[j, k])
                 s += 2.0 * q
-        partial[b] = s
-    total = 0.0
-    for b in range(n_m + n_c):
-        total += partial[b]
+        total += s
     return total

@@ -16,9 +16,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._compile import _serial_copy, _zeros
+from ._compile import _serial_copy
 from ._options import PARALLEL, SERIAL
-from ._partition import n_parts, part_bounds, sum_parts
+from ._partition import n_parts
 from .simplex import _simplex_threshold
 
 
@@ -118,98 +118,82 @@ def consensus_error_update(P, E, Y, Q, Zb, P_hat, mu, zc, has_q, weights):
     simplex projection per row (expected ``~6 n²`` compare-and-branch operations, which
     bound it).
     """
-    m_v, n_v, d_v = P.shape
-    if (E.shape != P.shape or Y.shape != P.shape or Zb.shape != (n_v, d_v)
-            or P_hat.shape != (n_v, d_v) or (has_q and Q.shape != (n_v, d_v))
-            or weights.col_norms.shape[0] < m_v or weights.col_norms.shape[1] < d_v
-            or weights.row_norms.shape[0] < m_v or weights.row_norms.shape[1] < n_v):
+    m, n, d = P.shape
+    if (E.shape != P.shape or Y.shape != P.shape or Zb.shape != (n, d)
+            or P_hat.shape != (n, d) or (has_q and Q.shape != (n, d))
+            or weights.col_norms.shape[0] < m or weights.col_norms.shape[1] < d
+            or weights.row_norms.shape[0] < m or weights.row_norms.shape[1] < n):
         raise ValueError("consensus_error_update: E and Y must have the shape (m, n, n) of P, "
                          "Q, Zb and P_hat (n, n), the norms in weights (m, n)")
-    m, n, d = P.shape
-    # the E step's row and column terms: E_v[r, i] = T[r, i] / (a[v, r] + b[v, i])
+    # The E step's column terms b (its denominators are a[v, r] + b[v, i]; the part that
+    # owns row r computes a[:, r]). Conditionals in place of max and min (the same
+    # comparison and choice, NaN included): Numba compiles each once per argument types.
     inv_mu = 1.0 / mu
+    eps = weights.eps
     b = np.empty((m, d), np.float64)
     for k in range(m):
         for i in range(d):
-            b[k, i] = (weights.lam1 * inv_mu) / (2.0 * max(weights.col_norms[k, i],
-                                                           weights.eps))
-    a = np.empty((m, n), np.float64)
-    for k in range(m):
-        for r in range(n):
-            a[k, r] = 1.0 + (weights.lam2 * inv_mu) / (2.0 * max(weights.row_norms[k, r],
-                                                                 weights.eps))
-    # int64 arguments (not literals): the specialisations the other callers compile
+            g = weights.col_norms[k, i]
+            b[k, i] = (weights.lam1 * inv_mu) / (2.0 * (eps if eps > g else g))
+    # an int64 argument (not a literal): the specialisation the other callers compile
     nb = n_parts(n, np.int64(1))
-    bounds = part_bounds(n, nb)
-    row = np.empty((m, n), np.float64)  # every row is written by its part
-    col_part = _zeros((nb, d))
-    err_col_part = _zeros((nb, m * d))  # view v's columns at [v d, (v + 1) d)
-    # per part: ‖B‖_F², max row abs sum, min B, max |P − P̂ − E|
-    stats = _zeros((nb, np.int64(4)))
-    arrays = _PassArrays(P, E, Y, Q, Zb, P_hat)
-    terms = _ErrorTerms(a, b)
+    # Every part's sums in one row of one array, zeroed by the part itself, and the part's
+    # helper given plain arrays, not NamedTuples of them or slices: to Numba every array a
+    # helper takes, returns or unpacks is a reference count per copy, the whole array
+    # descriptor unpacked, which made those copies a large share of the serial kernel. The
+    # scalars travel as one tuple (no reference counts), for the limit of twelve arguments.
+    sums = np.empty((nb, 4 + d + m * d), np.float64)
+    row = np.empty((m, n), np.float64)
+    step = (mu, zc, has_q, weights.lam2 * inv_mu, eps)
     for t in prange(nb):
-        _consensus_error_part(arrays, mu, zc, has_q, terms, bounds[t], bounds[t + 1],
-                              _PartSums(col_part[t], err_col_part[t], row, stats[t]))
-    fro, rowabs, lo, res = stats[0, 0], stats[0, 1], stats[0, 2], stats[0, 3]
+        _consensus_error_part(P, E, Y, Q, Zb, P_hat, step, b, weights.row_norms, row, sums, t)
+    fro, rowabs, lo, res = sums[0, 0], sums[0, 1], sums[0, 2], sums[0, 3]
     for t in range(1, nb):
-        fro += stats[t, 0]
-        rowabs = max(rowabs, stats[t, 1])
-        lo = min(lo, stats[t, 2])
-        res = max(res, stats[t, 3])
-    # plain loops: array expressions or ``.max()`` here would be parfors of their own
-    # (compilation time only)
-    col = sum_parts(err_col_part)
-    for j in range(m * d):
-        col[j] = np.sqrt(col[j])
-    col = col.reshape((m, d))
-    col_abs = sum_parts(col_part)
-    colabs = col_abs[0]
-    for i in range(1, d):
-        colabs = max(colabs, col_abs[i])
+        fro += sums[t, 0]
+        x = sums[t, 1]
+        rowabs = x if x > rowabs else rowabs
+        x = sums[t, 2]
+        lo = x if x < lo else lo
+        x = sums[t, 3]
+        res = x if x > res else res
+    # plain loops, the parts added in order from 0.0: array expressions or ``.max()`` here
+    # would be parfors of their own (compilation time only)
+    col = np.empty((m, d), np.float64)
+    for k in range(m):
+        for i in range(d):
+            s = 0.0
+            for t in range(nb):
+                s += sums[t, 4 + d + k * d + i]
+            col[k, i] = np.sqrt(s)
+    colabs = 0.0
+    for i in range(d):
+        s = 0.0
+        for t in range(nb):
+            s += sums[t, 4 + i]
+        colabs = s if i == 0 or s > colabs else colabs
     return row, col, res, fro, rowabs, colabs, lo
 
 
-class _PassArrays(NamedTuple):
-    """The arrays :func:`consensus_error_update` reads and overwrites (see its parameters)."""
-
-    P: np.ndarray
-    E: np.ndarray
-    Y: np.ndarray
-    Q: np.ndarray
-    Zb: np.ndarray
-    P_hat: np.ndarray
-
-
-class _ErrorTerms(NamedTuple):
-    """The ``E`` step's denominators ``a[v, r] + b[v, i]``: row terms ``a`` (m, n) and
-    column terms ``b`` (m, d)."""
-
-    a: np.ndarray
-    b: np.ndarray
-
-
-class _PartSums(NamedTuple):
-    """Where one part of the rows writes: absolute column sums of ``B`` (``col_abs``, d),
-    each view's squared column sums of the new ``E`` (``err_col_sq``, m d), the new row norms
-    (``row_norms``, (m, n), the part's rows only) and four statistics (``stats``)."""
-
-    col_abs: np.ndarray
-    err_col_sq: np.ndarray
-    row_norms: np.ndarray
-    stats: np.ndarray
-
-
 @njit(**SERIAL)
-def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
-    """:func:`consensus_error_update` on rows ``[lo, hi)``: absolute column sums of ``B``
-    added to ``sums.col_abs``, each view's squared column sums of the new ``E`` to
-    ``sums.err_col_sq[v d : (v + 1) d]``, the new row norms to ``sums.row_norms[:, lo:hi]``;
-    ``sums.stats`` receives the part's ``‖B‖_F²``, largest row abs sum, smallest entry
-    (``inf`` for an empty part) and ``max |P_v − P̂ − E_v|`` (0.0 for an empty part)."""
-    P, E, Y, Q, Zb, P_hat = arrays
-    a_err, b_err = terms
-    col_acc, err_col_acc, row_norms, stats = sums
+def _consensus_error_part(P, E, Y, Q, Zb, P_hat, step, b_err, old_rows, row_norms, sums, t):
+    """:func:`consensus_error_update` on the rows of part ``t`` of the ``sums.shape[0]``
+    parts of the fixed partition (``kernels/_partition.py``), with
+    ``step = (mu, zc, has_q, lam2 * (1 / mu), eps)``. ``b_err`` (m, d) holds the column
+    terms of the ``E`` step, ``old_rows`` (m, n) the row norms of the previous errors (read
+    only); the part's columns of ``row_norms`` (m, n) receive the new ones.
+
+    ``sums[t]`` (``4 + d + m d`` entries, written whole) receives the part's ``‖B‖_F²``,
+    largest row abs sum, smallest entry (``inf`` for an empty part) and
+    ``max |P_v − P̂ − E_v|`` (0.0 for an empty part), then the absolute column sums of
+    ``B`` (``d`` entries), then each view's squared column sums of the new ``E`` (view
+    ``v`` at ``[4 + d + v d, 4 + d + (v + 1) d)``)."""
+    mu, zc, has_q, row_coef, eps = step
+    n = P.shape[1]
+    nb = sums.shape[0]
+    lo = (n * t) // nb  # part_bounds(n, nb)[t], as the other kernels' parts
+    hi = (n * (t + 1)) // nb
+    for j in range(sums.shape[1]):
+        sums[t, j] = 0.0
     m, d = P.shape[0], P.shape[2]
     inv_mu = 1.0 / mu
     scale = 1.0 / (m + 1)
@@ -254,14 +238,15 @@ def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
             fro += bb * bb
             ab = abs(bb)
             rs += ab
-            col_acc[i] += ab
+            sums[t, 4 + i] += ab
             if bb < mn:
                 mn = bb
         if rs > rmax:
             rmax = rs
         # the E, Y steps of row r of every view, with P̂ as stored
         for k in range(m):
-            ak = a_err[k, r]
+            g = old_rows[k, r]
+            ak = 1.0 + row_coef / (2.0 * (eps if eps > g else g))
             s = 0.0
             for i in range(d):
                 diff = np.float64(P[k, r, i]) - np.float64(P_hat[r, i])
@@ -271,14 +256,14 @@ def _consensus_error_part(arrays, mu, zc, has_q, terms, lo, hi, sums):
                 rr = diff - e
                 Y[k, r, i] = y - mu * rr
                 s += e * e
-                err_col_acc[k * d + i] += e * e
+                sums[t, 4 + d + k * d + i] += e * e
                 if abs(rr) > res:
                     res = abs(rr)
             row_norms[k, r] = np.sqrt(s)
-    stats[0] = fro
-    stats[1] = rmax
-    stats[2] = mn
-    stats[3] = res
+    sums[t, 0] = fro
+    sums[t, 1] = rmax
+    sums[t, 2] = mn
+    sums[t, 3] = res
 
 
 #: :func:`consensus_error_update` on the calling thread, bit for bit: what a small problem
@@ -288,4 +273,4 @@ consensus_error_update_serial = njit(**SERIAL)(_serial_copy(
     consensus_error_update, "consensus_error_update_serial",
     "One fused pass of an EMVC iteration on the calling thread (``consensus_error_update`` "
     "compiled serially: the same parts in the same order, the same result bit for bit).",
-    inline=(_consensus_error_part, n_parts, part_bounds, _zeros, sum_parts)))
+    inline=(_consensus_error_part, n_parts)))
