@@ -52,6 +52,7 @@ from .opimc_layout import (  # noqa: F401  (re-exported: see __all__)
     Nearest,
     SparseRows,
     Statistics,
+    stream_finish_rows,
     stream_gather_view,
     stream_layout,
 )

@@ -1,8 +1,8 @@
 """Chunk layout of OPIMC's streaming kernels (docs/algorithms.md §5): the named tuples every
 streaming kernel takes, the start modes of :func:`fastmv.kernels.opimc.stream_chunk_iterate`,
-and the two functions that build a chunk's compact layout (:func:`stream_layout`, in NumPy,
-and the kernel :func:`stream_gather_view`). See :mod:`fastmv.kernels.opimc` for the layout
-itself.
+and the functions that build a chunk's compact layout (:func:`stream_layout`, in NumPy, and
+the kernels :func:`stream_gather_view` and :func:`stream_finish_rows`). See
+:mod:`fastmv.kernels.opimc` for the layout itself.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ __all__ = [
     "REPLACE_PREVIOUS",
     "stream_layout",
     "stream_gather_view",
+    "stream_finish_rows",
 ]
 
 # How stream_chunk_iterate starts a chunk.
@@ -142,7 +143,7 @@ def _stream_layout(P, dense_dims):
 
 #: Squared row norms between these are summed as they are (terms under 1e-308 that
 #: underflow change such a norm by less than 1e-100 relative); others, and rows with
-#: non-finite values, take the scale-safe route of ``_gather_row`` (divided by their
+#: non-finite values, take the scale-safe route of ``_finish_row`` (divided by their
 #: largest magnitude first).
 SAFE_SQ_MIN = 1e-200
 SAFE_SQ_MAX = 1e200
@@ -163,24 +164,23 @@ def _sqsum(values, start, length):
 
 
 @njit(**SERIAL, inline="always")
-def _gather_row(X, i, normalize, out, o):
-    """Copy row ``i`` of ``X`` to ``out[o:o + d]`` (scaled to unit norm when ``normalize``);
-    return its status (0 finite, 1 all NaN, 2 other non-finite)."""
-    d = X.shape[1]
+def _finish_row(values, o, d, normalize):
+    """Scale ``values[o:o + d]`` to unit norm in place when ``normalize``; return its status
+    (0 finite, 1 all NaN, 2 other non-finite; a non-finite row is left as it is)."""
     if normalize:
         # the common case in one SIMD pass: a finite norm whose square neither overflowed nor
         # lost terms to underflow that matter (NaN and infinities fail the test)
-        ssq = _sqsum(X[i], np.int64(0), d)    # a literal 0 would compile a second copy
+        ssq = _sqsum(values, o, d)
         if SAFE_SQ_MIN < ssq < SAFE_SQ_MAX:
             inv = 1.0 / np.sqrt(ssq)
             for j in range(d):
-                out[o + j] = np.float64(X[i, j]) * inv
+                values[o + j] = np.float64(values[o + j]) * inv
             return 0
     big = 0.0                             # scale first: ‖x‖ = big ‖x / big‖ never overflows
     n_nan = 0                             # nor underflows, whatever the scale of the data
     n_inf = 0
     for j in range(d):
-        x = np.float64(X[i, j])
+        x = np.float64(values[o + j])
         if np.isnan(x):
             n_nan += 1
         elif np.isinf(x):
@@ -195,15 +195,48 @@ def _gather_row(X, i, normalize, out, o):
     if normalize and big > 0.0:
         ssq = 0.0
         for j in range(d):
-            x = np.float64(X[i, j]) / big
+            x = np.float64(values[o + j]) / big
             ssq += x * x
         scale = 1.0 / np.sqrt(ssq)
         for j in range(d):
-            out[o + j] = (np.float64(X[i, j]) / big) * scale
-        return 0
-    for j in range(d):
-        out[o + j] = X[i, j]
+            values[o + j] = (np.float64(values[o + j]) / big) * scale
     return 0
+
+
+@njit(**SERIAL)
+def stream_finish_rows(values, d, normalize, status):
+    """Classify the gathered rows of one dense view of a chunk by their non-finite values and
+    scale each finite row to unit ℓ2 norm, in place: the kernel half of
+    :func:`stream_gather_view`, for rows NumPy has already copied into place (``np.take``
+    gathers from any input layout and dtype, so this kernel is compiled once per dtype, not
+    per kind of input array).
+
+    Parameters
+    ----------
+    values : ndarray of shape (≥ s_v d,), float32 or float64
+        The block: row ``r`` at ``values[r d:(r + 1) d]``; overwritten by the scaled rows
+        when ``normalize`` (rows with non-finite values are left as they are).
+    d : int
+        Values per row (the view's dimension).
+    normalize : bool
+        Scale each finite row to unit ℓ2 norm (zero rows stay zero), scale-safe as in
+        :func:`stream_gather_view`.
+    status : ndarray of shape (s_v,), int8
+        Written: 0 the row is finite; 1 every value is NaN (a missing row: drop it); 2
+        anything else non-finite (some NaN, or an infinity): invalid input.
+
+    Notes
+    -----
+    O(s_v d) time: one pass over a row for its norm (a reassociated, SIMD, float64 sum) and
+    one to scale it, three for rows of extreme magnitude or with non-finite values.
+
+    Cost: reads ``s_v d b`` bytes (``b`` the itemsize) and writes ``s_v d b`` when normalising;
+    ``3 s_v d`` flops.
+    """
+    if d < 0 or values.shape[0] < status.shape[0] * d:
+        raise ValueError("stream_finish_rows: values must hold s_v d values (d >= 0)")
+    for r in range(status.shape[0]):
+        status[r] = _finish_row(values, r * d, d, normalize)
 
 
 @njit(**SERIAL)
@@ -213,28 +246,26 @@ def stream_gather_view(X, rows, normalize, out, status):
 
     Parameters
     ----------
-    X : ndarray of shape (s, d), float32 or float64, C-contiguous
+    X : ndarray of shape (s, d), float32 or float64
         The chunk of one dense view.
     rows : ndarray of shape (s_v,), int64
         Rows of ``X`` present in the view.
     normalize : bool
         Scale each kept row to unit ℓ2 norm (zero rows stay zero). Scale-safe: the norm is
-        taken of the row scaled by the power of two nearest its largest magnitude (exact),
-        so 1e-300 or 1e300 rows give the unit rows of their unscaled copies, up to the
-        rounding of the copies themselves.
+        taken of the row divided by its largest magnitude, so 1e-300 or 1e300 rows give the
+        unit rows of their unscaled copies, up to the rounding of the copies themselves.
     out : ndarray of shape (s_v d,), dtype of ``X``
-        Written: ``out[r d:(r + 1) d] = X[rows[r]] / ‖X[rows[r]]‖``.
+        Written: ``out[r d:(r + 1) d] = X[rows[r]] / ‖X[rows[r]]‖`` (rows with non-finite
+        values: copied as they are).
     status : ndarray of shape (s_v,), int8
         Written: 0 the row is finite; 1 every value is NaN (a missing row: drop it); 2
         anything else non-finite (some NaN, or an infinity): invalid input.
 
     Notes
     -----
-    O(s_v d) time: two reads of each kept row (its norm accumulated in float64 by a
-    reassociated (SIMD) sum, then the scaled copy), three for rows of extreme magnitude or
-    with non-finite values; memory-bound.
-    Serial: ``fastmv.opimc`` runs it on the thread that reads the next chunk while the current
-    one is clustered.
+    The copy, then :func:`stream_finish_rows` on it; ``fastmv.opimc`` copies with NumPy
+    (``np.take``) and calls that kernel, on the thread that reads the next chunk while the
+    current one is clustered.
 
     Cost: reads ``s_v d b`` bytes (``b`` the itemsize; the second pass of a row hits the cache)
     and writes ``s_v d b``; ``3 s_v d`` flops when normalising.
@@ -243,13 +274,8 @@ def stream_gather_view(X, rows, normalize, out, status):
             or status.shape[0] < rows.shape[0]):
         raise ValueError("stream_gather_view: rows must lie in [0, s), out hold s_v d values and "
                          "status s_v entries")
-    return _stream_gather_view(X, rows, normalize, out, status)
-
-
-@njit(**SERIAL)
-def _stream_gather_view(X, rows, normalize, out, status):
-    """:func:`stream_gather_view` without its boundary checks, for ``fastmv.opimc``, which
-    builds the chunk layout itself."""
     d = X.shape[1]
     for r in range(rows.shape[0]):
-        status[r] = _gather_row(X, rows[r], normalize, out, r * d)
+        for j in range(d):
+            out[r * d + j] = X[rows[r], j]
+    stream_finish_rows(out, d, normalize, status[:rows.shape[0]])

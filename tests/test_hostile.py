@@ -219,6 +219,9 @@ def _kernel_cases():
     add(opimc_layout, "stream_gather_view", args,
         row_out_of_range=sub(args, 1, np.where(rows == 2, 10 ** 8, rows)),
         short_out=sub(args, 3, np.empty(2)))
+    args = (np.ones(6), 3, True, np.empty(2, np.int8))
+    add(opimc_layout, "stream_finish_rows", args, short_values=sub(args, 0, np.ones(5)),
+        negative_dim=sub(args, 1, -1))
     add(opimc, "stream_cross", (dense, view_ptr, U), row_out_of_range=(bad_rows, view_ptr, U),
         view_ptr_past_end=(dense, bad_ptr, U))
     usq = opimc.stream_center_sqnorms(U, view_ptr)

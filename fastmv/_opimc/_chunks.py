@@ -19,8 +19,8 @@ from fastmv.kernels.opimc import _stream_row_sqnorms
 from fastmv.kernels.opimc_layout import (
     DenseRows,
     SparseRows,
-    _stream_gather_view,
     _stream_layout,
+    stream_finish_rows,
 )
 
 from .._core._interrupts import deferred_pool
@@ -135,10 +135,13 @@ class _ChunkBuilder:
             for iv in range(nd):
                 p0, p1 = row_start[iv], row_start[iv + 1]
                 A, of = arrays[iv]
-                at = rows[p0:p1] if of is None else of[rows[p0:p1]].astype(np.int64)
-                _stream_gather_view(A, at,
-                                    self.normalize, values[value_start[iv]:value_start[iv + 1]],
-                                    status[p0:p1])
+                at = rows[p0:p1] if of is None else of[rows[p0:p1]]
+                block = values[value_start[iv]:value_start[iv + 1]]
+                # the copy in NumPy, from any layout, and the kernel (compiled once per dtype)
+                # checks and scales the rows in place. "clip": the layout's rows are in range
+                # by construction, and the default mode would copy through a temporary.
+                np.take(A, at, axis=0, out=block.reshape(p1 - p0, A.shape[1]), mode="clip")
+                stream_finish_rows(block, A.shape[1], self.normalize, status[p0:p1])
             if not status.any():
                 break
             bad = np.flatnonzero(status == 2)

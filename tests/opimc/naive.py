@@ -56,7 +56,15 @@ def stream_gather_view(X, rows, normalize, out, status):
         norms[norms == 0] = 1.0
         sub = np.where(status[:, None] == 0, unit / norms[:, None], sub)
     ok = status == 0
-    out.reshape(rows.size, -1)[ok] = sub[ok]
+    d = sub.shape[1]
+    out[:rows.size * d].reshape(rows.size, d)[ok] = sub[ok]
+
+
+def stream_finish_rows(values, d, normalize, status):
+    """The rows already in place: the gather of every row, onto itself."""
+    n = status.shape[0]
+    block = values[:n * d].reshape(n, d).copy()
+    stream_gather_view(block, np.arange(n), normalize, values[:n * d], status)
 
 
 def _dense_views(dense, view_ptr):

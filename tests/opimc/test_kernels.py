@@ -46,6 +46,30 @@ def test_gather_view_matches_twin(dtype, normalize):
                 assert st[r] == 0 and abs(np.linalg.norm(block) - 1) < 1e-5
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.parametrize("n,d", [(0, 3), (1, 1), (12, 5), (40, 64)])
+def test_finish_rows_matches_twin(dtype, normalize, n, d):
+    rng = np.random.default_rng(n + d)
+    X = (rng.normal(size=(n, d)) * rng.choice([1e-3, 1.0, 1e3], size=(n, 1))).astype(dtype)
+    if n > 3:
+        X[0] = 0.0
+        X[1] = np.nan                        # all NaN -> status 1
+        X[2, 0] = np.inf                     # -> status 2 (d = 1: an infinity alone)
+    got, want = X.ravel().copy(), X.ravel().copy()
+    st, st_want = np.full(n, 9, np.int8), np.full(n, 9, np.int8)
+    K.stream_finish_rows(got, d, normalize, st)
+    N.stream_finish_rows(want, d, normalize, st_want)
+    np.testing.assert_array_equal(st, st_want)
+    ok = np.repeat(st == 0, d)
+    close(got[ok], want[ok], dtype)
+    # the gather is the copy, then this kernel: the same bits
+    out, st2 = np.empty(n * d, dtype), np.empty(n, np.int8)
+    K.stream_gather_view(X, np.arange(n, dtype=np.int64), normalize, out, st2)
+    np.testing.assert_array_equal(st2, st)
+    np.testing.assert_array_equal(out[ok], got[ok])
+
+
 @pytest.mark.parametrize("s,m,nd", [(1, 1, 1), (9, 3, 2), (40, 4, 0), (100, 5, 5)])
 def test_layout_matches_twin(s, m, nd):
     rng = np.random.default_rng(s + m)
