@@ -337,9 +337,9 @@ print(json.dumps({"own": sum(m.startswith("fastmv.") for m in modules), "all": l
 """
 
 #: What a cold warm-up compiles, the package's own functions and all of them with Numba's
-#: (docs/records/perf.md, "Cold first call, 2026-12-03": MVMC 6 of 21, MVFL 6 of 17, EMVC 8
-#: of 18, CMVNMF 7 of 18, OPIMC 13 of 20), with room for two more of each.
-_COLD_COMPILES = {"mvmc": (7, 19), "mvfl": (7, 16), "emvc": (9, 18), "cmvnmf": (8, 17),
+#: (docs/records/perf.md, "Cold first call (2026-12-03, evening)": MVMC 5 of 17, MVFL 5 of
+#: 14, EMVC 7 of 14, CMVNMF 5 of 13, OPIMC 13 of 20), with room for two more of each.
+_COLD_COMPILES = {"mvmc": (7, 19), "mvfl": (7, 16), "emvc": (9, 16), "cmvnmf": (7, 15),
                   "opimc": (15, 22)}
 
 
