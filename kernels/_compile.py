@@ -3,15 +3,12 @@
 - :func:`_inlining`: a function with the serial helpers it calls compiled into it (one
   compilation instead of one per helper on a cold first call);
 - :func:`_serial_copy`: a ``parallel=True`` kernel's code as a function of its own name, for
-  the serial kernel that small calls run (the same parts in the same order);
-- :func:`_zeros`: ``np.zeros`` as a serial helper of the parallel kernels (written inside a
-  ``parallel=True`` kernel it would become a parfor of its own).
+  the serial kernel that small calls run (the same parts in the same order).
 """
 from __future__ import annotations
 
 import types
 
-import numpy as np
 from numba import njit
 
 from ._options import SERIAL
@@ -115,12 +112,3 @@ def _serial_copy(kernel, name, summary, inline=()):
     copy.__doc__ = f"{summary}\n\n    {kernel.py_func.__doc__}"
     return copy
 
-
-@njit(**SERIAL)
-def _zeros(shape):
-    """``np.zeros(shape)`` in float64 as a serial helper for the parallel kernels of every
-    family: ``np.zeros`` written inside a ``parallel=True`` kernel becomes a parfor of its
-    own, which costs compilation time and nothing else."""
-    out = np.empty(shape, np.float64)
-    out[:] = 0.0
-    return out

@@ -208,8 +208,8 @@ def stream_finish_rows(values, d, normalize, status):
     """Classify the gathered rows of one dense view of a chunk by their non-finite values and
     scale each finite row to unit ℓ2 norm, in place: the kernel half of
     :func:`stream_gather_view`, for rows NumPy has already copied into place (``np.take``
-    gathers from any input layout and dtype, so this kernel is compiled once per dtype, not
-    per kind of input array).
+    reads any memory layout, so this kernel is compiled once per dtype, not once per layout
+    of the input).
 
     Parameters
     ----------

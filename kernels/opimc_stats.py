@@ -441,6 +441,8 @@ def _stream_center_shift(U_old, U, delta):
             delta[k] += t * t
     for k in range(c):
         delta[k] = np.sqrt(delta[k])
+
+
 @njit(**SERIAL)
 def stream_center_sqnorms(U, view_ptr):
     """Squared norms of the centres per view: ``usq[v, k] = ‖U[view_ptr[v]:view_ptr[v+1], k]‖²``.
