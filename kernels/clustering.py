@@ -159,11 +159,16 @@ def _clear(partial, partial_counts):
 
 
 @njit(**SERIAL)
-def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
-    """:func:`lloyd_step` on the rows ``[lo, hi)``: labels and distances written, the rows
-    added into the part's ``sums`` and ``counts``. The whole body of the parallel loop is
-    this one call, so the parfor's own compilation handles a single call."""
+def _lloyd_part(X, C2, c_sq, x_sq_norms, bounds, p, labels, sq_dist, sums, counts):
+    """:func:`lloyd_step` on part ``p``, the rows ``[bounds[p], bounds[p + 1])``: labels and
+    distances written, the rows added into the part's rows ``[p c, (p + 1) c)`` of ``sums``
+    and ``counts``. The whole body of the parallel loop is this one call, so the parfor's own
+    compilation handles a single call; it takes the whole arrays, not the part's slices,
+    because every slice handed on is an array for Numba to reference-count, in every caller."""
     c, d = C2.shape
+    lo = bounds[p]
+    hi = bounds[p + 1]
+    first = p * c
     full = np.empty((c, CHUNK_ROWS), np.float64)
     best = np.empty(CHUNK_ROWS, np.float64)
     arg = np.empty(CHUNK_ROWS, np.int64)
@@ -181,9 +186,9 @@ def _lloyd_part(X, C2, c_sq, x_sq_norms, lo, hi, labels, sq_dist, sums, counts):
             labels[i] = k
             v = best[r] + x_sq_norms[i]
             sq_dist[i] = v if v > 0.0 else 0.0
-            counts[k] += 1
+            counts[first + k] += 1
             for j in range(d):
-                sums[k, j] += X[i, j]
+                sums[first + k, j] += X[i, j]
 
 
 @njit(**PARALLEL)
@@ -237,8 +242,8 @@ def lloyd_step(X, centers, x_sq_norms, n_parts):
     partial_counts = np.empty(parts * c, np.int64)
     _clear(partial, partial_counts)
     for p in prange(parts):
-        _lloyd_part(X, C2, c_sq, x_sq_norms, bounds[p], bounds[p + 1], labels, sq_dist,
-                    partial[p * c:(p + 1) * c], partial_counts[p * c:(p + 1) * c])
+        _lloyd_part(X, C2, c_sq, x_sq_norms, bounds, p, labels, sq_dist, partial,
+                    partial_counts)
     sums = np.empty((c, d), np.float64)
     counts = np.empty(c, np.int64)
     _add_parts(partial, partial_counts, sums, counts)
@@ -305,9 +310,8 @@ def lloyd_step_csr(data, indices, indptr, centers, x_sq_norms, n_parts):
     partial_counts = np.empty(parts * c, np.int64)
     _clear(partial, partial_counts)
     for p in prange(parts):
-        _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds[p], bounds[p + 1],
-                        labels, sq_dist, partial[p * c:(p + 1) * c],
-                        partial_counts[p * c:(p + 1) * c])
+        _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds, p, labels,
+                        sq_dist, partial, partial_counts)
     sums = np.empty((c, d), np.float64)
     counts = np.empty(c, np.int64)
     _add_parts(partial, partial_counts, sums, counts)
@@ -321,12 +325,13 @@ def _transposed(centers):
 
 
 @njit(**SERIAL)
-def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, lo, hi, labels, sq_dist,
+def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds, p, labels, sq_dist,
                     sums, counts):
-    """:func:`lloyd_step_csr` on the rows ``[lo, hi)`` (see :func:`_lloyd_part`)."""
+    """:func:`lloyd_step_csr` on part ``p`` (see :func:`_lloyd_part`)."""
     c = CT.shape[1]
+    first = p * c
     inner = np.empty(c, np.float64)
-    for i in range(lo, hi):
+    for i in range(bounds[p], bounds[p + 1]):
         _csr_row_times(data, indices, indptr[i], indptr[i + 1], CT, inner)
         arg = 0
         best = c_sq[0] - 2.0 * inner[0]
@@ -338,9 +343,9 @@ def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, lo, hi, labels,
         labels[i] = arg
         best += x_sq_norms[i]
         sq_dist[i] = best if best > 0.0 else 0.0
-        counts[arg] += 1
+        counts[first + arg] += 1
         for q in range(indptr[i], indptr[i + 1]):
-            sums[arg, indices[q]] += data[q]
+            sums[first + arg, indices[q]] += data[q]
 
 
 #: :func:`lloyd_step` on the calling thread, bit for bit (see the module docstring); its
