@@ -95,21 +95,24 @@ def _normalize_view(X, scheme):
 
 
 def _log_columns(Y):
-    """``log(1 + y / mean(y))`` on every nonnegative column of ``Y`` with a positive mean
-    (counts and intensities spanning decades: their variance is then no longer that of a few
-    huge entries); other columns as they are. A new array (CSR stays CSR: ``log1p(0) = 0``)."""
+    """``log(1 + y / mean(y))`` on every nonnegative, non-constant column of ``Y`` (counts
+    and intensities spanning decades: their variance is then no longer that of a few huge
+    entries); other columns as they are (a constant one stays exactly constant, so the
+    scaling that follows zeroes it). A new array (CSR stays CSR: ``log1p(0) = 0``)."""
     if sp.issparse(Y):
         Y = sp.csr_matrix(Y, copy=True)
         low = np.asarray(Y.min(axis=0).toarray()).ravel()
+        high = np.asarray(Y.max(axis=0).toarray()).ravel()
         mean = np.asarray(Y.mean(axis=0)).ravel()
-        ok = (low >= 0) & (mean > 0)
+        ok = (low >= 0) & (mean > 0) & (high > low)
         scale = np.where(ok, 1.0 / np.where(ok, mean, 1.0), 0.0)[Y.indices]
         take = ok[Y.indices]
         Y.data[take] = np.log1p(Y.data[take] * scale[take])
         return Y
-    low = Y.min(axis=0, initial=0.0) if Y.shape[0] else np.zeros(Y.shape[1])
-    mean = Y.mean(axis=0) if Y.shape[0] else np.zeros(Y.shape[1])
-    ok = (low >= 0) & (mean > 0)
+    if Y.shape[0] == 0:
+        return np.array(Y, dtype=np.float64, copy=True)
+    low, high, mean = Y.min(axis=0), Y.max(axis=0), Y.mean(axis=0)
+    ok = (low >= 0) & (mean > 0) & (high > low)
     out = np.array(Y, dtype=np.float64, copy=True)
     out[:, ok] = np.log1p(Y[:, ok] / mean[ok])
     return out
