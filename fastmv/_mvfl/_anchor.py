@@ -35,9 +35,11 @@ if TYPE_CHECKING:  # annotations only: _solver imports this module
 ANCHOR_GRID = (100.0, 300.0)
 # Folds over the labels and outer iterations of each fold's solve. The first iteration runs
 # at uniform IRLS weights (a ridge fit, shared by every fold and candidate); the drift of the
-# reweighted fit shows from the second, so each fold's solve runs two: 3 folds × 2
-# candidates × 2 iterations, of which the 6 first ones share their factors with the solve.
-ANCHOR_FOLDS = 3
+# reweighted fit shows from the second, so each fold's solve runs two: 2 folds × 2
+# candidates × 2 iterations, of which the 4 first ones share their factors with the solve
+# (3 folds chose the same anchor on LandUse-21, ProteinFold and Handwritten but for one seed
+# of fifteen, at 1.5 times the cost: docs/records/mvfl-2026-12-07.md).
+ANCHOR_FOLDS = 2
 ANCHOR_ITERATIONS = 2
 
 

@@ -454,11 +454,11 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         (``f_step="monotone"``). ``None``: ``10 · max(lam1, lam2)`` (0.01 with the default
         weights); with labels, a k-means or spreading start and ``d ≤ n`` (the direct ``W``
         step: the fit binds and can pull ``F`` away from a good start), ``100`` or ``300 ·
-        max(lam1, lam2)`` by 3-fold validation on the labels (stratified by class): two
+        max(lam1, lam2)`` by 2-fold validation on the labels (stratified by class): two
         iterations per candidate from each fold's start (rebuilt from the other folds' labels),
         scored by the cosine of each held-out labelled row of ``F`` to its class; ``100 ·``
         stays unless ``300 ·`` wins by more than the standard error of its gain.
-        Cost: 12 iterations, the 6 first sharing their first ``W`` factorisation with the
+        Cost: 8 iterations, the 4 first sharing their first ``W`` factorisation with the
         solve; in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text
         (records/mvfl.md).
     max_iter : int, default 100
