@@ -156,16 +156,15 @@ def spreading_fold_scores(spreader, folds, n_folds):
     a fold with no held-out or no remaining label."""
     rows, classes, c = spreader.rows, spreader.classes, spreader.c
     GL = spreader.GT[:, rows]  # (l, l): each label's spreading read on the labelled rows
+    onehot = np.zeros((c, rows.size))
+    onehot[classes, np.arange(rows.size)] = 1.0
     out = np.full(n_folds, np.nan)
     for f in range(n_folds):
         te = folds == f
-        tr = ~te
-        n_tr, n_te = int(tr.sum()), int(te.sum())
-        if not n_te or not n_tr:
+        n_te = int(te.sum())
+        if not n_te or n_te == rows.size:
             continue
-        onehot_t = sp.csc_matrix((np.ones(n_tr), classes[tr], np.arange(n_tr + 1)),
-                                 shape=(c, n_tr))
-        S = np.asarray(onehot_t @ GL[np.ix_(tr, te)])  # (c, held-out)
+        S = onehot @ (GL[:, te] * (~te)[:, None])  # (c, held-out): the other folds' seeds
         norm = np.linalg.norm(S, axis=0)
         true = S[classes[te], np.arange(n_te)]
         out[f] = float(np.mean(np.divide(true, norm, out=np.zeros(n_te), where=norm > 0)))

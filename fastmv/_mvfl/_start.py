@@ -91,14 +91,24 @@ def _knn_graph(X):
     from squared distances computed one block of rows at a time (no ``n × n`` array)."""
     n = X.shape[0]
     k = min(_SPREAD_NEIGHBOURS, n - 1)
-    sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-          else np.einsum("ij,ij->i", X, X))
+    if sp.issparse(X):
+        Xp = X
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    else:
+        # dense rows: the inner products in single precision (half the time of the O(n² d)
+        # products; a neighbour changes only where two distances agree to ~1e-7 of the
+        # rows' norms, a tie for a kNN graph), on the rows divided by the largest entry
+        # (the neighbours are those of X; nothing overflows or underflows in float32)
+        top = float(np.abs(X).max(initial=0.0)) if X.size else 0.0
+        Xs = X / top if np.isfinite(top) and top > 0 else np.asarray(X, np.float64)
+        sq = np.einsum("ij,ij->i", Xs, Xs)
+        Xp = Xs.astype(np.float32)
     cols = np.empty((n, max(k, 0)), np.int64)
     for start in range(0, n, _SPREAD_BLOCK):
         stop = min(start + _SPREAD_BLOCK, n)
-        G = X[start:stop] @ X.T
+        G = Xp[start:stop] @ Xp.T
         D = sq[start:stop, None] + sq[None, :] - 2.0 * (G.toarray() if sp.issparse(G)
-                                                        else np.asarray(G))
+                                                        else np.asarray(G, np.float64))
         D[np.arange(stop - start), np.arange(start, stop)] = np.inf
         if k:
             cols[start:stop] = np.argpartition(D, k - 1, axis=1)[:, :k]
