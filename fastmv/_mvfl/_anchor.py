@@ -40,6 +40,10 @@ ANCHOR_GRID = (100.0, 300.0)
 # (3 folds chose the same anchor on LandUse-21, ProteinFold and Handwritten but for one seed
 # of fifteen, at 1.5 times the cost: docs/records/mvfl-2026-12-07.md).
 ANCHOR_FOLDS = 2
+# Projected-gradient steps of each fold solve's F steps (the solve takes N_INNER): the
+# direction of the drift shows in the first steps, and the fold solves are most of the cost
+# of a tuned solve on the direct route (docs/records/mvfl-2026-12-07.md).
+ANCHOR_INNER = 3
 ANCHOR_ITERATIONS = 2
 
 
@@ -144,6 +148,7 @@ def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, log, problem_type):
             starts[f] = (fold, _initial_F(X, fold, data.rng, None, km=km, graph=graph), [])
         fold, F0, memo = starts[f]
         problem = problem_type(fold._replace(anchor=anchor), X, wstep, view_ptr, F0.copy())
+        problem.n_inner = ANCHOR_INNER
         for _ in range(ANCHOR_ITERATIONS - 1):
             problem.step()
         problem.joint_f_step(problem.factor(), memo)

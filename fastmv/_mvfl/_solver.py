@@ -251,6 +251,7 @@ class Problem:
         self.term = FTerm(data.n, data.c, data.lam3, data.rho, data.prior, data.anchor,
                           F0.copy())
         self.alpha = 0.5  # projected-gradient step length, carried across F steps
+        self.n_inner = None  # projected-gradient steps per F step (None: by route)
         self.empty = empty_csr(data.n)
         # the quiet stops only with labels: without a prior the run is also the feature
         # selection, whose weights keep separating after the labels have come to rest, and
@@ -273,7 +274,8 @@ class Problem:
     def joint_f_step(self, factors, memo=None):
         """The monotone step's ``F`` update (``memo``: see :class:`ReducedTerm`)."""
         reduced = ReducedTerm(self.term, self.wstep, factors, memo)
-        n_inner = N_INNER_WOODBURY if self.wstep.route == "woodbury" else N_INNER
+        n_inner = self.n_inner or (N_INNER_WOODBURY if self.wstep.route == "woodbury"
+                                   else N_INNER)
         self.F, self.alpha = monotone_f_step(self.F, None, reduced, self.alpha, n_inner)
         return reduced
 
