@@ -210,8 +210,15 @@ def view_weights(result: Any, ax: Any = None, view_names: Sequence[str] | None =
 
 
 def feature_weights(result: Any, ax: Any = None,
-                    view_names: Sequence[str] | None = None) -> Any:
-    """MVFL's feature weights ``‖w^i‖`` along the concatenated features, coloured by view.
+                    view_names: Sequence[str] | None = None, *,
+                    top_k: int | None = None) -> Any:
+    """MVFL's feature weights ``‖w^i‖``, coloured by view: every feature along the
+    concatenated features, or the ``top_k`` largest of each view as labelled bars.
+
+    A few hundred features read well as one line of bars; thousands do not (a wall of bars
+    whose labels cannot be written), so beyond 100 features the default draws the largest
+    features of each view, each bar named by its view and its index in that view, and the
+    legend gives each view's share of the total weight.
 
     Parameters
     ----------
@@ -220,7 +227,11 @@ def feature_weights(result: Any, ax: Any = None,
     ax : matplotlib.axes.Axes, optional
         Where to draw (default: a new figure).
     view_names : sequence of str, optional
-        Names of the views for the legend.
+        Names of the views for the legend and the bar labels.
+    top_k : int, optional
+        Draw the ``top_k`` largest weights of each view as horizontal bars. Default: every
+        feature when there are at most 100, else ``max(3, min(10, 30 // n_views))`` per view
+        (at most 30 bars for 3 views or more).
 
     Returns
     -------
@@ -237,11 +248,19 @@ def feature_weights(result: Any, ax: Any = None,
     ...                     view_ptr=np.array([0, 2, 3]))
     >>> len(feature_weights(r).collections)
     2
+    >>> len(feature_weights(r, top_k=1).patches)  # the largest of each view
+    2
     """
-    w = np.asarray(result.feature_weights, dtype=np.float64)
+    w = np.asarray(result.feature_weights, dtype=np.float64).reshape(-1)
     ptr = np.asarray(result.view_ptr)
     m = ptr.size - 1
     names = list(view_names) if view_names is not None else [f"view {v}" for v in range(m)]
+    if top_k is None and w.size > _ALL_FEATURES_MAX:
+        top_k = max(3, min(10, 30 // max(m, 1)))
+    if top_k is not None:
+        if int(top_k) < 1:
+            raise InvalidParameterError(f"top_k must be a positive integer, got {top_k!r}")
+        return _top_features(w, ptr, names, int(top_k), ax)
     ax = _axes(ax, figsize=(8.0, 3.5))
     for v in range(m):
         idx = np.arange(ptr[v], ptr[v + 1])
@@ -253,12 +272,48 @@ def feature_weights(result: Any, ax: Any = None,
     return ax
 
 
-def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None = None) -> Any:
+_ALL_FEATURES_MAX = 100  # beyond this many features, feature_weights draws the top ones
+
+
+def _top_features(w, ptr, names, top_k, ax):
+    """The ``top_k`` largest weights of each view as horizontal bars, views one after the
+    other (largest first within a view), each labelled ``view: feature j``."""
+    total = w.sum()
+    rows, labels, colours, handles = [], [], [], []
+    for v in range(ptr.size - 1):
+        part = w[ptr[v]:ptr[v + 1]]
+        top = np.argsort(-part, kind="stable")[:top_k]
+        rows.extend(part[top])
+        labels.extend(f"{names[v]}: {j}" for j in top)
+        colours.extend([f"C{v % 10}"] * top.size)
+        share = part.sum() / total if total > 0 else 0.0
+        handles.append((f"C{v % 10}", f"{names[v]} ({part.size} features, "
+                                      f"{100 * share:.0f} % of the weight)"))
+    ax = _axes(ax, figsize=(7.0, max(3.0, 0.22 * len(rows) + 1.2)))
+    pos = np.arange(len(rows))
+    ax.barh(pos, rows, color=colours)
+    ax.set_yticks(pos)
+    ax.set_yticklabels(labels, fontsize="x-small")
+    ax.invert_yaxis()  # the first view's largest on top
+    from matplotlib.patches import Patch  # noqa: PLC0415 (matplotlib: on first use)
+
+    ax.legend(handles=[Patch(color=c, label=t) for c, t in handles], fontsize="small",
+              loc="lower right")
+    ax.set_xlabel("‖w^i‖")
+    ax.set_title(f"MVFL feature weights: the {top_k} largest of each view "
+                 f"({w.size} features)")
+    return ax
+
+
+def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None = None, *,
+                max_ticks: int = 20) -> Any:
     """Heat map of the contingency table of classes against clusters.
 
     The clusters are ordered by the one-to-one matching that maximises the agreement
     (Hungarian matching, as in :func:`fastmv.metrics.accuracy`), so a good clustering shows
-    a strong diagonal.
+    a strong diagonal. Large tables (100 classes) keep every cell, in a figure of bounded
+    size, with at most ``max_ticks`` labelled rows and columns: the diagonal and the
+    off-diagonal cells (the confusions) stay visible where a hundred labels would not.
 
     Parameters
     ----------
@@ -270,6 +325,8 @@ def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None 
         Where to draw (default: a new figure).
     annotate : bool, optional
         Write the counts in the cells (default: when the table is at most 20 x 20).
+    max_ticks : int, default 20
+        Label at most this many rows and columns (evenly spaced) when the table has more.
 
     Returns
     -------
@@ -291,14 +348,20 @@ def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None 
     rows, cols = linear_sum_assignment(-C)
     order = list(cols[np.argsort(rows)]) + [j for j in range(C.shape[1]) if j not in set(cols)]
     C = C[:, order]
-    ax = _axes(ax, figsize=(max(4.0, 0.45 * C.shape[1] + 2.5),
-                            max(3.5, 0.4 * C.shape[0] + 1.5)))
-    im = ax.imshow(C, cmap="Blues", aspect="auto")
+    if int(max_ticks) < 1:
+        raise InvalidParameterError(f"max_ticks must be a positive integer, got {max_ticks!r}")
+    ax = _axes(ax, figsize=(min(11.0, max(4.0, 0.45 * C.shape[1] + 2.5)),
+                            min(9.0, max(3.5, 0.4 * C.shape[0] + 1.5))))
+    im = ax.imshow(C, cmap="Blues", aspect="auto", interpolation="nearest")
     ax.figure.colorbar(im, ax=ax, label="samples")
-    ax.set_xticks(range(C.shape[1]))
-    ax.set_xticklabels([str(clusters[j]) for j in order])
-    ax.set_yticks(range(C.shape[0]))
-    ax.set_yticklabels([str(k) for k in classes])
+    cols, rows_ = _tick_positions(C.shape[1], max_ticks), _tick_positions(C.shape[0], max_ticks)
+    ax.set_xticks(cols)
+    ax.set_xticklabels([str(clusters[order[j]]) for j in cols],
+                       fontsize="small" if cols.size > 10 else None,
+                       rotation=90 if cols.size > 10 else 0)
+    ax.set_yticks(rows_)
+    ax.set_yticklabels([str(classes[i]) for i in rows_],
+                       fontsize="small" if rows_.size > 10 else None)
     ax.set_xlabel("predicted cluster (matched to the classes)")
     ax.set_ylabel("true class")
     if annotate is None:
@@ -312,6 +375,12 @@ def contingency(y_true: Any, y_pred: Any, ax: Any = None, annotate: bool | None 
                             color="white" if C[i, j] > 0.6 * top else "black")
     ax.set_title(f"contingency table (accuracy {metrics.accuracy(y_true, y_pred):.3f})")
     return ax
+
+
+def _tick_positions(size, max_ticks):
+    """Every position up to ``max_ticks``, else every ``step``-th from the first, the
+    smallest whole step that gives at most ``max_ticks`` (0, 5, 10, ... for 100 and 20)."""
+    return np.arange(0, size, max(1, -(-size // int(max_ticks))))
 
 
 def _similarity(X, similarity):
@@ -367,8 +436,12 @@ def _spread_coordinates(S, c):
 
 
 def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
-              similarity: bool | None = None) -> Any:
+              similarity: bool | None = None, highlight: int | Sequence | None = None) -> Any:
     """2-D spectral embedding of the samples, coloured by cluster.
+
+    Up to 20 clusters each get a colour and a legend entry. Beyond that, colours cycle and
+    a legend cannot be read, so only the ``highlight`` clusters (default: the 10 largest)
+    are coloured and named; the others are drawn together in light grey.
 
     The leading eigenvectors of ``D^{-1/2} S D^{-1/2}`` (one per cluster), row-normalised
     (the space spectral clustering separates the clusters in), projected on their two
@@ -388,6 +461,10 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     similarity : bool, optional
         Whether a square input is a similarity (default: when it is symmetric and
         nonnegative).
+    highlight : int or sequence of labels, optional
+        The clusters drawn in colour and named in the legend: the ``highlight`` largest
+        (an int) or the labels given. Default: every cluster when there are at most 20,
+        else the 10 largest.
 
     Returns
     -------
@@ -416,14 +493,23 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     ax = _axes(ax, figsize=(5.5, 5.0))
     if not np.all(known):
         ax.scatter(Y[~known, 0], Y[~known, 1], s=6, c="lightgrey")
-    classes, codes = np.unique(labels[known], return_inverse=True)
-    cmap = _pyplot().get_cmap("tab10" if classes.size <= 10 else "tab20")
-    for k, label in enumerate(classes):
+    classes, codes, sizes = np.unique(labels[known], return_inverse=True, return_counts=True)
+    shown = _highlighted(classes, sizes, highlight)
+    Yk = Y[known]
+    rest = ~np.isin(codes, shown)
+    if np.any(rest):
+        ax.scatter(Yk[rest, 0], Yk[rest, 1], s=4, color="0.82",
+                   label=f"{classes.size - shown.size} other clusters")
+    cmap = _pyplot().get_cmap("tab10" if shown.size <= 10 else "tab20")
+    for i, k in enumerate(shown):
         sel = codes == k
-        ax.scatter(Y[known][sel, 0], Y[known][sel, 1], s=8, color=cmap(k % cmap.N),
-                   label=str(label))
-    if classes.size <= 20:
-        ax.legend(title="cluster", fontsize="small", title_fontsize="small", markerscale=2,
+        ax.scatter(Yk[sel, 0], Yk[sel, 1], s=8, color=cmap(i % cmap.N),
+                   label=str(classes[k]))
+    if shown.size <= 20:
+        title = "cluster" if shown.size == classes.size else (
+            f"the {shown.size} largest clusters" if highlight is None
+            or isinstance(highlight, (int, np.integer)) else "cluster")
+        ax.legend(title=title, fontsize="small", title_fontsize="small", markerscale=2,
                   loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     ax.set_xlabel("spectral embedding, principal component 1")
     ax.set_ylabel("principal component 2")
@@ -431,6 +517,30 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     ax.set_xticks([])
     ax.set_yticks([])
     return ax
+
+
+_COLOURED_MAX = 20   # clusters that each get a colour and a legend entry by default
+_HIGHLIGHT = 10      # beyond that, the largest ones coloured
+
+
+def _highlighted(classes, sizes, highlight):
+    """Indices (into ``classes``) of the clusters drawn in colour, in legend order."""
+    if highlight is None:
+        if classes.size <= _COLOURED_MAX:
+            return np.arange(classes.size)
+        highlight = _HIGHLIGHT
+    if isinstance(highlight, (int, np.integer)) and not isinstance(highlight, bool):
+        if highlight < 0:
+            raise InvalidParameterError(
+                f"highlight must be a nonnegative number of clusters, got {highlight}")
+        largest = np.argsort(-sizes, kind="stable")[:int(highlight)]
+        return np.sort(largest)
+    wanted = np.asarray(list(highlight))
+    missing = wanted[~np.isin(wanted, classes)]
+    if missing.size:
+        raise InvalidParameterError(
+            f"highlight names labels that no sample has: {missing.tolist()[:5]}")
+    return np.flatnonzero(np.isin(classes, wanted))
 
 
 def __dir__():  # dir(module) lists the public names, not the imports
