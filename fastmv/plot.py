@@ -67,11 +67,21 @@ def _plain_formatter():
 def convergence(result: Any, ax: Any = None) -> Any:
     """Objective per iteration of a solver's result, and its relative change (log scale).
 
+    A result that records the residual its stop test reads (EMVC's primal residual) shows
+    that instead of the relative change. EMVC's objective ``‖Q‖_* + error terms`` is the
+    model's objective at a point that does not meet the constraints yet: while the penalty
+    ``μ`` is small the singular value threshold ``1/μ`` removes every singular value, so
+    ``Q = 0`` and the objective is the error terms alone (about 1e-12); it jumps to the
+    size of ``‖Q‖_*`` (tens to hundreds) at the iteration where ``Q`` gets its first
+    singular values, then decreases while the residual falls. Those first iterations are
+    shaded and labelled on the picture.
+
     Parameters
     ----------
     result : result object of a fastmv solver
         Anything with an ``objective`` array (one entry per iteration); ``converged`` is shown
-        in the legend when present.
+        in the legend when present; ``residual`` (one per iteration) replaces the relative
+        change; ``rank`` (of ``Q``, one per iteration) marks the iterations with ``Q = 0``.
     ax : matplotlib.axes.Axes, optional
         Where to draw (default: a new figure).
 
@@ -114,19 +124,54 @@ def convergence(result: Any, ax: Any = None) -> Any:
     else:  # the values themselves, not "−5.321e3" and offsets from it
         ax.yaxis.set_major_formatter(_plain_formatter())
     handles = [line]
-    if obj.size > 1:
+    residual = getattr(result, "residual", None)
+    if residual is not None and np.size(residual) == obj.size and obj.size > 1:
+        # the quantity the stop test reads (EMVC: the primal residual, compared with tol)
+        x, change = it, np.asarray(residual, dtype=np.float64).reshape(-1)
+        name = "primal residual (the stop test)"
+    elif obj.size > 1:
         prev = np.abs(obj[:-1])
+        x = it[1:]
         change = np.abs(np.diff(obj)) / np.where(prev > 0, prev, 1.0)
-        positive = change > 0
-        if np.any(positive):
-            twin = ax.twinx()
-            h, = twin.semilogy(it[1:][positive], change[positive], "s--", ms=3, color="C1",
-                               label="relative change")
-            twin.set_ylabel("relative change", color="C1")
-            handles.append(h)
-    ax.legend(handles=handles, loc="upper right", fontsize="small")
+        name = "relative change"
+    else:
+        change = np.zeros(0)
+    positive = change > 0
+    top = ax  # the legend goes on the axes drawn last, so no line crosses it
+    if np.any(positive):
+        top = ax.twinx()
+        h, = top.semilogy(x[positive], change[positive], "s--", ms=3, color="C1", label=name)
+        top.set_ylabel(name, color="C1")
+        handles.append(h)
+    shaded = _mark_empty_low_rank_part(result, obj.size, ax)
+    if shaded:  # below the flat residual of the shaded first iterations, above the objective
+        top.legend(handles=handles + shaded, loc="upper left", bbox_to_anchor=(0.0, 0.92),
+                   fontsize="x-small")
+    else:
+        top.legend(handles=handles, loc="upper right", fontsize="small")
     ax.set_title(type(result).__name__.replace("Result", "") + " convergence")
     return ax
+
+
+def _mark_empty_low_rank_part(result, n_iter, ax):
+    """Shade the first iterations with ``rank == 0`` (EMVC: ``Q = 0`` while the threshold
+    ``1/μ`` exceeds every singular value): there the objective is the error terms alone and
+    its later jump is the low-rank part arriving, not the solve going wrong."""
+    rank = getattr(result, "rank", None)
+    if rank is None or np.size(rank) != n_iter or n_iter == 0:
+        return []
+    rank = np.asarray(rank).reshape(-1)
+    if rank[0] != 0:
+        return []
+    last = int(np.argmax(rank != 0)) if np.any(rank != 0) else n_iter
+    from matplotlib.patches import Patch  # noqa: PLC0415 (matplotlib: on first use)
+
+    ax.axvspan(0.5, last + 0.5, color="0.9", zorder=0)
+    text = (f"iterations 1–{last}: Q = 0 (penalty μ still small),\nthe objective is the "
+            "error terms alone;\nit jumps when Q gets its first\nsingular values "
+            f"(iteration {last + 1})" if last < n_iter else
+            "Q = 0 throughout (penalty μ small):\nthe objective is the error terms alone")
+    return [Patch(color="0.9", label=text)]
 
 
 def _one_pass(result, ax):
