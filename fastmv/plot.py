@@ -448,12 +448,15 @@ def _similarity(X, similarity):
     return (P + P.T) / 2
 
 
-def _spread_coordinates(S, c):
+def _spread_coordinates(S, c, codes=None):
     """2-D coordinates of the samples: the ``c`` leading eigenvectors of
     ``D^{-1/2} S D^{-1/2}``, rows scaled to unit norm (the space in which spectral
     clustering separates ``c`` clusters, each on its own direction), then their two
     principal components. Two eigenvectors alone separate two or three clusters
-    and pile the others together; the principal plane of all ``c`` spreads them out."""
+    and pile the others together; the principal plane of all ``c`` spreads them out. With
+    ``codes`` (the cluster of each sample, -1 for none) and three clusters or more, the
+    plane is turned so that the clusters' means sit near the corners of a regular polygon
+    (:func:`_polygon_plane`)."""
     n = S.shape[0]
     deg = S.sum(axis=1)
     inv = np.where(deg > 0, 1.0 / np.sqrt(np.where(deg > 0, deg, 1.0)), 0.0)
@@ -476,8 +479,36 @@ def _spread_coordinates(S, c):
     Y = U[:, :2] * sv[:2]
     if Y.shape[1] < 2:
         Y = np.column_stack([Y, np.zeros(n)])
+    if codes is not None and np.unique(codes[codes >= 0]).size >= 3:
+        Y = E @ _polygon_plane(E[codes >= 0], Y[codes >= 0], codes[codes >= 0])
     # a deterministic orientation: the largest coordinate of each axis positive
     return Y * np.where(np.sign(Y[np.argmax(np.abs(Y), axis=0), range(2)]) < 0, -1, 1)
+
+
+def _polygon_plane(E, Y, codes):
+    """The plane of the embedding ``E`` (k columns) that puts the clusters' mean points
+    closest to the corners of a regular polygon, corners taken in the order of the clusters'
+    angles on the principal plane ``Y`` (neighbours stay neighbours).
+
+    With many clusters the principal plane of ``E`` is nearly arbitrary: each cluster has its
+    own direction, the directions are about equally spread, so every plane holds about the
+    same variance and two clusters may land on one spot. The orthogonal Procrustes rotation
+    towards the polygon gives each cluster its own place on the plane; it is still a linear
+    projection of ``E``, so a sample far from its cluster stays far on the picture."""
+    groups, codes = np.unique(codes, return_inverse=True)
+    g = groups.size
+    counts = np.bincount(codes, minlength=g)[:, None]
+    M = np.zeros((g, E.shape[1]))
+    np.add.at(M, codes, E)
+    M /= counts
+    centre = np.zeros((g, 2))
+    np.add.at(centre, codes, Y)
+    order = np.argsort(np.arctan2(centre[:, 1], centre[:, 0]), kind="stable")
+    angle = np.empty(g)
+    angle[order] = 2 * np.pi * np.arange(g) / g
+    T = np.column_stack([np.cos(angle), np.sin(angle)])
+    U, _, Vt = np.linalg.svd(M.T @ T, full_matrices=False)
+    return U @ Vt
 
 
 def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
@@ -489,9 +520,10 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     are coloured and named; the others are drawn together in light grey.
 
     The leading eigenvectors of ``D^{-1/2} S D^{-1/2}`` (one per cluster), row-normalised
-    (the space spectral clustering separates the clusters in), projected on their two
-    principal components,
-    so that every cluster gets its own place on the plane. ``S`` is given, or built from data as the
+    (the space spectral clustering separates the clusters in), projected on the plane that
+    puts the clusters' means nearest the corners of a regular polygon (from three clusters;
+    the corners in the order of the clusters on the principal plane), so that every cluster
+    gets its own place on the plane. ``S`` is given, or built from data as the
     symmetrised transition matrix of the unit-norm rows (:func:`fastmv.transition_matrix`,
     its default kNN kernel), averaged over views for a list.
 
@@ -534,7 +566,9 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
     if labels.size != n:
         raise ValueError(f"labels has {labels.size} entries, the data {n} samples")
     known = labels >= 0 if labels.dtype.kind in "iu" else np.ones(n, bool)
-    Y = _spread_coordinates(S, max(np.unique(labels[known]).size, 2))
+    codes = np.full(n, -1)
+    codes[known] = np.unique(labels[known], return_inverse=True)[1]
+    Y = _spread_coordinates(S, max(np.unique(labels[known]).size, 2), codes)
     ax = _axes(ax, figsize=(5.5, 5.0))
     if not np.all(known):
         ax.scatter(Y[~known, 0], Y[~known, 1], s=6, c="lightgrey")
@@ -556,8 +590,8 @@ def embedding(X_or_similarity: Any, labels: Any, ax: Any = None, *,
             or isinstance(highlight, (int, np.integer)) else "cluster")
         ax.legend(title=title, fontsize="small", title_fontsize="small", markerscale=2,
                   loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    ax.set_xlabel("spectral embedding, principal component 1")
-    ax.set_ylabel("principal component 2")
+    ax.set_xlabel("spectral embedding, axis 1")
+    ax.set_ylabel("axis 2")
     ax.set_title(f"spectral embedding, {np.unique(labels[known]).size} clusters")
     ax.set_xticks([])
     ax.set_yticks([])
