@@ -108,3 +108,20 @@ def test_embedding_of_100_clusters_colours_the_largest_and_greys_the_rest():
     plt.close(ax.figure)
     with pytest.raises(InvalidParameterError, match="no sample"):
         plot.embedding(X, y, highlight=[1000])
+
+
+def test_embedding_of_100_planted_clusters_gives_each_its_own_place():
+    """The principal plane of 100 equally spread cluster directions is nearly arbitrary (two
+    clusters may fall on one spot); the polygon plane keeps every centre apart."""
+    rng = np.random.default_rng(1)
+    c, per = 100, 8
+    y = np.repeat(np.arange(c), per)
+    X = np.eye(c)[y] * 3 + 0.2 * rng.standard_normal((y.size, c))
+    ax = plot.embedding(X, y, highlight=c)           # every cluster its own collection
+    assert len(ax.collections) == c and ax.get_legend() is None  # no 100-entry legend
+    centres = np.array([np.asarray(col.get_offsets()).mean(axis=0) for col in ax.collections])
+    spread = np.ptp(np.vstack([col.get_offsets() for col in ax.collections]), axis=0).max()
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)[np.triu_indices(c, 1)]
+    # corners of a regular 100-gon are 2 sin(pi/100) = 0.063 radii apart: 3 % of the spread
+    assert gaps.min() > 0.01 * spread
+    plt.close(ax.figure)
