@@ -205,8 +205,12 @@ def _one_pass(result, ax):
     return ax
 
 
-def view_weights(result: Any, ax: Any = None, view_names: Sequence[str] | None = None) -> Any:
+def view_weights(result: Any, ax: Any = None, view_names: Sequence[str] | None = None, *,
+                 max_ticks: int = 20) -> Any:
     """Heat map of MVFL's view weights ``‖w_k^v‖`` (views x clusters).
+
+    Many clusters (100) keep every cell, in a figure at most 11 inches wide, with at most
+    ``max_ticks`` clusters labelled.
 
     Parameters
     ----------
@@ -216,6 +220,8 @@ def view_weights(result: Any, ax: Any = None, view_names: Sequence[str] | None =
         Where to draw (default: a new figure).
     view_names : sequence of str, optional
         Names of the views (default ``view 0``, ``view 1``, ...).
+    max_ticks : int, default 20
+        Label at most this many clusters (evenly spaced) when there are more.
 
     Returns
     -------
@@ -243,10 +249,13 @@ def view_weights(result: Any, ax: Any = None, view_names: Sequence[str] | None =
                                     f"got shape {W.shape}")
     m, c = W.shape
     names = list(view_names) if view_names is not None else [f"view {v}" for v in range(m)]
-    ax = _axes(ax, figsize=(max(4.0, 0.5 * c + 2.5), max(2.5, 0.5 * m + 1.5)))
-    im = ax.imshow(W, aspect="auto", cmap="viridis")
+    if int(max_ticks) < 1:
+        raise InvalidParameterError(f"max_ticks must be a positive integer, got {max_ticks!r}")
+    ax = _axes(ax, figsize=(min(11.0, max(4.0, 0.5 * c + 2.5)),
+                            min(9.0, max(2.5, 0.5 * m + 1.5))))
+    im = ax.imshow(W, aspect="auto", cmap="viridis", interpolation="nearest")
     ax.figure.colorbar(im, ax=ax, label="‖w_k^v‖")
-    ax.set_xticks(range(c))
+    ax.set_xticks(_tick_positions(c, max_ticks))
     ax.set_yticks(range(m))
     ax.set_yticklabels(names)
     ax.set_xlabel("cluster k")

@@ -125,3 +125,14 @@ def test_embedding_of_100_planted_clusters_gives_each_its_own_place():
     # corners of a regular 100-gon are 2 sin(pi/100) = 0.063 radii apart: 3 % of the spread
     assert gaps.min() > 0.01 * spread
     plt.close(ax.figure)
+
+
+def test_view_weights_of_100_clusters_fit_a_page():
+    rng = np.random.default_rng(0)
+    res = SimpleNamespace(view_weights=rng.random((3, 100)))
+    ax = plot.view_weights(res, view_names=["shape", "texture", "margin"])
+    ax.figure.canvas.draw()
+    assert ax.images[0].get_array().shape == (3, 100)      # every cell kept
+    assert len(_labelled(ax.get_xticklabels())) <= 20
+    assert ax.figure.get_size_inches()[0] <= 11            # not 52 inches wide
+    plt.close(ax.figure)
