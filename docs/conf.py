@@ -8,6 +8,7 @@ reference is generated from the numpydoc docstrings, and the gallery runs every 
 import os
 import re
 import sys
+import sysconfig
 import tempfile
 
 import matplotlib
@@ -73,18 +74,19 @@ html_theme_options = {"description": "fast multi-view clustering", "fixed_sideba
 # The gallery's pages show what the examples print and warn; a warning's location or a
 # temporary file's name would show the build machine's folders. Every page's source (the
 # gallery's generated ones included) is checked for them; under -W a finding fails the build.
+# (the interpreter's library folders rather than its prefix: a system Python's is /usr)
 _MACHINE_PATHS = re.compile("|".join(
-    [re.escape(p.rstrip("/") + "/") for p in {os.path.dirname(HERE), sys.prefix,
-                                               sys.base_prefix, os.path.expanduser("~")}
+    [re.escape(p.rstrip("/") + "/") for p in {
+        os.path.dirname(HERE), os.path.expanduser("~"),
+        *(sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib"))}
      if len(p) > 1]
     + [re.escape(tempfile.gettempdir()) + r"/tmp[a-z0-9_]{8}"]))
 
 
 def _check_machine_paths(app, docname, source):
-    found = _MACHINE_PATHS.search(source[0])
-    if found:
-        from sphinx.util import logging  # noqa: PLC0415 (Sphinx is present while building)
+    from sphinx.util import logging  # noqa: PLC0415 (Sphinx is present while building)
 
+    for found in _MACHINE_PATHS.finditer(source[0]):
         line = source[0].count("\n", 0, found.start()) + 1
         logging.getLogger(__name__).warning(
             "shows a path of the build machine (%r): print names relative to a folder, or "
