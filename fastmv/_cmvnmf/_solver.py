@@ -476,7 +476,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         the data); returning ``True`` or raising ``StopIteration`` stops the solve
         (``converged=False``, no further starts).
     progress : bool, default False
-        Show a progress bar over the sweeps (needs tqdm).
+        Show a progress bar over the sweeps (needs tqdm): one bar per start, labelled
+        with the start ("cmvnmf start 2/5") when there are several.
     n_jobs : int or None
         Threads for the Numba kernels (``None``: ``NUMBA_NUM_THREADS``).
 
@@ -558,7 +559,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
             # every start runs to its own stop: starts 6-10 % above the kept one after 50
             # sweeps still ended lowest on ProteinFold (docs/records/cmvnmf.md, "Fourth round")
             guard = _StartGuard(callback)
-            run = _solve(data, init, rescale, rng, n_jobs, **dict(driver, callback=guard))
+            run = _solve(data, init, rescale, rng, n_jobs, **dict(
+                driver, callback=guard,
+                progress_desc=f"cmvnmf start {start + 1}/{n_starts}" if n_starts > 1 else None))
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,
                 n_starts, run[1].n_iter, _final(*run), run[1].stop_reason, run[1].seconds)
             if best is None or guard.stopped or _final(*run) < _final(*best):

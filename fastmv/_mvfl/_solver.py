@@ -351,7 +351,9 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
         F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
         problem = Problem(data, Xw, wstep, view_ptr, F0, tol)  # Xw: CSR for text (Z = XW)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
-                        verbose=verbose, progress=progress, warn=False)
+                        verbose=verbose, progress=progress, warn=False,
+                        progress_desc=f"mvfl start {start + 1}/{n_starts}" if n_starts > 1
+                        else None)
         final = trace.objective[-1] if trace.n_iter else np.inf
         if best is None or final < best[2]:
             best = (problem, trace, final)
@@ -500,7 +502,8 @@ default "auto"
     verbose : bool or int, default False
         Log one line per iteration (logger ``"fastmv"``).
     progress : bool, default False
-        Show a progress bar over the iterations (needs tqdm).
+        Show a progress bar over the iterations (needs tqdm): one bar per start,
+        labelled with the start ("mvfl start 2/3") when there are several.
     callback : callable, optional
         ``callback(info)`` after each iteration with a ``fastmv._core._driver.IterationInfo``
         (``info.state``: read-only ``W``, ``b``, ``F``, ``Z = XW + 1bᵀ``); returning
