@@ -73,6 +73,13 @@ __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_es
 
 # --------------------------------------------------------------------------------- MVMC
 class MVMC(_MultiViewClusterer):
+    # scikit-learn's check_estimator fits without side information, which MVMC needs: every
+    # check that fits fails with the error of fit (tests/test_sklearn_checks.py runs the
+    # checks again with labels taken from the checks' y; the failure below is of that run)
+    _sklearn_needs_side_information = True
+    _sklearn_expected_failed_checks = {
+        "check_fit2d_1sample": "one sample gives no pair; MVMC's error names the labels and "
+                               "the pairs it needs, not the sample count"}
 
     def __init__(self, n_clusters: int = 2, *, C1: Any = 100.0, C2: float = 1.0, k: Any = 'auto',
                  max_iter: int = 100, inner_iter: int = 3, tol: float = 0.0001,
@@ -102,6 +109,12 @@ class MVMC(_MultiViewClusterer):
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
             labels: Any = None, view_sizes: Sequence[int] | None = None) -> MVMC:
+        if must_link is None and cannot_link is None and labels is None:
+            raise InvalidParameterError(
+                "must_link, cannot_link, labels: MVMC.fit needs side information, "
+                "must-link / cannot-link pairs or partial labels (-1 for unknown); y is "
+                "ignored, as by every clusterer (give labels=y to learn from it)")
+        views = self._views(Xs, view_sizes, y)  # the views checked first
         if labels is not None:  # every pair among the labelled samples, added to the given
             ml, cl = pairs_from_labels(labels)
             if ml.shape[0] + cl.shape[0] == 0 and must_link is None and cannot_link is None:
@@ -115,8 +128,7 @@ class MVMC(_MultiViewClusterer):
             must_link = ml if must_link is None else np.vstack([np.asarray(must_link), ml])
             cannot_link = cl if cannot_link is None else np.vstack([np.asarray(cannot_link),
                                                                    cl])
-        return self._fit(self._views(Xs, view_sizes, y),
-                         {"must_link": must_link, "cannot_link": cannot_link})
+        return self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
 
     fit.__doc__ = _fit_doc("MVMC", "The views, each (n, d_v).",
                            ["must_link", "cannot_link", "pair_labels"],
@@ -142,6 +154,10 @@ Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
 
 # --------------------------------------------------------------------------------- MVFL
 class MVFL(_MultiViewClusterer):
+    _sklearn_expected_failed_checks = {
+        "check_fit2d_1sample": "one sample: MVFL's k-means start drops the constant features "
+                               "(all of them), and its error names the features, not the "
+                               "sample count"}
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = 0.001, lam2: float = 0.001,
                  lam3: Any = None, rho: float = 1.0, anchor: float | None = None,

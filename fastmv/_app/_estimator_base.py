@@ -346,6 +346,12 @@ class _MultiViewClusterer(BaseEstimator):
     # OPIMC takes all-NaN rows as missing samples itself; the others get them mean-imputed
     _native_missing = False
 
+    # scikit-learn's estimator checks that fail, with their reasons (``expected_failed_checks``
+    # of sklearn.utils.estimator_checks.check_estimator; tests/test_sklearn_checks.py)
+    _sklearn_expected_failed_checks: dict = {}
+    # True: fit needs side information, which check_estimator does not give
+    _sklearn_needs_side_information = False
+
     # scikit-learn's input tags: views may be sparse (every solver takes them) and negative.
     # NaN is not allowed in scikit-learn's sense (anywhere): only a whole all-NaN row is
     # taken, as a sample missing from the view (see docs/usage.md).

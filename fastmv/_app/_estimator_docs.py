@@ -118,9 +118,11 @@ _FIT_DOC = """Fit the model{extra}.
 
         Parameters
         ----------
-        Xs : list of array-like, scipy.sparse matrices or pandas DataFrames
-            {xs} A row that is all NaN is a sample missing from that
-            view ({missing}).
+        Xs : list of array-like, or 2-D array-like
+            {xs}
+            Arrays, scipy.sparse matrices or pandas DataFrames; one 2-D array without
+            ``view_sizes`` is one view, as scikit-learn's ``X``. A row that is all NaN is a
+            sample missing from that view ({missing}).
         y : None
             Ignored (scikit-learn convention for clustering).
 {side}        view_sizes : sequence of int, optional
