@@ -59,6 +59,7 @@ from ._app._estimator_docs import SIDE_ARGS, _document, _fit_doc, _init_source
 from ._app._view_transformer import ViewTransformer, _view_names  # noqa: F401 (re-exported)
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
+from ._core._driver import _caller_stacklevel
 from ._core._spec import solver_specs
 from ._core._validation import check_views
 from ._emvc._solver import emvc
@@ -312,7 +313,7 @@ class EMVC(_MultiViewClusterer):
                 "removed: set the constructor's affinity instead, EMVC(affinity="
                 f"'{'transition_matrix' if transition else 'precomputed'}')"
                 + (" (the default: feature views)" if transition else
-                   " for transition matrices"), FutureWarning, stacklevel=2)
+                   " for transition matrices"), FutureWarning, stacklevel=_caller_stacklevel())
             precomputed = not transition
         views = self._views(Xs, view_sizes, y)
         if precomputed:
@@ -323,7 +324,7 @@ class EMVC(_MultiViewClusterer):
                 "Xs: every view is square and row-stochastic, as transition matrices are; "
                 "EMVC builds each feature view's transition matrix by default (affinity="
                 "'transition_matrix'): for precomputed transition matrices give "
-                "EMVC(affinity='precomputed')", UserWarning, stacklevel=2)
+                "EMVC(affinity='precomputed')", UserWarning, stacklevel=_caller_stacklevel())
         # the views, not the matrices built from them, are the user's input: checked (and
         # sparse formats made CSR) as every other solver checks its views
         views = check_views(views, "Xs", allow_nan=True)

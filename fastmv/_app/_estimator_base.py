@@ -270,11 +270,11 @@ def _check_feature_names(est, Xs):
         return
     if fitted is None:
         warnings.warn(f"Xs has feature names, but {name} was fitted without feature names",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=_caller_stacklevel())
         return
     if given is None:
         warnings.warn(f"Xs does not have valid feature names, but {name} was fitted with "
-                      "feature names", UserWarning, stacklevel=3)
+                      "feature names", UserWarning, stacklevel=_caller_stacklevel())
         return
     if len(fitted) == len(given) and np.all(fitted == given):
         return
@@ -500,8 +500,9 @@ class _MultiViewClusterer(BaseEstimator):
             one = "" if isinstance(Xs, (list, tuple)) or view_sizes else (
                 " (a 2-D array without view_sizes is one view: give a list of views, or "
                 "fit with view_sizes)")
-            raise InvalidParameterError(f"Xs has {len(views)} view{'s' if len(views) > 1 else ''}"
-                                        f"; the model was fitted on {len(centres)} views{one}")
+            raise InvalidParameterError(
+                f"Xs has {len(views)} view{'s' * (len(views) != 1)}; the model was fitted on "
+                f"{len(centres)} view{'s' * (len(centres) != 1)}{one}")
         n = views[0].shape[0]
         total = np.zeros((n, centres[0].shape[0]))
         count = np.zeros((n, centres[0].shape[0]))
