@@ -65,7 +65,7 @@ class NotFittedError(ValueError, AttributeError):
     """
 
 
-def not_fitted_error(message: str) -> NotFittedError:
+def _not_fitted_error(message: str) -> NotFittedError:
     """A :class:`NotFittedError` carrying ``message``; when scikit-learn is imported in this
     process, one that is also scikit-learn's ``NotFittedError`` (what its ``check_is_fitted``
     callers and its estimator checks catch). scikit-learn is never imported here.
@@ -82,7 +82,7 @@ def not_fitted_error(message: str) -> NotFittedError:
 
     Examples
     --------
-    >>> isinstance(not_fitted_error("call fit first"), NotFittedError)
+    >>> isinstance(_not_fitted_error("call fit first"), NotFittedError)
     True
     """
     if "sklearn.exceptions" in sys.modules:

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from .._core._driver import _caller_stacklevel
-from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, not_fitted_error
+from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, _not_fitted_error
 from ._base_estimator import _SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
 from ._estimator_docs import RESULT_BASE
 
@@ -543,7 +543,7 @@ class _MultiViewClusterer(BaseEstimator):
         feature names of ``Xs`` are those ``fit`` saw."""
         centres = getattr(self, "centers_", _UNFITTED)
         if centres is _UNFITTED:
-            raise not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit "
+            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit "
                                    "first")
         _check_feature_names(self, Xs)
         return centres

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import InvalidParameterError, not_fitted_error
+from ..exceptions import InvalidParameterError, _not_fitted_error
 from ._estimator_base import (
     BaseEstimator,
     _check_feature_names,
@@ -107,7 +107,7 @@ class ViewTransformer(BaseEstimator):
             One transformed array per view.
         """
         if not hasattr(self, "transformers_"):
-            raise not_fitted_error("this ViewTransformer is not fitted yet: call fit first")
+            raise _not_fitted_error("this ViewTransformer is not fitted yet: call fit first")
         _check_feature_names(self, Xs)
         views = _split_views(Xs, self.view_sizes)
         if len(views) != len(self.transformers_):
