@@ -155,10 +155,6 @@ Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
 
 # --------------------------------------------------------------------------------- MVFL
 class MVFL(_MultiViewClusterer):
-    _sklearn_expected_failed_checks = {
-        "check_fit2d_1sample": "one sample: MVFL's k-means start drops the constant features "
-                               "(all of them), and its error names the features, not the "
-                               "sample count"}
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = 0.001, lam2: float = 0.001,
                  lam3: Any = None, rho: float = 1.0, anchor: float | None = None,
