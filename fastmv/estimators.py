@@ -76,11 +76,8 @@ __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_es
 class MVMC(_MultiViewClusterer):
     # scikit-learn's check_estimator fits without side information, which MVMC needs: every
     # check that fits fails with the error of fit (tests/test_sklearn_checks.py runs the
-    # checks again with labels taken from the checks' y; the failure below is of that run)
+    # checks again with labels taken from the checks' y, where they pass)
     _sklearn_needs_side_information = True
-    _sklearn_expected_failed_checks = {
-        "check_fit2d_1sample": "one sample gives no pair; MVMC's error names the labels and "
-                               "the pairs it needs, not the sample count"}
 
     def __init__(self, n_clusters: int = 2, *, C1: Any = 100.0, C2: float = 1.0, k: Any = 'auto',
                  max_iter: int = 100, inner_iter: int = 3, tol: float = 0.0001,
@@ -121,7 +118,8 @@ class MVMC(_MultiViewClusterer):
             if ml.shape[0] + cl.shape[0] == 0 and must_link is None and cannot_link is None:
                 known = int(np.count_nonzero(np.asarray(labels) >= 0))
                 raise InvalidParameterError(
-                    f"labels: {known} known label{'' if known == 1 else 's'} (entries >= 0; "
+                    f"labels: {known} known label{'' if known == 1 else 's'} among "
+                    f"n_samples={np.asarray(labels).size} (entries >= 0; "
                     "-1 marks unknown), so no pair: MVMC learns from must-link / cannot-link "
                     "pairs, and from labels it takes every pair among the labelled samples "
                     "(fastmv.simulate.pairs_from_labels); give at least two known labels, or "
