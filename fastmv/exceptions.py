@@ -9,6 +9,8 @@ True
 """
 from __future__ import annotations
 
+import sys
+
 __all__ = [
     "ConvergenceWarning",
     "DegenerateSolutionWarning",
@@ -61,6 +63,45 @@ class NotFittedError(ValueError, AttributeError):
     Subclasses ``ValueError`` and ``AttributeError``, as scikit-learn's error of the same name
     does.
     """
+
+
+def _not_fitted_error(message: str) -> NotFittedError:
+    """A :class:`NotFittedError` carrying ``message``; when scikit-learn is imported in this
+    process, one that is also scikit-learn's ``NotFittedError`` (what its ``check_is_fitted``
+    callers and its estimator checks catch). scikit-learn is never imported here.
+
+    Parameters
+    ----------
+    message : str
+        The error's message.
+
+    Returns
+    -------
+    NotFittedError
+        The exception, to raise.
+
+    Examples
+    --------
+    >>> isinstance(_not_fitted_error("call fit first"), NotFittedError)
+    True
+    """
+    if "sklearn.exceptions" in sys.modules:
+        name = "_SklearnNotFittedError"
+        return (globals().get(name) or __getattr__(name))(message)
+    return NotFittedError(message)
+
+
+def __getattr__(name):
+    # fastmv's NotFittedError that is also scikit-learn's, made on first use (importing
+    # scikit-learn then, never at fastmv's import); a module attribute so that it pickles
+    if name == "_SklearnNotFittedError":
+        from sklearn.exceptions import NotFittedError as sklearn_error  # noqa: PLC0415
+
+        cls = type(name, (NotFittedError, sklearn_error),
+                   {"__module__": __name__, "__doc__": NotFittedError.__doc__})
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():  # dir(module) lists the public names, not the imports

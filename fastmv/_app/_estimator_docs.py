@@ -56,6 +56,10 @@ def _parameters_doc(cls, func):
         blocks.append((names.index(own[0]),
                        [header] + (body if body else ["    See the solver function."])))
         done.update(own)
+    for n, (_, entry) in ESTIMATOR_PARAMETERS.get(func.__name__, {}).items():
+        if n in names and n not in done:
+            blocks.append((names.index(n), entry.splitlines()))
+            done.add(n)
     for n in names:
         if n not in done:
             blocks.append((names.index(n), [f"{n} : object, default {init[n].default!r}",
@@ -114,9 +118,11 @@ _FIT_DOC = """Fit the model{extra}.
 
         Parameters
         ----------
-        Xs : list of array-like, scipy.sparse matrices or pandas DataFrames
-            {xs} A row that is all NaN is a sample missing from that
-            view ({missing}).
+        Xs : list of array-like, or 2-D array-like
+            {xs}
+            Arrays, scipy.sparse matrices or pandas DataFrames; one 2-D array without
+            ``view_sizes`` is one view, as scikit-learn's ``X``. A row that is all NaN is a
+            sample missing from that view ({missing}).
         y : None
             Ignored (scikit-learn convention for clustering).
 {side}        view_sizes : sequence of int, optional
@@ -166,6 +172,19 @@ def _fit_doc(cls, xs, side, example):
                            cls=cls, args=args, fit=fit, attr=attr, out=out)
 
 
+#: Parameters of an estimator that its solver function does not take (how the estimator reads
+#: its input), after the solver's: ``{solver: {name: (default, numpydoc entry)}}``.
+ESTIMATOR_PARAMETERS = {
+    "emvc": {"affinity": ("transition_matrix", """\
+affinity : {'transition_matrix', 'precomputed'}, default 'transition_matrix'
+    How ``fit`` reads ``Xs``. ``'transition_matrix'``: feature views (n, d_v), each turned
+    into its transition matrix by :func:`fastmv.transition_matrix` with its defaults (the
+    README's route, ``[fastmv.transition_matrix(X) for X in views]``); ``predict``,
+    ``transform`` and ``score`` then take feature views too. ``'precomputed'``: ``Xs`` are
+    the row-stochastic transition matrices themselves, each (n, n), as
+    ``SpectralClustering(affinity="precomputed")`` takes an affinity matrix (no prediction
+    for new samples).""")},
+}
 _REQUIRED_DEFAULTS = {"n_clusters": 2, "lam1": 0.01, "lam2": 0.01}
 # Estimator defaults that differ from the function's: EMVC's function leaves n_clusters None
 # (P_hat alone), an estimator must label the samples.
@@ -181,7 +200,8 @@ def _init_source(func) -> str:
     """Source of the explicit ``__init__`` an estimator of ``func`` needs: ``n_clusters``
     first (positional, as in scikit-learn), then the solver's other hyper-parameters as
     keywords in signature order, the solver's defaults (estimator defaults for the required
-    ones and those in :data:`ESTIMATOR_DEFAULTS`). Used by the test that keeps the
+    ones and those in :data:`ESTIMATOR_DEFAULTS`), then the estimator's own parameters
+    (:data:`ESTIMATOR_PARAMETERS`). Used by the test that keeps the
     estimators in step."""
     params = [p for p in inspect.signature(func).parameters.values()
               if p.name not in DATA_ARGS | SIDE_ARGS]
@@ -192,6 +212,8 @@ def _init_source(func) -> str:
             parts.append("*")
         default = p.default if p.default is not p.empty else _REQUIRED_DEFAULTS[p.name]
         parts.append(f"{p.name}={estimator_default(func, p.name, default)!r}")
+    extra = ESTIMATOR_PARAMETERS.get(func.__name__, {})
+    parts += [f"{name}={default!r}" for name, (default, _) in extra.items()]
     lines = [f"    def __init__({', '.join(parts)}):"]
-    lines += [f"        self.{p.name} = {p.name}" for p in params]
+    lines += [f"        self.{name} = {name}" for name in [p.name for p in params] + list(extra)]
     return "\n".join(lines)

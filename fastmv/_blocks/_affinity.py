@@ -262,8 +262,9 @@ def _local_transition(X, n_neighbors, dtype, mutual=False):
 
 def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=True):
     """One transition matrix per view (:func:`transition_matrix`, ``kernel="auto"``), the
-    rows of each view scaled to unit norm first (how the demo, the command line and
-    ``EMVC(transition=True)`` build EMVC's input).
+    rows of each view scaled to unit norm first unless ``normalize=False`` (the demo scales
+    them; ``fastmv.EMVC()`` and the command line build EMVC's input with
+    ``normalize=False``, the README's route).
 
     Examples
     --------

@@ -23,7 +23,7 @@ def _parse_sigma(text):
 SIMULATION = (Option("unit_rows", _parse_bool, False,
                      "scale each view's rows to unit norm before the transition matrices "
                      "(default false: fastmv.transition_matrix of the raw view, as "
-                     "fastmv.EMVC(transition=True) and the README)"),
+                     "fastmv.EMVC() and the README)"),
               Option("sigma", _parse_sigma, "median",
                      "Gaussian width of the transition matrices (a number or median)"),
               Option("n_neighbors", _optional_int, None,
