@@ -44,6 +44,20 @@ def shared_dataset(filename: str) -> Path:
     return path
 
 
+def pytest_collection_modifyitems(config, items):
+    """Each solver's own folder of tests, ``tests/<solver>/`` for every solver the registry
+    knows, runs with the slow tests: its kernels against their NumPy twins at many shapes and
+    dtypes, its real-data checks. The quick run (``-m "not slow"``) keeps the public surface,
+    hostile input, the shared blocks and the common battery that every solver passes."""
+    from fastmv._core._spec import solver_specs
+
+    tests = Path(__file__).resolve().parent
+    folders = {tests / name for name in solver_specs()}
+    for item in items:
+        if any(folder in item.path.parents for folder in folders):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -12,6 +12,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from fastmv import plot  # noqa: E402
 from fastmv.exceptions import InvalidParameterError  # noqa: E402
 
+# figures of 100 classes and thousands of features take tens of seconds each
+pytestmark = pytest.mark.slow
+
 
 def _hundred_classes(n_per=16, c=100, confused=0.2, seed=0):
     """Labels of 100 classes of ``n_per`` samples and a clustering that renames them and
