@@ -29,7 +29,7 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
     func = SOLVERS[cls]
     solver = {n: p for n, p in inspect.signature(func).parameters.items()
               if n not in DATA_AND_SIDE}
-    own = _estimator_docs.ESTIMATOR_PARAMETERS.get(func.__name__, {})
+    own = _estimator_docs.estimator_parameters(func)
     solver.update((n, inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d))
                   for n, (d, _) in own.items())
     init = {n: p for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self"}
