@@ -30,6 +30,7 @@ from .._core._validation import (
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 from ._kmeans import kmeans
+from ._peak import check_spectral
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
            "stationary_distribution"]
@@ -231,6 +232,7 @@ def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_comp
     >>> E.shape, np.allclose(np.linalg.norm(E, axis=1), 1.0)
     ((6, 2), True)
     """
+    check_spectral(S, "S")
     S = _as_similarity(S, "S")
     n = S.shape[0]
     k = check_int(n_components, "n_components", low=1, high=n)
@@ -315,6 +317,7 @@ def spectral_clustering(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_clu
     >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
     True
     """
+    check_spectral(S, "S")
     S = _as_similarity(S, "S")
     _check_symmetric_nonnegative(S, "S")
     n = S.shape[0]
@@ -358,6 +361,7 @@ def stationary_distribution(P: np.ndarray | sp.spmatrix, *, tol: float = 1e-12,
     >>> fastmv.stationary_distribution(P).round(6).tolist()
     [0.333333, 0.666667]
     """
+    check_spectral(P, "P", markov=True)
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
@@ -436,6 +440,7 @@ def markov_spectral_clustering(P: np.ndarray | sp.spmatrix, n_clusters: int, *,
     >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
     True
     """
+    check_spectral(P, "P", markov=True)
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):

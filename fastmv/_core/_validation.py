@@ -20,7 +20,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import InvalidParameterError
+from ..exceptions import InsufficientMemoryError, InvalidParameterError
 from ._progress import public_call
 from ._structure import _PER_ROW_VALUES, _shape_of, check_fits_in_memory, check_sparse_structure
 
@@ -560,6 +560,8 @@ def declare_params(constraints: dict):
             try:
                 with public_call(func, values):
                     return func(*args, **kwargs)
+            except InsufficientMemoryError:
+                raise  # refused before allocating: its message has the figures
             except MemoryError:
                 raise InvalidParameterError(
                     f"{func.__name__}(): out of memory; the largest input is "
