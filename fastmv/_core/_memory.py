@@ -27,6 +27,7 @@ import contextlib
 import contextvars
 import os
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..exceptions import InsufficientMemoryError
@@ -80,7 +81,7 @@ def parse_size(value, name: str = "limit"):
 
 
 @contextlib.contextmanager
-def memory_limit(limit="auto"):
+def memory_limit(limit: str | int | None = "auto") -> Iterator[None]:
     """State how much memory fastmv's calls may take, for the body of a ``with`` block.
 
     Every solver and building block estimates its peak memory before allocating it and
