@@ -25,6 +25,7 @@ from .._core._validation import (
     check_array,
     check_int,
     check_n_clusters,
+    check_operator_product,
     check_random_state,
     declare_params,
 )
@@ -238,6 +239,8 @@ def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_comp
     k = check_int(n_components, "n_components", low=1, high=n)
     rng = check_random_state(random_state)
     deg = np.asarray(S @ np.ones(n)).ravel()
+    if isinstance(S, spla.LinearOperator):
+        check_operator_product(deg, "S")
     if np.any(deg < -1e-12 * max(1.0, np.abs(deg).max())):
         raise InvalidParameterError("S has negative degrees (row sums); "
                                     "a nonnegative similarity is required")
@@ -248,7 +251,8 @@ def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_comp
         if isinstance(S, spla.LinearOperator):
             def matmat(V):
                 V = V.reshape(n, -1)
-                return inv_sqrt[:, None] * np.asarray(S @ (inv_sqrt[:, None] * V)).reshape(n, -1)
+                product = np.asarray(S @ (inv_sqrt[:, None] * V)).reshape(n, -1)
+                return inv_sqrt[:, None] * check_operator_product(product, "S")
             if getattr(S, "prefers_block_products", False) and 3 * (k + 2) < n:
                 w, V, info = block_krylov_eigenpairs(matmat, n, k, random_state=rng)
                 if info["converged"]:

@@ -43,6 +43,7 @@ __all__ = [
     "check_partial_labels",
     "check_labels",
     "check_transition_matrices",
+    "check_operator_product",
 ]
 
 
@@ -345,6 +346,20 @@ def check_transition_matrices(P_list, name: str = "P_list", *, dtype=None, atol:
             raise InvalidParameterError(
                 f"{name}[{v}] is not row-stochastic: row {r} sums to {rs[r]:.6g}")
     return views
+
+
+def check_operator_product(values, name: str):
+    """Refuse, naming the operator ``name``, a product that holds NaN or infinite entries (a
+    :class:`~scipy.sparse.linalg.LinearOperator` is only multiplied, so its values are first
+    seen here; an eigensolver given them fails inside LAPACK without a name)."""
+    values = np.asarray(values)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
+        raise InvalidParameterError(
+            f"{name} is a LinearOperator whose product with a vector has a NaN or infinite "
+            f"entry (row {row}); its matvec / matmat must return finite values")
+    return values
 
 
 # ============================================================================ declared parameters
