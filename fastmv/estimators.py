@@ -62,6 +62,7 @@ from ._cmvnmf._solver import cmvnmf
 from ._core._driver import _caller_stacklevel
 from ._core._spec import solver_specs
 from ._core._validation import check_views
+from ._emvc._peak import check_emvc_from_views
 from ._emvc._solver import emvc
 from ._mvfl._solver import mvfl
 from ._mvmc._solver import mvmc
@@ -322,6 +323,7 @@ class EMVC(_MultiViewClusterer):
         # the views, not the matrices built from them, are the user's input: checked (and
         # sparse formats made CSR) as every other solver checks its views
         views = check_views(views, "Xs", allow_nan=True)
+        check_emvc_from_views(views, self.dtype, self.tol_settle is not None)
         return self._fit(_transition_list(_impute_missing(views)), {}, views=views)
 
     fit.__doc__ = _fit_doc(

@@ -17,6 +17,7 @@ __all__ = [
     "DegenerateSolutionError",
     "InvalidParameterError",
     "InvalidFileError",
+    "InsufficientMemoryError",
     "NotFittedError",
 ]
 
@@ -54,6 +55,17 @@ class InvalidFileError(ValueError):
 
     Raised before anything is built from the file; the message names the file and the problem.
     A ``ValueError``, so code catching that keeps working.
+    """
+
+
+class InsufficientMemoryError(InvalidParameterError, MemoryError):
+    """A call would need more memory than the machine or its container allows.
+
+    Raised before the call allocates anything large, with the memory it needs, the memory
+    available (``MemAvailable``, the cgroup limit, ``ulimit -v``) and what to do instead;
+    :func:`fastmv.memory_limit` (or ``FASTMV_MEMORY_LIMIT``) states another figure or turns
+    the check off. Both an :class:`InvalidParameterError` (a ``ValueError``) and a
+    ``MemoryError``, so code catching either keeps working.
     """
 
 

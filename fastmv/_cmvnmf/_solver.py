@@ -57,6 +57,7 @@ from .._core._validation import (
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._pairs import Constraints, build_constraints, prepare_pairs
+from ._peak import check_cmvnmf
 from ._select import ViewChoice
 from ._start import _initial_factors
 from ._tune import _tune_beta
@@ -143,6 +144,7 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     raw = [X.astype(dtype) if X.dtype != dtype else X for X in raw]
     n_list = [X.shape[0] for X in raw]
     n_clusters = check_n_clusters(n_clusters, min(n_list))
+    check_cmvnmf(raw, n_clusters)
     pairs = prepare_pairs(must_link, cannot_link, n_list, dtype)
     schemes = [_view_scheme(X, normalize) for X in raw]
     views = [_normalized(X, sc) for X, sc in zip(raw, schemes)]

@@ -41,6 +41,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import InvalidParameterError
+from ._peak import check_emvc
 from ._stop import LabelWatch
 from ._svt import svt
 from ._weights import check_view_weights, error_weights
@@ -248,6 +249,7 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
     if mu_max < mu:
         raise InvalidParameterError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
     dt = check_dtype(dtype)
+    check_emvc(P_list, dt, tol_settle is not None)
     P = _check_P_list(P_list, dt)
     if n_clusters is not None:
         n_clusters = check_n_clusters(n_clusters, P.shape[1])
