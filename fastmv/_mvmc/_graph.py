@@ -15,9 +15,9 @@ similarities are inner products: a sample with a large self-similarity ``Ā_ii``
 row in the learned metric) is among every row's largest entries, a hub; dividing by the
 self-similarities ranks by angle instead, and ``m`` keeps a sample with a tiny ``Ā_ii``
 (little of it in the bases' span) from being inflated to full similarity with its
-neighbours (docs/records/mvmc-opimc-2026-12-07.md). ``graph="knn-raw"`` ranks and weighs by
-``S`` itself with ``q = 2⌈n/c⌉``. With ``q ≥ n/2`` nothing worth the ``n q`` memory would be
-dropped, and ``S`` itself is used.
+neighbours (docs/records/mvmc.md, "The normalised graph"). ``graph="knn-raw"`` ranks and
+weighs by ``S`` itself with ``q = 2⌈n/c⌉``. With ``q ≥ n/2`` nothing worth the ``n q``
+memory would be dropped, and ``S`` itself is used.
 
 One pass over the row blocks of ``Ā`` (``tile × n`` at a time, O(n² R) flops, O(tile · n + n q)
 memory); no ``n × n`` array. Beyond one tile the products run in float32, as the solver's

@@ -275,7 +275,7 @@ def _tune_normalize(data, k, C1, C2, inner_iter, accelerated, step, map_, log):
 
 
 #: the kNN graphs' neighbours per sample, in mean cluster sizes ``⌈n/c⌉`` (docs/records/mvmc.md,
-#: "The spectral step's graph"; docs/records/mvmc-opimc-2026-12-07.md)
+#: "The spectral step's graph" and "The normalised graph")
 _NEIGHBOURS_PER_CLUSTER = {"knn": 1, "knn-raw": 2}
 
 
@@ -434,7 +434,7 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         learned metric, so a sample with a large self-similarity ``Ā_ii`` is among every
         row's largest entries; dividing by the self-similarities ranks by angle, and ``m``
         keeps a sample the bases barely represent from being inflated (on 100 classes of 16
-        leaves ACC 0.79 → 0.85; docs/records/mvmc-opimc-2026-12-07.md). ``"knn-raw"``: the
+        leaves ACC 0.79 → 0.85; docs/records/mvmc.md, "The normalised graph"). ``"knn-raw"``: the
         ``q = 2⌈n/c⌉`` most similar samples by ``S`` itself, weighted by ``S``. Both use
         ``S`` itself when ``q ≥ n/2``. With many small clusters the global mass of the
         completed ``S`` blurs the embedding (docs/records/mvmc.md, "The spectral step's
