@@ -42,7 +42,7 @@ from .._core._validation import (
 )
 from ..exceptions import InvalidParameterError
 from ._stop import LabelWatch
-from ._svt import svt
+from ._svt import capped_applies, svt
 from ._weights import check_view_weights, error_weights
 
 __all__ = ["emvc", "EMVCResult"]
@@ -113,6 +113,9 @@ _LABEL_MIN_SAMPLES_PER_CLUSTER = 20
 # (docs/records/emvc.md "Capped SVT").
 _AUTO_RANK = 64
 _AUTO_RANK_PER_CLUSTER = 4
+# ... and at most this fraction of n (many classes: 100 of 1600 samples); a cap that would be
+# below _AUTO_RANK there means an n too small for the capped tier to pay: the exact SVT
+_AUTO_RANK_MAX_FRACTION = 8
 
 
 def settled_tail(changes, ranks):
@@ -233,12 +236,14 @@ def _settle_tolerance(tol_settle, tol):
     return _SETTLE_AUTO_FACTOR * float(tol) if tol_settle == "auto" else float(tol_settle)
 
 
-def _max_rank(max_rank, n_clusters):
-    """The SVT's rank cap: ``"auto"`` is ``max(64, 4 n_clusters)``
-    (docs/records/emvc.md "Capped SVT")."""
+def _max_rank(max_rank, n_clusters, n):
+    """The SVT's rank cap: ``"auto"`` is ``min(max(64, 4 n_clusters), n // 8)``, None (the
+    exact SVT) where that is below 64 (docs/records/emvc.md "Capped SVT")."""
     if max_rank != "auto":
         return None if max_rank is None else int(max_rank)
-    return max(_AUTO_RANK, _AUTO_RANK_PER_CLUSTER * (n_clusters or 0))
+    r = min(max(_AUTO_RANK, _AUTO_RANK_PER_CLUSTER * (n_clusters or 0)),
+            n // _AUTO_RANK_MAX_FRACTION)
+    return r if r >= _AUTO_RANK else None
 
 
 def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
@@ -251,17 +256,20 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
     P = _check_P_list(P_list, dt)
     if n_clusters is not None:
         n_clusters = check_n_clusters(n_clusters, P.shape[1])
+    cap = _max_rank(max_rank, n_clusters, P.shape[1])
     return _Data(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
                  full_svd, n_clusters, check_random_state(random_state), float(tol),
-                 _settle_tolerance(tol_settle, tol), stop, _max_rank(max_rank, n_clusters),
+                 _settle_tolerance(tol_settle, tol), stop, cap,
                  check_view_weights(view_weights, P.shape[0]))
 
 
 def _watch_labels(data):
     """Whether the label stop applies: labels to watch, a tolerance (``tol=0`` runs
     ``max_iter``) and checks cheaper than the iterations they may save."""
+    n = data.P.shape[1]
     return (data.stop == "labels" and data.n_clusters is not None and data.tol > 0
-            and data.P.shape[1] >= _LABEL_MIN_SAMPLES_PER_CLUSTER * data.n_clusters)
+            and n >= _LABEL_MIN_SAMPLES_PER_CLUSTER * data.n_clusters
+            and not capped_applies(n, n, data.max_rank))
 
 
 class Problem:

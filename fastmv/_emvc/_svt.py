@@ -73,7 +73,7 @@ from .._core._linalg import BlockKrylov
 from .._core._threads import blas_threads
 from .._core._validation import check_random_state
 
-__all__ = ["svt", "SVTInfo"]
+__all__ = ["svt", "SVTInfo", "capped_applies"]
 
 # GEMM-flop model of the two SVD paths (see the module docstring; the calibration is in
 # docs/records/emvc.md).
@@ -349,16 +349,29 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
 # decides how exact the leading subspace is).
 _CAP_OVERSAMPLE = 8
 _CAP_MAX_STEPS = 8
+_CAP_MIN_COLD_STEPS = 3
 _CAP_RTOL = 1e-4
 
 
 def _capped_cost(n, d, r):
-    """GEMM-flop model of the capped tier at its step limit: per step two products with
-    ``B`` (block ``b = r + oversampling``) and the Rayleigh–Ritz SVD of a ``b × d`` matrix,
-    then ``Q̃`` (``2 n d r``). The tier is used only where this is below a Gram
-    decomposition, so small problems keep the exact SVT."""
+    """GEMM-flop model of a cold call of the capped tier at its step limit: per step two
+    products with ``B`` (block ``b = r + oversampling``, ``4 n d b``), the Cholesky QR and the
+    Ritz step on ``b`` columns (about ``10 max(n, d) b² + 10 b³``: four ``n × b × b``
+    products, two triangular solves and one ``b × b`` ``eigh``), then ``Q̃`` (``2 n d r``). The
+    tier is used only where this is below a Gram decomposition (:func:`capped_applies`), so
+    small problems keep the exact SVT."""
     b = min(r + _CAP_OVERSAMPLE, min(n, d))
-    return _CAP_MAX_STEPS * (4.0 * n * d * b + _rr_cost(max(n, d), b)) + 2.0 * n * d * r
+    step = 4.0 * n * d * b + 10.0 * max(n, d) * float(b) ** 2 + 10.0 * float(b) ** 3
+    return _CAP_MAX_STEPS * step + 2.0 * n * d * r
+
+
+def capped_applies(n, d, max_rank):
+    """Whether :func:`svt` of an ``n × d`` matrix with this ``max_rank`` may take the capped
+    tier: a rank cap below ``min(n, d)`` whose cost model (:func:`_capped_cost`) is below one
+    Gram decomposition."""
+    if max_rank is None or max_rank >= min(n, d):
+        return False
+    return _capped_cost(n, d, max(int(max_rank), 1)) < _full_cost(min(n, d), gram=True)
 
 
 def _orthonormal(Y):
@@ -389,26 +402,43 @@ def _ritz(B, Y):
     return W, s, Vt
 
 
-def _top_triplets(B, r, V0, rng):
-    """Top ``r`` singular triplets of ``B`` by subspace iteration on ``BᵀB``, started from
-    ``V0`` (padded with Gaussian columns); stops once the top ``r`` Ritz values change by at
-    most ``_CAP_RTOL · s₁`` between steps. Returns ``(U_r, s_r, Vt_r)``."""
+def _top_triplets(B, r, tau, V0, rng):
+    """Top ``r`` singular triplets of ``B`` by subspace iteration on ``BᵀB`` on a block of
+    ``b = r + _CAP_OVERSAMPLE`` columns, started from ``V0`` (padded with Gaussian columns).
+
+    Accuracy is spent only where the result claims it. The Ritz values are lower bounds of
+    the singular values, so once ``r`` of them exceed ``τ`` the exact rank is at least ``r``
+    and the capped result is within its ``2τ`` certificate whatever the accuracy: the
+    iteration stops there, after one step when warm (``V0`` holds a whole block, the
+    previous call's: each call continues the previous calls' subspace iteration on the
+    slowly changing ``B``), after ``_CAP_MIN_COLD_STEPS`` when cold. Otherwise (the threshold
+    falls inside the computed part, whose SVT is returned as exact) it runs until the top
+    ``r`` Ritz values change by at most ``_CAP_RTOL · s₁`` between steps (at most
+    ``_CAP_MAX_STEPS``). Returns ``(U_r, s_r, Vt_b)``: ``Vt_b`` has all ``b`` Ritz vectors
+    (the next call's warm start)."""
     n, d = B.shape
     b = min(r + _CAP_OVERSAMPLE, min(n, d))
-    X = rng.standard_normal((d, b)).astype(B.dtype)
-    if V0 is not None and V0.shape[1]:
-        k = min(V0.shape[1], b)
-        X[:, :k] = V0[:, :k]
+    warm = V0 is not None and V0.shape[1] >= b
+    if warm:
+        X = np.ascontiguousarray(V0[:, :b], dtype=B.dtype)
+    else:
+        X = rng.standard_normal((d, b)).astype(B.dtype)
+        if V0 is not None and V0.shape[1]:
+            k = min(V0.shape[1], b)
+            X[:, :k] = V0[:, :k]
+    min_steps = 1 if warm else _CAP_MIN_COLD_STEPS
     s_old = None
-    for _ in range(_CAP_MAX_STEPS):
+    for step in range(1, _CAP_MAX_STEPS + 1):
         Y = _orthonormal(B @ X)
         W, s, Vt = _ritz(B, Y)
+        if step >= min_steps and r <= s.size and s[r - 1] > tau:
+            break  # rank ≥ r: the certificate case
         if s_old is not None and np.max(np.abs(s[:r] - s_old[:r])) <= _CAP_RTOL * s[0]:
             break
         s_old = s
         X = np.ascontiguousarray(Vt.T)
     U = Y @ W[:, :r].astype(Y.dtype)
-    return U, s[:r].astype(B.dtype), np.ascontiguousarray(Vt[:r])
+    return U, s[:r].astype(B.dtype), np.ascontiguousarray(Vt)
 
 
 def _capped(B, tau, r, V0, rng, fro, out):
@@ -416,13 +446,15 @@ def _capped(B, tau, r, V0, rng, fro, out):
     the computed part when fewer than ``r`` of its values exceed ``τ``. Returns
     ``(Q, s, V, nuclear_norm, exact)``."""
     with blas_threads(min(B.shape) >= 1000):  # GEMMs of n² r flops: worth every thread
-        U, s, Vt = _top_triplets(B, r, V0, rng)
+        U, s, Vt_all = _top_triplets(B, r, tau, V0, rng)
+    Vt = Vt_all[:r]
     keep = int(np.count_nonzero(s > tau))
     if keep < r:  # the threshold falls inside the computed part: its SVT
         U, s, Vt = U[:, :keep], s[:keep], Vt[:keep]
         left = (U * (s - tau).astype(B.dtype)).astype(B.dtype, copy=False)
         Q = left @ Vt if out is None else np.matmul(left, Vt, out=out)
-        return Q, s, np.ascontiguousarray(Vt.T), float(np.sum(s - tau)), True
+        # the whole block: a warm start of the next call, whichever tier it takes
+        return Q, s, np.ascontiguousarray(Vt_all.T), float(np.sum(s - tau)), True
     Q = np.array(B, copy=True) if out is None else out
     if out is not None:
         np.copyto(out, B)
@@ -434,7 +466,7 @@ def _capped(B, tau, r, V0, rng, fro, out):
     s64 = s.astype(np.float64)
     tail2 = max(fro * fro - float(np.dot(s64, s64)), 0.0)
     nuc = float(np.sum(s64 - tau)) + np.sqrt((min(B.shape) - r) * tail2)
-    return Q, s, np.ascontiguousarray(Vt.T), nuc, False
+    return Q, s, np.ascontiguousarray(Vt_all.T), nuc, False
 
 
 def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto",
@@ -538,11 +570,12 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
     steps = 0
     abandoned = False
     cap = None
-    if method == "auto" and max_rank is not None and max_rank < min(n, d):
+    if method == "auto" and capped_applies(n, d, max_rank):
         cap = max(int(max_rank), 1)
-        if _capped_cost(n, d, cap) >= _full_cost(min(n, d), gram=True):
-            cap = None  # small n: the exact decomposition costs no more
-    if cap is not None and rank_hint is not None and rank_hint >= cap:
+    # straight to the capped tier when the exact rank was at least the cap, or when the
+    # previous call was capped (its whole block of Ritz vectors is the warm start)
+    warm_block = V0 is not None and cap is not None and V0.shape[1] >= cap + _CAP_OVERSAMPLE
+    if cap is not None and rank_hint is not None and (rank_hint >= cap or warm_block):
         return _capped_result(B, tau, cap, V0, rng, bounds["fro"], out, (lower, upper))
     if method == "partial" or (method == "auto" and min(n, d) > 4 * _MIN_BLOCK):
         hint = 1 if rank_hint is None else max(int(rank_hint), 1)
