@@ -338,6 +338,8 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
         if l + b_next >= _RR_GROWTH * l_rr or l + b_next >= kspan:
             step_cost += _rr_cost(n, l + b_next)
         if steps >= max_steps or spent + step_cost > budget or l + b_next > max_basis:
+            if s_old is not None:  # the last Ritz vectors: a start for the capped tier
+                return None, steps, np.ascontiguousarray(Vt.T)
             return None, steps
         krylov.extend(B @ krylov.images[-1][:, :b_next])
         spent += 4.0 * n * n * b_next + 8.0 * n * l * b_next
@@ -353,7 +355,7 @@ _CAP_MIN_COLD_STEPS = 3
 _CAP_RTOL = 1e-4
 
 
-def _capped_cost(n, d, r):
+def _capped_cost(n, d, r, steps=_CAP_MAX_STEPS):
     """GEMM-flop model of a cold call of the capped tier at its step limit: per step two
     products with ``B`` (block ``b = r + oversampling``, ``4 n d b``), the Cholesky QR and the
     Ritz step on ``b`` columns (about ``10 max(n, d) b² + 10 b³``: four ``n × b × b``
@@ -362,7 +364,7 @@ def _capped_cost(n, d, r):
     small problems keep the exact SVT."""
     b = min(r + _CAP_OVERSAMPLE, min(n, d))
     step = 4.0 * n * d * b + 10.0 * max(n, d) * float(b) ** 2 + 10.0 * float(b) ** 3
-    return _CAP_MAX_STEPS * step + 2.0 * n * d * r
+    return steps * step + 2.0 * n * d * r
 
 
 def capped_applies(n, d, max_rank):
@@ -412,9 +414,9 @@ def _top_triplets(B, r, tau, V0, rng):
     iteration stops there, after one step when warm (``V0`` holds a whole block, the
     previous call's: each call continues the previous calls' subspace iteration on the
     slowly changing ``B``), after ``_CAP_MIN_COLD_STEPS`` when cold. Otherwise (the threshold
-    falls inside the computed part, whose SVT is returned as exact) it runs until the top
-    ``r`` Ritz values change by at most ``_CAP_RTOL · s₁`` between steps (at most
-    ``_CAP_MAX_STEPS``). Returns ``(U_r, s_r, Vt_b)``: ``Vt_b`` has all ``b`` Ritz vectors
+    falls inside the computed part, whose SVT is returned as exact) it runs until the Ritz
+    values above ``τ`` and the next one change by at most ``_CAP_RTOL · s₁`` between steps
+    (at most ``_CAP_MAX_STEPS``). Returns ``(U_r, s_r, Vt_b)``: ``Vt_b`` has all ``b`` Ritz vectors
     (the next call's warm start)."""
     n, d = B.shape
     b = min(r + _CAP_OVERSAMPLE, min(n, d))
@@ -433,7 +435,9 @@ def _top_triplets(B, r, tau, V0, rng):
         W, s, Vt = _ritz(B, Y)
         if step >= min_steps and r <= s.size and s[r - 1] > tau:
             break  # rank ≥ r: the certificate case
-        if s_old is not None and np.max(np.abs(s[:r] - s_old[:r])) <= _CAP_RTOL * s[0]:
+        # converged: the values above τ and the next one (fewer than r exceed τ here)
+        top = min(int(np.count_nonzero(s[:r] > tau)) + 1, r)
+        if s_old is not None and np.max(np.abs(s[:top] - s_old[:top])) <= _CAP_RTOL * s[0]:
             break
         s_old = s
         X = np.ascontiguousarray(Vt.T)
@@ -589,9 +593,14 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
             max_basis = int(_MAX_BASIS_FRACTION * d)
             if cap is not None:  # past this basis the capped tier is the cheaper one
                 max_basis = min(max_basis, 2 * cap + 2 * _MIN_BLOCK)
+                # and past half of its cold call, which starts from this basis' Ritz vectors
+                budget = min(budget, _PARTIAL_BUDGET
+                             * _capped_cost(n, d, cap, steps=_CAP_MIN_COLD_STEPS))
         if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
-            result, steps = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
-                                      max_basis)
+            result, steps, *ritz = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
+                                             max_basis)
+            if ritz and cap is not None:  # what the abandoned Krylov basis found
+                V0 = ritz[0]
         abandoned = result is None and steps > 0
     if result is None and cap is not None:
         return _capped_result(B, tau, cap, V0, rng, bounds["fro"], out, (lower, upper),

@@ -334,7 +334,7 @@ def test_planted_corruptions_recovered_where_average_fails(init):
         old = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, init=init, random_state=0,
                           stop="residual")
         assert res.converged and old.converged
-        assert old.residual[-1] <= 1e-5  # the settling test's 10 tol
+        assert old.residual[-1] <= 1e-4  # the settling test's 100 tol
         assert metrics.ari(y, res.labels) == 1.0
         np.testing.assert_array_equal(res.labels, old.labels)
 
@@ -555,7 +555,7 @@ def test_settled_tail_is_the_geometric_remainder():
 
 
 def test_settling_stops_early_with_the_labels_and_P_hat_of_the_full_solve():
-    """The residual stop (residual or settled P_hat at 10 tol) ends the late iterations of
+    """The residual stop (residual or settled P_hat at 100 tol) ends the late iterations of
     a converging solve: fewer iterations, the same labels, P_hat within the estimated
     remaining movement of the solve run to tol; tol=0 still runs max_iter."""
     P_list, y = planted(0)
@@ -564,12 +564,12 @@ def test_settling_stops_early_with_the_labels_and_P_hat_of_the_full_solve():
                        stop="residual")
     res = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0, stop="residual")
     assert full.converged and res.converged and res.n_iter < full.n_iter
-    assert full.residual[-1] <= 1e-6 < res.residual[-1] <= 1e-5
+    assert full.residual[-1] <= 1e-6 < res.residual[-1] <= 1e-4
     np.testing.assert_array_equal(res.labels, full.labels)
     assert metrics.ari(y, res.labels) == 1.0
     k = res.n_iter
     tail = _emvc.settled_tail(list(res.p_hat_change), list(res.rank))
-    assert tail <= 1e-5
+    assert tail <= 1e-4
     assert np.abs(res.P_hat - full.P_hat).max() <= 2 * tail
     # the same iterations as the full solve up to the stop
     np.testing.assert_array_equal(res.residual, full.residual[:k])
