@@ -108,7 +108,8 @@ _LABEL_OBJECTIVE_RTOL = 1e-2
 # A check clusters P̂ as the result does: its k-means (10 restarts, ~20 Lloyd steps of
 # 3 n c² flops each) costs about 600 n c² flops against the (4/3) n³ of the tridiagonal
 # reduction in every late iteration, so below n = 20 c a check costs more than the
-# iteration it may save and the label stop is not used (docs/records/emvc.md).
+# iteration it may save and the label stop is not used (docs/records/emvc.md). Nor is it
+# where the late SVTs are capped: a capped iteration costs less than one check.
 _LABEL_MIN_SAMPLES_PER_CLUSTER = 20
 # ``max_rank="auto"``: the SVT's rank cap, at least this, and this many per cluster
 # (docs/records/emvc.md "Capped SVT").
@@ -523,8 +524,10 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         at each iteration whose objective changed by at most 1 % (relative) with ``Q ≠ 0``,
         the labels of ``P̂`` are computed as the result's would be, and the solve stops when
         they are the same partition at four consecutive such iterations (those labels are
-        returned). Used when ``n >= 20 n_clusters`` (with fewer samples per cluster a check
-        costs more than the iterations it may save). ``"residual"``: only the two tests
+        returned). Used when ``n >= 20 n_clusters`` and the late SVTs are full
+        decompositions (``max_rank=None``, or ``n`` too small for the capped tier): with
+        fewer samples per cluster, or with capped late SVTs, a check costs more than the
+        iterations it may save. ``"residual"``: only the two tests
         above, bit for bit. Either way ``tol=0`` runs
         ``max_iter`` iterations (docs/records/emvc.md "Stopping when the labels have settled").
     mu : float, default 1e-6
@@ -546,12 +549,15 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         Rank cap of the singular value thresholding. Where the exact ``Q`` would have more
         than ``max_rank`` singular values above ``1/μ`` (the late iterations, each a full
         ``n × n`` decomposition), the top ``max_rank`` triplets are shrunk exactly and the
-        rest of ``P̂ + Z/μ`` is kept: within ``2/μ`` of the exact ``Q`` in the spectral norm,
-        exact on the leading subspace the labels are read from, at O(n² max_rank) instead
-        of O(n³) per iteration (:func:`fastmv._emvc._svt.svt`; docs/records/emvc.md
-        "Capped SVT").
-        ``"auto"``: ``max(64, 4 n_clusters)``; ``None``: the exact SVT every iteration (the
-        published iteration).
+        rest of ``P̂ + Z/μ`` is kept: within ``2/μ`` of the exact ``Q`` in the spectral norm
+        whatever the accuracy of the triplets. They come from a subspace iteration that
+        advances one step per solver iteration (warm-started from the previous one), so
+        they converge to the leading subspace the labels are read from as the solve goes
+        on, at O(n² max_rank) instead of O(n³) per iteration
+        (:func:`fastmv._emvc._svt.svt`; docs/records/emvc.md "Capped SVT").
+        ``"auto"``: ``min(max(64, 4 n_clusters), n // 8)``, and the exact SVT where that is
+        below 64 (``n < 512``); ``None``: the exact SVT every iteration (the published
+        iteration).
     view_weights : {"equal", "error"} or array-like of shape (m,), default "equal"
         Weights ``α_v > 0`` of each view's share of the error penalty: the model becomes
         ``min ‖P̂‖_* + Σ_v α_v h_v(E_v)`` with ``h_v(E_v) = (lam1/2) Σ_i ‖E_v[:, i]‖₂ +

@@ -44,20 +44,28 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
 4. **Capped** (only with ``max_rank``). Where the exact result would have more than
    ``max_rank = r`` singular values above ``τ`` (the late iterations of EMVC, whose exact
    SVT is a full decomposition), the top ``r`` singular triplets of ``B`` are found by a
-   subspace iteration warm-started from the previous call's right vectors, shrunk exactly,
-   and the rest of ``B`` is kept unshrunk: ``Q̃ = B − τ U_r V_rᵀ``. Certificate: the exact
+   subspace iteration on a block of ``r + 8`` columns, shrunk, and the rest of ``B`` is kept
+   unshrunk: ``Q̃ = B − τ U_r V_rᵀ``. The iteration runs across calls: a call warm-started
+   with the previous call's whole block takes one step, a cold call stops as soon as ``r``
+   Ritz values exceed ``τ`` (they are lower bounds of the singular values, so the exact rank
+   is then at least ``r``: the certificate case), and only where fewer than ``r`` exceed ``τ``
+   (the SVT of the computed part is returned as exact) does it run to convergence. On
+   EMVC's slowly changing ``B`` the triplets converge over the late iterations at the cost
+   of one subspace step each. Certificate: the exact
    ``SVT(B, τ) = B − U min(S, τ) Vᵀ`` is within ``τ`` of ``B`` in the spectral norm, and so
    is ``Q̃`` (``U_r``, ``V_r`` orthonormal), hence ``‖Q̃ − SVT(B, τ)‖₂ ≤ 2τ`` whatever the
    accuracy of the triplets, and ``≤ min(σ_{r+1}, τ)`` when they are exact (the error lives
    in the tail: ``Q̃`` is exact on the leading ``r``-dimensional singular subspace, the one
    the clustering reads). Its nuclear norm is reported as the upper bound
-   ``Σ_{i≤r}(σᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``. The tier is taken only
-   where its cost model (eight subspace steps) is below a Gram decomposition's, so small
-   problems (``n`` up to about ``8 r``) keep the exact SVT. docs/records/emvc.md
-   ("Capped SVT") gives the measurements.
+   ``Σ_{i≤r}(sᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``, valid for any Ritz
+   triplets (``U_rᵀ B = S_r V_rᵀ``). The tier is taken only where its cost model (a cold
+   call of eight subspace steps) is below a Gram decomposition's (:func:`capped_applies`),
+   so small problems (``n`` up to about ``6 r``) keep the exact SVT; where a partial SVD
+   that the tier would replace is abandoned, its Ritz vectors start the tier.
+   docs/records/emvc.md ("Capped SVT") gives the measurements.
 
 Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
-O(n³), tier 4 O(n² r) per subspace step (two or three steps when warm-started).
+O(n³), tier 4 O(n² r) per subspace step (one step when warm-started).
 Memory: tier 2 O(n l); tier 3 ``G`` and its eigenvectors (``2 n²``) or LAPACK's ``gesdd``
 workspace (a copy of ``B``, ``U``, ``Vᵀ`` and about ``4 n²`` of work space), all freed on
 return.
@@ -115,9 +123,10 @@ class SVTInfo:
         ``"partial"``, ``"gram"`` (Gram eigendecomposition), ``"full"`` (``gesdd``) or
         ``"capped"`` (top ``max_rank`` triplets shrunk, the rest of ``B`` kept; then
         ``rank`` is ``max_rank``, a lower bound of the exact rank).
-    V : ndarray, shape (d, rank) or (d, 0)
-        Right singular vectors of the result (warm start of the next call); empty when the
-        rank exceeds ``n/16`` (the next call would use the full SVD anyway).
+    V : ndarray, shape (d, k)
+        Right singular vectors of the result (warm start of the next call), ``k = rank``;
+        empty when the rank exceeds ``n/16`` (the next call would use the full SVD anyway);
+        after ``"capped"`` the whole block of ``max_rank + 8`` Ritz vectors.
     sigma_bounds : tuple of float
         ``(lower, upper)`` bounds on ``σ₁(B)`` found on the way (``nan`` when not computed;
         both ``σ₁`` after a full decomposition).
