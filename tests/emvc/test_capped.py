@@ -135,3 +135,19 @@ def test_label_stop_is_not_used_where_the_late_svts_are_capped():
                           full_svd="auto", random_state=0, stop="labels", max_rank="auto")
     assert data.max_rank == 64 and not _emvc._watch_labels(data)
     assert _emvc._watch_labels(data._replace(max_rank=None))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_abandoned_partial_svd_hands_over_to_the_capped_tier_within_the_certificate(dt):
+    """A low rank hint sends the call to the partial SVD first; where the rank is far above
+    the cap it is abandoned within its budget (half of a short cold capped call) and the
+    capped tier, started from its Ritz vectors, returns a result within 2τ of the SVT."""
+    B, s = _gapped(dt, (300, 300), seed=3)
+    tau = 0.05
+    Q_ref, _, _ = R.svt_full(B.astype(np.float64), tau)
+    Q, info = svt(B, tau, max_rank=8, rank_hint=1, random_state=0)
+    assert info.method == "capped" and info.partial_abandoned and info.n_steps > 0
+    err = np.linalg.norm(Q.astype(np.float64) - Q_ref, 2)
+    assert err <= 2 * tau * (1 + 1e-6) + (1e-8 if dt == np.float64 else 2e-4)
+    np.testing.assert_allclose(info.V.T @ info.V, np.eye(info.V.shape[1]),
+                               atol=1e-10 if dt == np.float64 else 1e-4)
