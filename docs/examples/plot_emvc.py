@@ -5,6 +5,14 @@ EMVC: a consensus Markov chain robust to corrupted views
 :func:`fastmv.emvc` takes one transition matrix per view and separates a low-rank
 consensus ``P_hat`` from sparse errors. Here 20% of the samples of each view are corrupted
 (:func:`fastmv.simulate.corrupt`) in a 500-sample subset of the Handwritten data.
+
+The printed line compares EMVC with the plain average of the views' chains: on corrupted
+*features* they tie (ACC 0.698 and 0.700 here; over five draws 0.703 ± 0.008 and
+0.702 ± 0.009, both ahead of k-means on the concatenated views, 0.657 ± 0.031), because the
+nearest-neighbour graph of :func:`fastmv.transition_matrix` already confines a corrupted
+sample to a few random transitions. EMVC's error terms pay off when the transition matrices
+themselves carry the errors its model names (samples many others transition into, in some
+views): see the EMVC page of the guide.
 """
 import matplotlib.pyplot as plt
 import numpy as np
