@@ -5,7 +5,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
-# `fastmv/_core/_spec.py`, `kernels/_compile.py::_serial_copy`, `tests/toy/`
+# `fastmv/_core/_spec.py`, `kernels/_compile.py::_serial_copy`, `benchmarks/`
 CITED = re.compile(r"`((?:fastmv|kernels|tests|benchmarks|docs|tools)/[A-Za-z0-9_./]*)"
                    r"(?:::([A-Za-z_][A-Za-z0-9_]*))?`")
 
