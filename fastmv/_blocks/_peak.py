@@ -26,10 +26,10 @@ _INT = 8
 def shape_of(X):
     """``X.shape`` as ints without converting ``X``, or None (a list of lists, ...: converted
     and checked later)."""
-    shape = getattr(X, "shape", None)
     try:
+        shape = getattr(X, "shape", None)
         return tuple(int(a) for a in shape) if shape is not None else None
-    except (TypeError, ValueError):
+    except Exception:  # a closed file's dataset, ...: the validator names it
         return None
 
 
@@ -120,6 +120,6 @@ def check_kmeans(X, n_clusters, n_init, n_threads):
     n, d = shape
     needed = kmeans_peak_bytes(n, d, nnz=X.nnz if sp.issparse(X) else None, n_init=n_init,
                                n_threads=n_threads, n_clusters=n_clusters)
-    check_memory(needed, f"kmeans() of X of shape ({n}, {d})",
+    check_memory(needed, f"X: kmeans() on shape ({n}, {d})",
                  "k-means copies X in float64 (scaled and centred); OPIMC clusters the rows "
                  "in chunks of bounded memory")

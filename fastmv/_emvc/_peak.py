@@ -40,9 +40,9 @@ def check_emvc(P_list, dtype, settle):
     exceeds the memory available (shapes read without converting the matrices)."""
     try:
         m = len(P_list)
-    except TypeError:
-        return
-    shape = shape_of(P_list[0]) if m else None
+        shape = shape_of(P_list[0]) if m else None
+    except (TypeError, KeyError, IndexError):
+        return  # not a list of matrices: the validator names it
     if shape is None or len(shape) != 2:
         return
     n, itemsize = shape[0], np.dtype(dtype).itemsize
@@ -58,12 +58,13 @@ def check_emvc_from_views(views, dtype, settle=True):
     solve runs, so the peak is theirs plus the larger of one matrix's construction and the
     solve's."""
     m = len(views)
-    if not m:
+    shape = shape_of(views[0]) if m else None
+    if shape is None or len(shape) != 2:
         return
-    n, d = views[0].shape
+    n = shape[0]
     itemsize = np.dtype(dtype or np.float64).itemsize
     nn = float(n) * float(n)
-    build = transition_peak_bytes(n, max(v.shape[1] for v in views), 8) - nn * 8
+    build = transition_peak_bytes(n, max((shape_of(v) or (0, 1))[-1] for v in views), 8) - nn * 8
     needed = m * nn * 8 + max(build, peak_bytes(m, n, itemsize, settle=settle,
                                                 convert=itemsize != 8))
     check_memory(needed, f"EMVC.fit(transition=True) on {m} views of {n} samples "

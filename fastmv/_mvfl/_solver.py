@@ -204,8 +204,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
         raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the "
                                     "regularising diagonal lam1 P_k + lam2 Q")
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
-    check_mvfl(views, c, solver, prior["rows"].size if prior["kind"] == "labels"
-               and isinstance(init, str) and init == "auto" and n <= _SPREAD_MAX_N else 0)
+    check_mvfl(views, c, solver, prior, init)
     if lam3 is None:
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
     anchor_auto = anchor is None
