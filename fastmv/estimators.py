@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._app._estimator_base import (  # noqa: F401 (the base and helpers, re-exported)
+from ._app._clusterer import (  # noqa: F401 (the base and helpers, re-exported)
     _SHARED_BY_REFERENCE,
     _UNFITTED,
     BaseEstimator,

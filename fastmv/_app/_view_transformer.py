@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidParameterError, _not_fitted_error
-from ._estimator_base import (
+from ._clusterer import (
     BaseEstimator,
     _check_feature_names,
     _frame,

@@ -1,5 +1,5 @@
 """The machinery behind :mod:`fastmv.estimators` (``BaseEstimator`` is in
-:mod:`fastmv._app._base_estimator`): the views' preparation (view sizes, DataFrames, missing rows)
+:mod:`fastmv._app._params`): the views' preparation (view sizes, DataFrames, missing rows)
 and the multi-view clusterer base class the estimators share (fit, predict, transform, score).
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from scipy.optimize import linear_sum_assignment
 
 from .._core._driver import _caller_stacklevel
 from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, _not_fitted_error
-from ._base_estimator import _SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
 from ._estimator_docs import RESULT_BASE
+from ._params import _SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
 
 
 def _check_view_sizes(view_sizes):
