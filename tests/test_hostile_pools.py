@@ -15,7 +15,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="kills processes by pid")
+# slow: it runs CPU-bound processes beside a pool for about ten seconds
+pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="kills processes by pid"),
+              pytest.mark.slow]
 
 
 def _popen(code, *args):
