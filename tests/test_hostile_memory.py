@@ -146,7 +146,7 @@ def _solver_calls():
         "mvfl": lambda: fastmv.mvfl(views, 3, labels=simulate.partial_labels(y, 0.3,
                                                                                random_state=0)),
         "emvc": lambda: fastmv.emvc(P, 0.01, 0.01),
-        "EMVC.fit(transition=True)": lambda: fastmv.EMVC(3).fit(views, transition=True),
+        "EMVC.fit": lambda: fastmv.EMVC(3).fit(views),
         "cmvnmf": lambda: fastmv.cmvnmf(views, 3, None, None),
         "opimc": lambda: fastmv.opimc(views, 3),
         "kmeans": lambda: fastmv.kmeans(views[0], 3),
@@ -211,7 +211,7 @@ def test_sizes_past_any_machine_are_refused_at_once(monkeypatch, name):
             lambda: fastmv.markov_spectral_clustering(_empty_square(n), 2),
         "pairs_from_labels": lambda: simulate.pairs_from_labels(np.zeros(n, np.int64)),
         "transition_matrix": lambda: fastmv.transition_matrix(np.zeros((n, 2))),
-        "EMVC.fit": lambda: fastmv.EMVC(2).fit([np.zeros((n, 2))] * 3, transition=True),
+        "EMVC.fit": lambda: fastmv.EMVC(2).fit([np.zeros((n, 2))] * 3),
     }
     start = time.process_time()
     with pytest.raises(InsufficientMemoryError, match=r"needs [0-9.]+ GiB at its peak"):
@@ -247,7 +247,7 @@ import numpy as np
 import fastmv
 views = [np.random.default_rng(v).random((20000, 5)) for v in range(3)]
 try:
-    fastmv.EMVC(2).fit(views, transition=True)
+    fastmv.EMVC(2).fit(views)
 except fastmv.exceptions.InsufficientMemoryError as exc:
     print("REFUSED", exc)
 print("SECONDS", time.perf_counter() - start)

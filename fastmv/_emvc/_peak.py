@@ -53,7 +53,7 @@ def check_emvc(P_list, dtype, settle):
 
 
 def check_emvc_from_views(views, dtype, settle=True):
-    """Refuse ``EMVC.fit(views, transition=True)`` before building any transition matrix:
+    """Refuse ``EMVC.fit(views)`` on feature views before building any transition matrix:
     the ``m`` float64 ``n × n`` matrices of :func:`fastmv.transition_matrix` stay while the
     solve runs, so the peak is theirs plus the larger of one matrix's construction and the
     solve's."""
@@ -67,5 +67,5 @@ def check_emvc_from_views(views, dtype, settle=True):
     build = transition_peak_bytes(n, max((shape_of(v) or (0, 1))[-1] for v in views), 8) - nn * 8
     needed = m * nn * 8 + max(build, peak_bytes(m, n, itemsize, settle=settle,
                                                 convert=itemsize != 8))
-    check_memory(needed, f"EMVC.fit(transition=True) on {m} views of {n} samples "
+    check_memory(needed, f"EMVC.fit on {m} feature views of {n} samples "
                  f"({m} transition matrices of {n} × {n}, then the solve)", _remedy(itemsize))
