@@ -35,3 +35,11 @@ def test_the_check_catches_a_stale_citation():
     cites = _citations(stale)
     assert cites == [("kernels/_partition.py", "_serial_copy"), ("fastmv/_core/_nothing.py", "")]
     assert "def _serial_copy" not in (ROOT / "kernels" / "_partition.py").read_text()
+
+
+def test_every_record_is_listed_in_the_records_index():
+    records = ROOT / "docs" / "records"
+    index = (records / "index.md").read_text()
+    unlisted = sorted(p.name for p in records.glob("*.md")
+                      if p.name != "index.md" and f"]({p.name})" not in index)
+    assert not unlisted, f"add a line for each to docs/records/index.md: {unlisted}"
