@@ -18,9 +18,11 @@ import os
 import subprocess
 import sys
 
+from fastmv._core._spec import solver_specs
+
 from ._common import cache_or_skip, from_cache
 
-SOLVERS = ("mvmc", "mvfl", "emvc", "cmvnmf", "opimc")
+SOLVERS = tuple(solver_specs())
 
 #: Run as ``python -c FIRST_CALLS [--prime] SOLVER...``: each solver's warm-up twice, in
 #: CPU seconds, the kernels that missed Numba's cache and the ``parallel=True`` kernels the

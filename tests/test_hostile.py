@@ -775,7 +775,7 @@ def test_emvc_estimator_warns_naming_a_constant_view():
 
     views = [np.random.default_rng(0).normal(size=(30, 3)), np.ones((30, 2))]
     with pytest.warns(DegenerateSolutionWarning, match="view 1 is constant"):
-        est = EMVC(n_clusters=2, random_state=0).fit(views, transition=True)
+        est = EMVC(n_clusters=2, random_state=0).fit(views)
     change = est.result_.p_hat_change
     assert np.isnan(change[0]) and np.isfinite(change[1:]).all()
     json.dumps(est.result_.to_dict(jsonable=True), allow_nan=False)

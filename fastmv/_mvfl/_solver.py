@@ -60,6 +60,7 @@ from ._normalize import (
     _normalized_data,
     _tune_normalize,
 )
+from ._peak import check_mvfl
 from ._settle import QUIET_RULES, QUIET_RULES_DIRECT, SETTLE_RTOL, Settle
 from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
 from ._wstep import WStep, choose_route
@@ -203,6 +204,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
         raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the "
                                     "regularising diagonal lam1 P_k + lam2 Q")
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
+    check_mvfl(views, c, solver, prior, init)
     if lam3 is None:
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
     anchor_auto = anchor is None
@@ -316,10 +318,10 @@ class Problem:
 
 def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     """Normalise, set up the W step, run ``n_init`` starts; the lowest final objective wins."""
-    tuning = normed = None
+    tuning = normed = spreader = None
     if data.normalize == "auto" and data.prior["kind"] != "none":
         with verbose_logging(verbose) as log:
-            data, tuning, normed = _tune_normalize(data, log)
+            data, tuning, normed, spreader = _tune_normalize(data, log)
     X, view_ptr, schemes = normed or _normalized_data(data)
     route, Xw = choose_route(X, data.solver)
     wstep = WStep(Xw, route, view_ptr)
@@ -335,7 +337,7 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
         elif has_labels and data.n <= _SPREAD_MAX_N:
             km = _kmeans_labels(X, data, data.rng, n_jobs)  # the first start's k-means
             with verbose_logging(verbose) as log:
-                init, record, graph = _tune_init(X, data, km, log)
+                init, record, graph = _tune_init(X, data, km, log, spreader)
             if not np.isfinite(record["scores"]).any():
                 record = untuned_record(record, "no validation fold could be scored")
                 init = record["chosen"]
@@ -351,7 +353,9 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
         F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
         problem = Problem(data, Xw, wstep, view_ptr, F0, tol)  # Xw: CSR for text (Z = XW)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
-                        verbose=verbose, progress=progress, warn=False)
+                        verbose=verbose, progress=progress, warn=False,
+                        progress_desc=f"mvfl start {start + 1}/{n_starts}" if n_starts > 1
+                        else None)
         final = trace.objective[-1] if trace.n_iter else np.inf
         if best is None or final < best[2]:
             best = (problem, trace, final)
@@ -394,7 +398,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
     "init": [Options({"auto", "k-means++", "spread", "random"}), "array-like"],
     "n_init": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
     "verbose": ["verbose"], "progress": ["boolean"], "callback": [callable, None],
-    "normalize": [Options({"auto", "zscore", "l2", "minmax"}), None],
+    "normalize": [Options({"auto", "zscore", "l2", "log", "minmax"}), None],
     "solver": [Options({"auto", "direct", "woodbury"})],
     "f_step": [Options({"monotone", "paper"})], "eps": [_POSITIVE, None], "n_jobs": ["n_jobs"],
 })
@@ -407,7 +411,7 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
          n_init: int = 1, random_state: int | np.random.Generator | None = None,
          verbose: bool | int = False, progress: bool = False,
          callback: Callable[[IterationInfo], bool | None] | None = None,
-         normalize: Literal["auto", "zscore", "l2", "minmax"] | None = "auto",
+         normalize: Literal["auto", "zscore", "l2", "log", "minmax"] | None = "auto",
          solver: Literal["auto", "direct", "woodbury"] = "auto",
          f_step: Literal["monotone", "paper"] = "monotone", eps: float | None = None,
          n_jobs: int | None = None) -> MVFLResult:
@@ -453,13 +457,14 @@ def mvfl(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int, *,
         Weight ``μ >= 0`` of ``‖F − F₀‖²``, the pull toward the starting indicator
         (``f_step="monotone"``). ``None``: ``10 · max(lam1, lam2)`` (0.01 with the default
         weights); with labels, a k-means or spreading start and ``d ≤ n`` (the direct ``W``
-        step: the fit binds and can pull ``F`` away from a good start), ``100`` or ``10 ·
-        max(lam1, lam2)`` by 5-fold validation on the labels (stratified by class): one
-        iteration per candidate from each fold's start (rebuilt from the other folds' labels),
+        step: the fit binds and can pull ``F`` away from a good start), ``100`` or ``300 ·
+        max(lam1, lam2)`` by 2-fold validation on the labels (stratified by class): two
+        iterations per candidate from each fold's start (rebuilt from the other folds' labels),
         scored by the cosine of each held-out labelled row of ``F`` to its class; ``100 ·``
-        stays unless ``10 ·`` wins by more than the standard error of its gain.
-        Cost: 10 single iterations sharing their first ``W`` factorisation with the solve;
-        in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text (records/mvfl.md).
+        stays unless ``300 ·`` wins by more than the standard error of its gain.
+        Cost: 8 iterations, the 4 first sharing their first ``W`` factorisation with the
+        solve; in ``result.tuning["anchor"]``. ``0``: unanchored, degenerate on text
+        (records/mvfl.md).
     max_iter : int, default 100
         Maximum number of outer iterations per start.
     tol : float, default 1e-6
@@ -477,7 +482,7 @@ default "auto"
         Initial ``F``: one-hot of k-means (k-means++ seeding, 10 restarts; 5 when the
         concatenated views have no more features than samples) on the
         concatenated normalised views, one-hot of label spreading (labels only: Zhou et
-        al.'s spreading, ``α = 0.2``, 30 sweeps, on the symmetric 7-nearest-neighbour graph
+        al.'s spreading, ``α = 0.2``, 12 sweeps, on the symmetric 7-nearest-neighbour graph
         of the normalised views; a class no label names is seeded with the sample of its
         matched k-means cluster that the spreading from the named classes covers worst;
         unreached samples keep their k-means cluster; one start, as it is deterministic),
@@ -500,25 +505,32 @@ default "auto"
     verbose : bool or int, default False
         Log one line per iteration (logger ``"fastmv"``).
     progress : bool, default False
-        Show a progress bar over the iterations (needs tqdm).
+        Show a progress bar over the iterations (needs tqdm): one bar per start,
+        labelled with the start ("mvfl start 2/3") when there are several.
     callback : callable, optional
         ``callback(info)`` after each iteration with a ``fastmv._core._driver.IterationInfo``
         (``info.state``: read-only ``W``, ``b``, ``F``, ``Z = XW + 1bᵀ``); returning
         ``True`` or raising ``StopIteration`` stops the solve (``converged=False``).
-    normalize : {"auto", "zscore", "l2", "minmax"} or None, default "auto"
+    normalize : {"auto", "zscore", "l2", "log", "minmax"} or None, default "auto"
         Per-view scaling. ``"zscore"``: each feature to unit variance, each view by
-        ``1/sqrt(d_v)``. ``"l2"``: each sample to unit norm within the view. ``"minmax"``:
-        each feature to range 1. ``None``: as given. ``"auto"`` without a prior: ``"l2"``
-        for a sparse view or one with under 10% nonzeros (text, counts), ``"zscore"``
-        otherwise. ``"auto"`` with labels or pairs: ``"l2"`` when every view is text by
-        that rule, else one of ``"l2"``, ``"zscore"`` for every view, chosen by 5-fold
-        validation on the prior (labels stratified by class: each
-        held-out labelled sample takes the class of its nearest labelled sample of the other
-        folds in the normalised views; pairs: ROC AUC of the pair distances, must-links
-        against cannot-links); the rule above ranks the two, so a tie keeps it. Cost: one
-        normalisation per candidate and ``O(l² d)`` for ``l`` labels (``O(p d)`` for ``p``
-        pairs), no extra solve (measurements: docs/defaults.md, "Self-tuning"). The choice and the
-        scores are in ``result.tuning``; ``verbose`` logs them; an explicit value skips the tuning.
+        ``1/sqrt(d_v)``. ``"l2"``: each sample to unit norm within the view. ``"log"``: each
+        nonnegative feature to ``log(1 + x / mean)`` (counts and intensities spanning
+        decades), then every feature to unit variance (views not rebalanced).
+        ``"minmax"``: each feature to range 1. ``None``: as given. ``"auto"`` without a prior:
+        ``"l2"`` for a sparse view or one with under 10% nonzeros (text, counts),
+        ``"zscore"`` otherwise. ``"auto"`` with labels: ``"l2"`` when every view is text by
+        that rule, else the one of ``"l2"``, ``"zscore"``, ``"log"`` (for every view) whose
+        normalised views predict the held-out labels best (leave-one-out over up to 100
+        labels, else 100 folds stratified by class; per fold, the mean of the 1-nearest
+        labelled neighbour's accuracy and of label spreading's cosine to the held-out classes
+        on the views' 7-nearest-neighbour graph; the best mean wins, the rule above breaking
+        ties). With pairs: ``"l2"`` or ``"zscore"``, the ROC AUC of the pair distances over 5
+        folds, the rule kept unless the other wins by more than the standard error of its
+        gain. Cost: one normalisation and one kNN graph (``O(n² d)``, the one the start's
+        tuning then reuses) per candidate, ``O(l² d)`` for ``l`` labels, no extra solve
+        (measurements: docs/mvfl.md, docs/defaults.md, "Self-tuning"). The choice and the
+        scores are in ``result.tuning``; ``verbose`` logs them; an explicit value skips the
+        tuning.
     solver : {"auto", "direct", "woodbury"}, default "auto"
         ``W`` step: ``d × d`` Cholesky systems, ``n × n`` Woodbury systems, or the smaller.
         On the Woodbury route the ``c`` matrices are combined from per-view Grams shared by

@@ -20,11 +20,14 @@ if TYPE_CHECKING:  # annotations only: _solver imports this module
     from ._solver import _Data
 
 # init="auto" with labels: the label-spreading start (docs/defaults.md, "Self-tuning") uses
-# a symmetric kNN graph of this many neighbours, this propagation weight and this many
-# sweeps (the values of scikit-learn's LabelSpreading(kernel="knn")), built in row blocks.
+# a symmetric kNN graph of this many neighbours and this propagation weight (the values of
+# scikit-learn's LabelSpreading(kernel="knn")), built in row blocks, and this many sweeps:
+# each sweep contracts the distance to the fixed point by α (‖S‖ <= 1), so after 12 it is
+# below 2 α^12 < 1e-8 of the scores (30 sweeps, as scikit-learn's cap, changed nothing but
+# the time: docs/records/mvfl-2026-12-07.md).
 _SPREAD_NEIGHBOURS = 7
 _SPREAD_ALPHA = 0.2
-_SPREAD_SWEEPS = 30
+_SPREAD_SWEEPS = 12
 _SPREAD_BLOCK = 512
 # init="auto": folds over the labels (leave-one-out up to this many labels), so that each
 # start is rebuilt from nearly all the labels, as the solve's start will be
@@ -225,19 +228,21 @@ def _spread_labels(graph, rows, classes, c, fallback):
     return _labels_or_fallback(F, fallback)
 
 
-def _tune_init(X, data: _Data, km, log):
+def _tune_init(X, data: _Data, km, log, spreader=None):
     """``init="auto"`` with labels: the start — k-means matched to the labels, or label
     spreading on a kNN graph of the normalised views — whose labels predict the held-out
     labelled samples best (5 folds, stratified by class; each start is rebuilt from the
     other folds' labels, the k-means clustering itself is shared). Returns ``(chosen,
-    record, spreader)``: the :class:`_FoldSpreader` serves every later spreading start."""
+    record, spreader)``: the :class:`_FoldSpreader` serves every later spreading start.
+    ``spreader``: the one of ``X`` and these labels when already built (by the tuning of
+    ``normalize``)."""
     prior = data.prior
     rows, classes = prior["rows"], prior["classes"]
     sup = from_labels(rows, classes)
     n_folds = min(rows.size, _TUNE_INIT_FOLDS)
     folds = label_folds(sup, n_folds, tuning_rng(data.rng))
-    graph = _knn_graph(X)
-    spreader = _FoldSpreader(graph, rows, classes, data.c)
+    if spreader is None:
+        spreader = _FoldSpreader(_knn_graph(X), rows, classes, data.c)
     match = _Matcher(km, data.c)
     fold_pairs = {}  # the held-out pairs of a fold, the same for both candidates
 
@@ -302,6 +307,8 @@ def row_space_coordinates(X):
         pass
     w, V = np.linalg.eigh(G)
     keep = w > max(w[-1], 0.0) * G.shape[0] * np.finfo(np.float64).eps
+    if not keep.any():  # every row zero (one sample, centred): one zero coordinate
+        return np.zeros((G.shape[0], 1))
     return np.ascontiguousarray(V[:, keep] * np.sqrt(w[keep]))
 
 

@@ -26,7 +26,7 @@ from .._core._driver import IterationInfo, _caller_stacklevel, iterate, verbose_
 from .._core._executor import open_block_map
 from .._core._preprocessing import canonical_pairs, check_pair_conflicts
 from .._core._result import Result
-from .._core._threads import task_map, thread_limit
+from .._core._threads import effective_n_jobs, task_map, thread_limit
 from .._core._tuning import from_pairs, grid_search, pair_auc, pair_folds, tuning_rng
 from .._core._validation import (
     Interval,
@@ -39,6 +39,7 @@ from .._core._validation import (
 from ..exceptions import DegenerateSolutionWarning
 from ._graph import knn_graph, neighbour_count
 from ._lowrank import ClippedLowRankOperator
+from ._peak import check_mvmc
 from ._problem import Problem, view_basis
 
 __all__ = ["mvmc", "MVMCResult", "ClippedLowRankOperator"]
@@ -545,6 +546,7 @@ def _solve(data, *, C1, C2, k, max_iter, inner_iter, tol, accelerated, normalize
     tuning = None
     if normalize == "auto" and all(_is_text(X) for X in data.views):
         normalize = "l2"
+    check_mvmc(data.views, k, data.n_clusters, effective_n_jobs(n_jobs), normalize == "auto")
     with thread_limit(n_jobs) as n_threads:
         if normalize != "auto":
             Z = [view_basis(X, k, data.rng, f"X_list[{v}]", normalize)

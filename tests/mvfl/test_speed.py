@@ -113,7 +113,8 @@ def test_quiet_rules_by_route(dims, route):
                          ST._initial_F(X, data, data.rng, None))
     assert problem.settle.quiet == (QUIET_RULES_DIRECT if route == "direct" else QUIET_RULES)
     if route == "direct":
-        res = fastmv.mvfl(views, 3, labels=lab, random_state=0)
+        # the scaling pinned: with 9 labels its validation is a coin toss (l2 here, 0.8)
+        res = fastmv.mvfl(views, 3, labels=lab, random_state=0, normalize="zscore")
         J = res.objective
         rel = np.abs(np.diff(J)) / np.abs(J[:-1])
         assert res.converged and res.n_iter >= 2
