@@ -1,7 +1,7 @@
 """First calls of every solver: cold (empty Numba cache) and warm (cache filled, new process).
 
 What a user meets before the first answer: compilation on a fresh install, cache loading on
-every later start. Targets on the project's 2-core machine: cold ≤ 6 s when idle, warm ≤ 0.3 s
+every later start. Targets on the project's 2-core machine: cold ≤ 10 s when idle, warm ≤ 0.3 s
 above the second call. The warm-ups are small problems, so a cold call compiles only serial
 kernels (``parallel=True`` kernels compile on the first problem large enough to use them);
 ``FIRST_CALLS`` also reports the parallel kernels a call compiled, which should stay none. The call

@@ -434,8 +434,9 @@ def mvmc(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         (must-link) and ``0`` (cannot-link), symmetrised. ``Ā`` is an inner product in a
         learned metric, so a sample with a large self-similarity ``Ā_ii`` is among every
         row's largest entries; dividing by the self-similarities ranks by angle, and ``m``
-        keeps a sample the bases barely represent from being inflated (on 100 classes of 16
-        leaves ACC 0.79 → 0.85; docs/records/mvmc.md, "The normalised graph"). ``"knn-raw"``: the
+        keeps a sample the bases barely represent from being inflated (100 classes of 16
+        leaves: ACC 0.85 against 0.79 with ``"knn-raw"``; docs/records/mvmc.md, "The
+        normalised graph"). ``"knn-raw"``: the
         ``q = 2⌈n/c⌉`` most similar samples by ``S`` itself, weighted by ``S``. Both use
         ``S`` itself when ``q ≥ n/2``. With many small clusters the global mass of the
         completed ``S`` blurs the embedding (docs/records/mvmc.md, "The spectral step's

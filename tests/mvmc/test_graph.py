@@ -129,6 +129,7 @@ def _accuracies(name, c, graphs, seeds):
     return {g: float(np.mean(a)) for g, a in acc.items()}
 
 
+@pytest.mark.slow
 def test_proteinfold_knn_graphs_beat_the_full_similarity():
     # 27 classes: the global mass of S blurs the embedding (docs/records/mvmc.md)
     acc = _accuracies("ProteinFold.mat", 27, ("knn", "knn-raw", "full"), range(2))
