@@ -55,8 +55,9 @@ if __name__ == "__main__":  # one thread for the measured runs; importing it cha
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-DATASETS = ("3Sources", "BBCSport", "Handwritten", "Reuters-1200", "WebKB", "ORL",
-            "ProteinFold")
+from benchmarks._shared_data import shared_dataset_names  # noqa: E402
+
+DATASETS = shared_dataset_names()  # every shared dataset found
 SOLVERS = ("mvfl", "mvmc", "cmvnmf", "emvc", "opimc")
 YARDSTICK = {"mvfl": "kmeans", "mvmc": "kmeans", "opimc": "kmeans", "cmvnmf": "nmf",
              "emvc": "eigh"}
