@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["shared_datasets_dir", "shared_dataset"]
+__all__ = ["shared_datasets_dir", "shared_dataset", "shared_dataset_names"]
 
 
 def shared_datasets_dir() -> Path | None:
@@ -35,3 +35,12 @@ def shared_dataset(filename: str) -> Path | None:
         return None
     path = folder / filename
     return path if path.is_file() else None
+
+
+def shared_dataset_names() -> tuple:
+    """The stems of every ``.mat`` file in the shared folder, sorted case-insensitively (empty
+    when there is no folder): tables and benchmarks discover the datasets, none lists them."""
+    folder = shared_datasets_dir()
+    if folder is None or not folder.is_dir():
+        return ()
+    return tuple(sorted((p.stem for p in folder.glob("*.mat")), key=str.lower))

@@ -38,6 +38,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from benchmarks._shared_data import shared_dataset_names
+
 VERSION = "1"
 KINDS = ("none", "labels", "pairs", "incomplete", "unmapped", "incomplete-imputed",
          "unmapped-per-view")
@@ -45,8 +47,8 @@ KINDS = ("none", "labels", "pairs", "incomplete", "unmapped", "incomplete-impute
 KEEP = 0.95
 #: fraction of each view missing in the OPIMC protocol (benchmarks/defaults_table.py)
 MISSING = 0.4
-DATASETS = ("3Sources", "BBCSport", "Handwritten", "Reuters-1200", "WebKB", "ORL",
-            "ProteinFold")
+#: every shared dataset found (``benchmarks/_shared_data.py``): none is listed by hand
+DATASETS = shared_dataset_names()
 LABEL_RATIO = 0.1
 PAIRS_PER_SAMPLE = 5
 

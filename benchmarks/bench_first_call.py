@@ -1,7 +1,7 @@
 """First calls of every solver: cold (empty Numba cache) and warm (cache filled, new process).
 
 What a user meets before the first answer: compilation on a fresh install, cache loading on
-every later start. Targets on the project's 2-core machine: cold ≤ 6 s when idle, warm ≤ 0.3 s
+every later start. Targets on the project's 2-core machine: cold ≤ 10 s when idle, warm ≤ 0.3 s
 above the second call. The warm-ups are small problems, so a cold call compiles only serial
 kernels (``parallel=True`` kernels compile on the first problem large enough to use them);
 ``FIRST_CALLS`` also reports the parallel kernels a call compiled, which should stay none. The call
@@ -18,9 +18,11 @@ import os
 import subprocess
 import sys
 
+from fastmv._core._spec import solver_specs
+
 from ._common import cache_or_skip, from_cache
 
-SOLVERS = ("mvmc", "mvfl", "emvc", "cmvnmf", "opimc")
+SOLVERS = tuple(solver_specs())
 
 #: Run as ``python -c FIRST_CALLS [--prime] SOLVER...``: each solver's warm-up twice, in
 #: CPU seconds, the kernels that missed Numba's cache and the ``parallel=True`` kernels the

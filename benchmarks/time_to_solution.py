@@ -7,7 +7,8 @@ Yardsticks (docs/performance.md):
   L2-normalised rows side by side (MVFL, MVMC, OPIMC);
 - ``nmf``: scikit-learn ``NMF(n_components=c, init="nndsvda", max_iter=300,
   random_state=0)`` fitted once on every (unmapped, non-negative, L2-row) view, times
-  CMVNMF's ``n_init`` — "NMF per view per start" (CMVNMF);
+  CMVNMF's ``n_init`` — "NMF per view per start" (CMVNMF); ``init="random"`` on a view with
+  fewer features than classes, where ``nndsvda`` is refused (scikit-learn's own choice);
 - ``eigh``: one ``numpy.linalg.eigh`` of the symmetrised mean transition matrix, ``n × n``
   (EMVC; the transition matrices are built outside the timed call).
 
@@ -54,8 +55,9 @@ if __name__ == "__main__":  # one thread for the measured runs; importing it cha
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-DATASETS = ("3Sources", "BBCSport", "Handwritten", "Reuters-1200", "WebKB", "ORL",
-            "ProteinFold")
+from benchmarks._shared_data import shared_dataset_names  # noqa: E402
+
+DATASETS = shared_dataset_names()  # every shared dataset found
 SOLVERS = ("mvfl", "mvmc", "cmvnmf", "emvc", "opimc")
 YARDSTICK = {"mvfl": "kmeans", "mvmc": "kmeans", "opimc": "kmeans", "cmvnmf": "nmf",
              "emvc": "eigh"}
@@ -147,8 +149,11 @@ def _yardstick(kind, solver, views, y, seed):
         total = 0.0
         for V in uviews:
             X = _nonneg_l2(np.asarray(V, dtype=np.float64))
-            total += _cpu(lambda X=X: NMF(c, init="nndsvda", max_iter=300,
-                                          random_state=0).fit(X))[1]
+            # nndsvda needs c <= min(n, d): where a view has fewer features than classes
+            # (100Leaves, LandUse-21) scikit-learn's own choice for init=None, "random"
+            init = "nndsvda" if c <= min(X.shape) else "random"
+            total += _cpu(lambda X=X, init=init: NMF(c, init=init, max_iter=300,
+                                                     random_state=0).fit(X))[1]
         return total * n_init
     raise ValueError(kind)
 

@@ -6,7 +6,10 @@ reference is generated from the numpydoc docstrings, and the gallery runs every 
 ``docs/examples`` (sphinx-gallery) so that its pictures are made by the build.
 """
 import os
+import re
 import sys
+import sysconfig
+import tempfile
 
 import matplotlib
 
@@ -32,8 +35,10 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "examples", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip"]
+# records/ holds the contributors' measurement logs: kept in the repository (linked from
+# architecture.md), not part of the user's guide
+exclude_patterns = ["_build", "examples", "records", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip"]
 # Docstrings write set sizes as |Ω|, which reStructuredText reads as a substitution.
 rst_prolog = "\n".join(f".. |{s}| replace:: \\|{s}\\|" for s in ("Ω", "Ω_v", "Ω_a", "θ_1"))
 
@@ -63,3 +68,31 @@ html_title = f"fastmv {release}"
 html_static_path = []
 html_theme_options = {"description": "fast multi-view clustering", "fixed_sidebar": True,
                       "page_width": "1240px", "sidebar_width": "250px"}
+
+
+# ------------------------------------------------------------------ no build-machine paths
+# The gallery's pages show what the examples print and warn; a warning's location or a
+# temporary file's name would show the build machine's folders. Every page's source (the
+# gallery's generated ones included) is checked for them; under -W a finding fails the build.
+# (the interpreter's library folders rather than its prefix: a system Python's is /usr)
+_MACHINE_PATHS = re.compile("|".join(
+    [re.escape(p.rstrip("/") + "/") for p in {
+        os.path.dirname(HERE), os.path.expanduser("~"),
+        *(sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib"))}
+     if len(p) > 1]
+    + [re.escape(tempfile.gettempdir()) + r"/tmp[a-z0-9_]{8}"]))
+
+
+def _check_machine_paths(app, docname, source):
+    from sphinx.util import logging  # noqa: PLC0415 (Sphinx is present while building)
+
+    for found in _MACHINE_PATHS.finditer(source[0]):
+        line = source[0].count("\n", 0, found.start()) + 1
+        logging.getLogger(__name__).warning(
+            "shows a path of the build machine (%r): print names relative to a folder, or "
+            "silence the warning that carries it", found.group(0),
+            location=(docname, line))
+
+
+def setup(app):
+    app.connect("source-read", _check_machine_paths)

@@ -77,6 +77,7 @@ _LAZY = {
     "stationary_distribution": "._blocks._spectral",
     "transition_matrix": "._blocks._affinity",
     "thread_limit": "._core._threads",
+    "memory_limit": "._core._memory",
     "Result": "._core._result",
     "KMeansResult": "._blocks._kmeans",
     "ConvergenceWarning": ".exceptions",
@@ -103,6 +104,7 @@ if TYPE_CHECKING:  # the lazy names, for IDEs and type checkers (``X as X``: re-
     from ._blocks._spectral import stationary_distribution as stationary_distribution
     from ._cmvnmf._solver import CMVNMFResult as CMVNMFResult
     from ._cmvnmf._solver import cmvnmf as cmvnmf
+    from ._core._memory import memory_limit as memory_limit
     from ._core._result import Result as Result
     from ._core._threads import thread_limit as thread_limit
     from ._emvc._solver import EMVCResult as EMVCResult

@@ -4,9 +4,10 @@
 conventions for multi-view data, without importing scikit-learn:
 
 - the constructor takes only the solver's hyper-parameters (stored unchanged);
-- ``fit(Xs, y=None, **side_information)`` takes the list of views (EMVC: the transition
-  matrices, or views with ``transition=True``) and the side information (pairs, partial
-  labels, masks); ``y`` is ignored, as for scikit-learn's clusterers;
+- ``fit(Xs, y=None, **side_information)`` takes the list of views (one 2-D array is one
+  view; EMVC with ``affinity="precomputed"``: the transition matrices) and the side
+  information (pairs, partial labels, masks); ``y`` is ignored, as for scikit-learn's
+  clusterers;
 - the learned state is in trailing-underscore attributes: ``labels_``, ``result_`` (the
   solver's result object), ``objective_``, ``n_iter_``, ``converged_`` and the solver's
   matrices (``M_``, ``W_``, ``P_hat_``, ``U_``, ...);
@@ -29,13 +30,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import textwrap
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._app._estimator_base import (  # noqa: F401 (the base and helpers, re-exported)
+from ._app._clusterer import (  # noqa: F401 (the base and helpers, re-exported)
     _SHARED_BY_REFERENCE,
     _UNFITTED,
     BaseEstimator,
@@ -46,6 +48,7 @@ from ._app._estimator_base import (  # noqa: F401 (the base and helpers, re-expo
     _matched_to,
     _missing_rows,
     _MultiViewClusterer,
+    _one_array,
     _one_hot,
     _record_features,
     _split_views,
@@ -56,8 +59,10 @@ from ._app._estimator_docs import SIDE_ARGS, _document, _fit_doc, _init_source
 from ._app._view_transformer import ViewTransformer, _view_names  # noqa: F401 (re-exported)
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
+from ._core._driver import _caller_stacklevel
 from ._core._spec import solver_specs
 from ._core._validation import check_views
+from ._emvc._peak import check_emvc_from_views
 from ._emvc._solver import emvc
 from ._mvfl._solver import mvfl
 from ._mvmc._solver import mvmc
@@ -70,6 +75,10 @@ __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_es
 
 # --------------------------------------------------------------------------------- MVMC
 class MVMC(_MultiViewClusterer):
+    # scikit-learn's check_estimator fits without side information, which MVMC needs: every
+    # check that fits fails with the error of fit (tests/test_sklearn_checks.py runs the
+    # checks again with labels taken from the checks' y, where they pass)
+    _sklearn_needs_side_information = True
 
     def __init__(self, n_clusters: int = 2, *, C1: Any = 100.0, C2: float = 1.0, k: Any = 'auto',
                  max_iter: int = 100, inner_iter: int = 3, tol: float = 0.0001,
@@ -99,12 +108,19 @@ class MVMC(_MultiViewClusterer):
 
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
             labels: Any = None, view_sizes: Sequence[int] | None = None) -> MVMC:
+        if must_link is None and cannot_link is None and labels is None:
+            raise InvalidParameterError(
+                "must_link, cannot_link, labels: MVMC.fit needs side information, "
+                "must-link / cannot-link pairs or partial labels (-1 for unknown); y is "
+                "ignored, as by every clusterer (give labels=y to learn from it)")
+        views = self._views(Xs, view_sizes, y)  # the views checked first
         if labels is not None:  # every pair among the labelled samples, added to the given
             ml, cl = pairs_from_labels(labels)
             if ml.shape[0] + cl.shape[0] == 0 and must_link is None and cannot_link is None:
                 known = int(np.count_nonzero(np.asarray(labels) >= 0))
                 raise InvalidParameterError(
-                    f"labels: {known} known label{'' if known == 1 else 's'} (entries >= 0; "
+                    f"labels: {known} known label{'' if known == 1 else 's'} among "
+                    f"n_samples={np.asarray(labels).size} (entries >= 0; "
                     "-1 marks unknown), so no pair: MVMC learns from must-link / cannot-link "
                     "pairs, and from labels it takes every pair among the labelled samples "
                     "(fastmv.simulate.pairs_from_labels); give at least two known labels, or "
@@ -112,8 +128,7 @@ class MVMC(_MultiViewClusterer):
             must_link = ml if must_link is None else np.vstack([np.asarray(must_link), ml])
             cannot_link = cl if cannot_link is None else np.vstack([np.asarray(cannot_link),
                                                                    cl])
-        return self._fit(self._views(Xs, view_sizes, y),
-                         {"must_link": must_link, "cannot_link": cannot_link})
+        return self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
 
     fit.__doc__ = _fit_doc("MVMC", "The views, each (n, d_v).",
                            ["must_link", "cannot_link", "pair_labels"],
@@ -205,17 +220,36 @@ def _transition_list(Xs):
     return transition_matrices(Xs, normalize=False)
 
 
+_AFFINITIES = ("transition_matrix", "precomputed")
+
+
 def _check_square(views):
-    """Transition matrices are square: a feature view given without ``transition=True`` is
+    """Transition matrices are square: a feature view given with ``affinity='precomputed'`` is
     refused with the way to give it."""
     for v, P in enumerate(views):
         shape = np.shape(P)
         if len(shape) == 2 and shape[0] != shape[1]:
             raise InvalidParameterError(
-                f"Xs[{v}] has shape {shape}, not square: EMVC.fit takes one (n, n) transition "
-                "matrix per view by default; for feature views (n, d_v) call "
-                "fit(Xs, transition=True), which builds each view's "
+                f"Xs[{v}] has shape {shape}, not square: with affinity='precomputed' EMVC.fit "
+                "takes one (n, n) transition matrix per view; for feature views (n, d_v) use "
+                "the default, EMVC(affinity='transition_matrix'), which builds each view's "
                 "fastmv.transition_matrix first")
+
+
+def _looks_like_transition_matrices(views):
+    """Whether every view is square, nonnegative and row-stochastic (dense or sparse): what
+    ``fit`` took by default before feature views became the default."""
+    for V in views:
+        if len(np.shape(V)) != 2 or np.shape(V)[0] != np.shape(V)[1] or np.shape(V)[0] < 2:
+            return False
+        if not (isinstance(V, np.ndarray) or sp.issparse(V)) or V.dtype.kind not in "fiu":
+            return False
+        values = V.data if sp.issparse(V) else V
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            return False
+        if not np.allclose(np.asarray(V.sum(axis=1)).ravel(), 1.0, atol=1e-8):
+            return False
+    return True
 
 
 class EMVC(_MultiViewClusterer):
@@ -227,7 +261,8 @@ class EMVC(_MultiViewClusterer):
                  mu_max: float = 10000000000.0, init: Any = 'mean', dtype: Any = None,
                  full_svd: str = 'auto', max_rank: Any = 'auto', view_weights: Any = 'equal',
                  random_state: Any = None, verbose: bool | int = False, progress: bool = False,
-                 callback: Callable | None = None, n_jobs: int | None = None) -> None:
+                 callback: Callable | None = None, n_jobs: int | None = None,
+                 affinity: str = 'transition_matrix') -> None:
         self.n_clusters = n_clusters
         self.lam1 = lam1
         self.lam2 = lam2
@@ -248,30 +283,58 @@ class EMVC(_MultiViewClusterer):
         self.progress = progress
         self.callback = callback
         self.n_jobs = n_jobs
+        self.affinity = affinity
 
-    def fit(self, Xs: Any, y: Any = None, transition: bool = False,
+    def _pairwise_input(self):
+        return self.affinity == "precomputed"
+
+    def fit(self, Xs: Any, y: Any = None, transition: bool | None = None,
             view_sizes: Sequence[int] | None = None) -> EMVC:
         if self.n_clusters is None:
             raise InvalidParameterError(
                 "n_clusters must be an int for the EMVC estimator (labels_ needs it); call "
                 "fastmv.emvc(P_list, lam1, lam2) for the consensus matrix alone")
+        if not isinstance(self.affinity, str) or self.affinity not in _AFFINITIES:
+            raise InvalidParameterError(f"affinity must be one of {list(_AFFINITIES)}, got "
+                                        f"{self.affinity!r}")
+        precomputed = self.affinity == "precomputed"
+        if transition is not None:
+            if transition and precomputed:
+                raise InvalidParameterError(
+                    "fit(..., transition=True) contradicts affinity='precomputed': leave "
+                    "transition out (deprecated) and set the affinity")
+            warnings.warn(
+                f"EMVC.fit(..., transition={transition!r}) is deprecated and will be "
+                "removed: set the constructor's affinity instead, EMVC(affinity="
+                f"'{'transition_matrix' if transition else 'precomputed'}')"
+                + (" (the default: feature views)" if transition else
+                   " for transition matrices"), FutureWarning, stacklevel=_caller_stacklevel())
+            precomputed = not transition
         views = self._views(Xs, view_sizes, y)
-        if not transition:
+        if precomputed:
             _check_square(views)
             return self._fit(views, {}, views=False)  # transition matrices: no features
+        if transition is None and _looks_like_transition_matrices(views):
+            warnings.warn(
+                "Xs: every view is square and row-stochastic, as transition matrices are; "
+                "EMVC builds each feature view's transition matrix by default (affinity="
+                "'transition_matrix'): for precomputed transition matrices give "
+                "EMVC(affinity='precomputed')", UserWarning, stacklevel=_caller_stacklevel())
         # the views, not the matrices built from them, are the user's input: checked (and
         # sparse formats made CSR) as every other solver checks its views
         views = check_views(views, "Xs", allow_nan=True)
+        check_emvc_from_views(views, self.dtype, self.tol_settle is not None)
         return self._fit(_transition_list(_impute_missing(views)), {}, views=views)
 
     fit.__doc__ = _fit_doc(
-        "EMVC", "Row-stochastic transition matrices, each (n, n); or, with "
-        "``transition=True``,\n            the views (n, d_v).", [],
-        ("n_clusters=2, max_iter=10, random_state=0", ", transition=True", "P_hat_.shape",
+        "EMVC", "The views, each (n, d_v) (the default affinity); with\n"
+        "            ``affinity='precomputed'``, row-stochastic transition matrices, each "
+        "(n, n).", [],
+        ("n_clusters=2, max_iter=10, random_state=0", "", "P_hat_.shape",
          "(20, 20)")).replace(
-        "        view_sizes", "        transition : bool, default False\n"
-        "            Build each view's transition matrix first with\n"
-        "            :func:`fastmv.transition_matrix` and its defaults (the README's route).\n"
+        "        view_sizes", "        transition : bool, optional\n"
+        "            Deprecated (FutureWarning): set ``affinity`` instead. ``True`` is\n"
+        "            ``affinity='transition_matrix'``, ``False`` ``affinity='precomputed'``.\n"
         "        view_sizes", 1)
 
 
@@ -279,19 +342,27 @@ _document(EMVC, emvc, """
 Error-robust multi-view clustering of transition matrices, as an estimator.
 
 Wraps :func:`fastmv.emvc`. ``n_clusters`` comes first, as in the other estimators (the
-function :func:`fastmv.emvc` takes ``lam1, lam2`` first and ``n_clusters`` optional). The
-defaults are the package's one EMVC setting, the same as the README's function call and the
-command line's: ``lam1 = lam2 = 0.01`` (the paper's) on :func:`fastmv.transition_matrix` of
-each view (``transition=True``), so the three give the same labels on the same data.
+function :func:`fastmv.emvc` takes ``lam1, lam2`` first and ``n_clusters`` optional). ``fit``
+takes feature views, as every other estimator, and builds each view's
+:func:`fastmv.transition_matrix` first; ``affinity='precomputed'`` takes the transition
+matrices instead. The defaults are the package's one EMVC setting, the same as the README's
+function call and the command line's: ``lam1 = lam2 = 0.01`` (the paper's) on
+:func:`fastmv.transition_matrix` of each view, so the three give the same labels on the same
+data.
 """, """
 >>> import numpy as np
+>>> import fastmv
 >>> from fastmv.estimators import EMVC
 >>> rng = np.random.default_rng(0)
 >>> y = np.repeat([0, 1], 15)
 >>> Xs = [np.eye(2)[y] * 3 + rng.random((30, 2)) for _ in range(2)]
->>> model = EMVC(n_clusters=2, max_iter=20, random_state=0).fit(Xs, transition=True)
+>>> model = EMVC(n_clusters=2, max_iter=20, random_state=0).fit(Xs)
 >>> model.P_hat_.shape
 (30, 30)
+>>> P = [fastmv.transition_matrix(X) for X in Xs]
+>>> same = EMVC(n_clusters=2, max_iter=20, random_state=0, affinity="precomputed").fit(P)
+>>> bool((same.labels_ == model.labels_).all())
+True
 """)
 
 
@@ -320,14 +391,14 @@ class CMVNMF(_MultiViewClusterer):
     def fit(self, Xs: Any, y: Any = None, must_link: Any = None, cannot_link: Any = None,
             view_sizes: Sequence[int] | None = None, mapped: bool | None = None) -> CMVNMF:
         views = self._views(Xs, view_sizes, y)
-        self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
-        self.view_labels_ = self.labels_
-        self._fitted_views = _views_digest(views)
         same_rows = len({np.shape(V)[0] for V in views}) == 1
         if mapped and not same_rows:
             raise InvalidParameterError(
                 "mapped=True: the views must have the same number of rows (the same samples), "
                 f"got {[np.shape(V)[0] for V in views]}")
+        self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
+        self.view_labels_ = self.labels_
+        self._fitted_views = _views_digest(views)
         if same_rows if mapped is None else mapped:
             self.labels_ = _consensus(self.view_labels_, int(self.n_clusters))
             self.embedding_ = _one_hot(self.labels_, int(self.n_clusters))
@@ -365,6 +436,8 @@ class CMVNMF(_MultiViewClusterer):
         """
         if y is None:
             return super().score(Xs, None, view_sizes)
+        self._check_input(Xs)
+        Xs = _one_array(Xs)
         if view_sizes is None and not isinstance(Xs, (list, tuple)):
             view_sizes = getattr(self, "view_sizes_", None)
         views = _split_views(Xs, view_sizes)
@@ -377,6 +450,7 @@ class CMVNMF(_MultiViewClusterer):
     def _per_view_predict(self, Xs, view_sizes):
         """Each view's nearest centre, the views taken one at a time."""
         self.transform(Xs, view_sizes)  # checks the fit and the views' shapes
+        Xs = _one_array(Xs)
         if view_sizes is None and not isinstance(Xs, (list, tuple)):
             view_sizes = self.view_sizes_
         out = []

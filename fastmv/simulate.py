@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike
 
 from ._core._corruption import _KINDS, _entries, _gaussian, _samples
 from ._core._driver import _caller_stacklevel
+from ._core._memory import check_memory
 from ._core._pair_codes import (
     _MAX_PAIR_N,
     _codes_of,
@@ -344,9 +345,34 @@ def pairs_from_labels(labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
             f"sample; got dtype {labels.dtype}: encode other classes first, e.g. "
             "np.unique(labels, return_inverse=True)[1]")
     idx = np.flatnonzero(labels >= 0)
+    _check_pairs_memory(idx.size)
     i, j = np.triu_indices(idx.size, 1)
     a, b = idx[i], idx[j]
     return _split(a, b, labels[a] == labels[b])
+
+
+#: Bytes per pair of :func:`pairs_from_labels` at its peak: the ``(i, j)`` and sample-index
+#: arrays (int64, 32), the ``(p, 2)`` table and the two outputs (32), boolean masks and
+#: NumPy's temporaries (measured: 69).
+_PAIR_PEAK_BYTES = 72
+
+
+def _pairs_peak_bytes(n_labelled):
+    """Peak bytes of :func:`pairs_from_labels` with ``n_labelled`` labelled samples: the
+    ``l (l − 1) / 2`` pairs at :data:`_PAIR_PEAK_BYTES` each, or the ``l × l`` boolean
+    triangle ``np.triu_indices`` builds first, if larger."""
+    count = float(n_labelled)
+    return max(_PAIR_PEAK_BYTES * count * (count - 1) / 2, 2 * count * count)
+
+
+def _check_pairs_memory(n_labelled):
+    check_memory(_pairs_peak_bytes(n_labelled),
+                 f"pairs_from_labels() of {n_labelled} labelled samples "
+                 f"({n_labelled * (n_labelled - 1) // 2} pairs)",
+                 "the pairs grow as the square of the labelled samples: label fewer "
+                 "(simulate.partial_labels), or give the solvers the partial labels "
+                 "themselves (mvfl takes labels; simulate.pairwise_constraints draws a "
+                 "number of pairs)")
 
 
 @declare_params({

@@ -17,6 +17,24 @@ from benchmarks._shared_data import shared_datasets_dir
 
 SHARED_DATASETS = shared_datasets_dir()
 
+# With FASTMV_STRICT_EXTRAS=1 (CI sets it), a module that an installed extra provides must
+# import: pytest.importorskip imports it plainly, so an import error fails the test instead
+# of hiding a broken extra behind a skip. Modules of no extra (peers such as imml) still skip.
+if os.environ.get("FASTMV_STRICT_EXTRAS") == "1":
+    import importlib
+
+    from tests.extras import strict_modules
+
+    _STRICT = strict_modules()
+    _importorskip = pytest.importorskip
+
+    def _strict_importorskip(modname, *args, **kwargs):
+        if modname.split(".")[0] in _STRICT:
+            return importlib.import_module(modname)
+        return _importorskip(modname, *args, **kwargs)
+
+    pytest.importorskip = _strict_importorskip
+
 
 def shared_dataset(filename: str) -> Path:
     """Path of a shared dataset file, or skip the test when it is absent."""
@@ -24,6 +42,20 @@ def shared_dataset(filename: str) -> Path:
     if path is None:
         pytest.skip(f"real dataset {filename} not found (set FASTMV_SHARED_DATASETS)")
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each solver's own folder of tests, ``tests/<solver>/`` for every solver the registry
+    knows, runs with the slow tests: its kernels against their NumPy twins at many shapes and
+    dtypes, its real-data checks. The quick run (``-m "not slow"``) keeps the public surface,
+    hostile input, the shared blocks and the common battery that every solver passes."""
+    from fastmv._core._spec import solver_specs
+
+    tests = Path(__file__).resolve().parent
+    folders = {tests / name for name in solver_specs()}
+    for item in items:
+        if any(folder in item.path.parents for folder in folders):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

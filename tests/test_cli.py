@@ -441,7 +441,7 @@ def test_emvc_function_estimator_and_cli_give_the_same_labels(tmp_path, capsys):
     # the README's call
     res = fastmv.emvc([fastmv.transition_matrix(X) for X in views], 0.01, 0.01, n_clusters=10,
                       random_state=0)
-    est = EMVC(10, random_state=0).fit(views, transition=True)
+    est = EMVC(10, random_state=0).fit(views)
     np.testing.assert_array_equal(res.labels, cli)
     np.testing.assert_array_equal(est.labels_, cli)
     assert metrics.accuracy(y, cli) == pytest.approx(report["metrics"]["acc"])

@@ -7,6 +7,7 @@ import pytest
 import fastmv
 from fastmv import estimators, metrics
 from fastmv._app import _estimator_docs
+from fastmv._core._spec import solver_specs
 from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
 
 SOLVERS = {MVMC: fastmv.mvmc, MVFL: fastmv.mvfl, EMVC: fastmv.emvc, CMVNMF: fastmv.cmvnmf,
@@ -29,6 +30,9 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
     func = SOLVERS[cls]
     solver = {n: p for n, p in inspect.signature(func).parameters.items()
               if n not in DATA_AND_SIDE}
+    own = _estimator_docs.estimator_parameters(func)
+    solver.update((n, inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d))
+                  for n, (d, _) in own.items())
     init = {n: p for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self"}
     fix = ("; paste this __init__ (and add annotations) into fastmv/estimators.py:\n"
            + _estimator_docs._init_source(func))
@@ -36,7 +40,9 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
         f"{cls.__name__}.__init__ is out of step with fastmv.{func.__name__}: missing "
         f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}{fix}")
     for name, p in solver.items():
-        if p.default is not inspect.Parameter.empty:
+        if name in own:
+            assert init[name].default == p.default, f"default of {name}{fix}"
+        elif p.default is not inspect.Parameter.empty:
             expected = _estimator_docs.estimator_default(func, name, p.default)
             assert init[name].default == expected, f"default of {name}{fix}"
     # n_clusters first and the only positional parameter, as in scikit-learn
@@ -98,9 +104,10 @@ def test_estimators_give_the_function_labels():
     P = [fastmv.transition_matrix(X) for X in views]  # the README's route
     r = fastmv.emvc(P, 0.01, 0.01, n_clusters=2, max_iter=10, random_state=0)
     est = EMVC(n_clusters=2, max_iter=10, random_state=0)
-    np.testing.assert_array_equal(est.fit(P).labels_, r.labels)
-    np.testing.assert_array_equal(est.fit(views, transition=True).labels_, r.labels)
+    np.testing.assert_array_equal(est.fit(views).labels_, r.labels)
     np.testing.assert_allclose(est.P_hat_, r.P_hat)
+    est.set_params(affinity="precomputed")
+    np.testing.assert_array_equal(est.fit(P).labels_, r.labels)
 
     ml = {(0, 1): np.array([[0, 0], [1, 1]])}
     r = fastmv.cmvnmf(views, 2, ml, None, max_iter=10, random_state=0)
@@ -124,8 +131,15 @@ def test_views_side_by_side_with_view_sizes():
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="view_sizes"):
         OPIMC(n_clusters=2).fit(X, view_sizes=[3, 3])
-    with pytest.raises(TypeError, match="list of views"):
-        OPIMC(n_clusters=2).fit(X)
+    # without view_sizes, one 2-D array is one view (scikit-learn's X), as a list of rows is
+    one = OPIMC(n_clusters=2, random_state=0).fit(X)
+    assert one.n_views_ == 1 and one.n_features_in_ == 7
+    np.testing.assert_array_equal(one.labels_, OPIMC(n_clusters=2, random_state=0)
+                                  .fit_predict([X]))
+    np.testing.assert_array_equal(one.labels_, OPIMC(n_clusters=2, random_state=0)
+                                  .fit_predict(X.tolist()))
+    with pytest.raises(TypeError, match="Reshape your data"):
+        OPIMC(n_clusters=2).fit(X[:, 0])
 
 
 def test_grid_search_over_lam1_lam2_with_an_nmi_scorer():
@@ -141,7 +155,7 @@ def test_grid_search_over_lam1_lam2_with_an_nmi_scorer():
     search = GridSearchCV(EMVC(n_clusters=2, max_iter=15, random_state=0),
                           {"lam1": [0.001, 0.01], "lam2": [0.01, 0.1]}, scoring=nmi_scorer,
                           cv=[(np.arange(n), np.arange(n))], refit=True)
-    search.fit(X, y, view_sizes=[3, 3], transition=True)
+    search.fit(X, y, view_sizes=[3, 3])
     assert set(search.best_params_) == {"lam1", "lam2"}
     assert len(search.cv_results_["mean_test_score"]) == 4
     assert 0.0 <= search.best_score_ <= 1.0
@@ -149,7 +163,7 @@ def test_grid_search_over_lam1_lam2_with_an_nmi_scorer():
 
 
 def test_estimators_module_lists_every_solver():
-    assert set(estimators.ESTIMATORS) == {"mvmc", "mvfl", "emvc", "cmvnmf", "opimc"}
+    assert set(estimators.ESTIMATORS) == set(solver_specs())
 
 
 # ------------------------------------------------------------- CMVNMF: one label per sample
@@ -201,30 +215,62 @@ def test_cmvnmf_unmapped_views_keep_per_view_labels():
 def test_emvc_estimator_default_is_the_readme_call():
     assert EMVC().lam1 == EMVC().lam2 == 0.01 == estimators.EMVC_LAMBDA
     views, y = _blobs(n=60, c=3, dims=(4, 5))
+    # the README's function route on the same data and seed
     r = fastmv.emvc([fastmv.transition_matrix(X) for X in views], 0.01, 0.01, n_clusters=3,
                     random_state=0)
-    est = EMVC(n_clusters=3, random_state=0).fit(views, transition=True)
+    est = EMVC(n_clusters=3, random_state=0).fit(views)  # feature views by default
     np.testing.assert_array_equal(est.labels_, r.labels)
+    assert est.n_features_in_ == 9 and est.predict(views).shape == (60,)
 
 
-def test_emvc_feature_views_without_transition_say_how():
+def test_emvc_precomputed_takes_transition_matrices_and_refuses_feature_views():
     views, _ = _blobs()
+    P = [fastmv.transition_matrix(X) for X in views]
+    est = EMVC(n_clusters=2, affinity="precomputed", max_iter=10, random_state=0).fit(P)
+    np.testing.assert_array_equal(
+        est.labels_, EMVC(n_clusters=2, max_iter=10, random_state=0).fit(views).labels_)
+    assert est.centers_ is None and est.n_features_in_ == 80
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="affinity"):
+        est.predict(P)
     with pytest.raises(fastmv.exceptions.InvalidParameterError,
-                       match=r"Xs\[0\] has shape \(40, 3\), not square.*transition=True"):
-        EMVC(n_clusters=2).fit(views)
+                       match=r"Xs\[0\] has shape \(40, 3\), not square.*affinity="):
+        EMVC(n_clusters=2, affinity="precomputed").fit(views)
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="affinity must be"):
+        EMVC(n_clusters=2, affinity="rbf").fit(views)
+    # transition matrices given as feature views (the old default input): said, not silent
+    with pytest.warns(UserWarning, match="affinity='precomputed'"):
+        EMVC(n_clusters=2, max_iter=5, random_state=0).fit(P)
+    assert EMVC(affinity="precomputed").__sklearn_tags__().input_tags.pairwise
+    assert not EMVC().__sklearn_tags__().input_tags.pairwise
+
+
+def test_emvc_fit_transition_keyword_is_deprecated_and_still_works():
+    views, _ = _blobs()
+    P = [fastmv.transition_matrix(X) for X in views]
+    new = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(views).labels_
+    with pytest.warns(FutureWarning, match="affinity='transition_matrix'"):
+        old = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(views, transition=True)
+    np.testing.assert_array_equal(old.labels_, new)
+    with pytest.warns(FutureWarning, match="affinity='precomputed'"):
+        old = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(P, transition=False)
+    np.testing.assert_array_equal(old.labels_, new)
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="contradicts"):
+        EMVC(n_clusters=2, affinity="precomputed").fit(views, transition=True)
 
 
 @pytest.mark.parametrize("bad, match", [
     (np.ones(40), r"Xs\[0\] must be 2-D"),
     (np.ones((40, 3)) + 1j, r"Xs\[0\] must be real"),
     (np.full((40, 3), "a"), r"Xs\[0\] must be numeric"),
-    (np.ones((40, 3), dtype=object), r"Xs\[0\] must be numeric, got an object array"),
+    # object arrays of numbers are converted, as scikit-learn converts them
+    (np.array([["x", 1.0, 1.0]] + [[1.0] * 3] * 39, dtype=object),
+     r"Xs\[0\] must be numeric: .*'x'"),
     (np.ones((40, 3, 2)), r"Xs\[0\] must be 2-D"),
 ])
 def test_emvc_transition_views_are_validated_like_the_other_solvers(bad, match):
     views, _ = _blobs()
     with pytest.raises(fastmv.exceptions.InvalidParameterError, match=match):
-        EMVC(n_clusters=2, max_iter=5).fit([bad, views[1]], transition=True)
+        EMVC(n_clusters=2, max_iter=5).fit([bad, views[1]])
 
 
 @pytest.mark.parametrize("fmt", ["coo", "dia", "bsr", "csc", "lil"])
@@ -233,10 +279,10 @@ def test_emvc_transition_takes_every_sparse_format(fmt):
 
     views, _ = _blobs()
     dense = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(
-        [sp.csr_matrix(V) for V in views], transition=True)
+        [sp.csr_matrix(V) for V in views])
     given = [sp.csr_matrix(V).asformat(fmt) for V in views]
     before = [V.copy() for V in given]
-    est = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(given, transition=True)
+    est = EMVC(n_clusters=2, max_iter=10, random_state=0).fit(given)
     np.testing.assert_array_equal(est.labels_, dense.labels_)
     for V, V0 in zip(given, before):  # inputs unchanged
         assert V.format == fmt and (V != V0).nnz == 0

@@ -245,3 +245,57 @@ def test_grid_search_on_class_sorted_folds_names_the_missing_classes():
                                 params={"view_sizes": [V.shape[1] for V in views]})
     texts = [str(w.message) for w in caught]
     assert texts and all("classes, fewer than n_clusters=10" in t for t in texts), texts
+
+
+class _RecordedBar:
+    """A stand-in for tqdm that records the label and the count of every bar opened."""
+
+    opened: list = []
+
+    def __init__(self, total=None, desc="", **kwargs):
+        self.desc, self.total, self.n = desc, total, 0
+        _RecordedBar.opened.append(self)
+
+    def update(self, n=1):
+        self.n += n
+
+    def set_postfix_str(self, text):
+        pass
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@pytest.mark.parametrize("solver", ["cmvnmf", "mvfl"])
+def test_each_start_s_progress_bar_names_its_start(monkeypatch, solver):
+    """Each start's bar counts from 0 again: its label says which start it is."""
+    from fastmv._core import _progress
+
+    monkeypatch.setattr(_progress, "_tqdm", lambda: _RecordedBar)
+    monkeypatch.setattr(_RecordedBar, "opened", [])
+    views, y = _blobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if solver == "cmvnmf":
+            fastmv.cmvnmf([np.abs(V) for V in views], 3, None, None, n_init=3, max_iter=4,
+                          progress=True, random_state=0)
+        else:
+            known = simulate.partial_labels(y, 0.3, random_state=0)
+            fastmv.mvfl(views, 3, labels=known, init="k-means++", n_init=3, max_iter=4,
+                        progress=True, random_state=0)
+    bars = _RecordedBar.opened
+    assert [b.desc for b in bars] == [f"{solver} start {s}/3" for s in (1, 2, 3)]
+    assert all(0 < b.n <= b.total == 4 for b in bars)
+    monkeypatch.setattr(_RecordedBar, "opened", [])
+    if solver == "cmvnmf":  # one start: the solver's name alone
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fastmv.cmvnmf([np.abs(V) for V in views], 3, None, None, init="random", n_init=1,
+                          max_iter=4, progress=True, random_state=0)
+        assert [b.desc for b in _RecordedBar.opened] == ["cmvnmf"]

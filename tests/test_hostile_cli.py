@@ -251,18 +251,21 @@ def _views(n=30, seed=0):
                                    [5, 6], [], None], ids=repr)
 def test_view_sizes_are_never_coerced(cls, sizes):
     X = np.hstack(_views()[0])
-    kw = {"transition": True} if cls is EMVC else {}
+    if sizes is None:  # no view_sizes: the 2-D array is one view, as scikit-learn's X
+        assert cls(2, random_state=0).fit(X).n_views_ == 1
+        return
     with pytest.raises(InvalidParameterError, match="view_sizes|Xs"):
-        cls(2).fit(X, view_sizes=sizes, **kw)
+        cls(2).fit(X, view_sizes=sizes)
 
 
 def test_estimator_misuse_raises_fastmv_errors_naming_the_argument():
     pd = pytest.importorskip("pandas")
     views, y = _views()
     with pytest.raises(InvalidParameterError, match="Xs"):
-        OPIMC(2).fit(pd.DataFrame(np.hstack(views)))  # one frame without view_sizes
+        OPIMC(2).fit(np.zeros((30, 5, 2)))  # 3-D: neither one view nor a list of views
+    assert OPIMC(2, random_state=0).fit(pd.DataFrame(np.hstack(views))).n_views_ == 1
     with pytest.raises(InvalidParameterError, match="n_clusters"):
-        EMVC(n_clusters=None).fit(views, transition=True)
+        EMVC(n_clusters=None).fit(views)
     with pytest.raises(NotFittedError):
         MVFL(2).predict(views)
     with pytest.raises(NotFittedError):
@@ -289,7 +292,7 @@ def test_estimators_leave_their_input_alone():
     views[0][:3] = np.nan
     frames = [pd.DataFrame(V) for V in views]
     copies = [V.copy() for V in views]
-    for cls, kw in ((MVFL, {}), (EMVC, {"transition": True}), (CMVNMF, {}), (OPIMC, {}),
+    for cls, kw in ((MVFL, {}), (EMVC, {}), (CMVNMF, {}), (OPIMC, {}),
                     (MVMC, {"must_link": [[0, 2]]})):
         cls(2, random_state=0).fit(frames, **kw)
         cls(2, random_state=0).fit(views, **kw)

@@ -5,8 +5,10 @@ import pathlib
 
 import pytest
 
+from fastmv._core._spec import solver_specs
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SOLVERS = ("mvmc", "mvfl", "emvc", "cmvnmf", "opimc")
+SOLVERS = tuple(solver_specs())
 SHARED_KERNELS = {"_options", "_compile", "_partition", "_checks", "simplex", "clustering",
                   "affinity"}
 
@@ -264,3 +266,37 @@ def test_layout_helpers_resolve_relative_imports(module):
     """The checks above read real imports (a guard against a walk that finds nothing)."""
     found = dict((name, imports) for name, _, imports in _kernel_modules())[module]
     assert "fastmv.kernels._partition" in found and "numpy" in found
+
+
+def _docstrings(tree):
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+
+
+def _solver_names_in_code(path, root=ROOT):
+    """Where ``path``'s code (not its docstrings) names a registered solver in a string: a
+    comparison (``name == "cmvnmf"``), a literal collection or a dict key."""
+    tree = ast.parse(path.read_text())
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in SOLVERS and id(node) not in docs:
+            found.append(f"{path.relative_to(root)}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_the_app_layer_names_no_solver():
+    """The command line and the estimators' machinery know the solvers only through the
+    registry: no branch on a solver's name and no per-solver table in ``fastmv/_app`` (what
+    one solver needs is declared in its own folder, ``_spec.py`` or ``_cli.py``)."""
+    found = [hit for path in sorted((ROOT / "fastmv" / "_app").rglob("*.py"))
+             for hit in _solver_names_in_code(path)]
+    assert not found, found
+
+
+def test_the_check_finds_a_solver_name_branch(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""doc naming mvmc"""\nsuffix = ".npz" if name == "cmvnmf" else ""\n')
+    assert _solver_names_in_code(planted, tmp_path) == ["planted.py:2: 'cmvnmf'"]

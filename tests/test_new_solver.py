@@ -112,7 +112,7 @@ def test_files_a_new_solver_touches():
     assert others == {"tests/test_new_solver.py", "tests/conftest.py"}, others
 
 
-@pytest.mark.parametrize("name", ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc"])
+@pytest.mark.parametrize("name", list(solver_specs()))
 def test_files_outside_a_solver_that_import_it(name):
     """Inside the package, a solver's folder and kernels are imported from outside them by
     the registry line and, for the five solvers that predate the generated estimators, by

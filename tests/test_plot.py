@@ -172,3 +172,27 @@ def test_embedding_gives_every_one_of_ten_clusters_its_own_place():
     # no cluster lands on top of another: each centre keeps a distance from the others
     assert gaps.min() > 0.05 * spread
     plt.close(ax.figure)
+
+
+def test_emvc_convergence_shows_the_residual_and_marks_the_iterations_with_q_zero():
+    """EMVC's objective jumps from ~1e-12 to ~1e2 when Q gets its first singular values: the
+    picture shades the iterations with Q = 0, says why, and shows the stop test's residual."""
+    res = SimpleNamespace(objective=np.array([2e-5, 1e-12, 4e-12, 0.75, 58.0, 35.0, 34.9]),
+                          residual=np.array([0.18, 0.18, 0.18, 0.18, 0.05, 1e-3, 1e-7]),
+                          rank=np.array([0, 0, 0, 2, 227, 212, 207]), converged=True)
+    ax = plot.convergence(res)
+    twin = ax.figure.axes[1]
+    assert twin.get_ylabel() == "primal residual (the stop test)"
+    np.testing.assert_array_equal(twin.lines[0].get_ydata(), res.residual)
+    spans = [p for p in ax.patches if p.get_facecolor()[:3] == matplotlib.colors.to_rgb("0.9")]
+    assert len(spans) == 1
+    extent = spans[0].get_path().get_extents(spans[0].get_patch_transform())
+    assert (extent.x0, extent.x1) == (0.5, 3.5)      # iterations 1-3, not the 4th
+    texts = [t.get_text() for t in twin.get_legend().get_texts()]
+    assert any(t.startswith("iterations 1–3: Q = 0") and "iteration 4" in t for t in texts)
+    plt.close(ax.figure)
+    # Q nonzero from the start (or no rank recorded): nothing shaded
+    ax = plot.convergence(SimpleNamespace(objective=res.objective[3:], residual=res.residual[3:],
+                                          rank=res.rank[3:]))
+    assert not ax.patches and len(ax.figure.axes[1].get_legend().get_texts()) == 2
+    plt.close(ax.figure)

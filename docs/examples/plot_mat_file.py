@@ -32,8 +32,14 @@ print([V.shape for V in Xs], "labels", np.unique(labels))
 result = fastmv.opimc(Xs, 10, random_state=0)
 print(f"ACC {metrics.accuracy(labels, result.labels):.3f}")
 
-# the command line: metrics, seconds and where the labels went
-main(["run", "opimc", "--data", path, "--out", os.path.join(folder, "labels.npy")])
+# the command line, run from the folder that holds the file (as in a shell: cd there first):
+# metrics, seconds and where the labels went
+here = os.getcwd()
+os.chdir(folder)
+try:
+    main(["run", "opimc", "--data", "digits.mat", "--out", "labels.npy"])
+finally:
+    os.chdir(here)
 
 ax = plot.contingency(labels, result.labels)
 plt.tight_layout()

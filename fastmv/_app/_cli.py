@@ -273,7 +273,7 @@ def _cmd_run(name, argv):
     if out is None:
         stem = os.path.splitext(os.path.basename(args.data))[0]
         out = f"{stem}.{name}.labels"
-    out, out_stream = _output_path(out, "--out", ".npz" if name == "cmvnmf" else ".npy")
+    out, out_stream = _output_path(out, "--out", spec.labels_suffix)
     if args.plot:
         plot._pyplot()  # fail before the solve when matplotlib is missing
         _output_path(args.plot, "--plot", None)

@@ -119,16 +119,8 @@ def _typed(name, convert):
     return parse
 
 
-_UNSUPERVISED = {
-    "mvmc": "mvmc stops with a message: it needs --must and/or --cannot pairs.",
-    "mvfl": "mvfl runs without a prior (unsupervised).",
-    "cmvnmf": "cmvnmf runs on the file's views as they are, without pairs.",
-    "opimc": "opimc runs on the complete views.",
-}
-
 _SIDE_HELP = {
-    "must": "file (.npy or .txt) of must-link pairs, one pair of 0-based sample indices per row"
-            " (cmvnmf: 4 columns view_a, row_i, view_b, row_j)",
+    "must": "file (.npy or .txt) of must-link pairs, one pair of 0-based sample indices per row",
     "cannot": "file (.npy or .txt) of cannot-link pairs, same layout as --must",
     "labels": "file (.npy or .txt) of partial labels, one per sample, -1 where unknown",
     "mask": "file (.npy or .txt) of an (n, views) 0/1 mask, 1 where a sample is present",
@@ -173,7 +165,7 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
                         help="number of clusters (default: the number of classes in the "
                              "file's labels)")
     common.add_argument("--seed", type=_typed("seed", _int), default=0, help="random seed")
-    ext = ".npz" if name == "cmvnmf" else ".npy"
+    ext = spec.labels_suffix
     common.add_argument("--out", default=None,
                         help=f"where to save the labels (default: <data name>.{name}.labels"
                              f"{ext} in the current directory)")
@@ -185,14 +177,15 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
     if spec.side:
         side = parser.add_argument_group("side information (files)")
         for s in spec.side:
-            side.add_argument(f"--{s}", default=None, metavar="FILE", help=_SIDE_HELP[s])
+            side.add_argument(f"--{s}", default=None, metavar="FILE",
+                              help=spec.side_help.get(s, _SIDE_HELP[s]))
     simulated = [o for o in spec.simulation if o.simulated]
     if simulated:
         sim = parser.add_argument_group(
             "simulated side information (only with --simulate)",
             "Side information drawn from the data file's own labels, to try the solver on a "
             "labelled benchmark. Without --simulate and without side-information files "
-            f"{_UNSUPERVISED[name]}")
+            f"{spec.without_side}")
         sim.add_argument("--simulate", action="store_true",
                          help="draw the side information from the file's labels (announced "
                               "in the output; the file must have labels)")
@@ -286,6 +279,7 @@ def check_side(side: dict, views: list, name: str) -> None:
     fastmv._app._cli_options.CLIError: --labels: 2 labels for 3 samples
     """
     n, m = views[0].shape[0], len(views)
+    check_pairs = REGISTRY[name].check_pairs
     for option, arr in side.items():
         if option == "mask":
             if arr.shape != (n, m):
@@ -297,21 +291,11 @@ def check_side(side: dict, views: list, name: str) -> None:
             if arr.size and arr.min() < -1:
                 raise CLIError("--labels: labels must be -1 (unknown) or a class 0, 1, ...; "
                                f"got {int(arr.min())}")
-        elif name == "cmvnmf":
-            if arr.ndim != 2 or arr.shape[1] != 4:
-                raise CLIError(f"--{option}: cmvnmf pairs need 4 columns (view_a, row_i, "
-                               f"view_b, row_j), got shape {arr.shape}")
-            for col_view, col_row in ((0, 1), (2, 3)):
-                v = arr[:, col_view]
-                if v.size and (v.min() < 0 or v.max() >= m):
-                    raise CLIError(f"--{option}: view index out of range 0..{m - 1}")
-                sizes = np.array([V.shape[0] for V in views])[v]
-                bad = (arr[:, col_row] < 0) | (arr[:, col_row] >= sizes)
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    raise CLIError(f"--{option}: row {i}: row index {int(arr[i, col_row])} "
-                                   f"out of range for view {int(v[i])} "
-                                   f"({int(sizes[i])} rows)")
+        elif check_pairs is not None:
+            try:
+                check_pairs(arr, option, views)
+            except ValueError as exc:
+                raise CLIError(str(exc)) from None
         else:
             if arr.ndim != 2 or arr.shape[1] != 2:
                 raise CLIError(f"--{option}: pairs need 2 columns (two 0-based sample "

@@ -12,6 +12,8 @@ import inspect
 import re
 import sys
 
+from .._core._spec import solver_specs
+
 # Arguments of the solver functions that are data or side information, not hyper-parameters.
 DATA_ARGS = frozenset({"X_list", "P_list"})
 SIDE_ARGS = frozenset({"must_link", "cannot_link", "labels", "mask"})
@@ -56,6 +58,10 @@ def _parameters_doc(cls, func):
         blocks.append((names.index(own[0]),
                        [header] + (body if body else ["    See the solver function."])))
         done.update(own)
+    for n, (_, entry) in estimator_parameters(func).items():
+        if n in names and n not in done:
+            blocks.append((names.index(n), entry.splitlines()))
+            done.add(n)
     for n in names:
         if n not in done:
             blocks.append((names.index(n), [f"{n} : object, default {init[n].default!r}",
@@ -114,9 +120,11 @@ _FIT_DOC = """Fit the model{extra}.
 
         Parameters
         ----------
-        Xs : list of array-like, scipy.sparse matrices or pandas DataFrames
-            {xs} A row that is all NaN is a sample missing from that
-            view ({missing}).
+        Xs : list of array-like, or 2-D array-like
+            {xs}
+            Arrays, scipy.sparse matrices or pandas DataFrames; one 2-D array without
+            ``view_sizes`` is one view, as scikit-learn's ``X``. A row that is all NaN is a
+            sample missing from that view ({missing}).
         y : None
             Ignored (scikit-learn convention for clustering).
 {side}        view_sizes : sequence of int, optional
@@ -159,7 +167,8 @@ _SIDE_DOC = {
 
 def _fit_doc(cls, xs, side, example):
     args, fit, attr, out = example
-    missing = ("handled by the solver" if cls == "OPIMC" else
+    # a solver that takes a mask of present samples handles missing ones itself
+    missing = ("handled by the solver" if "mask" in side else
                "replaced by the mean of the view's present rows")
     return _FIT_DOC.format(xs=xs, missing=missing, side="".join(_SIDE_DOC[s] for s in side),
                            extra="",
@@ -167,21 +176,31 @@ def _fit_doc(cls, xs, side, example):
 
 
 _REQUIRED_DEFAULTS = {"n_clusters": 2, "lam1": 0.01, "lam2": 0.01}
-# Estimator defaults that differ from the function's: EMVC's function leaves n_clusters None
-# (P_hat alone), an estimator must label the samples.
-ESTIMATOR_DEFAULTS = {"emvc": {"n_clusters": 2}}
+
+
+def _spec_of(func):
+    return solver_specs().get(func.__name__)
+
+
+def estimator_parameters(func) -> dict:
+    """Parameters of the estimator of solver ``func`` that the function does not take,
+    ``{name: (default, numpydoc entry)}`` (the solver's spec says them)."""
+    spec = _spec_of(func)
+    return spec.estimator_parameters if spec is not None else {}
 
 
 def estimator_default(func, name, default):
     """The estimator's default of parameter ``name`` of solver ``func``."""
-    return ESTIMATOR_DEFAULTS.get(func.__name__, {}).get(name, default)
+    spec = _spec_of(func)
+    return (spec.estimator_defaults if spec is not None else {}).get(name, default)
 
 
 def _init_source(func) -> str:
     """Source of the explicit ``__init__`` an estimator of ``func`` needs: ``n_clusters``
     first (positional, as in scikit-learn), then the solver's other hyper-parameters as
     keywords in signature order, the solver's defaults (estimator defaults for the required
-    ones and those in :data:`ESTIMATOR_DEFAULTS`). Used by the test that keeps the
+    ones and the spec's ``estimator_defaults``), then the estimator's own parameters
+    (the spec's ``estimator_parameters``). Used by the test that keeps the
     estimators in step."""
     params = [p for p in inspect.signature(func).parameters.values()
               if p.name not in DATA_ARGS | SIDE_ARGS]
@@ -192,6 +211,8 @@ def _init_source(func) -> str:
             parts.append("*")
         default = p.default if p.default is not p.empty else _REQUIRED_DEFAULTS[p.name]
         parts.append(f"{p.name}={estimator_default(func, p.name, default)!r}")
+    extra = estimator_parameters(func)
+    parts += [f"{name}={default!r}" for name, (default, _) in extra.items()]
     lines = [f"    def __init__({', '.join(parts)}):"]
-    lines += [f"        self.{p.name} = {p.name}" for p in params]
+    lines += [f"        self.{name} = {name}" for name in [p.name for p in params] + list(extra)]
     return "\n".join(lines)

@@ -76,6 +76,10 @@ class CLISolver:
     warmup: Callable[..., None]
     sparse: bool = True
     plots: tuple = ()
+    without_side: str = ""
+    labels_suffix: str = ".npy"
+    side_help: dict = dataclasses.field(default_factory=dict)
+    check_pairs: Callable | None = None
 
     @property
     def function(self) -> Callable:
@@ -140,7 +144,10 @@ def _cli_spec(spec):
         side=spec.side, simulation=cli.SIMULATION if cli else (),
         cli_defaults=cli.CLI_DEFAULTS if cli else {}, demo=spec.demo,
         run=cli.run if cli else _generic_run(spec.name), warmup=spec.warmup,
-        sparse=spec.sparse, plots=spec.plots)
+        sparse=spec.sparse, plots=spec.plots,
+        without_side=getattr(cli, "WITHOUT_SIDE", f"{spec.name} runs without side information."),
+        labels_suffix=getattr(cli, "LABELS_SUFFIX", ".npy"),
+        side_help=getattr(cli, "SIDE_HELP", {}), check_pairs=getattr(cli, "check_pairs", None))
 
 
 class _Registry(MutableMapping):

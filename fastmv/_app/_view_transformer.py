@@ -10,8 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import InvalidParameterError, NotFittedError
-from ._estimator_base import BaseEstimator, _frame, _is_frame, _record_features, _split_views
+from ..exceptions import InvalidParameterError, _not_fitted_error
+from ._clusterer import (
+    BaseEstimator,
+    _check_feature_names,
+    _frame,
+    _is_frame,
+    _record_features,
+    _split_views,
+)
 
 
 class ViewTransformer(BaseEstimator):
@@ -100,7 +107,8 @@ class ViewTransformer(BaseEstimator):
             One transformed array per view.
         """
         if not hasattr(self, "transformers_"):
-            raise NotFittedError("this ViewTransformer is not fitted yet: call fit first")
+            raise _not_fitted_error("this ViewTransformer is not fitted yet: call fit first")
+        _check_feature_names(self, Xs)
         views = _split_views(Xs, self.view_sizes)
         if len(views) != len(self.transformers_):
             raise InvalidParameterError(f"Xs has {len(views)} views; the transformer was "

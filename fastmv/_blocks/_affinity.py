@@ -25,6 +25,7 @@ from .._core._preprocessing import normalize_rows, row_norms
 from .._core._threads import blas_threads, thread_limit
 from .._core._validation import Interval, Options, check_array, check_dtype, declare_params
 from ..exceptions import DegenerateSolutionWarning
+from ._peak import check_transition
 
 __all__ = ["transition_matrix"]
 
@@ -203,6 +204,8 @@ def transition_matrix(X: ArrayLike | sp.spmatrix, sigma: float | Literal["median
                          "its widths from the neighbours (leave sigma='median')")
     if kernel == "auto":
         kernel = "gaussian" if not isinstance(sigma, str) else "local"
+    check_transition(X, dtype=dtype, gaussian=kernel == "gaussian", n_neighbors=n_neighbors,
+                     median=isinstance(sigma, str))
     if kernel == "local":
         with thread_limit(n_jobs):
             return _local_transition(X, n_neighbors, dtype, neighbors == "mutual")
@@ -262,8 +265,9 @@ def _local_transition(X, n_neighbors, dtype, mutual=False):
 
 def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=True):
     """One transition matrix per view (:func:`transition_matrix`, ``kernel="auto"``), the
-    rows of each view scaled to unit norm first (how the demo, the command line and
-    ``EMVC(transition=True)`` build EMVC's input).
+    rows of each view scaled to unit norm first unless ``normalize=False`` (the demo scales
+    them; ``fastmv.EMVC()`` and the command line build EMVC's input with
+    ``normalize=False``, the README's route).
 
     Examples
     --------

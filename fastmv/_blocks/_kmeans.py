@@ -40,6 +40,7 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import DegenerateSolutionError, InvalidParameterError
+from ._peak import check_kmeans
 
 __all__ = ["KMeansResult", "kmeans"]
 
@@ -409,6 +410,7 @@ def kmeans(X: ArrayLike | sp.spmatrix, n_clusters: int, *, n_init: int = 10,
     >>> res.inertia, res.converged
     (1.0, True)
     """
+    check_kmeans(X, n_clusters, n_init, numba.get_num_threads())
     X = check_array(X, "X", accept_sparse=True)
     n, d = X.shape
     n_clusters = check_n_clusters(n_clusters, n)

@@ -25,11 +25,13 @@ from .._core._validation import (
     check_array,
     check_int,
     check_n_clusters,
+    check_operator_product,
     check_random_state,
     declare_params,
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 from ._kmeans import kmeans
+from ._peak import check_spectral
 
 __all__ = ["spectral_embedding", "spectral_clustering", "markov_spectral_clustering",
            "stationary_distribution"]
@@ -231,11 +233,14 @@ def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_comp
     >>> E.shape, np.allclose(np.linalg.norm(E, axis=1), 1.0)
     ((6, 2), True)
     """
+    check_spectral(S, "S")
     S = _as_similarity(S, "S")
     n = S.shape[0]
     k = check_int(n_components, "n_components", low=1, high=n)
     rng = check_random_state(random_state)
     deg = np.asarray(S @ np.ones(n)).ravel()
+    if isinstance(S, spla.LinearOperator):
+        check_operator_product(deg, "S")
     if np.any(deg < -1e-12 * max(1.0, np.abs(deg).max())):
         raise InvalidParameterError("S has negative degrees (row sums); "
                                     "a nonnegative similarity is required")
@@ -246,7 +251,8 @@ def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_comp
         if isinstance(S, spla.LinearOperator):
             def matmat(V):
                 V = V.reshape(n, -1)
-                return inv_sqrt[:, None] * np.asarray(S @ (inv_sqrt[:, None] * V)).reshape(n, -1)
+                product = np.asarray(S @ (inv_sqrt[:, None] * V)).reshape(n, -1)
+                return inv_sqrt[:, None] * check_operator_product(product, "S")
             if getattr(S, "prefers_block_products", False) and 3 * (k + 2) < n:
                 w, V, info = block_krylov_eigenpairs(matmat, n, k, random_state=rng)
                 if info["converged"]:
@@ -315,6 +321,7 @@ def spectral_clustering(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_clu
     >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
     True
     """
+    check_spectral(S, "S")
     S = _as_similarity(S, "S")
     _check_symmetric_nonnegative(S, "S")
     n = S.shape[0]
@@ -358,6 +365,7 @@ def stationary_distribution(P: np.ndarray | sp.spmatrix, *, tol: float = 1e-12,
     >>> fastmv.stationary_distribution(P).round(6).tolist()
     [0.333333, 0.666667]
     """
+    check_spectral(P, "P", markov=True)
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):
@@ -436,6 +444,7 @@ def markov_spectral_clustering(P: np.ndarray | sp.spmatrix, n_clusters: int, *,
     >>> bool(labels[0] == labels[2] != labels[3] == labels[5])
     True
     """
+    check_spectral(P, "P", markov=True)
     P = check_array(P, "P", accept_sparse=True)
     n = P.shape[0]
     if P.shape != (n, n):

@@ -17,6 +17,41 @@ SIMULATION = (Option("keep", _fraction(True, False), 0.95,
                      "inter-view pairs drawn, as a fraction of all cross pairs",
                      simulated=True))
 CLI_DEFAULTS = {}
+WITHOUT_SIDE = "cmvnmf runs on the file's views as they are, without pairs."
+# one array per view, each in its view's row order
+LABELS_SUFFIX = ".npz"
+SIDE_HELP = {
+    "must": "file (.npy or .txt) of must-link pairs across views, one pair per row in 4 "
+            "columns: view_a, row_i, view_b, row_j (0-based)",
+    "cannot": "file (.npy or .txt) of cannot-link pairs, same layout as --must",
+}
+
+
+def check_pairs(pairs, option, views):
+    """Check a pairs file of ``(p, 4)`` rows ``(view_a, row_i, view_b, row_j)`` against the
+    views' row counts; raise ``ValueError`` naming ``--option``.
+
+    Examples
+    --------
+    >>> check_pairs(np.array([[0, 1, 1, 5]]), "must", [np.zeros((3, 2)), np.zeros((4, 2))])
+    Traceback (most recent call last):
+    ...
+    ValueError: --must: row 0: row index 5 out of range for view 1 (4 rows)
+    """
+    m = len(views)
+    if pairs.ndim != 2 or pairs.shape[1] != 4:
+        raise ValueError(f"--{option}: cmvnmf pairs need 4 columns (view_a, row_i, "
+                         f"view_b, row_j), got shape {pairs.shape}")
+    for col_view, col_row in ((0, 1), (2, 3)):
+        v = pairs[:, col_view]
+        if v.size and (v.min() < 0 or v.max() >= m):
+            raise ValueError(f"--{option}: view index out of range 0..{m - 1}")
+        sizes = np.array([V.shape[0] for V in views])[v]
+        bad = (pairs[:, col_row] < 0) | (pairs[:, col_row] >= sizes)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"--{option}: row {i}: row index {int(pairs[i, col_row])} "
+                             f"out of range for view {int(v[i])} ({int(sizes[i])} rows)")
 
 
 def _view_pairs(pairs, name, n_views):

@@ -56,7 +56,9 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from ._extrapolation import Extrapolated
 from ._pairs import Constraints, build_constraints, prepare_pairs
+from ._peak import check_cmvnmf
 from ._select import ViewChoice
 from ._start import _initial_factors
 from ._tune import _tune_beta
@@ -65,6 +67,9 @@ from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_s
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
 _EPS = 1e-10
+# with pairs, sweeps are extrapolated (fastmv._cmvnmf._extrapolation); the tests compare the
+# plain sweeps with their NumPy reference by turning this off
+_EXTRAPOLATE = True
 # views whose largest entry lies in this range are solved as given: squares and products of
 # such entries with factors of similar size stay far from float64's (and float32's) limits
 _SAFE_RANGE = (2.0 ** -32, 2.0 ** 32)
@@ -143,6 +148,7 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     raw = [X.astype(dtype) if X.dtype != dtype else X for X in raw]
     n_list = [X.shape[0] for X in raw]
     n_clusters = check_n_clusters(n_clusters, min(n_list))
+    check_cmvnmf(raw, n_clusters)
     pairs = prepare_pairs(must_link, cannot_link, n_list, dtype)
     schemes = [_view_scheme(X, normalize) for X in raw]
     views = [_normalized(X, sc) for X, sc in zip(raw, schemes)]
@@ -166,7 +172,8 @@ class Problem:
     view read the other views' factors through a single CSR pattern.
     """
 
-    def __init__(self, X_list, blocks, U_list, V_list, *, beta, rescale, eps=_EPS):
+    def __init__(self, X_list, blocks, U_list, V_list, *, beta, rescale, eps=_EPS,
+                 extrapolate=False):
         self.m = len(X_list)
         self.X = X_list
         self.XT = [X.T.tocsr() if sp.issparse(X) else None for X in X_list]
@@ -191,6 +198,9 @@ class Problem:
         self.VtV = [self.V(a).T @ self.V(a) for a in range(self.m)]
         self.UtU = [U.T @ U for U in self.U]
         self.XU = [self._x_times(a, self.U[a]) for a in range(self.m)]
+        # extrapolated sweeps (fastmv._cmvnmf._extrapolation), or the plain ones
+        self.extrapolated = (extrapolate if isinstance(extrapolate, Extrapolated)
+                             else Extrapolated() if extrapolate else None)
         # multiply-adds of one sweep, to run small problems on one thread
         self.work = self.c * (sum(X.nnz if sp.issparse(X) else X.size for X in X_list)
                               + self.c * sum(self.n) + self.must_global.shape[0]
@@ -198,6 +208,13 @@ class Problem:
 
     def V(self, a):
         return self.V_all[self.offsets[a]:self.offsets[a + 1]]
+
+    def set_factors(self, U_list, V_all):
+        """Move to the factors given (copied); the caches a sweep reads follow."""
+        self.swept_penalty = None
+        self.U = [np.array(U, dtype=self.dtype, order="C") for U in U_list]
+        self.V_all[...] = V_all
+        self.VtV = [self.V(a).T @ self.V(a) for a in range(self.m)]
 
     def _use_constraints(self, cons):
         m, off = self.m, self.offsets
@@ -285,10 +302,18 @@ class Problem:
                 self.swept_penalty = pen
 
     def step(self):
-        """One sweep (the driver's step): the objective and a read-only view of the factors."""
-        self.sweep()
-        return Step(self.objective(), state=state_view(U=self.U, V=[self.V(a) for a in
-                                                                    range(self.m)]))
+        """One sweep (the driver's step): the objective and a read-only view of the factors.
+
+        Extrapolated: one accepted sweep (two sweeps after a rejected extrapolation); the
+        objective and the factors are those of the accepted point."""
+        if self.extrapolated is None:
+            self.sweep()
+            return Step(self.objective(), state=state_view(U=self.U, V=[self.V(a) for a in
+                                                                        range(self.m)]))
+        f = self.extrapolated.step(self)
+        U_list, V_all = self.extrapolated.accepted
+        return Step(f, state=state_view(U=U_list, V=[V_all[self.offsets[a]:self.offsets[a + 1]]
+                                                     for a in range(self.m)]))
 
     def objective(self):
         """Objective from cached ``X_a U_a``, ``U_aᵀU_a``, ``V_aᵀV_a`` (no residual formed).
@@ -310,13 +335,24 @@ class Problem:
         return max(fit, 0.0) + self.beta * pen
 
     def factors(self):
+        """Copies of ``(U_list, V_list)``: the last accepted point when extrapolated."""
+        if self.extrapolated is not None and self.extrapolated.accepted is not None:
+            U_list, V_all = self.extrapolated.accepted
+            return ([U.copy() for U in U_list],
+                    [V_all[self.offsets[a]:self.offsets[a + 1]].copy() for a in range(self.m)])
         return [U.copy() for U in self.U], [self.V(a).copy() for a in range(self.m)]
 
 
 def _solve(data, init, rescale, rng, n_jobs, **driver):
     """One start: initial factors, then the driver. Returns (problem, trace)."""
     U0, V0 = _initial_factors(data, init, rng, n_jobs)
-    problem = Problem(data.sweep_views, data.blocks, U0, V0, beta=data.beta, rescale=rescale)
+    # with pairs the sweeps are extrapolated (docs/cmvnmf.md, "Speed"); without pairs the
+    # views are plain NMF, judged view by view (ViewChoice), and keep the plain sweeps; so
+    # does rescale=False, where nothing fixes the scale of the columns and the extrapolation
+    # would follow its drift (U up, V down, the objective unchanged)
+    pairs = data.blocks.must_global.shape[0] or data.blocks.cannot_global.shape[0]
+    problem = Problem(data.sweep_views, data.blocks, U0, V0, beta=data.beta, rescale=rescale,
+                      extrapolate=_EXTRAPOLATE and rescale and bool(pairs) and data.beta != 0.0)
     problem.initial = problem.objective()
     problem.start = (U0, V0)  # the Problem holds copies: kept for ViewChoice
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)
@@ -476,7 +512,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         the data); returning ``True`` or raising ``StopIteration`` stops the solve
         (``converged=False``, no further starts).
     progress : bool, default False
-        Show a progress bar over the sweeps (needs tqdm).
+        Show a progress bar over the sweeps (needs tqdm): one bar per start, labelled
+        with the start ("cmvnmf start 2/5") when there are several.
     n_jobs : int or None
         Threads for the Numba kernels (``None``: ``NUMBA_NUM_THREADS``).
 
@@ -558,7 +595,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
             # every start runs to its own stop: starts 6-10 % above the kept one after 50
             # sweeps still ended lowest on ProteinFold (docs/records/cmvnmf.md, "Fourth round")
             guard = _StartGuard(callback)
-            run = _solve(data, init, rescale, rng, n_jobs, **dict(driver, callback=guard))
+            run = _solve(data, init, rescale, rng, n_jobs, **dict(
+                driver, callback=guard,
+                progress_desc=f"cmvnmf start {start + 1}/{n_starts}" if n_starts > 1 else None))
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,
                 n_starts, run[1].n_iter, _final(*run), run[1].stop_reason, run[1].seconds)
             if best is None or guard.stopped or _final(*run) < _final(*best):

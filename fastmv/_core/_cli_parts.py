@@ -3,9 +3,13 @@
 A solver folder's ``_cli.py`` holds the solver's own part of ``python -m fastmv run``:
 ``SIMULATION`` (its extra options, each an :class:`Option`), ``CLI_DEFAULTS`` (defaults the
 command line sets where the function has none) and ``run(data, side, params, seed)``, which
-returns a :class:`RunOutcome`. The text parsers of those options and the helpers every
-``run`` shares live here, below the solver folders; :mod:`fastmv._app._registry` composes
-them with the solvers' specs.
+returns a :class:`RunOutcome`. Optional: ``WITHOUT_SIDE`` (one sentence: what ``run`` does
+without side-information files), ``LABELS_SUFFIX`` (the saved labels' file type, ``.npy``
+unless said), ``SIDE_HELP`` (the help of a side-information option whose file layout is the
+solver's own) and ``check_pairs(pairs, option, views)`` (checks such a pairs file, raising
+``ValueError``; two columns of sample indices unless said). The text parsers of those
+options and the helpers every ``run`` shares live here, below the solver folders;
+:mod:`fastmv._app._registry` composes them with the solvers' specs.
 """
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ def callback_stops(callback, info) -> bool:
 
 def iterate(problem, *, solver: str, max_iter: int, tol: float,
             initial_objective: float | None = None, callback=None, verbose=False,
-            progress: bool = False, warn: bool = True) -> Trace:
+            progress: bool = False, warn: bool = True, progress_desc: str | None = None) -> Trace:
     """Run ``problem.step()`` until convergence, ``max_iter`` or a callback's stop.
 
     Parameters
@@ -163,6 +163,9 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
     warn : bool
         Emit a :class:`~fastmv.exceptions.ConvergenceWarning` when ``max_iter`` steps ran
         without convergence.
+    progress_desc : str, optional
+        Label of the progress bar (default ``solver``); a solver with several starts names
+        the start (``"cmvnmf start 2/5"``), since each start's bar counts from 0 again.
 
     Returns
     -------
@@ -175,7 +178,7 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
     stop_reason = "max_iter"
     start = time.perf_counter()
     with verbose_logging(verbose) as log, \
-            progress_bar(max_iter, progress, solver, "iteration") as bar:
+            progress_bar(max_iter, progress, progress_desc or solver, "iteration") as bar:
         for it in range(1, max_iter + 1):
             check_cancelled()
             with interrupt_guard():

@@ -219,6 +219,8 @@ class BlockMap:
                     future = self.executor.submit(_run_task, fn, item, *handles)
                 except Exception as exc:
                     # a pool that lost a worker between two maps refuses new tasks at once
+                    if _lost_worker(self.executor) is not None:
+                        release_broken_pool(self.executor)
                     raise RuntimeError(
                         f"the executor {type(self.executor).__name__} refused the row-block "
                         f"task {fn.__name__}({_describe(item)}): {type(exc).__name__}: "
@@ -240,6 +242,8 @@ class BlockMap:
                     try:
                         result = self._result(future, sigint)
                     except Exception as exc:
+                        if _lost_worker(self.executor) is not None:
+                            release_broken_pool(self.executor)
                         hint = (" (the task or data it needs was lost with a worker, and the "
                                 "executor could not recover it)"
                                 if "Cancelled" in type(exc).__name__ else "")
@@ -253,8 +257,12 @@ class BlockMap:
                 yield result if self._client is None else _aligned(result)
         finally:
             with sigint_deferred():
-                for _, future in pending:
-                    future.cancel()
+                # a broken pool fails its pending futures itself: one cancelled here first
+                # would make its manager thread fail (InvalidStateError) before it closes
+                # its queues, and the interpreter would wait for them at exit
+                if _lost_worker(self.executor) is None:
+                    for _, future in pending:
+                        future.cancel()
             del sent  # per-call data: dropping the futures releases it on the cluster
 
     def _result(self, future, sigint):
@@ -291,6 +299,38 @@ def _lost_worker(executor):
         if code is not None and code != 0:
             return code
     return None
+
+
+def release_broken_pool(executor):
+    """Let a process pool that lost a worker wind down, so that the interpreter can exit.
+
+    When a worker is killed while it writes a result, the pool's manager thread can be left
+    in ``recv()`` of a message that never completes: the parent process holds the result
+    pipe's write end itself and the surviving workers hold theirs, so no end-of-file comes,
+    the manager never sees the dead worker's sentinel, and the interpreter's exit hook
+    (``concurrent.futures.process._python_exit``) joins that thread forever; the call queue's
+    feeder thread meanwhile blocks writing tasks into a pipe no worker reads, and
+    multiprocessing's exit hook joins it forever (a busy machine makes the windows wide,
+    docs/records/reliability-2026-12-07.md). The pool is unusable already
+    (``BrokenProcessPool``): its remaining workers are killed and the parent's ends of both
+    pipes are closed, so the manager's ``recv()`` ends with end-of-file (it then marks the
+    pool broken and joins the dead workers) and the feeder's ``send()`` fails. Executors
+    without processes are left alone.
+    """
+    processes = getattr(executor, "_processes", None)
+    if not isinstance(processes, dict):
+        return
+    for process in list(processes.values()):
+        with contextlib.suppress(Exception):
+            process.kill()
+    # the parent's ends of the two pipes: the result pipe's write end (the manager's recv()
+    # then ends) and the call pipe's read end (the feeder's send() then fails with EPIPE
+    # once the killed workers' ends are closed, as the pool's own teardown does)
+    for queue, end in (("_result_queue", "_writer"), ("_call_queue", "_reader")):
+        connection = getattr(getattr(executor, queue, None), end, None)
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.close()
 
 
 def _is_future(obj) -> bool:

@@ -89,6 +89,11 @@ class SolverSpec:
         gets: ``(name, draw)`` with ``draw(result, y_pred)`` returning matplotlib axes.
     sparse : bool
         Whether the solver takes sparse views (the warm-up's sparse variants).
+    estimator_defaults : dict
+        ``{parameter: default}`` where the estimator's default differs from the function's.
+    estimator_parameters : dict
+        Parameters of the estimator that the function does not take (how the estimator
+        reads its input), ``{name: (default, numpydoc entry)}``, after the function's.
 
     Examples
     --------
@@ -109,6 +114,8 @@ class SolverSpec:
     fixture: Callable[[], tuple]
     plots: tuple = ()
     sparse: bool = True
+    estimator_defaults: dict = dataclasses.field(default_factory=dict)
+    estimator_parameters: dict = dataclasses.field(default_factory=dict)
 
     @property
     def function(self) -> Callable:

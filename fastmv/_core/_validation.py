@@ -20,7 +20,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import InvalidParameterError
+from ..exceptions import InsufficientMemoryError, InvalidParameterError
 from ._progress import public_call
 from ._structure import _PER_ROW_VALUES, _shape_of, check_fits_in_memory, check_sparse_structure
 
@@ -43,6 +43,7 @@ __all__ = [
     "check_partial_labels",
     "check_labels",
     "check_transition_matrices",
+    "check_operator_product",
 ]
 
 
@@ -347,6 +348,20 @@ def check_transition_matrices(P_list, name: str = "P_list", *, dtype=None, atol:
     return views
 
 
+def check_operator_product(values, name: str):
+    """Refuse, naming the operator ``name``, a product that holds NaN or infinite entries (a
+    :class:`~scipy.sparse.linalg.LinearOperator` is only multiplied, so its values are first
+    seen here; an eigensolver given them fails inside LAPACK without a name)."""
+    values = np.asarray(values)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
+        raise InvalidParameterError(
+            f"{name} is a LinearOperator whose product with a vector has a NaN or infinite "
+            f"entry (row {row}); its matvec / matmat must return finite values")
+    return values
+
+
 # ============================================================================ declared parameters
 # Every public function states its parameters' constraints once, as data, with
 # :func:`declare_params`; one validator (:func:`validate_params`) checks a call against them.
@@ -560,6 +575,8 @@ def declare_params(constraints: dict):
             try:
                 with public_call(func, values):
                     return func(*args, **kwargs)
+            except InsufficientMemoryError:
+                raise  # refused before allocating: its message has the figures
             except MemoryError:
                 raise InvalidParameterError(
                     f"{func.__name__}(): out of memory; the largest input is "

@@ -13,6 +13,7 @@ from .._core._cli_parts import (
     _parse_bool,
     _scored,
 )
+from ._peak import check_emvc_from_views
 from ._spec import SPEC
 
 
@@ -23,7 +24,7 @@ def _parse_sigma(text):
 SIMULATION = (Option("unit_rows", _parse_bool, False,
                      "scale each view's rows to unit norm before the transition matrices "
                      "(default false: fastmv.transition_matrix of the raw view, as "
-                     "fastmv.EMVC(transition=True) and the README)"),
+                     "fastmv.EMVC() and the README)"),
               Option("sigma", _parse_sigma, "median",
                      "Gaussian width of the transition matrices (a number or median)"),
               Option("n_neighbors", _optional_int, None,
@@ -40,6 +41,9 @@ def run(data, side, params, seed):
     n_neighbors = params.pop("n_neighbors")
     c = _n_clusters(params, y)
     lam1, lam2 = params.pop("lam1"), params.pop("lam2")
+    # refused before any matrix is built when the matrices and the solve cannot fit
+    check_emvc_from_views(views, params.get("dtype"),
+                          params.get("tol_settle", "auto") is not None)
     P_list = transition_matrices(views, sigma=sigma, n_neighbors=n_neighbors,
                                  normalize=normalize)
     res = SPEC.function(P_list, lam1, lam2, n_clusters=c, random_state=seed, **params)

@@ -41,8 +41,9 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import InvalidParameterError
+from ._peak import check_emvc
 from ._stop import LabelWatch
-from ._svt import svt
+from ._svt import capped_applies, svt
 from ._weights import check_view_weights, error_weights
 
 __all__ = ["emvc", "EMVCResult"]
@@ -97,8 +98,9 @@ def max_abs_diff(A, B):
 # SVT must have been active (rank > 0) for this many iterations.
 _SETTLE_MAX_RATIO = 0.9
 _SETTLE_ACTIVE = 3
-# ``tol_settle="auto"``: this many times ``tol`` (docs/records/emvc.md "Stopping rule").
-_SETTLE_AUTO_FACTOR = 10.0
+# ``tol_settle="auto"``: this many times ``tol`` (docs/records/emvc.md "Stopping rule"; 10
+# before the capped SVT's warm steps, 100 since: the same labels on the shared datasets).
+_SETTLE_AUTO_FACTOR = 100.0
 # ``stop="labels"``: the labels of P̂ unchanged over this many consecutive checks, each at an
 # iteration whose objective moved by at most this relative change (docs/records/emvc.md "Stopping
 # when the labels have settled").
@@ -107,12 +109,16 @@ _LABEL_OBJECTIVE_RTOL = 1e-2
 # A check clusters P̂ as the result does: its k-means (10 restarts, ~20 Lloyd steps of
 # 3 n c² flops each) costs about 600 n c² flops against the (4/3) n³ of the tridiagonal
 # reduction in every late iteration, so below n = 20 c a check costs more than the
-# iteration it may save and the label stop is not used (docs/records/emvc.md).
+# iteration it may save and the label stop is not used (docs/records/emvc.md). Nor is it
+# where the late SVTs are capped: a capped iteration costs less than one check.
 _LABEL_MIN_SAMPLES_PER_CLUSTER = 20
 # ``max_rank="auto"``: the SVT's rank cap, at least this, and this many per cluster
 # (docs/records/emvc.md "Capped SVT").
 _AUTO_RANK = 64
 _AUTO_RANK_PER_CLUSTER = 4
+# ... and at most this fraction of n (many classes: 100 of 1600 samples); a cap that would be
+# below _AUTO_RANK there means an n too small for the capped tier to pay: the exact SVT
+_AUTO_RANK_MAX_FRACTION = 8
 
 
 def settled_tail(changes, ranks):
@@ -233,12 +239,14 @@ def _settle_tolerance(tol_settle, tol):
     return _SETTLE_AUTO_FACTOR * float(tol) if tol_settle == "auto" else float(tol_settle)
 
 
-def _max_rank(max_rank, n_clusters):
-    """The SVT's rank cap: ``"auto"`` is ``max(64, 4 n_clusters)``
-    (docs/records/emvc.md "Capped SVT")."""
+def _max_rank(max_rank, n_clusters, n):
+    """The SVT's rank cap: ``"auto"`` is ``min(max(64, 4 n_clusters), n // 8)``, None (the
+    exact SVT) where that is below 64 (docs/records/emvc.md "Capped SVT")."""
     if max_rank != "auto":
         return None if max_rank is None else int(max_rank)
-    return max(_AUTO_RANK, _AUTO_RANK_PER_CLUSTER * (n_clusters or 0))
+    r = min(max(_AUTO_RANK, _AUTO_RANK_PER_CLUSTER * (n_clusters or 0)),
+            n // _AUTO_RANK_MAX_FRACTION)
+    return r if r >= _AUTO_RANK else None
 
 
 def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, full_svd,
@@ -248,20 +256,24 @@ def _prepare(P_list, lam1, lam2, *, n_clusters, mu, rho, mu_max, init, dtype, fu
     if mu_max < mu:
         raise InvalidParameterError(f"mu_max must be >= mu ({mu:g}), got {mu_max!r}")
     dt = check_dtype(dtype)
+    check_emvc(P_list, dt, tol_settle is not None)
     P = _check_P_list(P_list, dt)
     if n_clusters is not None:
         n_clusters = check_n_clusters(n_clusters, P.shape[1])
+    cap = _max_rank(max_rank, n_clusters, P.shape[1])
     return _Data(P, float(lam1), float(lam2), float(mu), float(rho), float(mu_max), init,
                  full_svd, n_clusters, check_random_state(random_state), float(tol),
-                 _settle_tolerance(tol_settle, tol), stop, _max_rank(max_rank, n_clusters),
+                 _settle_tolerance(tol_settle, tol), stop, cap,
                  check_view_weights(view_weights, P.shape[0]))
 
 
 def _watch_labels(data):
     """Whether the label stop applies: labels to watch, a tolerance (``tol=0`` runs
     ``max_iter``) and checks cheaper than the iterations they may save."""
+    n = data.P.shape[1]
     return (data.stop == "labels" and data.n_clusters is not None and data.tol > 0
-            and data.P.shape[1] >= _LABEL_MIN_SAMPLES_PER_CLUSTER * data.n_clusters)
+            and n >= _LABEL_MIN_SAMPLES_PER_CLUSTER * data.n_clusters
+            and not capped_applies(n, n, data.max_rank))
 
 
 class Problem:
@@ -505,17 +517,19 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         settled: with the penalty growing by ``rho``, the late changes
         ``Δ_k = ‖P̂_k − P̂_{k−1}‖_∞`` shrink geometrically, and the sum of the rest of that
         tail, ``Δ_k q/(1 − q)`` (``q``: the larger of the last two ratios, required
-        ``< 0.9``, with the SVT active for three iterations), is ``<= tol_settle``. Each
-        late iteration is a full decomposition; the last ones move ``P̂`` by less than
-        this (docs/records/emvc.md "Stopping rule"). ``"auto"``: ``10 * tol`` (1e-5 with the
-        default ``tol``); ``None``: the primal residual alone.
+        ``< 0.9``, with the SVT active for three iterations), is ``<= tol_settle``. The
+        last iterations move ``P̂`` by less than this, and its labels not at all on the
+        twelve shared datasets (docs/records/emvc.md "Stopping rule"). ``"auto"``:
+        ``100 * tol`` (1e-4 with the default ``tol``); ``None``: the primal residual alone.
     stop : {"labels", "residual"}, default "labels"
         ``"labels"`` (with ``n_clusters``): also converged once the labels have settled:
         at each iteration whose objective changed by at most 1 % (relative) with ``Q ≠ 0``,
         the labels of ``P̂`` are computed as the result's would be, and the solve stops when
         they are the same partition at four consecutive such iterations (those labels are
-        returned). Used when ``n >= 20 n_clusters`` (with fewer samples per cluster a check
-        costs more than the iterations it may save). ``"residual"``: only the two tests
+        returned). Used when ``n >= 20 n_clusters`` and the late SVTs are full
+        decompositions (``max_rank=None``, or ``n`` too small for the capped tier): with
+        fewer samples per cluster, or with capped late SVTs, a check costs more than the
+        iterations it may save. ``"residual"``: only the two tests
         above, bit for bit. Either way ``tol=0`` runs
         ``max_iter`` iterations (docs/records/emvc.md "Stopping when the labels have settled").
     mu : float, default 1e-6
@@ -537,12 +551,15 @@ def emvc(P_list: Sequence[ArrayLike], lam1: float, lam2: float, *, n_clusters: i
         Rank cap of the singular value thresholding. Where the exact ``Q`` would have more
         than ``max_rank`` singular values above ``1/μ`` (the late iterations, each a full
         ``n × n`` decomposition), the top ``max_rank`` triplets are shrunk exactly and the
-        rest of ``P̂ + Z/μ`` is kept: within ``2/μ`` of the exact ``Q`` in the spectral norm,
-        exact on the leading subspace the labels are read from, at O(n² max_rank) instead
-        of O(n³) per iteration (:func:`fastmv._emvc._svt.svt`; docs/records/emvc.md
-        "Capped SVT").
-        ``"auto"``: ``max(64, 4 n_clusters)``; ``None``: the exact SVT every iteration (the
-        published iteration).
+        rest of ``P̂ + Z/μ`` is kept: within ``2/μ`` of the exact ``Q`` in the spectral norm
+        whatever the accuracy of the triplets. They come from a subspace iteration that
+        advances one step per solver iteration (warm-started from the previous one), so
+        they converge to the leading subspace the labels are read from as the solve goes
+        on, at O(n² max_rank) instead of O(n³) per iteration
+        (:func:`fastmv._emvc._svt.svt`; docs/records/emvc.md "Capped SVT").
+        ``"auto"``: ``min(max(64, 4 n_clusters), n // 8)``, and the exact SVT where that is
+        below 64 (``n < 512``); ``None``: the exact SVT every iteration (the published
+        iteration).
     view_weights : {"equal", "error"} or array-like of shape (m,), default "equal"
         Weights ``α_v > 0`` of each view's share of the error penalty: the model becomes
         ``min ‖P̂‖_* + Σ_v α_v h_v(E_v)`` with ``h_v(E_v) = (lam1/2) Σ_i ‖E_v[:, i]‖₂ +

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from .._core._spec import Setting, SolverSpec, blobs, planted, warmup_call
 
+_AFFINITY_DOC = """\
+affinity : {'transition_matrix', 'precomputed'}, default 'transition_matrix'
+    How ``fit`` reads ``Xs``. ``'transition_matrix'``: feature views (n, d_v), each turned
+    into its transition matrix by :func:`fastmv.transition_matrix` with its defaults (the
+    README's route, ``[fastmv.transition_matrix(X) for X in views]``); ``predict``,
+    ``transform`` and ``score`` then take feature views too. ``'precomputed'``: ``Xs`` are
+    the row-stochastic transition matrices themselves, each (n, n), as
+    ``SpectralClustering(affinity="precomputed")`` takes an affinity matrix (no prediction
+    for new samples)."""
+
 
 def _warmup(dtype=None, sparse=False):
     from .._blocks._affinity import transition_matrices  # noqa: PLC0415 (on first use)
@@ -79,4 +89,7 @@ SPEC = SolverSpec(
               "fou's entries and 40% of pix's samples replaced by noise",
     fixture=_fixture,
     plots=(("embedding", _embedding),),
+    # the function leaves n_clusters None (P_hat alone); an estimator must label the samples
+    estimator_defaults={"n_clusters": 2},
+    estimator_parameters={"affinity": ("transition_matrix", _AFFINITY_DOC)},
 )

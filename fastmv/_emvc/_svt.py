@@ -44,20 +44,28 @@ iteration. :func:`svt` avoids it where it can, in three tiers, each exact to a s
 4. **Capped** (only with ``max_rank``). Where the exact result would have more than
    ``max_rank = r`` singular values above ``τ`` (the late iterations of EMVC, whose exact
    SVT is a full decomposition), the top ``r`` singular triplets of ``B`` are found by a
-   subspace iteration warm-started from the previous call's right vectors, shrunk exactly,
-   and the rest of ``B`` is kept unshrunk: ``Q̃ = B − τ U_r V_rᵀ``. Certificate: the exact
+   subspace iteration on a block of ``r + 8`` columns, shrunk, and the rest of ``B`` is kept
+   unshrunk: ``Q̃ = B − τ U_r V_rᵀ``. The iteration runs across calls: a call warm-started
+   with the previous call's whole block takes one step, a cold call stops as soon as ``r``
+   Ritz values exceed ``τ`` (they are lower bounds of the singular values, so the exact rank
+   is then at least ``r``: the certificate case), and only where fewer than ``r`` exceed ``τ``
+   (the SVT of the computed part is returned as exact) does it run to convergence. On
+   EMVC's slowly changing ``B`` the triplets converge over the late iterations at the cost
+   of one subspace step each. Certificate: the exact
    ``SVT(B, τ) = B − U min(S, τ) Vᵀ`` is within ``τ`` of ``B`` in the spectral norm, and so
    is ``Q̃`` (``U_r``, ``V_r`` orthonormal), hence ``‖Q̃ − SVT(B, τ)‖₂ ≤ 2τ`` whatever the
    accuracy of the triplets, and ``≤ min(σ_{r+1}, τ)`` when they are exact (the error lives
    in the tail: ``Q̃`` is exact on the leading ``r``-dimensional singular subspace, the one
    the clustering reads). Its nuclear norm is reported as the upper bound
-   ``Σ_{i≤r}(σᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``. The tier is taken only
-   where its cost model (eight subspace steps) is below a Gram decomposition's, so small
-   problems (``n`` up to about ``8 r``) keep the exact SVT. docs/records/emvc.md
-   ("Capped SVT") gives the measurements.
+   ``Σ_{i≤r}(sᵢ − τ) + √(min(n, d) − r) ‖B − U_r S_r V_rᵀ‖_F``, valid for any Ritz
+   triplets (``U_rᵀ B = S_r V_rᵀ``). The tier is taken only where its cost model (a cold
+   call of eight subspace steps) is below a Gram decomposition's (:func:`capped_applies`),
+   so small problems (``n`` up to about ``6 r``) keep the exact SVT; where a partial SVD
+   that the tier would replace is abandoned, its Ritz vectors start the tier.
+   docs/records/emvc.md ("Capped SVT") gives the measurements.
 
 Cost: tier 1 O(n²) (a few matrix-vector products), tier 2 O(n² b + n l²) per step, tier 3
-O(n³), tier 4 O(n² r) per subspace step (two or three steps when warm-started).
+O(n³), tier 4 O(n² r) per subspace step (one step when warm-started).
 Memory: tier 2 O(n l); tier 3 ``G`` and its eigenvectors (``2 n²``) or LAPACK's ``gesdd``
 workspace (a copy of ``B``, ``U``, ``Vᵀ`` and about ``4 n²`` of work space), all freed on
 return.
@@ -73,7 +81,7 @@ from .._core._linalg import BlockKrylov
 from .._core._threads import blas_threads
 from .._core._validation import check_random_state
 
-__all__ = ["svt", "SVTInfo"]
+__all__ = ["svt", "SVTInfo", "capped_applies"]
 
 # GEMM-flop model of the two SVD paths (see the module docstring; the calibration is in
 # docs/records/emvc.md).
@@ -115,9 +123,10 @@ class SVTInfo:
         ``"partial"``, ``"gram"`` (Gram eigendecomposition), ``"full"`` (``gesdd``) or
         ``"capped"`` (top ``max_rank`` triplets shrunk, the rest of ``B`` kept; then
         ``rank`` is ``max_rank``, a lower bound of the exact rank).
-    V : ndarray, shape (d, rank) or (d, 0)
-        Right singular vectors of the result (warm start of the next call); empty when the
-        rank exceeds ``n/16`` (the next call would use the full SVD anyway).
+    V : ndarray, shape (d, k)
+        Right singular vectors of the result (warm start of the next call), ``k = rank``;
+        empty when the rank exceeds ``n/16`` (the next call would use the full SVD anyway);
+        after ``"capped"`` the whole block of ``max_rank + 8`` Ritz vectors.
     sigma_bounds : tuple of float
         ``(lower, upper)`` bounds on ``σ₁(B)`` found on the way (``nan`` when not computed;
         both ``σ₁`` after a full decomposition).
@@ -338,6 +347,8 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
         if l + b_next >= _RR_GROWTH * l_rr or l + b_next >= kspan:
             step_cost += _rr_cost(n, l + b_next)
         if steps >= max_steps or spent + step_cost > budget or l + b_next > max_basis:
+            if s_old is not None:  # the last Ritz vectors: a start for the capped tier
+                return None, steps, np.ascontiguousarray(Vt.T)
             return None, steps
         krylov.extend(B @ krylov.images[-1][:, :b_next])
         spent += 4.0 * n * n * b_next + 8.0 * n * l * b_next
@@ -349,16 +360,29 @@ def _partial(B, tau, rank_hint, V0, rng, rtol, max_steps, budget, max_basis):
 # decides how exact the leading subspace is).
 _CAP_OVERSAMPLE = 8
 _CAP_MAX_STEPS = 8
+_CAP_MIN_COLD_STEPS = 3
 _CAP_RTOL = 1e-4
 
 
-def _capped_cost(n, d, r):
-    """GEMM-flop model of the capped tier at its step limit: per step two products with
-    ``B`` (block ``b = r + oversampling``) and the Rayleigh–Ritz SVD of a ``b × d`` matrix,
-    then ``Q̃`` (``2 n d r``). The tier is used only where this is below a Gram
-    decomposition, so small problems keep the exact SVT."""
+def _capped_cost(n, d, r, steps=_CAP_MAX_STEPS):
+    """GEMM-flop model of a cold call of the capped tier at its step limit: per step two
+    products with ``B`` (block ``b = r + oversampling``, ``4 n d b``), the Cholesky QR and the
+    Ritz step on ``b`` columns (about ``10 max(n, d) b² + 10 b³``: four ``n × b × b``
+    products, two triangular solves and one ``b × b`` ``eigh``), then ``Q̃`` (``2 n d r``). The
+    tier is used only where this is below a Gram decomposition (:func:`capped_applies`), so
+    small problems keep the exact SVT."""
     b = min(r + _CAP_OVERSAMPLE, min(n, d))
-    return _CAP_MAX_STEPS * (4.0 * n * d * b + _rr_cost(max(n, d), b)) + 2.0 * n * d * r
+    step = 4.0 * n * d * b + 10.0 * max(n, d) * float(b) ** 2 + 10.0 * float(b) ** 3
+    return steps * step + 2.0 * n * d * r
+
+
+def capped_applies(n, d, max_rank):
+    """Whether :func:`svt` of an ``n × d`` matrix with this ``max_rank`` may take the capped
+    tier: a rank cap below ``min(n, d)`` whose cost model (:func:`_capped_cost`) is below one
+    Gram decomposition."""
+    if max_rank is None or max_rank >= min(n, d):
+        return False
+    return _capped_cost(n, d, max(int(max_rank), 1)) < _full_cost(min(n, d), gram=True)
 
 
 def _orthonormal(Y):
@@ -389,26 +413,45 @@ def _ritz(B, Y):
     return W, s, Vt
 
 
-def _top_triplets(B, r, V0, rng):
-    """Top ``r`` singular triplets of ``B`` by subspace iteration on ``BᵀB``, started from
-    ``V0`` (padded with Gaussian columns); stops once the top ``r`` Ritz values change by at
-    most ``_CAP_RTOL · s₁`` between steps. Returns ``(U_r, s_r, Vt_r)``."""
+def _top_triplets(B, r, tau, V0, rng):
+    """Top ``r`` singular triplets of ``B`` by subspace iteration on ``BᵀB`` on a block of
+    ``b = r + _CAP_OVERSAMPLE`` columns, started from ``V0`` (padded with Gaussian columns).
+
+    Accuracy is spent only where the result claims it. The Ritz values are lower bounds of
+    the singular values, so once ``r`` of them exceed ``τ`` the exact rank is at least ``r``
+    and the capped result is within its ``2τ`` certificate whatever the accuracy: the
+    iteration stops there, after one step when warm (``V0`` holds a whole block, the
+    previous call's: each call continues the previous calls' subspace iteration on the
+    slowly changing ``B``), after ``_CAP_MIN_COLD_STEPS`` when cold. Otherwise (the threshold
+    falls inside the computed part, whose SVT is returned as exact) it runs until the Ritz
+    values above ``τ`` and the next one change by at most ``_CAP_RTOL · s₁`` between steps
+    (at most ``_CAP_MAX_STEPS``). Returns ``(U_r, s_r, Vt_b)``: ``Vt_b`` has all ``b`` Ritz vectors
+    (the next call's warm start)."""
     n, d = B.shape
     b = min(r + _CAP_OVERSAMPLE, min(n, d))
-    X = rng.standard_normal((d, b)).astype(B.dtype)
-    if V0 is not None and V0.shape[1]:
-        k = min(V0.shape[1], b)
-        X[:, :k] = V0[:, :k]
+    warm = V0 is not None and V0.shape[1] >= b
+    if warm:
+        X = np.ascontiguousarray(V0[:, :b], dtype=B.dtype)
+    else:
+        X = rng.standard_normal((d, b)).astype(B.dtype)
+        if V0 is not None and V0.shape[1]:
+            k = min(V0.shape[1], b)
+            X[:, :k] = V0[:, :k]
+    min_steps = 1 if warm else _CAP_MIN_COLD_STEPS
     s_old = None
-    for _ in range(_CAP_MAX_STEPS):
+    for step in range(1, _CAP_MAX_STEPS + 1):
         Y = _orthonormal(B @ X)
         W, s, Vt = _ritz(B, Y)
-        if s_old is not None and np.max(np.abs(s[:r] - s_old[:r])) <= _CAP_RTOL * s[0]:
+        if step >= min_steps and r <= s.size and s[r - 1] > tau:
+            break  # rank ≥ r: the certificate case
+        # converged: the values above τ and the next one (fewer than r exceed τ here)
+        top = min(int(np.count_nonzero(s[:r] > tau)) + 1, r)
+        if s_old is not None and np.max(np.abs(s[:top] - s_old[:top])) <= _CAP_RTOL * s[0]:
             break
         s_old = s
         X = np.ascontiguousarray(Vt.T)
     U = Y @ W[:, :r].astype(Y.dtype)
-    return U, s[:r].astype(B.dtype), np.ascontiguousarray(Vt[:r])
+    return U, s[:r].astype(B.dtype), np.ascontiguousarray(Vt)
 
 
 def _capped(B, tau, r, V0, rng, fro, out):
@@ -416,13 +459,15 @@ def _capped(B, tau, r, V0, rng, fro, out):
     the computed part when fewer than ``r`` of its values exceed ``τ``. Returns
     ``(Q, s, V, nuclear_norm, exact)``."""
     with blas_threads(min(B.shape) >= 1000):  # GEMMs of n² r flops: worth every thread
-        U, s, Vt = _top_triplets(B, r, V0, rng)
+        U, s, Vt_all = _top_triplets(B, r, tau, V0, rng)
+    Vt = Vt_all[:r]
     keep = int(np.count_nonzero(s > tau))
     if keep < r:  # the threshold falls inside the computed part: its SVT
         U, s, Vt = U[:, :keep], s[:keep], Vt[:keep]
         left = (U * (s - tau).astype(B.dtype)).astype(B.dtype, copy=False)
         Q = left @ Vt if out is None else np.matmul(left, Vt, out=out)
-        return Q, s, np.ascontiguousarray(Vt.T), float(np.sum(s - tau)), True
+        # the whole block: a warm start of the next call, whichever tier it takes
+        return Q, s, np.ascontiguousarray(Vt_all.T), float(np.sum(s - tau)), True
     Q = np.array(B, copy=True) if out is None else out
     if out is not None:
         np.copyto(out, B)
@@ -434,7 +479,7 @@ def _capped(B, tau, r, V0, rng, fro, out):
     s64 = s.astype(np.float64)
     tail2 = max(fro * fro - float(np.dot(s64, s64)), 0.0)
     nuc = float(np.sum(s64 - tau)) + np.sqrt((min(B.shape) - r) * tail2)
-    return Q, s, np.ascontiguousarray(Vt.T), nuc, False
+    return Q, s, np.ascontiguousarray(Vt_all.T), nuc, False
 
 
 def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto",
@@ -538,11 +583,12 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
     steps = 0
     abandoned = False
     cap = None
-    if method == "auto" and max_rank is not None and max_rank < min(n, d):
+    if method == "auto" and capped_applies(n, d, max_rank):
         cap = max(int(max_rank), 1)
-        if _capped_cost(n, d, cap) >= _full_cost(min(n, d), gram=True):
-            cap = None  # small n: the exact decomposition costs no more
-    if cap is not None and rank_hint is not None and rank_hint >= cap:
+    # straight to the capped tier when the exact rank was at least the cap, or when the
+    # previous call was capped (its whole block of Ritz vectors is the warm start)
+    warm_block = V0 is not None and cap is not None and V0.shape[1] >= cap + _CAP_OVERSAMPLE
+    if cap is not None and rank_hint is not None and (rank_hint >= cap or warm_block):
         return _capped_result(B, tau, cap, V0, rng, bounds["fro"], out, (lower, upper))
     if method == "partial" or (method == "auto" and min(n, d) > 4 * _MIN_BLOCK):
         hint = 1 if rank_hint is None else max(int(rank_hint), 1)
@@ -556,9 +602,14 @@ def svt(B, tau, *, out=None, bounds=None, rank_hint=None, V0=None, method="auto"
             max_basis = int(_MAX_BASIS_FRACTION * d)
             if cap is not None:  # past this basis the capped tier is the cheaper one
                 max_basis = min(max_basis, 2 * cap + 2 * _MIN_BLOCK)
+                # and past half of its cold call, which starts from this basis' Ritz vectors
+                budget = min(budget, _PARTIAL_BUDGET
+                             * _capped_cost(n, d, cap, steps=_CAP_MIN_COLD_STEPS))
         if method == "partial" or hint <= _MAX_HINT_FRACTION * min(n, d):
-            result, steps = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
-                                      max_basis)
+            result, steps, *ritz = _partial(B, tau, hint, V0, rng, rtol, max_steps, budget,
+                                             max_basis)
+            if ritz and cap is not None:  # what the abandoned Krylov basis found
+                V0 = ritz[0]
         abandoned = result is None and steps > 0
     if result is None and cap is not None:
         return _capped_result(B, tau, cap, V0, rng, bounds["fro"], out, (lower, upper),

@@ -30,6 +30,7 @@ SIMULATION = (Option("prior", _prior, "labels",
                      "fraction of samples whose labels (or pairs among them) are "
                      "revealed", simulated=True))
 CLI_DEFAULTS = {}
+WITHOUT_SIDE = "mvfl runs without a prior (unsupervised)."
 
 
 def _pairs_from_labelled(y, ratio, seed):

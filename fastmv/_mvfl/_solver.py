@@ -60,6 +60,7 @@ from ._normalize import (
     _normalized_data,
     _tune_normalize,
 )
+from ._peak import check_mvfl
 from ._settle import QUIET_RULES, QUIET_RULES_DIRECT, SETTLE_RTOL, Settle
 from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
 from ._wstep import WStep, choose_route
@@ -203,6 +204,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
         raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the "
                                     "regularising diagonal lam1 P_k + lam2 Q")
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
+    check_mvfl(views, c, solver, prior, init)
     if lam3 is None:
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
     anchor_auto = anchor is None
@@ -353,7 +355,9 @@ def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
         F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
         problem = Problem(data, Xw, wstep, view_ptr, F0, tol)  # Xw: CSR for text (Z = XW)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
-                        verbose=verbose, progress=progress, warn=False)
+                        verbose=verbose, progress=progress, warn=False,
+                        progress_desc=f"mvfl start {start + 1}/{n_starts}" if n_starts > 1
+                        else None)
         final = trace.objective[-1] if trace.n_iter else np.inf
         if best is None or final < best[2]:
             best = (problem, trace, final)
@@ -503,7 +507,8 @@ default "auto"
     verbose : bool or int, default False
         Log one line per iteration (logger ``"fastmv"``).
     progress : bool, default False
-        Show a progress bar over the iterations (needs tqdm).
+        Show a progress bar over the iterations (needs tqdm): one bar per start,
+        labelled with the start ("mvfl start 2/3") when there are several.
     callback : callable, optional
         ``callback(info)`` after each iteration with a ``fastmv._core._driver.IterationInfo``
         (``info.state``: read-only ``W``, ``b``, ``F``, ``Z = XW + 1bᵀ``); returning

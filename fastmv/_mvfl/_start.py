@@ -317,6 +317,8 @@ def row_space_coordinates(X):
         pass
     w, V = np.linalg.eigh(G)
     keep = w > max(w[-1], 0.0) * G.shape[0] * np.finfo(np.float64).eps
+    if not keep.any():  # every row zero (one sample, centred): one zero coordinate
+        return np.zeros((G.shape[0], 1))
     return np.ascontiguousarray(V[:, keep] * np.sqrt(w[keep]))
 
 

@@ -17,6 +17,7 @@ from ._spec import SPEC
 SIMULATION = (Option("n_constraints", _positive_int, 5000,
                      "number of pairs drawn from the file's labels", simulated=True),)
 CLI_DEFAULTS = {}
+WITHOUT_SIDE = "mvmc stops with a message: it needs --must and/or --cannot pairs."
 
 
 def run(data, side, params, seed):

@@ -3,16 +3,25 @@
 The completed similarity ``S = clip(Ā, 0, 1)`` is global and low-rank: every row spreads mass
 over all ``n`` samples. With many small clusters the off-cluster mass of a row (``n − n/c``
 small entries) outweighs its in-cluster block in the degree that Ng–Jordan–Weiss divides by,
-and the embedding blurs. The default graph therefore keeps, per sample, its ``q`` most similar
-samples in ``S`` with the observed entries restored (``1`` on must-links, ``0`` on
+and the embedding blurs. The spectral step therefore clusters a kNN graph: per sample, its
+``q`` most similar samples, with the observed entries restored (``1`` on must-links, ``0`` on
 cannot-links: they are data, not estimates), symmetrised by the larger of ``W_ij`` and
-``W_ji``. ``q = 2⌈n/c⌉`` (twice the mean cluster size, slack for unequal clusters) keeps a
-row's in-cluster entries and drops the tail; with ``q ≥ n/2`` (``c ≤ 4``) nothing would be
-dropped worth the ``n q`` memory, and ``S`` itself is used.
+``W_ji``.
+
+The default graph (``graph="knn"``) ranks and weighs by the *normalised* similarity
+``Ŝ_ij = Ā_ij / √((Ā_ii + m)(Ā_jj + m))``, ``m`` the median of the diagonal of ``Ā``
+(clipped to ``[0, 1]``), with ``q = ⌈n/c⌉`` (the mean cluster size). ``Ā = X_v A X_vᵀ``-like
+similarities are inner products: a sample with a large self-similarity ``Ā_ii`` (a large
+row in the learned metric) is among every row's largest entries, a hub; dividing by the
+self-similarities ranks by angle instead, and ``m`` keeps a sample with a tiny ``Ā_ii``
+(little of it in the bases' span) from being inflated to full similarity with its
+neighbours (docs/records/mvmc.md, "The normalised graph"). ``graph="knn-raw"`` ranks and
+weighs by ``S`` itself with ``q = 2⌈n/c⌉``. With ``q ≥ n/2`` nothing worth the ``n q``
+memory would be dropped, and ``S`` itself is used.
 
 One pass over the row blocks of ``Ā`` (``tile × n`` at a time, O(n² R) flops, O(tile · n + n q)
 memory); no ``n × n`` array. Beyond one tile the products run in float32, as the solver's
-passes over ``S`` do (the graph's entries are then ``S`` to float32 rounding).
+passes over ``S`` do (the graph's entries are then ``Ŝ`` or ``S`` to float32 rounding).
 """
 from __future__ import annotations
 
@@ -28,9 +37,10 @@ __all__ = []  # internal: see fastmv.mvmc
 _MAX_GRAPH_ENTRIES = 2 ** 24
 
 
-def neighbour_count(n, n_clusters):
-    """``q`` of the kNN graph, or 0 when the full ``S`` is used (``2⌈n/c⌉ ≥ n/2``)."""
-    q = 2 * -(-n // n_clusters)
+def neighbour_count(n, n_clusters, per_cluster=1):
+    """``q = per_cluster · ⌈n/c⌉`` of the kNN graph, or 0 when the full ``S`` is used
+    (``q ≥ n/2``)."""
+    q = int(per_cluster) * -(-n // n_clusters)
     if 2 * q >= n:
         return 0
     return max(1, min(q, _MAX_GRAPH_ENTRIES // max(n, 1)))
@@ -46,9 +56,20 @@ def _observed(n, pairs):
     return rows[order], cols[order], vals[order]
 
 
-def knn_graph(F, w, pairs, q, tile=None):
-    """Symmetric kNN graph (CSR, ``n × n``) of ``S = clip(F diag(w) Fᵀ, 0, 1)`` with the
-    observed entries set to their values and the diagonal left out.
+def self_similarity_scale(F, w):
+    """``1 / √(Ā_ii + m)`` for every sample, ``Ā = F diag(w) Fᵀ``, ``m`` the median of its
+    diagonal (float64; a zero sum is floored, its row of ``Ā`` being zero anyway)."""
+    F = np.asarray(F, np.float64)
+    diag = np.maximum(np.einsum("ij,ij->i", F * np.asarray(w, np.float64), F), 0.0)
+    shifted = diag + (np.median(diag) if diag.size else 0.0)
+    floor = np.finfo(np.float64).tiny
+    return 1.0 / np.sqrt(np.maximum(shifted, floor))
+
+
+def knn_graph(F, w, pairs, q, tile=None, normalise=False):
+    """Symmetric kNN graph (CSR, ``n × n``) of ``S = clip(F diag(w) Fᵀ, 0, 1)`` (or of the
+    normalised ``Ŝ``, see the module docstring) with the observed entries set to their values
+    and the diagonal left out.
 
     Parameters
     ----------
@@ -62,6 +83,9 @@ def knn_graph(F, w, pairs, q, tile=None):
         Neighbours kept per sample, ``1 ≤ q < n``.
     tile : int, optional
         Rows per block (default the solver's tile edge).
+    normalise : bool, default False
+        Rank and weigh by ``Ŝ_ij = clip(Ā_ij / √((Ā_ii + m)(Ā_jj + m)), 0, 1)`` instead of
+        ``S`` (:func:`self_similarity_scale`).
 
     Returns
     -------
@@ -71,6 +95,9 @@ def knn_graph(F, w, pairs, q, tile=None):
     """
     n = F.shape[0]
     b = int(_TILE if tile is None else tile)
+    if normalise:
+        scale = self_similarity_scale(F, w)[:, None]
+        F = F * scale
     FW = F * w
     if n > b:
         # as the solver's passes over S: beyond one tile the GEMMs of the row blocks are most

@@ -13,6 +13,7 @@ SIMULATION = (Option("missing_ratio", _fraction(False, True), 0.4,
                      "fraction of each view's samples removed (0: complete views)",
                      simulated=True),)
 CLI_DEFAULTS = {}
+WITHOUT_SIDE = "opimc runs on the complete views."
 
 
 def run(data, side, params, seed):

@@ -39,6 +39,7 @@ from .._core._validation import (
 from ..exceptions import DegenerateSolutionError, InvalidParameterError
 from ._chunks import _ChunkBuilder
 from ._dask import DaskChunkStream, is_dask_collection
+from ._peak import check_opimc
 from ._problem import Problem, _Data
 from ._sources import (
     _ArraySource,
@@ -133,6 +134,7 @@ def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
     if labels is not None and order is not None and labels.size == n:
         labels = labels[order]                    # the samples' labels in visit order
     start = init if isinstance(init, str) else None
+    check_opimc(spec.dims, n, chunk_size, n_clusters)
     return _Data(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
                  int(n_clusters), start, labels, centers, rng)
 

@@ -322,7 +322,7 @@ class _StreamSource:
                                      f"shape {tuple(shape)}, expected (rows, "
                                      f"{self.spec.dims[v]})")
                 rows.append(int(shape[0]))
-                self._check_precision(B, t, v)
+                blocks[v] = self._checked_block(B, t, v)
             if len(set(rows)) > 1:
                 raise ValueError(f"item {t} of the chunk stream X_list: views have different "
                                  f"numbers of rows {rows}")
@@ -333,6 +333,18 @@ class _StreamSource:
                                      f"shape ({rows[0]}, {m}), got {mblock.shape}")
             if rows[0] > 0:
                 yield blocks, mblock, rows[0]
+
+    def _checked_block(self, B, t, v):
+        """Every block, as it arrives, before anything stacks, slices or densifies it: its
+        dtype numeric, a sparse block's index structure in range (scipy's slicing and
+        stacking index without bounds checks: a 1-based block would be read out of bounds
+        however the stream cuts its blocks) and canonical CSR, and the stream's precision."""
+        name = f"X_list (chunk stream) item {t}, view {v}"
+        _check_view_dtype(_view_dtype(B), name)
+        if sp.issparse(B):
+            B = check_sparse_structure(B, name)
+        self._check_precision(B, t, v)
+        return B
 
     def _check_precision(self, B, t, v):
         """The stream's precision is fixed by its first block: a float32 first block makes

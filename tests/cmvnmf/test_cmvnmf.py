@@ -17,6 +17,7 @@ import scipy.sparse as sp
 import fastmv
 from benchmarks.references import cmvnmf as R
 from fastmv import metrics, simulate
+from fastmv._cmvnmf import _solver as S
 from fastmv._cmvnmf._solver import Problem, _prepare
 from fastmv.kernels import cmvnmf as K
 from tests.cmvnmf import naive as N
@@ -321,7 +322,9 @@ def test_intra_view_symmetrised_rule_reaches_stationary_point():
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("rescale", [False, True])
-def test_solver_equals_numpy_reference(sparse, rescale):
+def test_solver_equals_numpy_reference(sparse, rescale, monkeypatch):
+    # the plain sweeps (the extrapolated ones: tests/cmvnmf/test_extrapolation.py)
+    monkeypatch.setattr(S, "_EXTRAPOLATE", False)
     rng = np.random.default_rng(7)
     X, ml, cl, U0, V0 = _random_problem(rng, sparse=sparse)
     res = fastmv.cmvnmf(X, 3, ml, cl, beta=1.0, init=(U0, V0), rescale=rescale, max_iter=25,

@@ -161,7 +161,9 @@ def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkey
 def test_csr_sweeps_give_the_labels_and_objective_of_dense_products(monkeypatch):
     uv, uy = _views(seed=3, n=90)
     ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=3)
-    kw = dict(beta=1.0, n_init=2, max_iter=60, tol=0.0, random_state=0)
+    # one start: extrapolated, both starts of this problem reach one fixed point (columns
+    # permuted), and which is kept is a tie that rounding breaks
+    kw = dict(beta=1.0, n_init=1, max_iter=60, tol=0.0, random_state=0)
     sparse = fastmv.cmvnmf(uv, 3, ml, cl, **kw)
     prepare = C._prepare
     monkeypatch.setattr(C, "_prepare", lambda *a: prepare(*a)._replace(

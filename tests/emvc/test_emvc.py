@@ -334,7 +334,7 @@ def test_planted_corruptions_recovered_where_average_fails(init):
         old = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, init=init, random_state=0,
                           stop="residual")
         assert res.converged and old.converged
-        assert old.residual[-1] <= 1e-5  # the settling test's 10 tol
+        assert old.residual[-1] <= 1e-4  # the settling test's 100 tol
         assert metrics.ari(y, res.labels) == 1.0
         np.testing.assert_array_equal(res.labels, old.labels)
 
@@ -555,7 +555,7 @@ def test_settled_tail_is_the_geometric_remainder():
 
 
 def test_settling_stops_early_with_the_labels_and_P_hat_of_the_full_solve():
-    """The residual stop (residual or settled P_hat at 10 tol) ends the late iterations of
+    """The residual stop (residual or settled P_hat at 100 tol) ends the late iterations of
     a converging solve: fewer iterations, the same labels, P_hat within the estimated
     remaining movement of the solve run to tol; tol=0 still runs max_iter."""
     P_list, y = planted(0)
@@ -564,12 +564,12 @@ def test_settling_stops_early_with_the_labels_and_P_hat_of_the_full_solve():
                        stop="residual")
     res = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0, stop="residual")
     assert full.converged and res.converged and res.n_iter < full.n_iter
-    assert full.residual[-1] <= 1e-6 < res.residual[-1] <= 1e-5
+    assert full.residual[-1] <= 1e-6 < res.residual[-1] <= 1e-4
     np.testing.assert_array_equal(res.labels, full.labels)
     assert metrics.ari(y, res.labels) == 1.0
     k = res.n_iter
     tail = _emvc.settled_tail(list(res.p_hat_change), list(res.rank))
-    assert tail <= 1e-5
+    assert tail <= 1e-4
     assert np.abs(res.P_hat - full.P_hat).max() <= 2 * tail
     # the same iterations as the full solve up to the stop
     np.testing.assert_array_equal(res.residual, full.residual[:k])
@@ -651,74 +651,6 @@ def test_label_stop_ends_early_with_the_labels_of_the_residual_rule():
     b = fastmv.emvc(few, 0.05, 0.05, n_clusters=3, random_state=0, stop="residual")
     assert a.n_iter == b.n_iter
     np.testing.assert_array_equal(a.labels, b.labels)
-
-
-@pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("shape", [(300, 300), (250, 350), (350, 250)])
-def test_capped_svt_is_within_its_certificate_and_exact_on_the_leading_subspace(dt, shape):
-    """Capped tier: ``Q̃ = B − τ U_r V_rᵀ`` is within ``min(σ_{r+1}, τ)`` of the exact SVT in
-    the spectral norm (so within ``2τ`` always), has the exact leading ``r`` singular
-    triplets, and its reported nuclear norm bounds ``‖Q̃‖_*`` from above; with fewer than
-    ``r`` values above ``τ`` the result is the SVT to the tier's tolerance."""
-    rng = np.random.default_rng(11)
-    n, d = shape
-    k = min(n, d)
-    # a gap after the r = 8 leading values: the subspace iteration resolves them
-    s = np.concatenate([[6.0, 5.0, 4.0, 3.5, 3.0, 2.8, 2.6, 2.4], 1.0 * 0.97 ** np.arange(k - 8)])
-    U, _ = np.linalg.qr(rng.standard_normal((n, k)))
-    V, _ = np.linalg.qr(rng.standard_normal((d, k)))
-    B = ((U * s) @ V.T).astype(dt)
-    B_copy = B.copy()
-    tol = 1e-8 if dt == np.float64 else 2e-4
-    r = 8
-    for tau in (0.05, 0.3):  # ranks far above r: the capped tier
-        Q_ref, _, r_ref = R.svt_full(B.astype(np.float64), tau)
-        assert r_ref > r
-        Q, info = svt(B, tau, max_rank=r, random_state=0)
-        assert info.method == "capped" and info.rank == r and Q.dtype == dt
-        assert np.array_equal(B, B_copy)
-        err = np.linalg.norm(Q.astype(np.float64) - Q_ref, 2)
-        assert err <= min(s[r], tau) * (1 + 1e-3) + tol * 10
-        assert err <= 2 * tau
-        sq = np.linalg.svd(Q.astype(np.float64), compute_uv=False)
-        np.testing.assert_allclose(sq[:r], s[:r] - tau, rtol=0, atol=max(1e-5, tol * 10))
-        assert info.nuclear_norm >= sq.sum() * (1 - 1e-6)
-        # out= writes the same matrix; a warm start gives the same result
-        out = np.empty_like(B)
-        Q2, info2 = svt(B, tau, max_rank=r, out=out, V0=info.V, random_state=1)
-        assert Q2 is out and info2.method == "capped"
-        err2 = np.linalg.norm(out.astype(np.float64) - Q_ref, 2)
-        assert err2 <= min(s[r], tau) * (1 + 1e-3) + tol * 10
-    # the threshold falls inside the computed part: the exact SVT
-    tau = 3.2
-    Q_ref, nuc_ref, r_ref = R.svt_full(B.astype(np.float64), tau)
-    Q, info = svt(B, tau, max_rank=r, rank_hint=r, random_state=0)
-    assert info.rank == r_ref == 4
-    # the triplets to the tier's tolerance on the Ritz values (1e-4 σ₁)
-    np.testing.assert_allclose(Q, Q_ref, atol=max(1e-5, tol * 10), rtol=0)
-    assert info.nuclear_norm == pytest.approx(nuc_ref, rel=max(1e-5, tol * 10))
-    # above a bound of σ₁ the skip still applies; without max_rank never capped; where
-    # the exact decomposition is as cheap (small n), never capped either
-    assert svt(B, 100.0, max_rank=r)[1].method == "skip-bound"
-    assert svt(B, 0.05, random_state=0)[1].method != "capped"
-    assert svt(B[:40, :40], 0.05, max_rank=r, random_state=0)[1].method != "capped"
-
-
-def test_capped_solve_keeps_the_labels_and_stays_cheap():
-    """max_rank caps the late SVTs (no full decomposition) and keeps the planted labels;
-    max_rank=None is the exact iteration; "auto" is max(64, 4 n_clusters)."""
-    P_list, y = planted(0, n_per=80)  # n = 240: exact late SVTs are full decompositions
-    exact = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0, max_rank=None)
-    capped = fastmv.emvc(P_list, 0.05, 0.05, n_clusters=3, random_state=0, max_rank=8)
-    assert {"gram", "full"} & set(exact.svt_method)
-    assert "capped" in capped.svt_method
-    assert not {"gram", "full"} & set(capped.svt_method)
-    assert metrics.ari(y, exact.labels) == 1.0 and metrics.ari(y, capped.labels) >= 0.9
-    assert np.allclose(capped.P_hat.sum(axis=1), 1.0) and capped.P_hat.min() >= 0
-    assert _emvc._max_rank("auto", 40) == 160 and _emvc._max_rank("auto", None) == 64
-    assert _emvc._max_rank(None, 3) is None and _emvc._max_rank(5, 3) == 5
-    with pytest.raises(fastmv.exceptions.InvalidParameterError, match="max_rank"):
-        fastmv.emvc(P_list, 0.01, 0.01, max_rank=0)
 
 
 def test_gram_route_equals_gesdd_route():

@@ -212,7 +212,8 @@ def test_power_zero_reweighting_is_the_equal_iteration(monkeypatch):
 
 def test_estimator_passes_view_weights():
     P, y = with_noise_view(1, n_per=10)
-    model = EMVC(n_clusters=3, view_weights="error", random_state=0).fit(P)
+    model = EMVC(n_clusters=3, view_weights="error", random_state=0,
+                 affinity="precomputed").fit(P)
     res = fastmv.emvc(P, LAM, LAM, n_clusters=3, random_state=0, view_weights="error")
     np.testing.assert_array_equal(model.labels_, res.labels)
     np.testing.assert_array_equal(model.view_weights_, res.view_weights)

@@ -1277,7 +1277,7 @@ def test_row_space_coordinates_keep_every_inner_product(sparse):
     for X in (full, dup, full[:1], np.zeros((3, 5))):
         A = sp.csr_matrix(X) if sparse else X
         Y = row_space_coordinates(A)
-        assert Y.shape[0] == X.shape[0] and Y.shape[1] <= X.shape[0]
+        assert Y.shape[0] == X.shape[0] and 1 <= Y.shape[1] <= X.shape[0]  # zero rows too
         G = X @ X.T
         np.testing.assert_allclose(Y @ Y.T, G, atol=1e-12 * max(1.0, np.abs(G).max()))
         d = ((X[:, None] - X[None]) ** 2).sum(-1)

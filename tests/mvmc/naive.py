@@ -41,11 +41,17 @@ def dense_to_csr(A, indptr):
     return cols.astype(np.int32), A[rows, cols]
 
 
-def knn_graph(F, w, pairs, q):
-    """Twin of ``fastmv._mvmc._graph.knn_graph``: the dense ``S``, its observed entries, the
-    ``q`` largest off-diagonal entries of every row (by a full sort), ``max(K, Kᵀ)``."""
+def knn_graph(F, w, pairs, q, normalise=False):
+    """Twin of ``fastmv._mvmc._graph.knn_graph``: the dense ``S`` (or, normalised,
+    ``Ā_ij / √((Ā_ii + m)(Ā_jj + m))`` clipped to [0, 1], ``m`` the median diagonal), its
+    observed entries, the ``q`` largest off-diagonal entries of every row (by a full sort),
+    ``max(K, Kᵀ)``."""
     n = F.shape[0]
-    S = np.clip((F * w) @ F.T, 0.0, 1.0)
+    A = (F * w) @ F.T
+    if normalise:
+        d = np.maximum(np.diag(A), 0.0) + np.median(np.maximum(np.diag(A), 0.0))
+        A = A / np.sqrt(np.outer(d, d))
+    S = np.clip(A, 0.0, 1.0)
     i, j, s = pairs
     S[i, j] = s
     S[j, i] = s

@@ -5,7 +5,6 @@ import scipy.sparse as sp
 
 import fastmv
 from benchmarks.references import mvmc as R
-from fastmv._mvmc import _graph as _mvmc_graph
 from fastmv._mvmc import _lowrank
 from fastmv._mvmc import _problem as _mvmc_problem
 from fastmv._mvmc import _solver as _mvmc_solver
@@ -212,10 +211,10 @@ def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
 
 def test_spectral_step_by_blocks_when_the_correction_is_not_cached(monkeypatch):
     # at large n the clipping correction is recomputed at every product, and the spectral
-    # step switches to block products: the labels must not change
+    # step (on S itself) switches to block products: the labels must not change
     views, y = _planted(n=150, c=3)
     ml, cl = pairwise_constraints(y, 600, random_state=0)
-    res = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, random_state=0)
+    res = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, graph="full", random_state=0)
     monkeypatch.setattr(_lowrank, "_N_CACHE_MAX_NNZ", 0)
     columns = []
     original = _lowrank.ClippedLowRankOperator._matmat
@@ -225,7 +224,7 @@ def test_spectral_step_by_blocks_when_the_correction_is_not_cached(monkeypatch):
         return original(self, X)
 
     monkeypatch.setattr(_lowrank.ClippedLowRankOperator, "_matmat", counted)
-    res2 = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, random_state=0)
+    res2 = fastmv.mvmc(views, 3, ml, cl, k=8, max_iter=20, graph="full", random_state=0)
     assert columns[0] == 1 and set(columns[1:]) == {5} and len(columns) <= 15
     # the same partition (the random draws of the two eigensolvers differ, so k-means may
     # number the clusters differently)
@@ -773,52 +772,6 @@ def test_orthonormalise_matches_qr():
 
 
 # ---------------------------------------------------------------------------------------
-# the spectral step's graph
-# ---------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("n, R, q, tile, n_pairs", [
-    (2, 1, 1, 384, 1), (7, 3, 2, 3, 0), (50, 4, 9, 16, 40), (61, 6, 30, 384, 200)])
-def test_knn_graph_matches_twin(n, R, q, tile, n_pairs):
-    rng = np.random.default_rng(n + q)
-    F = rng.normal(size=(n, R))
-    w = rng.uniform(-0.2, 0.5, size=R)  # some entries clipped at 0 or 1, most in between
-    cand = np.array([(a, b) for a in range(n) for b in range(a + 1, n)])
-    pick = cand[rng.choice(len(cand), size=min(n_pairs, len(cand)), replace=False)]
-    pairs = (pick[:, 0], pick[:, 1], rng.integers(0, 2, size=len(pick)).astype(float))
-    W = _mvmc_graph.knn_graph(F, w, pairs, q, tile=tile)
-    assert sp.issparse(W) and W.shape == (n, n)
-    expect = naive.knn_graph(F, w, pairs, q)
-    # beyond one tile the products run in float32: the same neighbours, values to its rounding
-    np.testing.assert_allclose(W.toarray(), expect, atol=1e-12 if n <= tile else 1e-6)
-    np.testing.assert_array_equal(W.toarray() != 0, expect != 0)
-    assert (W != W.T).nnz == 0 and W.diagonal().max() == 0
-
-
-def test_neighbour_count():
-    assert _mvmc_graph.neighbour_count(400, 40) == 20
-    assert _mvmc_graph.neighbour_count(169, 6) == 58
-    assert _mvmc_graph.neighbour_count(1051, 2) == 0   # q >= n/2: S itself
-    assert _mvmc_graph.neighbour_count(100, 4) == 0
-    assert _mvmc_graph.neighbour_count(10 ** 6, 1000) == 2 ** 24 // 10 ** 6  # memory cap
-
-
-def test_graph_option_many_small_clusters():
-    # 15 small clusters: the kNN graph (q = 16) is used; "full" is S itself
-    views, y = _planted(n=120, c=15, d=20, m=2, noise=1.0, seed=5)
-    ml, cl = pairwise_constraints(y, 600, random_state=0)
-    knn = fastmv.mvmc(views, 15, ml, cl, random_state=0)
-    full = fastmv.mvmc(views, 15, ml, cl, graph="full", random_state=0)
-    np.testing.assert_array_equal(knn.objective, full.objective)  # same solve
-    assert fastmv.metrics.accuracy(y, knn.labels) >= 0.95
-    # few clusters: both graphs are S, so the labels are the same
-    views, y = _planted(n=60, c=3, seed=6)
-    ml, cl = pairwise_constraints(y, 100, random_state=0)
-    a = fastmv.mvmc(views, 3, ml, cl, random_state=0)
-    b = fastmv.mvmc(views, 3, ml, cl, graph="full", random_state=0)
-    np.testing.assert_array_equal(a.labels, b.labels)
-
-
-# ---------------------------------------------------------------------------------------
 # real data
 # ---------------------------------------------------------------------------------------
 
@@ -834,70 +787,3 @@ def test_bbcsport_quality_with_5000_constraints():
         scores.append((fastmv.metrics.nmi(y, res.labels), fastmv.metrics.accuracy(y, res.labels)))
     nmi, acc = np.mean(scores, axis=0)
     assert nmi >= 0.93 and acc >= 0.97, scores
-
-
-def test_proteinfold_knn_graph_beats_the_full_similarity():
-    # 27 classes: the global mass of S blurs the embedding (docs/records/mvmc.md)
-    from fastmv.datasets import load_mat
-    views, y = load_mat(shared_dataset("ProteinFold.mat"))
-    acc = {"knn": [], "full": []}
-    for seed in range(2):
-        ml, cl = pairwise_constraints(y, 5 * y.size, random_state=seed)
-        for graph in acc:
-            res = fastmv.mvmc(views, 27, ml, cl, graph=graph, random_state=seed)
-            acc[graph].append(fastmv.metrics.accuracy(y, res.labels))
-    assert np.mean(acc["knn"]) >= max(0.38, np.mean(acc["full"]) + 0.03), acc
-
-
-def test_threaded_tasks_give_the_same_result_as_one_thread(monkeypatch):
-    # small tiles: several row blocks of the pass over S run as concurrent tasks, and the two
-    # views' M-steps too; contributions are reduced in a fixed order
-    monkeypatch.setattr(_lowrank, "_TILE", 16)
-    views, y = _planted(n=90, c=3, seed=4)
-    ml, cl = pairwise_constraints(y, 400, random_state=1)
-    runs = [fastmv.mvmc(views, 3, ml, cl, k=7, max_iter=8, tol=0.0, random_state=0, n_jobs=j)
-            for j in (1, 2, 2)]
-    np.testing.assert_allclose(runs[0].objective, runs[1].objective, rtol=1e-12)
-    np.testing.assert_array_equal(runs[1].objective, runs[2].objective)  # scheduling-free
-    for a, b in zip(runs[0].M, runs[1].M):
-        np.testing.assert_allclose(a, b, atol=1e-12)
-    assert fastmv.metrics.accuracy(runs[0].labels, runs[1].labels) == 1.0
-
-
-def test_task_map_runs_in_order_on_pool_threads_with_one_numba_thread():
-    import threading
-
-    import numba
-
-    from fastmv._core._threads import task_map
-
-    fastmv.kmeans(np.random.default_rng(0).normal(size=(50, 2)), 2, random_state=0)  # init layer
-    main = threading.get_ident()
-    with task_map(2) as map_:
-        out = list(map_(lambda i: (i, threading.get_ident(), numba.get_num_threads()),
-                        range(6)))
-    assert [o[0] for o in out] == list(range(6))
-    if map_ is not map:  # threadpoolctl present and a thread-safe Numba layer
-        assert all(o[1] != main and o[2] == 1 for o in out)
-    with task_map(1) as map1:
-        assert map1 is map
-
-
-def test_executor_gives_identical_results(monkeypatch):
-    from concurrent.futures import ThreadPoolExecutor
-
-    # several row blocks per pass, a correction too large to cache (every spectral product is
-    # a pass on the executor), and one that is cached
-    monkeypatch.setattr(_lowrank, "_TILE", 32)
-    views, y = _planted(n=150, c=3)
-    ml, cl = pairwise_constraints(y, 600, random_state=0)
-    kwargs = dict(k=8, max_iter=6, tol=0.0, random_state=0, n_init=2)
-    for max_nnz in (2 ** 24, 0):
-        monkeypatch.setattr(_lowrank, "_N_CACHE_MAX_NNZ", max_nnz)
-        ref = fastmv.mvmc(views, 3, ml, cl, **kwargs)
-        with ThreadPoolExecutor(2) as pool:
-            res = fastmv.mvmc(views, 3, ml, cl, executor=pool, **kwargs)
-        np.testing.assert_array_equal(res.labels, ref.labels)
-        np.testing.assert_array_equal(res.objective, ref.objective)
-        for a, b in zip(res.M, ref.M):
-            np.testing.assert_array_equal(a, b)

@@ -1,5 +1,5 @@
 """The machinery behind :mod:`fastmv.estimators` (``BaseEstimator`` is in
-:mod:`fastmv._app._base_estimator`): the views' preparation (view sizes, DataFrames, missing rows)
+:mod:`fastmv._app._params`): the views' preparation (view sizes, DataFrames, missing rows)
 and the multi-view clusterer base class the estimators share (fit, predict, transform, score).
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from .._core._driver import _caller_stacklevel
-from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, NotFittedError
-from ._base_estimator import _SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
+from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, _not_fitted_error
 from ._estimator_docs import RESULT_BASE
+from ._params import _SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
 
 
 def _check_view_sizes(view_sizes):
@@ -44,17 +44,32 @@ def _is_frame(V):
 
 
 def _split_views(Xs, view_sizes):
-    """The list of views: ``Xs`` itself, or the column blocks of a 2-D ``Xs``; pandas
-    DataFrames become float arrays (missing values as NaN)."""
+    """The list of views: ``Xs`` itself, one 2-D ``Xs`` as one view, or the column blocks of
+    a 2-D ``Xs`` with ``view_sizes``; pandas DataFrames become float arrays (missing values as
+    NaN)."""
     if view_sizes is None:
-        if _is_frame(Xs) or not isinstance(Xs, (list, tuple)):
-            shape = getattr(Xs, "shape", None)
-            got = (f"a {len(shape)}-D {type(Xs).__name__} of shape {tuple(shape)}"
-                   if shape is not None and not _is_frame(Xs) else type(Xs).__name__)
+        if _is_rows(Xs):
+            return [np.asarray(Xs)]  # one view given as nested lists, a list per sample
+        if isinstance(Xs, (list, tuple)):
+            return [V.to_numpy(dtype=np.float64, na_value=np.nan) if _is_frame(V) else V
+                    for V in Xs]
+        if _is_frame(Xs):
+            return [Xs.to_numpy(dtype=np.float64, na_value=np.nan)]
+        if not hasattr(Xs, "shape") and hasattr(Xs, "__array__"):
+            Xs = np.asarray(Xs)
+        shape = getattr(Xs, "shape", None)
+        if shape is not None and len(shape) == 2:
+            return [Xs]  # one view (an array, a sparse matrix, a dask array)
+        got = (f"a {len(shape)}-D {type(Xs).__name__} of shape {tuple(shape)}"
+               if shape is not None else type(Xs).__name__)
+        if shape is not None and len(shape) == 1:
             raise InvalidParameterError(
-                f"Xs must be a list of views (or a 2-D array with view_sizes), got {got}")
-        return [V.to_numpy(dtype=np.float64, na_value=np.nan) if _is_frame(V) else V
-                for V in Xs]
+                f"Xs: expected a 2-D array (one view) or a list of views, got {got}; Reshape "
+                "your data either using X.reshape(-1, 1) if your data has a single feature or "
+                "X.reshape(1, -1) if it contains a single sample")
+        raise InvalidParameterError(
+            f"Xs must be a list of views, one 2-D array (one view), or a 2-D array with "
+            f"view_sizes (the views side by side), got {got}")
     sizes = _check_view_sizes(view_sizes)
     if _is_frame(Xs):
         Xs = Xs.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -70,6 +85,53 @@ def _split_views(Xs, view_sizes):
     if sp.issparse(X):
         X = sp.csr_matrix(X)
     return [X[:, a:b] for a, b in itertools.pairwise(edges)]
+
+
+def _checked_views(views, n_clusters):
+    """The views with object arrays of numbers made float (as scikit-learn converts them),
+    after the checks whose messages scikit-learn's conventions fix: complex data, a view
+    without features, fewer samples than ``n_clusters``. The solver checks the rest."""
+    out = []
+    for v, V in enumerate(views):
+        if isinstance(V, np.ndarray) and V.dtype == object:
+            try:
+                V = V.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidParameterError(f"Xs[{v}] must be numeric: an object array with "
+                                            f"an entry that is not a number ({exc})") from None
+        kind = getattr(getattr(V, "dtype", None), "kind", "")
+        if kind == "c":
+            raise InvalidParameterError(f"Xs[{v}] must be real, got complex values (Complex "
+                                        "data not supported)")
+        shape = getattr(V, "shape", ())
+        if len(shape) == 2 and shape[1] == 0:
+            raise InvalidParameterError(f"Xs[{v}]: Found array with 0 feature(s) (shape="
+                                        f"{tuple(shape)}) while a minimum of 1 is required.")
+        out.append(V)
+    rows = {V.shape[0] for V in out if len(getattr(V, "shape", ())) == 2}
+    if (len(rows) == 1 and isinstance(n_clusters, numbers.Integral)
+            and not isinstance(n_clusters, bool) and 0 < rows.pop() < n_clusters):
+        n = out[0].shape[0]
+        raise InvalidParameterError(f"n_clusters={int(n_clusters)} exceeds the number of "
+                                    f"samples (n_samples={n})")
+    return out
+
+
+def _is_rows(Xs):
+    """Whether ``Xs`` is a 2-D array as nested Python lists (a list of samples, each a list
+    of numbers), not a list of views (each view is 2-D)."""
+    return (isinstance(Xs, (list, tuple)) and len(Xs) > 0
+            and all(isinstance(r, (list, tuple)) and len(r) > 0
+                    and all(isinstance(x, numbers.Number) for x in r) for r in Xs))
+
+
+def _one_array(Xs):
+    """``Xs`` as an array when it is one 2-D array in another form (nested lists, an object
+    with ``__array__`` only), else unchanged."""
+    if _is_rows(Xs) or (not isinstance(Xs, (list, tuple)) and not hasattr(Xs, "shape")
+                        and hasattr(Xs, "__array__")):
+        return np.asarray(Xs)
+    return Xs
 
 
 def _missing_rows(V):
@@ -147,21 +209,90 @@ def _one_hot(labels, c):
     return out
 
 
-def _record_features(est, Xs, views):
-    """``n_features_in_`` (the views' widths added up) and, for DataFrame input whose
-    column names are all strings, ``feature_names_in_`` (the views' columns in order)."""
-    widths = [V.shape[1] for V in views if len(getattr(V, "shape", ())) == 2]
-    if len(widths) == len(views):
-        est.n_features_in_ = int(sum(widths))
-    elif hasattr(est, "n_features_in_"):
-        del est.n_features_in_
+def _feature_names(Xs):
+    """The input's feature names, as scikit-learn reads them: the columns of a DataFrame (of
+    every view's DataFrame, in order, for a list of views) when all are strings; None for
+    arrays, for a list that mixes DataFrames and arrays, and for names that are not strings.
+    Names of mixed types (some strings) are refused, as scikit-learn refuses them."""
     frames = [Xs] if _is_frame(Xs) else list(Xs) if isinstance(Xs, (list, tuple)) else []
-    names = ([c for F in frames for c in F.columns]
-             if frames and all(_is_frame(F) for F in frames) else [])
-    if names and all(isinstance(c, str) for c in names):
-        est.feature_names_in_ = np.asarray(names, dtype=object)
-    elif hasattr(est, "feature_names_in_"):
-        del est.feature_names_in_
+    if not frames or not all(_is_frame(F) for F in frames):
+        return None
+    names = [c for F in frames for c in F.columns]
+    strings = [isinstance(c, str) for c in names]
+    if names and all(strings):
+        return np.asarray(names, dtype=object)
+    if any(strings):
+        kinds = sorted({type(c).__name__ for c in names})
+        raise InvalidParameterError(
+            f"Xs: feature names are only supported if all input features have string names, "
+            f"but the columns have {kinds} as name types; convert them all to strings (for "
+            "example X.columns = X.columns.astype(str)) or to non-strings")
+    return None
+
+
+_ABSENT = object()
+
+
+def _input_attributes(Xs, views):
+    """``n_features_in_`` (the views' widths added up; absent when not every view is a 2-D
+    array) and ``feature_names_in_`` (:func:`_feature_names`; absent without names): the
+    attributes ``fit`` sets on success."""
+    widths = [V.shape[1] for V in views if len(getattr(V, "shape", ())) == 2]
+    names = _feature_names(Xs)
+    return {"n_features_in_": int(sum(widths)) if len(widths) == len(views) else _ABSENT,
+            "feature_names_in_": _ABSENT if names is None else names}
+
+
+def _set_attributes(est, attributes):
+    """Set ``attributes`` on ``est``; an ``_ABSENT`` value removes the attribute (a refit on
+    input without it)."""
+    for name, value in attributes.items():
+        if value is not _ABSENT:
+            setattr(est, name, value)
+        elif hasattr(est, name):
+            delattr(est, name)
+
+
+def _record_features(est, Xs, views):
+    """``n_features_in_`` and ``feature_names_in_`` of ``Xs`` set on ``est`` (see
+    :func:`_input_attributes`)."""
+    _set_attributes(est, _input_attributes(Xs, views))
+
+
+def _check_feature_names(est, Xs):
+    """Compare the feature names of ``Xs`` with those ``fit`` saw, as scikit-learn's
+    ``validate_data(reset=False)`` does: an error for other names or another order, a warning
+    when only one of the two had names."""
+    fitted = getattr(est, "feature_names_in_", None)
+    given = _feature_names(Xs)
+    name = type(est).__name__
+    if fitted is None and given is None:
+        return
+    if fitted is None:
+        warnings.warn(f"Xs has feature names, but {name} was fitted without feature names",
+                      UserWarning, stacklevel=_caller_stacklevel())
+        return
+    if given is None:
+        warnings.warn(f"Xs does not have valid feature names, but {name} was fitted with "
+                      "feature names", UserWarning, stacklevel=_caller_stacklevel())
+        return
+    if len(fitted) == len(given) and np.all(fitted == given):
+        return
+
+    def listed(names, most=5):
+        return "".join(f"- {n}\n" for n in names[:most]) + ("- ...\n" if len(names) > most
+                                                            else "")
+
+    unseen = sorted(set(given) - set(fitted))
+    missing = sorted(set(fitted) - set(given))
+    message = "Xs: The feature names should match those that were passed during fit.\n"
+    if unseen:
+        message += "Feature names unseen at fit time:\n" + listed(unseen)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + listed(missing)
+    if not unseen and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise InvalidParameterError(message)
 
 
 def _fewer_classes(y, n_clusters, name):
@@ -215,11 +346,36 @@ class _MultiViewClusterer(BaseEstimator):
     # OPIMC takes all-NaN rows as missing samples itself; the others get them mean-imputed
     _native_missing = False
 
+    # scikit-learn's estimator checks that fail, with their reasons (``expected_failed_checks``
+    # of sklearn.utils.estimator_checks.check_estimator; tests/test_sklearn_checks.py)
+    _sklearn_expected_failed_checks: dict = {}
+    # True: fit needs side information, which check_estimator does not give
+    _sklearn_needs_side_information = False
+
+    # scikit-learn's input tags: views may be sparse (every solver takes them) and negative.
+    # NaN is not allowed in scikit-learn's sense (anywhere): only a whole all-NaN row is
+    # taken, as a sample missing from the view (see docs/usage.md).
+    def __sklearn_tags__(self):
+        # Only scikit-learn (>= 1.6) calls this, so importing it here adds no dependency.
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags  # noqa: PLC0415
+
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(preserves_dtype=["float64"]),
+                    input_tags=InputTags(two_d_array=True, sparse=True, allow_nan=False,
+                                         pairwise=self._pairwise_input()))
+
+    def _pairwise_input(self):
+        """Whether ``fit`` takes (n, n) matrices over the samples (EMVC's precomputed)."""
+        return False
+
     def _views(self, Xs, view_sizes, y=None):
-        views = _split_views(Xs, view_sizes)
-        self.view_sizes_ = None if view_sizes is None else _check_view_sizes(view_sizes)
-        self.n_views_ = len(views)
-        _record_features(self, Xs, views)
+        """The views of ``Xs``; the attributes that describe the input (``view_sizes_``,
+        ``n_views_``, ``n_features_in_``, ``feature_names_in_``) are kept aside until the
+        solve succeeds (:meth:`_fit` sets them), so that a failed ``fit`` sets nothing."""
+        views = _checked_views(_split_views(Xs, view_sizes), self.n_clusters)
+        self._input = {"view_sizes_": None if view_sizes is None
+                       else _check_view_sizes(view_sizes),
+                       "n_views_": len(views), **_input_attributes(Xs, views)}
         self._classes_note = _fewer_classes(y, self.n_clusters, type(self).__name__)
         return views
 
@@ -235,12 +391,20 @@ class _MultiViewClusterer(BaseEstimator):
             if not self._native_missing:
                 Xs = _impute_missing(Xs)
         note, self._classes_note = getattr(self, "_classes_note", None), None
+        described, self._input = getattr(self, "_input", {}), {}
         if note is None:
             result = func(Xs, **params, **side)
         else:
             result = _with_cause(note, func, Xs, params, side)
+        c = int(self.n_clusters)
+        labels = result.labels
+        embedding = ([_one_hot(lab, c) for lab in labels] if isinstance(labels, list)
+                     else _one_hot(labels, c))
+        centres = None if views is False else self._centres(views, side.get("mask"), c, labels)
+        # every fitted attribute is set here, after the solve and the centres succeeded
+        _set_attributes(self, described)
         self.result_ = result
-        self.labels_ = result.labels
+        self.labels_ = labels
         self.objective_ = getattr(result, "objective", None)
         self.n_iter_ = getattr(result, "n_iter", None)
         self.converged_ = getattr(result, "converged", None)
@@ -248,30 +412,27 @@ class _MultiViewClusterer(BaseEstimator):
             for f in dataclasses.fields(result):
                 if f.name not in RESULT_BASE:
                     setattr(self, f"{f.name}_", getattr(result, f.name))
-        c = int(self.n_clusters)
-        if isinstance(self.labels_, list):
-            self.embedding_ = [_one_hot(lab, c) for lab in self.labels_]
-        else:
-            self.embedding_ = _one_hot(self.labels_, c)
-        self.centers_ = None if views is False else self._centres(views, side.get("mask"), c)
+        self.embedding_ = embedding
+        self.centers_ = centres
         return self
 
-    def _centres(self, views, mask, c):
+    def _centres(self, views, mask, c, labels):
         """Per view, the (c, d_v) mean of each cluster's present unit-norm rows (NaN for a
         cluster with no present row in the view); None when a view is not an in-memory
         array (a stream or a dask array)."""
         if not isinstance(views, list) or not all(
                 isinstance(V, np.ndarray) or sp.issparse(V) for V in views):
             return None
-        per_view = isinstance(self.labels_, list)
+        per_view = isinstance(labels, list)
         if per_view and len({V.shape[0] for V in views}) > 1:
             return None  # unmapped views: no sample has a row in every view
         centres = []
         for v, V in enumerate(views):
-            labels = np.asarray(self.labels_[v] if per_view else self.labels_)
+            lab = np.asarray(labels[v] if per_view else labels)
             if per_view and v > 0:  # number each view's clusters as view 0's
-                labels = _matched_to(labels, np.asarray(self.labels_[0]), c)
-            present = labels >= 0
+                lab = _matched_to(lab, np.asarray(labels[0]), c)
+            present = lab >= 0
+            V = sp.csr_matrix(V) if sp.issparse(V) else V  # rows of any sparse format
             missing = _missing_rows(V)
             if missing is not None:
                 present &= ~missing
@@ -280,8 +441,8 @@ class _MultiViewClusterer(BaseEstimator):
             rows = np.flatnonzero(present)
             U = _unit_rows(V[rows])
             C = np.full((c, V.shape[1]), np.nan)
-            counts = np.bincount(labels[rows], minlength=c)[:c]
-            members = sp.csr_matrix((np.ones(rows.size), (labels[rows], np.arange(rows.size))),
+            counts = np.bincount(lab[rows], minlength=c)[:c]
+            members = sp.csr_matrix((np.ones(rows.size), (lab[rows], np.arange(rows.size))),
                                     shape=(c, rows.size))
             sums = members @ U
             sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
@@ -318,35 +479,49 @@ class _MultiViewClusterer(BaseEstimator):
         >>> OPIMC(n_clusters=2, random_state=0).fit(Xs).transform(Xs).shape
         (20, 2)
         """
-        centres = getattr(self, "centers_", _UNFITTED)
-        if centres is _UNFITTED:
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit "
-                                 "first")
+        centres = self._check_input(Xs)
+        Xs = _one_array(Xs)
         if centres is None:
             raise InvalidParameterError(
                 f"{type(self).__name__} was fitted on input without aligned per-sample "
                 "features (transition matrices, a stream, a dask array, or CMVNMF's views of "
                 "different lengths): predict, transform and score need in-memory views of "
-                "the same samples (EMVC: fit the views with transition=True)")
+                "the same samples (EMVC: fit feature views, its default affinity)")
         if view_sizes is None and not isinstance(Xs, (list, tuple)):
             view_sizes = self.view_sizes_
+            width = getattr(Xs, "shape", (0, 0))[-1] if view_sizes else None
+            if view_sizes and width != sum(view_sizes):
+                raise InvalidParameterError(
+                    f"Xs: X has {width} features, but {type(self).__name__} is expecting "
+                    f"{sum(view_sizes)} features as input (the views side by side, "
+                    f"view_sizes={view_sizes})")
         views = _split_views(Xs, view_sizes)
         if len(views) != len(centres):
-            raise InvalidParameterError(f"Xs has {len(views)} views; the model was fitted on "
-                                        f"{len(centres)}")
+            one = "" if isinstance(Xs, (list, tuple)) or view_sizes else (
+                " (a 2-D array without view_sizes is one view: give a list of views, or "
+                "fit with view_sizes)")
+            raise InvalidParameterError(
+                f"Xs has {len(views)} view{'s' * (len(views) != 1)}; the model was fitted on "
+                f"{len(centres)} view{'s' * (len(centres) != 1)}{one}")
         n = views[0].shape[0]
         total = np.zeros((n, centres[0].shape[0]))
         count = np.zeros((n, centres[0].shape[0]))
         for v, (V, C) in enumerate(zip(views, centres)):
-            if V.ndim != 2 or V.shape[1] != C.shape[1] or V.shape[0] != n:
+            where = f"Xs[{v}]" if isinstance(Xs, (list, tuple)) or len(views) > 1 else "Xs"
+            if V.ndim != 2 or V.shape[0] != n:
                 raise InvalidParameterError(
-                    f"Xs[{v}] must have shape ({n}, {C.shape[1]}) (the fitted view's width), "
+                    f"{where} must have shape ({n}, {C.shape[1]}) (the fitted view's width), "
                     f"got {V.shape}")
+            if V.shape[1] != C.shape[1]:
+                raise InvalidParameterError(
+                    f"{where}: X has {V.shape[1]} features, but {type(self).__name__} is "
+                    f"expecting {C.shape[1]} features as input (the width of view {v} in fit)")
+            V = sp.csr_matrix(V) if sp.issparse(V) else V  # rows of any sparse format
             missing = _missing_rows(V)
             present = np.ones(n, dtype=bool) if missing is None else ~missing
             U = _unit_rows(V[np.flatnonzero(present)])
             if not np.all(np.isfinite(U.data if sp.issparse(U) else U)):
-                raise InvalidParameterError(f"Xs[{v}] contains NaN or infinite values outside "
+                raise InvalidParameterError(f"{where} contains NaN or infinite values outside "
                                             "all-NaN (missing) rows")
             ok = np.all(np.isfinite(C), axis=1)
             D = np.zeros((U.shape[0], C.shape[0]))
@@ -362,6 +537,45 @@ class _MultiViewClusterer(BaseEstimator):
         if self._pandas_output():
             return _frame(out, self.get_feature_names_out(), Xs)
         return out
+
+    def _check_input(self, Xs):
+        """The fitted centres, after checking that the estimator is fitted and that the
+        feature names of ``Xs`` are those ``fit`` saw."""
+        centres = getattr(self, "centers_", _UNFITTED)
+        if centres is _UNFITTED:
+            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit "
+                                   "first")
+        _check_feature_names(self, Xs)
+        return centres
+
+    def fit_transform(self, Xs: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
+        """Fit, then the distance of the samples to every learned cluster (:meth:`transform`
+        of the same input).
+
+        Parameters
+        ----------
+        Xs : list of array-like, or 2-D array-like
+            The views (see ``fit``).
+        y : None
+            Ignored.
+        **fit_params : dict
+            Side information and options of ``fit``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_clusters)
+            As :meth:`transform`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastmv.estimators import OPIMC
+        >>> y = np.repeat([0, 1], 10)
+        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        >>> OPIMC(n_clusters=2, random_state=0).fit_transform(Xs).shape
+        (20, 2)
+        """
+        return self.fit(Xs, y, **fit_params).transform(Xs, fit_params.get("view_sizes"))
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names of :meth:`transform`'s columns: ``"<estimator>0"``, ``"<estimator>1"``, ...
