@@ -15,16 +15,12 @@ is kept there without validation.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from .._core._driver import verbose_logging
 from .._core._tuning import from_labels, grid_search, label_folds, tuning_rng
+from ._data import Data
 from ._start import _initial_F, _kmeans_labels, _knn_graph
-
-if TYPE_CHECKING:  # annotations only: _solver imports this module
-    from ._solver import _Data
 
 # The grid, in units of max(λ1, λ2); the first is kept unless the other wins by more than its
 # standard error. 100 comes first: on the direct route a fixed 100 is chosen
@@ -47,7 +43,7 @@ ANCHOR_INNER = 3
 ANCHOR_ITERATIONS = 2
 
 
-def anchor_tuned(data: _Data, route):
+def anchor_tuned(data: Data, route):
     """Whether ``anchor=None`` is validated from the labels: labels given, the monotone step
     (the only one with an anchor), a k-means or spreading start, and the direct route (``d ≤
     n``, where the fit binds)."""
@@ -101,7 +97,7 @@ def held_out_cosine(F, rows, classes):
     return float(np.mean(np.divide(true, norm, out=np.zeros_like(true), where=norm > 0)))
 
 
-def with_tuned_anchor(data: _Data, X, wstep, view_ptr, km, graph, verbose, n_jobs,
+def with_tuned_anchor(data: Data, X, wstep, view_ptr, km, graph, verbose, n_jobs,
                       problem_type):
     """``(data, wstep, km, graph, record)``: ``data`` with the anchor of :func:`tune_anchor`,
     the ``W`` step sharing its first factors with the solve (:class:`FirstFactors`), and the
@@ -119,7 +115,7 @@ def with_tuned_anchor(data: _Data, X, wstep, view_ptr, km, graph, verbose, n_job
     return data._replace(anchor=anchor), wstep, km, graph, record
 
 
-def tune_anchor(data: _Data, X, wstep, view_ptr, km, graph, log, problem_type):
+def tune_anchor(data: Data, X, wstep, view_ptr, km, graph, log, problem_type):
     """``(anchor, record)``: the candidate of ``ANCHOR_GRID`` (times ``max(λ1, λ2)``) whose
     truncated fold solves leave the held-out labelled rows of ``F`` closest in angle to their
     class (:func:`held_out_cosine`; one-standard-error rule against the grid's first,

@@ -2,8 +2,6 @@
 (``normalize="auto"``; docs/defaults.md, "Self-tuning"; docs/mvfl.md)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -18,10 +16,8 @@ from .._core._tuning import (
     pair_folds,
     tuning_rng,
 )
+from ._data import Data
 from ._start import _SPREAD_MAX_N, _TUNE_INIT_FOLDS, _FoldSpreader, _knn_graph
-
-if TYPE_CHECKING:  # annotations only: _solver imports this module
-    from ._solver import _Data
 
 __all__ = ["_normalize_view", "_auto_scheme", "_concatenate", "_normalized_data",
            "_normalized_with", "_tune_normalize"]
@@ -134,14 +130,14 @@ def _concatenate(views):
     return np.ascontiguousarray(np.hstack(views), dtype=np.float64)
 
 
-def _normalized_data(data: _Data):
+def _normalized_data(data: Data):
     """Normalised, concatenated ``X``, the view boundaries and the scheme of each view."""
     schemes = [(_auto_scheme(V) if data.normalize == "auto" else data.normalize)
                for V in data.views]
     return _normalized_with(data, schemes)
 
 
-def _normalized_with(data: _Data, schemes):
+def _normalized_with(data: Data, schemes):
     normed = [_normalize_view(V, s) for V, s in zip(data.views, schemes)]
     view_ptr = np.concatenate([[0], np.cumsum([V.shape[1] for V in normed])]).astype(np.int64)
     return _concatenate(normed), view_ptr, schemes
@@ -172,7 +168,7 @@ def spreading_fold_scores(spreader, folds, n_folds):
     return out
 
 
-def _tune_normalize(data: _Data, log):
+def _tune_normalize(data: Data, log):
     """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
     concatenation predicts the held-out supervision best; the per-view rule of ``"auto"``
     without a prior ranks the candidates (its scheme first), so a tie keeps it.

@@ -14,7 +14,7 @@ import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
-from typing import ClassVar, Literal, NamedTuple
+from typing import ClassVar, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,6 +45,7 @@ from .._core._validation import (
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 from ._anchor import anchor_tuned, with_tuned_anchor
+from ._data import Data
 from ._fstep import (
     N_INNER,
     N_INNER_WOODBURY,
@@ -138,28 +139,6 @@ class MVFLResult(Result):
 # preparation
 
 
-class _Data(NamedTuple):
-    """Validated inputs and parameters of one :func:`mvfl` call."""
-
-    views: list
-    n: int
-    c: int
-    prior: dict
-    lam1: float
-    lam2: float
-    lam3: float
-    rho: float
-    anchor: float
-    eps: float
-    init: object
-    n_init: int
-    rng: np.random.Generator
-    normalize: object
-    solver: str
-    f_step: str
-    anchor_auto: bool = False  # anchor=None: validated from the labels where it matters
-
-
 def _prepare_prior(n, c, labels, must_link, cannot_link):
     rows_all = np.arange(n, dtype=np.int64)
     if labels is not None and (must_link is not None or cannot_link is not None):
@@ -195,7 +174,7 @@ def _warn_unsupervised(prior):
 
 def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3, rho,
              anchor, eps, init, n_init, random_state, normalize, solver,
-             f_step) -> _Data:
+             f_step) -> Data:
     """Validate the data and the parameters the declarations cannot check alone."""
     views = check_views(X_list, "X_list", accept_sparse=True)
     n = views[0].shape[0]
@@ -226,7 +205,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
                                         "cluster and F would stay 0; give a nonnegative init "
                                         "with a positive entry in every row, or "
                                         "init='k-means++'")
-    return _Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),
+    return Data(views, n, c, prior, float(lam1), float(lam2), float(lam3), float(rho),
                  float(anchor), float(eps), init, int(n_init), check_random_state(random_state),
                  normalize, solver, f_step, anchor_auto)
 
@@ -246,7 +225,7 @@ def _informative(prior):
 class Problem:
     """One run of MVFL from one start; ``step()`` is one outer iteration."""
 
-    def __init__(self, data: _Data, X, wstep, view_ptr, F0, tol=1.0):  # tol=0: no settle stop
+    def __init__(self, data: Data, X, wstep, view_ptr, F0, tol=1.0):  # tol=0: no settle stop
         self.d, self.X, self.wstep, self.view_ptr, self.F = data, X, wstep, view_ptr, F0
         self.W = self.b = self.Z = None
         self.spent = None  # the last step's factors: their memory serves the next step
@@ -318,7 +297,7 @@ class Problem:
                     view_ptr=self.view_ptr, lam3=self.d.lam3)
 
 
-def _solve(data: _Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
+def _solve(data: Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     """Normalise, set up the W step, run ``n_init`` starts; the lowest final objective wins."""
     tuning = normed = spreader = None
     if data.normalize == "auto" and data.prior["kind"] != "none":

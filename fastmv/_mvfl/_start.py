@@ -3,8 +3,6 @@ spreading on a kNN graph, and the ``init="auto"`` choice between them judged on 
 labels (docs/defaults.md, "Self-tuning")."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -15,9 +13,7 @@ from .._core._tuning import (
     pair_score,
     tuning_rng,
 )
-
-if TYPE_CHECKING:  # annotations only: _solver imports this module
-    from ._solver import _Data
+from ._data import Data
 
 # init="auto" with labels: the label-spreading start (docs/defaults.md, "Self-tuning") uses
 # a symmetric kNN graph of this many neighbours and this propagation weight (the values of
@@ -238,7 +234,7 @@ def _spread_labels(graph, rows, classes, c, fallback):
     return _labels_or_fallback(F, fallback)
 
 
-def _tune_init(X, data: _Data, km, log, spreader=None):
+def _tune_init(X, data: Data, km, log, spreader=None):
     """``init="auto"`` with labels: the start — k-means matched to the labels, or label
     spreading on a kNN graph of the normalised views — whose labels predict the held-out
     labelled samples best (5 folds, stratified by class; each start is rebuilt from the
@@ -288,7 +284,7 @@ def _tune_init(X, data: _Data, km, log, spreader=None):
     return chosen, record, spreader
 
 
-def _onehot_start(labels, data: _Data):
+def _onehot_start(labels, data: Data):
     n, c = data.n, data.c
     if data.f_step == "paper":
         F0 = np.full((n, c), 0.2)
@@ -322,7 +318,7 @@ def row_space_coordinates(X):
     return np.ascontiguousarray(V[:, keep] * np.sqrt(w[keep]))
 
 
-def _kmeans_labels(X, data: _Data, rng, n_jobs):
+def _kmeans_labels(X, data: Data, rng, n_jobs):
     """The start's k-means labels (``_KMEANS_N_INIT`` restarts, ``_KMEANS_N_INIT_DIRECT``
     when ``d <= n``). With more features than samples, k-means runs on the rows' coordinates
     in their span (:func:`row_space_coordinates`, ``n`` columns instead of ``d``): the same
@@ -337,7 +333,7 @@ def _kmeans_labels(X, data: _Data, rng, n_jobs):
     return kmeans(X, data.c, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels
 
 
-def _initial_F(X, data: _Data, rng, n_jobs, km=None, graph=None):
+def _initial_F(X, data: Data, rng, n_jobs, km=None, graph=None):
     """The starting indicator: k-means one-hot (+ 0.2 for the paper's step, orthonormal
     columns for the monotone one), label spreading one-hot, uniform random entries, or the
     given array. ``km``: the k-means labels when already computed; ``graph``: the kNN graph
