@@ -41,8 +41,9 @@ def test_stride_extrapolates_with_a_floor():
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("settings", [Extrapolation(),
-                                      Extrapolation(weight=4.0, growth=2.0, max_weight=50.0)])
+@pytest.mark.parametrize("settings", [Extrapolation(after=0),
+                                      Extrapolation(weight=4.0, growth=2.0, max_weight=50.0,
+                                                    after=0)])
 def test_accepted_objective_non_increasing_where_the_plain_sweep_is(seed, settings):
     # rescale=False: the plain multiplicative sweep is non-increasing (the paper's theorem),
     # so the safeguard must keep every accepted point at or below the one before; the bold
@@ -60,7 +61,8 @@ def test_accepted_objective_non_increasing_where_the_plain_sweep_is(seed, settin
 
 
 def test_rejected_extrapolation_runs_the_plain_sweep_from_the_accepted_point():
-    prob, views, ml, cl = _problem(3, extrapolate=Extrapolated(Extrapolation(weight=1e6)),
+    prob, views, ml, cl = _problem(3, extrapolate=Extrapolated(Extrapolation(weight=1e6,
+                                                                             after=0)),
                                    rescale=False)
     plain, *_ = _problem(3, extrapolate=False, rescale=False)
     for _ in range(2):           # the first two steps: no extrapolation yet, then a wild one
@@ -96,10 +98,11 @@ def test_same_fixed_points_as_the_plain_sweep():
     for _ in range(20000):
         plain2.sweep()
     U_list, V_list = plain2.factors()
-    again, *_ = _problem(5, extrapolate=True, rescale=True)
+    again, *_ = _problem(5, extrapolate=Extrapolated(Extrapolation(after=0)), rescale=True)
     again.set_factors(U_list, np.concatenate(V_list))
-    for _ in range(3):
+    for _ in range(5):
         again.step()
+    assert again.extrapolated.from_extrapolated
     for a, (U, V) in enumerate(zip(*again.factors())):
         np.testing.assert_allclose(V, V_list[a], rtol=1e-5, atol=1e-8)
         np.testing.assert_allclose(U, U_list[a], rtol=1e-5, atol=1e-8)
@@ -107,12 +110,17 @@ def test_same_fixed_points_as_the_plain_sweep():
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_extrapolation_reaches_lower_objective_in_the_same_sweeps(seed):
-    # the point of it: after 60 steps from one start the extrapolated run is lower
+    # the point of it: the first `after` steps are the plain sweeps, bit for bit; 60 steps
+    # later the extrapolated run is lower
     ext, views, ml, cl = _problem(seed, extrapolate=True, rescale=True)
     plain, *_ = _problem(seed, extrapolate=False, rescale=True)
-    for _ in range(60):
+    after = ext.extrapolated.settings.after
+    for t in range(after + 60):
         f_ext = ext.step().objective
         f_plain = plain.step().objective
+        if t < after:
+            assert f_ext == f_plain
+    assert ext.extrapolated.n_steps == after + 60
     assert f_ext < f_plain
     assert np.isclose(f_ext, _dense(ext, views, ml, cl), rtol=1e-9)
 
