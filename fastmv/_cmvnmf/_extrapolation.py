@@ -46,6 +46,9 @@ class Extrapolation:
         Divisor of ``w`` after a rejected one.
     floor : float
         An extrapolated entry is at least ``floor`` times the accepted one (``0 < floor <= 1``).
+    gain : float
+        An extrapolated sweep is accepted only when it lowers the objective by at least
+        ``gain`` times the last accepted sweep's decrease.
     after : int
         Plain sweeps before the first extrapolated one: the early sweeps choose the basin
         (extrapolated from the first sweep on, a Reuters-1200 start ended in a worse local
@@ -58,6 +61,7 @@ class Extrapolation:
     shrink: float = 2.0
     floor: float = 0.5
     after: int = 50
+    gain: float = 0.5
 
 
 class Extrapolated:
@@ -77,12 +81,16 @@ class Extrapolated:
         self.from_extrapolated = False
         self.n_rejected = 0
         self.n_steps = 0
+        self.decrease = 0.0
 
     def step(self, problem):
         """One accepted sweep; returns its objective."""
         problem.sweep()
         f = problem.objective()
-        if self.from_extrapolated and f > self.objective:
+        # an extrapolated sweep must gain at least `gain` of the last accepted step's
+        # decrease: one that barely beats the accepted point is worse than the plain sweep
+        # from it, and its tiny decrease would end the run by `tol` far from a fixed point
+        if self.from_extrapolated and f > self.objective - self.settings.gain * self.decrease:
             # the sweep from the extrapolated point lost: the plain sweep from the last
             # accepted point instead, with a shorter stride next time
             problem.set_factors(*self.accepted)
@@ -94,6 +102,7 @@ class Extrapolated:
             self.weight = min(self.weight * self.settings.growth, self.settings.max_weight)
         self.previous = self.accepted
         self.accepted = ([U.copy() for U in problem.U], problem.V_all.copy())
+        self.decrease = 0.0 if self.objective is None else max(self.objective - f, 0.0)
         self.objective = f
         self.n_steps += 1
         self.from_extrapolated = self.previous is not None and self.n_steps > self.settings.after

@@ -153,3 +153,41 @@ def test_solver_result_is_the_accepted_point():
     assert np.isclose(res.objective[-1], f, rtol=1e-9)
     for V, lab in zip(res.V, res.labels):
         np.testing.assert_array_equal(lab, np.argmax(V, axis=1))
+
+
+class _Scripted:
+    """A stand-in problem whose sweeps return scripted objectives (the factors are inert)."""
+
+    def __init__(self, objectives):
+        self.objectives = list(objectives)
+        self.U = [np.ones((2, 2))]
+        self.V_all = np.ones((3, 2))
+        self.restored = 0
+
+    def sweep(self):
+        self.f = self.objectives.pop(0)
+        self.U = [U + 1.0 for U in self.U]     # a move, for the extrapolation to follow
+        self.V_all = self.V_all + 1.0
+
+    def objective(self):
+        return self.f
+
+    def set_factors(self, U_list, V_all):
+        self.U = [U.copy() for U in U_list]
+        self.V_all = V_all.copy()
+        self.restored += 1
+
+
+@pytest.mark.parametrize("from_y,accepted", [(8.99, False), (8.4, True)])
+def test_an_extrapolated_sweep_must_gain_part_of_the_last_decrease(from_y, accepted):
+    # decreases 10 -> 9 (one), then the sweep from the extrapolated point ends at `from_y`:
+    # 0.01 below is less than half the last decrease, so the plain sweep (8.5) runs instead
+    ext = Extrapolated(Extrapolation(after=0, gain=0.5))
+    prob = _Scripted([10.0, 9.0, from_y, 8.5])
+    assert ext.step(prob) == 10.0 and not ext.from_extrapolated
+    assert ext.step(prob) == 9.0 and ext.from_extrapolated
+    restored = prob.restored                  # set_factors moved it to the extrapolated point
+    f = ext.step(prob)
+    assert f == (from_y if accepted else 8.5)
+    assert ext.n_rejected == (0 if accepted else 1)
+    assert prob.restored - restored == (1 if accepted else 2)   # back to the accepted point
