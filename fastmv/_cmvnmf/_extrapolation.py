@@ -9,10 +9,12 @@ accepted sweep ``X_k``, the next sweep starts from
 
 ``Y = max(X_k + w (X_k − X_{k−1}), floor · X_k)``  (every ``U_a`` and ``V_a``)
 
-(from sweep ``after + 1`` on: the first sweeps are plain)
+(once the labels have not changed over ``settle`` accepted sweeps, and not before sweep
+``after + 1``: the sweeps that choose the basin are plain)
 
-and its result is accepted only if its objective is not above ``X_k``'s; otherwise the sweep
-is run again from ``X_k`` itself (the plain sweep) and ``w`` is divided by ``shrink``. After
+and its result is accepted only if it lowers the objective below ``X_k``'s by at least
+``gain`` times the last accepted decrease; otherwise the sweep is run again from ``X_k``
+itself (the plain sweep) and ``w`` is divided by ``shrink``. After
 every accepted extrapolation ``w`` grows by ``growth`` up to ``max_weight`` (the heuristic
 extrapolation with restarts of Ang & Gillis, 2019). So:
 
@@ -49,6 +51,9 @@ class Extrapolation:
     gain : float
         An extrapolated sweep is accepted only when it lowers the objective by at least
         ``gain`` times the last accepted sweep's decrease.
+    settle : int
+        Extrapolation starts once no label (argmax of a row of ``V``) has changed over this
+        many accepted sweeps.
     after : int
         Plain sweeps before the first extrapolated one: the early sweeps choose the basin
         (extrapolated from the first sweep on, a Reuters-1200 start ended in a worse local
@@ -62,6 +67,7 @@ class Extrapolation:
     floor: float = 0.5
     after: int = 50
     gain: float = 0.5
+    settle: int = 10
 
 
 class Extrapolated:
@@ -82,6 +88,9 @@ class Extrapolated:
         self.n_rejected = 0
         self.n_steps = 0
         self.decrease = 0.0
+        self.labels = None
+        self.settled = 0
+        self.started = False
 
     def step(self, problem):
         """One accepted sweep; returns its objective."""
@@ -105,7 +114,15 @@ class Extrapolated:
         self.decrease = 0.0 if self.objective is None else max(self.objective - f, 0.0)
         self.objective = f
         self.n_steps += 1
-        self.from_extrapolated = self.previous is not None and self.n_steps > self.settings.after
+        labels = np.argmax(problem.V_all, axis=1)
+        self.settled = (self.settled + 1 if self.labels is not None
+                        and np.array_equal(labels, self.labels) else 0)
+        self.labels = labels
+        # the basin is chosen while the labels move: extrapolation starts once they have not
+        # changed over `settle` accepted sweeps (and not before sweep `after`), then stays on
+        self.started = self.started or (self.n_steps > self.settings.after
+                                        and self.settled >= self.settings.settle)
+        self.from_extrapolated = self.previous is not None and self.started
         if self.from_extrapolated:
             w, floor = self.weight, self.settings.floor
             (U_new, V_new), (U_old, V_old) = self.accepted, self.previous

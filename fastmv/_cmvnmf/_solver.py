@@ -537,7 +537,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     -----
     Objective and updates: docs/algorithms.md §4 (Lee–Seung-type multiplicative updates
     guarded by ``ε = 1e-10``; with ``rescale=False`` the objective is non-increasing at every
-    update). With pairs and ``rescale=True`` every sweep after the 50th starts from a point
+    update). With pairs and ``rescale=True``, once the labels have settled (unchanged over 10
+    sweeps, and not before the 51st), every sweep starts from a point
     extrapolated along the last accepted move, and is run again from the accepted point
     when it ends higher (docs/algorithms.md §4.5, item 7): the same fixed points in fewer
     sweeps; ``objective``, ``n_iter`` and the factors are those of the accepted sweeps.
