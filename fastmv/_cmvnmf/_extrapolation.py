@@ -3,7 +3,7 @@
 With pairs, the multiplicative sweeps of CMVNMF move slowly (on ProteinFold the objective is
 still falling by 1e-3 per sweep after 200 sweeps), yet sweeps that move faster *per
 sweep* (several updates per factor, exact coordinate steps, line searches along the
-multiplicative direction) end in worse local minima (docs/records/cmvnmf-2026-12-07.md).
+multiplicative direction) end in worse local minima (docs/cmvnmf.md, "Speed").
 Extrapolation follows the multiplicative path and takes longer strides along it: after an
 accepted sweep ``X_k``, the next sweep starts from
 
@@ -57,7 +57,7 @@ class Extrapolation:
     after : int
         Plain sweeps before the first extrapolated one: the early sweeps choose the basin
         (extrapolated from the first sweep on, a Reuters-1200 start ended in a worse local
-        minimum, docs/records/cmvnmf-2026-12-07.md); the later ones only follow it.
+        minimum, docs/cmvnmf.md, "Speed"); the later ones only follow it.
     """
 
     weight: float = 0.5
