@@ -397,8 +397,11 @@ def _result(problem, trace, data, max_iter, tol):
                          f"entry ~2**{e}) do not fit in floating point; rescale the views or "
                          "use normalize='l2'")
     labels = [np.argmax(V, axis=1).astype(np.int64) for V in V_scaled]
+    # a factor 1e12 below the largest of any view has collapsed as surely as an all-zero one
+    # (its argmax is rounding noise): an all-zero view's V decays towards 0 without reaching it
+    top = max((float(np.max(V)) for V in V_scaled if V.size), default=0.0)
     for a, (V, lab) in enumerate(zip(V_scaled, labels)):
-        if not np.any(V):
+        if not np.any(V) or (V.size and float(np.max(V)) <= 1e-12 * top):
             warnings.warn(f"cmvnmf: the factor V of view {a} collapsed to zero (every sample "
                           "in cluster 0); lower beta or change init", DegenerateSolutionWarning,
                           stacklevel=_caller_stacklevel())
