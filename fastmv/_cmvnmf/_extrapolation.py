@@ -3,14 +3,18 @@
 With pairs, the multiplicative sweeps of CMVNMF move slowly (on ProteinFold the objective is
 still falling by 1e-3 per sweep after 200 sweeps), yet sweeps that move faster *per
 sweep* (several updates per factor, exact coordinate steps, line searches along the
-multiplicative direction) end in worse local minima (docs/records/cmvnmf-2026-12-07.md).
+multiplicative direction) end in worse local minima (docs/cmvnmf.md, "Speed").
 Extrapolation follows the multiplicative path and takes longer strides along it: after an
 accepted sweep ``X_k``, the next sweep starts from
 
 ``Y = max(X_k + w (X_k − X_{k−1}), floor · X_k)``  (every ``U_a`` and ``V_a``)
 
-and its result is accepted only if its objective is not above ``X_k``'s; otherwise the sweep
-is run again from ``X_k`` itself (the plain sweep) and ``w`` is divided by ``shrink``. After
+(once the labels have not changed over ``settle`` accepted sweeps, and not before sweep
+``after + 1``: the sweeps that choose the basin are plain)
+
+and its result is accepted only if it lowers the objective below ``X_k``'s by at least
+``gain`` times the last accepted decrease; otherwise the sweep is run again from ``X_k``
+itself (the plain sweep) and ``w`` is divided by ``shrink``. After
 every accepted extrapolation ``w`` grows by ``growth`` up to ``max_weight`` (the heuristic
 extrapolation with restarts of Ang & Gillis, 2019). So:
 
@@ -44,6 +48,16 @@ class Extrapolation:
         Divisor of ``w`` after a rejected one.
     floor : float
         An extrapolated entry is at least ``floor`` times the accepted one (``0 < floor <= 1``).
+    gain : float
+        An extrapolated sweep is accepted only when it lowers the objective by at least
+        ``gain`` times the last accepted sweep's decrease.
+    settle : int
+        Extrapolation starts once no label (argmax of a row of ``V``) has changed over this
+        many accepted sweeps.
+    after : int
+        Plain sweeps before the first extrapolated one: the early sweeps choose the basin
+        (extrapolated from the first sweep on, a Reuters-1200 start ended in a worse local
+        minimum, docs/cmvnmf.md, "Speed"); the later ones only follow it.
     """
 
     weight: float = 0.5
@@ -51,6 +65,9 @@ class Extrapolation:
     max_weight: float = 6.0
     shrink: float = 2.0
     floor: float = 0.5
+    after: int = 50
+    gain: float = 0.5
+    settle: int = 10
 
 
 class Extrapolated:
@@ -69,12 +86,20 @@ class Extrapolated:
         self.objective = None
         self.from_extrapolated = False
         self.n_rejected = 0
+        self.n_steps = 0
+        self.decrease = 0.0
+        self.labels = None
+        self.settled = 0
+        self.started = False
 
     def step(self, problem):
         """One accepted sweep; returns its objective."""
         problem.sweep()
         f = problem.objective()
-        if self.from_extrapolated and f > self.objective:
+        # an extrapolated sweep must gain at least `gain` of the last accepted step's
+        # decrease: one that barely beats the accepted point is worse than the plain sweep
+        # from it, and its tiny decrease would end the run by `tol` far from a fixed point
+        if self.from_extrapolated and f > self.objective - self.settings.gain * self.decrease:
             # the sweep from the extrapolated point lost: the plain sweep from the last
             # accepted point instead, with a shorter stride next time
             problem.set_factors(*self.accepted)
@@ -86,8 +111,18 @@ class Extrapolated:
             self.weight = min(self.weight * self.settings.growth, self.settings.max_weight)
         self.previous = self.accepted
         self.accepted = ([U.copy() for U in problem.U], problem.V_all.copy())
+        self.decrease = 0.0 if self.objective is None else max(self.objective - f, 0.0)
         self.objective = f
-        self.from_extrapolated = self.previous is not None
+        self.n_steps += 1
+        labels = np.argmax(problem.V_all, axis=1)
+        self.settled = (self.settled + 1 if self.labels is not None
+                        and np.array_equal(labels, self.labels) else 0)
+        self.labels = labels
+        # the basin is chosen while the labels move: extrapolation starts once they have not
+        # changed over `settle` accepted sweeps (and not before sweep `after`), then stays on
+        self.started = self.started or (self.n_steps > self.settings.after
+                                        and self.settled >= self.settings.settle)
+        self.from_extrapolated = self.previous is not None and self.started
         if self.from_extrapolated:
             w, floor = self.weight, self.settings.floor
             (U_new, V_new), (U_old, V_old) = self.accepted, self.previous

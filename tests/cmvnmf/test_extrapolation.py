@@ -41,8 +41,9 @@ def test_stride_extrapolates_with_a_floor():
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("settings", [Extrapolation(),
-                                      Extrapolation(weight=4.0, growth=2.0, max_weight=50.0)])
+@pytest.mark.parametrize("settings", [Extrapolation(after=0, settle=0),
+                                      Extrapolation(weight=4.0, growth=2.0, max_weight=50.0,
+                                                    after=0, settle=0)])
 def test_accepted_objective_non_increasing_where_the_plain_sweep_is(seed, settings):
     # rescale=False: the plain multiplicative sweep is non-increasing (the paper's theorem),
     # so the safeguard must keep every accepted point at or below the one before; the bold
@@ -60,7 +61,8 @@ def test_accepted_objective_non_increasing_where_the_plain_sweep_is(seed, settin
 
 
 def test_rejected_extrapolation_runs_the_plain_sweep_from_the_accepted_point():
-    prob, views, ml, cl = _problem(3, extrapolate=Extrapolated(Extrapolation(weight=1e6)),
+    prob, views, ml, cl = _problem(3, extrapolate=Extrapolated(Extrapolation(weight=1e6,
+                                                                             after=0, settle=0)),
                                    rescale=False)
     plain, *_ = _problem(3, extrapolate=False, rescale=False)
     for _ in range(2):           # the first two steps: no extrapolation yet, then a wild one
@@ -81,7 +83,8 @@ def test_rejected_extrapolation_runs_the_plain_sweep_from_the_accepted_point():
 def test_same_fixed_points_as_the_plain_sweep():
     # run the extrapolated sweeps to a fixed point; the plain sweep leaves it where it is, and
     # an extrapolated step from two copies of it does too
-    prob, views, ml, cl = _problem(4, extrapolate=True, rescale=True)
+    eager = Extrapolation(after=0, settle=0)
+    prob, views, ml, cl = _problem(4, extrapolate=Extrapolated(eager), rescale=True)
     for _ in range(3000):
         prob.step()
     U_list, V_list = prob.factors()
@@ -96,10 +99,11 @@ def test_same_fixed_points_as_the_plain_sweep():
     for _ in range(20000):
         plain2.sweep()
     U_list, V_list = plain2.factors()
-    again, *_ = _problem(5, extrapolate=True, rescale=True)
+    again, *_ = _problem(5, extrapolate=Extrapolated(eager), rescale=True)
     again.set_factors(U_list, np.concatenate(V_list))
-    for _ in range(3):
+    for _ in range(5):
         again.step()
+    assert again.extrapolated.from_extrapolated
     for a, (U, V) in enumerate(zip(*again.factors())):
         np.testing.assert_allclose(V, V_list[a], rtol=1e-5, atol=1e-8)
         np.testing.assert_allclose(U, U_list[a], rtol=1e-5, atol=1e-8)
@@ -107,12 +111,22 @@ def test_same_fixed_points_as_the_plain_sweep():
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_extrapolation_reaches_lower_objective_in_the_same_sweeps(seed):
-    # the point of it: after 60 steps from one start the extrapolated run is lower
+    # the point of it: until the labels have settled (and for `after` steps at least) the
+    # steps are the plain sweeps, bit for bit; 60 steps after it starts the run is lower
     ext, views, ml, cl = _problem(seed, extrapolate=True, rescale=True)
     plain, *_ = _problem(seed, extrapolate=False, rescale=True)
-    for _ in range(60):
+    started = None
+    for t in range(600):
         f_ext = ext.step().objective
         f_plain = plain.step().objective
+        if started is None:
+            assert f_ext == f_plain
+            if ext.extrapolated.started:
+                started = t
+                assert t >= ext.extrapolated.settings.after
+        elif t == started + 60:
+            break
+    assert started is not None
     assert f_ext < f_plain
     assert np.isclose(f_ext, _dense(ext, views, ml, cl), rtol=1e-9)
 
@@ -145,3 +159,41 @@ def test_solver_result_is_the_accepted_point():
     assert np.isclose(res.objective[-1], f, rtol=1e-9)
     for V, lab in zip(res.V, res.labels):
         np.testing.assert_array_equal(lab, np.argmax(V, axis=1))
+
+
+class _Scripted:
+    """A stand-in problem whose sweeps return scripted objectives (the factors are inert)."""
+
+    def __init__(self, objectives):
+        self.objectives = list(objectives)
+        self.U = [np.ones((2, 2))]
+        self.V_all = np.ones((3, 2))
+        self.restored = 0
+
+    def sweep(self):
+        self.f = self.objectives.pop(0)
+        self.U = [U + 1.0 for U in self.U]     # a move, for the extrapolation to follow
+        self.V_all = self.V_all + 1.0
+
+    def objective(self):
+        return self.f
+
+    def set_factors(self, U_list, V_all):
+        self.U = [U.copy() for U in U_list]
+        self.V_all = V_all.copy()
+        self.restored += 1
+
+
+@pytest.mark.parametrize("from_y,accepted", [(8.99, False), (8.4, True)])
+def test_an_extrapolated_sweep_must_gain_part_of_the_last_decrease(from_y, accepted):
+    # decreases 10 -> 9 (one), then the sweep from the extrapolated point ends at `from_y`:
+    # 0.01 below is less than half the last decrease, so the plain sweep (8.5) runs instead
+    ext = Extrapolated(Extrapolation(after=0, gain=0.5, settle=0))
+    prob = _Scripted([10.0, 9.0, from_y, 8.5])
+    assert ext.step(prob) == 10.0 and not ext.from_extrapolated
+    assert ext.step(prob) == 9.0 and ext.from_extrapolated
+    restored = prob.restored                  # set_factors moved it to the extrapolated point
+    f = ext.step(prob)
+    assert f == (from_y if accepted else 8.5)
+    assert ext.n_rejected == (0 if accepted else 1)
+    assert prob.restored - restored == (1 if accepted else 2)   # back to the accepted point
