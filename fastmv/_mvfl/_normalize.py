@@ -232,8 +232,8 @@ def _tune_normalize(data: Data, log):
             spreaders[scheme] = _FoldSpreader(_knn_graph(X), sup.rows, sup.classes, data.c)
             scores[scheme] = spreading_fold_scores(spreaders[scheme], folds, n_folds)
         # the mean of two predictions of the same held-out labels: spreading over the graph
-        # (graded) and the nearest labelled neighbour; either alone picked a scheme 0.1 ACC
-        # worse on one seed in five of a shared dataset (docs/records/mvfl-2026-12-07.md)
+        # (graded) and the nearest labelled neighbour: either alone can be fooled by one
+        # scheme's graph, the two fail on different data (docs/mvfl.md)
         nearest = neighbour_score(space(scheme)[0], sup, folds, f)
         return 0.5 * (scores[scheme][f] + nearest), 0
 
@@ -241,9 +241,8 @@ def _tune_normalize(data: Data, log):
                                  method=method, log=log)
     if spread:
         # the best mean wins (ties: the earlier candidate), not only a gain beyond its
-        # standard error: the rule that orders the candidates is a guess, not a measured
-        # default, and it kept z-scores on two of five seeds of an omics set where the
-        # labels preferred "log" by 0.08 ACC (docs/records/mvfl-2026-12-07.md)
+        # standard error: the order of the candidates is a guess, not a measured default,
+        # so a one-standard-error rule would favour the guess over what the labels show
         best = max(range(len(candidates)), key=lambda g: (record["mean"][g], -g))
         chosen = record["chosen"] = candidates[best]
         record["rule"] = "best mean"

@@ -19,8 +19,8 @@ from ._data import Data
 # a symmetric kNN graph of this many neighbours and this propagation weight (the values of
 # scikit-learn's LabelSpreading(kernel="knn")), built in row blocks, and this many sweeps:
 # each sweep contracts the distance to the fixed point by α (‖S‖ <= 1), so after 12 it is
-# below 2 α^12 < 1e-8 of the scores (30 sweeps, as scikit-learn's cap, changed nothing but
-# the time: docs/records/mvfl-2026-12-07.md).
+# below 2 α^12 < 1e-8 of the scores, far below what could change a label (scikit-learn's
+# cap of 30 sweeps only costs time).
 _SPREAD_NEIGHBOURS = 7
 _SPREAD_ALPHA = 0.2
 _SPREAD_SWEEPS = 12
