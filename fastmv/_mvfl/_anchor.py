@@ -23,22 +23,20 @@ from ._data import Data
 from ._start import _initial_F, _kmeans_labels, _knn_graph
 
 # The grid, in units of max(λ1, λ2); the first is kept unless the other wins by more than its
-# standard error. 100 comes first: on the direct route a fixed 100 is chosen
-# leave-one-dataset-out over the seven first shared datasets (docs/records/mvfl.md). 300 is
-# the threefold stronger pull that keeps a spreading start where the fit degrades it from the
-# second iteration on (LandUse-21: 0.52 after one iteration, 0.43 at convergence with 100,
-# 0.50 with 300; docs/records/mvfl-2026-12-07.md); the weaker 10 was hardly ever chosen.
+# standard error. 100 comes first: on the direct route a fixed 100 is the value chosen
+# leave-one-dataset-out (docs/mvfl.md). 300 is the threefold stronger pull that keeps a
+# spreading start where the reweighted fit degrades it from the second iteration on; a
+# weaker anchor than 100 is hardly ever the better one.
 ANCHOR_GRID = (100.0, 300.0)
 # Folds over the labels and outer iterations of each fold's solve. The first iteration runs
 # at uniform IRLS weights (a ridge fit, shared by every fold and candidate); the drift of the
 # reweighted fit shows from the second, so each fold's solve runs two: 2 folds × 2
-# candidates × 2 iterations, of which the 4 first ones share their factors with the solve
-# (3 folds chose the same anchor on LandUse-21, ProteinFold and Handwritten but for one seed
-# of fifteen, at 1.5 times the cost: docs/records/mvfl-2026-12-07.md).
+# candidates × 2 iterations, of which the 4 first ones share their factors with the solve.
+# More folds cost more and change the choice only where the candidates are close.
 ANCHOR_FOLDS = 2
 # Projected-gradient steps of each fold solve's F steps (the solve takes N_INNER): the
 # direction of the drift shows in the first steps, and the fold solves are most of the cost
-# of a tuned solve on the direct route (docs/records/mvfl-2026-12-07.md).
+# of a tuned solve on the direct route.
 ANCHOR_INNER = 3
 ANCHOR_ITERATIONS = 2
 
