@@ -69,12 +69,18 @@ class FirstFactors:
             if not self.keep:  # a (c, s, s) array no later step needs: not held for the solve
                 self._first = None
             return factors
-        if self._first is not None and spare is self._first[2]:
-            spare = None  # still held for a later hit: not to be overwritten
-        factors = self.wstep.factor(D, shared, spare)
+        factors = self.wstep.factor(D, shared, self._free(spare))
         if self._first is None:
             self._first = (D.copy(), shared, factors)
         return factors
+
+    def factor_common(self, D, W, spare=None):
+        return self.wstep.factor_common(D, W, self._free(spare))
+
+    def _free(self, spare):
+        """``spare`` unless it is the cached first factors, still held for a later hit (not
+        to be overwritten)."""
+        return None if self._first is not None and spare is self._first[2] else spare
 
 
 def _fold_prior(prior, keep):

@@ -15,28 +15,33 @@ __all__ = ["peak_bytes", "check_mvfl"]
 _SPREAD_ARRAYS = 5
 
 
-def peak_bytes(n, d, c, *, route, data_bytes, spread_labels=0):
+def peak_bytes(n, d, c, *, route, data_bytes, spread_labels=0, f_step="monotone"):
     """Peak bytes of :func:`fastmv.mvfl` on ``n`` samples of ``d`` features in all (the views
     side by side, ``data_bytes`` as float64 values, or 12 bytes per stored entry of sparse
     ones) and ``c`` clusters.
 
     The normalised concatenation of the views and its centred copy (dense), then the W step's
-    ``c`` Cholesky factors and as many spare ones (overwritten in place on later iterations):
-    ``d × d`` each on the direct route (plus the Gram ``X̃ᵀX̃``), ``n × n`` on the Woodbury one;
-    ``O(n c)`` for ``F`` and its work arrays. ``init="auto"`` with ``l = spread_labels``
-    labels first spreads every labelled sample's unit column over the kNN graph
-    (:data:`_SPREAD_ARRAYS` ``n × l`` arrays), before the W step.
+    Cholesky factors: ``d × d`` each on the direct route (plus the Gram ``X̃ᵀX̃``), ``n × n``
+    on the Woodbury one. ``f_step="monotone"`` factorises one system per reweighting (the
+    common majoriser): the first iteration's, held for the anchor's fold solves, the current
+    one and a spare (overwritten in place on later iterations); ``f_step="paper"`` ``c``
+    factors and as many spare ones. ``O(n c)`` for ``F`` and its work arrays.
+    ``init="auto"`` with ``l = spread_labels`` labels first spreads every labelled sample's
+    unit column over the kNN graph (:data:`_SPREAD_ARRAYS` ``n × l`` arrays), before the W
+    step.
     """
     s = d if route == "direct" else n
-    systems = (2 * c + (route == "direct")) * float(s) * float(s) * 8
+    held = 3 if f_step == "monotone" else 2 * c
+    systems = (held + (route == "direct")) * float(s) * float(s) * 8
     spread = _SPREAD_ARRAYS * 8 * float(n) * spread_labels
     return 2 * data_bytes + max(systems, spread) + 16 * 8 * n * c
 
 
-def check_mvfl(views, n_clusters, solver, prior, init):
+def check_mvfl(views, n_clusters, solver, prior, init, f_step="monotone"):
     """Refuse :func:`fastmv.mvfl` when its peak exceeds the memory available (the route as
     :func:`fastmv._mvfl._wstep.choose_route` takes it: Woodbury when ``d > n``; the labels
-    of ``prior`` that ``init="auto"`` spreads one by one up to ``_SPREAD_MAX_N`` samples)."""
+    of ``prior`` that ``init="auto"`` spreads one by one up to ``_SPREAD_MAX_N`` samples;
+    :func:`peak_bytes` for the systems ``f_step`` holds)."""
     n = views[0].shape[0]
     spread = (isinstance(init, str) and init == "auto" and prior["kind"] == "labels"
               and n <= _SPREAD_MAX_N)
@@ -46,11 +51,12 @@ def check_mvfl(views, n_clusters, solver, prior, init):
                      for X in views)
     route = solver if solver != "auto" else ("woodbury" if d > n else "direct")
     needed = peak_bytes(n, d, n_clusters, route=route, data_bytes=data_bytes,
-                        spread_labels=spread_labels)
+                        spread_labels=spread_labels, f_step=f_step)
     size = f"{d} × {d}" if route == "direct" else f"{n} × {n}"
+    systems = 3 if f_step == "monotone" else 2 * n_clusters
     check_memory(needed, f"mvfl() on {len(views)} views, {n} samples, {d} features, "
-                 f"{n_clusters} clusters ({route} route: {n_clusters} systems of {size})",
-                 "the W step holds two systems per cluster, d × d on the direct route and "
-                 "n × n on the Woodbury one (d > n), and init='auto' spreads each label over "
-                 "n samples: select fewer features, drop views, pass init='k-means++', or "
-                 "cluster a subsample")
+                 f"{n_clusters} clusters ({route} route: {systems} systems of {size})",
+                 "the W step holds its systems, d × d on the direct route and n × n on the "
+                 "Woodbury one (d > n), and init='auto' spreads each label over n samples: "
+                 "select fewer features, drop views, pass init='k-means++', or cluster a "
+                 "subsample")

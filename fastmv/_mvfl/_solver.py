@@ -183,7 +183,7 @@ def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam
         raise InvalidParameterError("lam1 and lam2 cannot both be 0: the W step needs the "
                                     "regularising diagonal lam1 P_k + lam2 Q")
     prior = _prepare_prior(n, c, labels, must_link, cannot_link)
-    check_mvfl(views, c, solver, prior, init)
+    check_mvfl(views, c, solver, prior, init, f_step)
     if lam3 is None:
         lam3 = {"labels": _LAM3_LABELS, "pairs": _LAM3_PAIRS}.get(prior["kind"], 0.0)
     anchor_auto = anchor is None
@@ -250,7 +250,12 @@ class Problem:
                          if self.W is None else weight_norms(self.W, vp, d.eps))  # no W yet: 1
         D = irls_diagonal(groups, rnorm, vp, d.lam1, d.lam2)
         # one factor for all classes when the diagonals agree (λ1 = 0; uniform first weights)
-        return self.wstep.factor(D, d.lam1 == 0.0 or bool((D == D[:1]).all()), self.spent)
+        shared = d.lam1 == 0.0 or bool((D == D[:1]).all())
+        if not shared and d.f_step == "monotone":
+            # the joint step descends any majoriser that touches at W: the common one needs
+            # one factorisation instead of c, with the same fixed points (WStep.factor_common)
+            return self.wstep.factor_common(D, self.W, self.spent)
+        return self.wstep.factor(D, shared, self.spent)
 
     def joint_f_step(self, factors, memo=None):
         """The monotone step's ``F`` update (``memo``: see :class:`ReducedTerm`)."""
@@ -514,10 +519,13 @@ default "auto"
         tuning.
     solver : {"auto", "direct", "woodbury"}, default "auto"
         ``W`` step: ``d × d`` Cholesky systems, ``n × n`` Woodbury systems, or the smaller.
-        On the Woodbury route the ``c`` matrices are combined from per-view Grams shared by
-        all classes when that is cheaper (the weights of a view have a small numerical rank),
-        so the cost of forming them grows with that rank rather than with ``c``
-        (``docs/records/mvfl.md``, "The W step with many classes").
+        With ``f_step="monotone"`` one system per iteration serves all ``c`` classes: the
+        reweighted penalty is majorised with the largest of the classes' diagonals and a
+        linear correction that makes the bound touch at the current ``W``, so the objective
+        still never rises and the fixed points are those of the per-class systems (the
+        bound only changes the path). ``f_step="paper"`` solves ``c`` systems; on the
+        Woodbury route their matrices are combined from per-view Grams shared by all classes
+        when that is cheaper (``docs/records/mvfl.md``, "The W step with many classes").
     f_step : {"monotone", "paper"}, default "monotone"
         ``"monotone"``: joint step (``W`` eliminated at the IRLS weights, projected gradient
         on ``F`` with backtracking, then ``W`` follows); the objective never increases.

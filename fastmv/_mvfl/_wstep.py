@@ -14,6 +14,13 @@ data, ``f̃_k`` the centred column of ``F`` and ``D_k = λ1 P_k + λ2 Q`` the IR
   double centring ``J K J`` then equals ``X̃ D_k⁻¹ X̃ᵀ`` and ``X̃ᵀα = Xᵀα`` because ``1ᵀα = 0``,
   so ``X − 1μᵀ`` is never formed.
 
+The joint ``F`` step (``f_step="monotone"``) factorises one system per reweighting, whatever
+``c``: :meth:`WStep.factor_common` majorises ``Σ_k w_kᵀ D_k w_k`` by the common diagonal
+``D̂ = max_k D_k`` plus a linear correction, a bound that touches at the current ``W`` (so every
+step still lowers the objective) and whose minimiser at a fixed point solves the per-class
+systems (so the fixed points are the same). The per-class systems below serve
+``f_step="paper"`` and :meth:`WStep.solve`.
+
 Forming the ``c`` Woodbury matrices costs ``c n² d`` and dominates a solve with many classes.
 They share structure: on the features of view ``v`` the weights are ``D_k⁻¹[i] = 1/(λ2 q_i +
 λ1 p_kv)``, a Cauchy-like ``d_v × c`` matrix whose numerical rank ``r_v`` is small (a handful,
@@ -208,10 +215,15 @@ def _cholesky_lower(A):
 
 
 class Factors(NamedTuple):
-    """Factorised systems of one IRLS reweighting (:meth:`WStep.factor`)."""
+    """Factorised systems of one IRLS reweighting (:meth:`WStep.factor`,
+    :meth:`WStep.factor_common`)."""
 
     L: np.ndarray  # (p, s, s): lower triangles hold the Cholesky factors
     dinv: np.ndarray | None  # Woodbury route: (p, d) inverse diagonals
+    # the common majoriser (:meth:`WStep.factor_common`), else None / 0:
+    lift: np.ndarray | None = None  # (d, c): g_k = (D̂ − D_k) w_k at the weights' W
+    shift: np.ndarray | None = None  # Woodbury route, (n, c): h_k = X̃ D̂⁻¹ g_k
+    offset: float = 0.0  # Σ_k w_kᵀ(D̂ − D_k)w_k (− g_kᵀ D̂⁻¹ g_k on the Woodbury route)
 
 
 class WStep:
@@ -295,6 +307,31 @@ class WStep:
             _cholesky_lower(L[j])
         return Factors(L, Dinv)
 
+    def factor_common(self, D, W, spare=None):
+        """Factors of the common majoriser at ``W``: one system for every class.
+
+        With ``D̂ = max_k D_k`` (entrywise) and ``B_k = D̂ − D_k ≥ 0``,
+        ``w_kᵀ D_k w_k <= w_kᵀ D̂ w_k − 2 w_kᵀ B_k w⁰_k + w⁰_kᵀ B_k w⁰_k`` for every ``w_k``, with
+        equality at ``w_k = w⁰_k`` (the columns of ``W``): the difference is ``(w_k −
+        w⁰_k)ᵀ B_k (w_k − w⁰_k)``. The ``W`` step then solves ``(X̃ᵀX̃ + D̂) w_k = X̃ᵀ f̃_k +
+        g_k``, ``g_k = B_k w⁰_k``: one matrix for all ``c`` columns. The bound majorises the
+        reweighted objective and touches it at ``W``, so every step still lowers the
+        objective, and at a fixed point (``w_k = w⁰_k``) the equation is ``(X̃ᵀX̃ + D_k) w_k =
+        X̃ᵀ f̃_k``: the fixed points are those of the per-class systems.
+        """
+        Dhat = D.max(axis=0)
+        base = self.factor(Dhat[None], True, spare)
+        B = Dhat - D  # (c, d), >= 0
+        lift = (B * W.T).T  # (d, c): g_k = B_k w⁰_k
+        offset = float(np.vdot(W.T, B * W.T))
+        if self.route == "direct":
+            return base._replace(lift=lift, offset=offset)
+        dinv = base.dinv[0]
+        scaled = lift * dinv[:, None]  # D̂⁻¹ g_k
+        shift = np.asarray(self.X @ scaled) - self.mu @ scaled  # X̃ D̂⁻¹ g_k
+        offset -= float(np.vdot(lift, scaled))
+        return base._replace(lift=lift, shift=shift, offset=offset)
+
     def _dense_views(self, plan):
         """The centred views ``X̃[:, lo:hi]`` of the ``plan``'s entries as C-ordered arrays
         (each built once), for :func:`shared_grams_lower`."""
@@ -328,6 +365,9 @@ class WStep:
             solved = self.solved(factors, F - fbar)
         if self.route == "direct":
             W = solved  # (X̃ᵀX̃ + D_k)⁻¹ X̃ᵀ f̃_k
+        elif factors.lift is not None:  # D̂⁻¹ (X̃ᵀ α_k + g_k)
+            Xt = self.X if self.sparse else self.Xc
+            W = (np.asarray(Xt.T @ solved) + factors.lift) * factors.dinv[0][:, None]
         else:
             W = np.empty((self.d, c))
             Xt = self.X if self.sparse else self.Xc
@@ -349,10 +389,13 @@ class WStep:
         (:meth:`apply_m`'s second one is only needed for a gradient)."""
         if self.route == "direct":
             R = np.asarray(self.X.T @ Fc)  # X̃ᵀ f̃ = Xᵀ f̃ since f̃ is centred
+            if factors.lift is not None:
+                R += factors.lift
             S = cholesky_solve(factors.L, R)
-            return float(np.vdot(Fc, Fc)) - float(np.vdot(R, S)), S
-        out = cholesky_solve(factors.L, Fc)
-        return float(np.vdot(Fc, out)), out
+            return float(np.vdot(Fc, Fc)) - float(np.vdot(R, S)) + factors.offset, S
+        U = Fc if factors.shift is None else Fc - factors.shift
+        out = cholesky_solve(factors.L, U)
+        return float(np.vdot(U, out)) + factors.offset, out
 
     def apply_m(self, factors, Fc, solved=None):
         """``M_k f̃_k`` per column for centred ``Fc``, ``M_k = I − X̃(X̃ᵀX̃ + D_k)⁻¹X̃ᵀ

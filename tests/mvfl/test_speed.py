@@ -90,10 +90,10 @@ def test_problem_reuses_its_last_factors():
     wstep = WS.WStep(X, "direct", vp)
     problem = SV.Problem(data, X, wstep, vp, ST._initial_F(X, data, data.rng, None), tol=0)
     problem.step()  # uniform first weights: one shared factor
-    problem.step()
+    problem.step()  # then the common majoriser's one factor (WStep.factor_common)
     second = problem.spent.L
     problem.step()
-    assert problem.spent.L is second and second.shape[0] == 3
+    assert problem.spent.L is second and second.shape[0] == 1
 
 
 @pytest.mark.parametrize("dims, route", [((6, 5), "direct"), ((60, 50), "woodbury")])
