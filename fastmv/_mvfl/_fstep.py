@@ -36,10 +36,11 @@ __all__ = ["FTerm", "ReducedTerm", "monotone_f_step", "paper_f_step", "paper_obj
 # Backtracking halvings before a projected-gradient step is given up (the iterate is kept).
 _MAX_HALVINGS = 60
 # Projected-gradient steps per F step: N_INNER on the direct route, N_INNER_WOODBURY on the
-# Woodbury one, where a factorisation (c n³/3 plus forming the Grams) costs far more against
-# a trial point (2cn²) than on the direct route (c d³/3 against 2ndc + 2cd²), so more of the
-# F step's progress is bought per factorisation (measured: docs/records/mvfl.md, "Time to
-# solution"); the F step also stops once a step gains less than _INNER_RTOL relative to h.
+# Woodbury one, where a factorisation (n³/3 plus forming the Gram, n²d; one for all classes,
+# WStep.factor_common) costs far more against a trial point (2cn²) than on the direct route
+# (d³/3 against 2ndc + 2cd²), so more of the F step's progress is bought per factorisation
+# (measured: docs/records/mvfl.md, "Time to solution"); the F step also stops once a step
+# gains less than _INNER_RTOL relative to h.
 N_INNER = 5
 N_INNER_WOODBURY = 15
 _INNER_RTOL = 1e-12
