@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 import fastmv
 from fastmv._mvfl import _wstep as WS
+from tests.mvfl import naive as N
 from tests.mvfl.helpers import planted_blobs
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
@@ -163,3 +164,21 @@ def test_anchor_tuning_leaves_the_shared_first_factors_intact():
     assert tuned.n_iter >= 2
     np.testing.assert_array_equal(tuned.F, fixed.F)
     np.testing.assert_array_equal(tuned.objective, fixed.objective)
+
+
+@pytest.mark.parametrize("p,s,c", [(1, 30, 5), (1, 1, 3), (1, 12, 1), (4, 10, 4), (1, 7, 0)])
+def test_solve_factored_equals_the_plain_solve(p, s, c):
+    """The solves behind ``fit``: LAPACK ``potrs`` for one factor shared by every column, the
+    kernel for one factor per column, both as the plain triangular solves (the kernel's
+    NumPy twin)."""
+    rng = np.random.default_rng(p * 100 + s + c)
+    L = np.empty((p, s, s))
+    for j in range(p):
+        A = rng.normal(size=(s, s))
+        L[j] = np.linalg.cholesky(A @ A.T + s * np.eye(s))
+        L[j][np.triu_indices(s, 1)] = rng.normal(size=s * (s - 1) // 2)  # never read
+    R = np.asfortranarray(rng.normal(size=(s, c)))
+    got = WS._solve_factored(L, R)
+    want = N.cholesky_solve(L, R)
+    assert got.shape == (s, c)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
