@@ -315,3 +315,82 @@ def test_no_import_circle_hides_behind_type_checking():
             if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
                 circles.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not circles, circles
+
+
+def _own_solver(rel):
+    """The solver a file belongs to, or ``None``: its folder (``fastmv/_<s>/``,
+    ``tests/<s>/``), its kernels (``kernels/<s>*.py``), its asv suite, NumPy reference or
+    benchmark protocol (``benchmarks/**/bench_<s>.py``, ``references/<s>.py``,
+    ``solvers/<s>.py``)."""
+    parts = rel.parts
+    for s in SOLVERS:
+        if f"_{s}" in parts[:-1] or (parts[0] == "tests" and s in parts[:-1]):
+            return s
+        stem = rel.stem
+        if parts[0] == "kernels" and stem.split("_")[0] == s:
+            return s
+        if parts[0] == "benchmarks" and stem in (s, f"bench_{s}"):
+            return s
+    return None
+
+
+def _solver_name_lists_and_branches(path, root=ROOT):
+    """``(lists, branches)`` of ``path``: literal lists, tuples, sets and dict displays whose
+    items (keys) hold two solver names or more, and comparisons with a solver's name other
+    than the file's own solver (a solver's own tests, suite or protocol may name it)."""
+    tree = ast.parse(path.read_text())
+    rel = path.relative_to(root)
+    own = _own_solver(rel)
+    lists, branches = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            items = node.keys if isinstance(node, ast.Dict) else node.elts
+            names = [k.value for k in items if isinstance(k, ast.Constant) and k.value in SOLVERS]
+            if len(names) >= 2:
+                lists.append(f"{rel}:{node.lineno}: {names}")
+        elif isinstance(node, ast.Compare):
+            names = {c.value for c in (node.left, *node.comparators)
+                     if isinstance(c, ast.Constant) and c.value in SOLVERS} - {own}
+            if names:
+                branches.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:60]}")
+    return lists, branches
+
+
+def _solver_name_sites():
+    lists, branches = [], []
+    for folder in ("fastmv", "kernels", "tests", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            found = _solver_name_lists_and_branches(path)
+            lists += found[0]
+            branches += found[1]
+    return lists, branches
+
+
+#: the registry is the one list: how many hand-written lists and branches are left
+_BUDGET = (22, 31)
+
+
+def test_the_registry_is_the_only_list_of_solvers():
+    """Outside the registry no code lists solvers by name or branches on one: every list is
+    ``solver_specs()``, and what one solver needs (its test problem, its protocol in a
+    benchmark, its yardstick) is declared next to it — its ``SolverSpec``, its ``_cli.py``,
+    ``tests/<solver>/cases.py`` or ``benchmarks/solvers/<solver>.py``. A solver's own files
+    may name that solver (see :func:`_own_solver`)."""
+    lists, branches = _solver_name_sites()
+    assert len(lists) <= _BUDGET[0], lists
+    assert len(branches) <= _BUDGET[1], branches
+
+
+def test_the_counter_finds_lists_and_branches(tmp_path):
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    planted = folder / "planted.py"
+    planted.write_text('A = {"mvmc": 1, "emvc": 2}\nB = ("x", "opimc", "mvfl")\nC = ["mvmc"]\n'
+                       'if name == "cmvnmf":\n    pass\n')
+    lists, branches = _solver_name_lists_and_branches(planted, tmp_path)
+    assert [hit.split(":")[1] for hit in lists] == ["1", "2"]
+    assert branches == ["tests/planted.py:4: name == 'cmvnmf'"]
+    own = tmp_path / "tests" / "cmvnmf"
+    own.mkdir()
+    (own / "t.py").write_text('if name == "cmvnmf":\n    pass\n')
+    assert _solver_name_lists_and_branches(own / "t.py", tmp_path) == ([], [])
