@@ -103,13 +103,16 @@ def _files_naming(pattern, *, skip=()):
 
 
 def test_files_a_new_solver_touches():
-    """The toy is three files in its own folder plus one registration (here, this test's
+    """The toy is three files in its own folder and its test cases (``cases.py``, the part of
+    a test folder the shared tests read) plus one registration (here, this test's
     ``registered``; in the package, a line of ``SOLVER_PACKAGES``): no other file of the
-    package, the kernels, the tests or the tools names it."""
+    package, the kernels, the tests, the benchmarks or the tools names it."""
     own = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests" / "toy").glob("*.py"))
-    assert own == ["tests/toy/__init__.py", "tests/toy/_solver.py", "tests/toy/_spec.py"]
+    assert own == ["tests/toy/__init__.py", "tests/toy/_solver.py", "tests/toy/_spec.py",
+                   "tests/toy/cases.py"]
     others = _files_naming(r"\btests[./]toy\b", skip=("tests/toy/",))
-    assert others == {"tests/test_new_solver.py", "tests/conftest.py"}, others
+    assert others == {"tests/test_new_solver.py", "tests/conftest.py", "tests/solvers.py"}, \
+        others
 
 
 @pytest.mark.parametrize("name", list(solver_specs()))

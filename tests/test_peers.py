@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 
 import fastmv
+from fastmv._core._spec import solver_specs
 from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC, ViewTransformer
+from tests.solvers import cases, declaring
 
 pd = pytest.importorskip("pandas")
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -260,28 +262,16 @@ def _trigger_convergence_warning(call):
     return [w for w in caught if issubclass(w.category, fastmv.exceptions.ConvergenceWarning)]
 
 
-@pytest.mark.parametrize("name", ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc"])
+@pytest.mark.parametrize("name", declaring("no_convergence"))
 def test_convergence_warning_points_at_the_callers_line(name):
-    Xs, y = _two_views(n=60)
-    if name == "cmvnmf":
-        Xs = [X - X.min() for X in Xs]
+    spec = solver_specs()[name]
+    Xs, _ = _two_views(n=60)
     kw = {"max_iter": 2, "tol": 1e-300, "random_state": 0}
-    if name == "opimc":
-        # structureless data in small chunks, one start: the second pass still moves
-        rng = np.random.default_rng(0)
-        Xs = [rng.random((60, 5)), rng.random((60, 8))]
-        kw.update(chunk_size=10, n_init=1)
-    P = [fastmv.transition_matrix(X) for X in Xs]
-    calls = {
-        "mvmc": lambda: fastmv.mvmc(Xs, 3, [[0, 3]], [[0, 1]], **kw),
-        "mvfl": lambda: fastmv.mvfl(Xs, 3, **kw),
-        "emvc": lambda: fastmv.emvc(P, 0.01, 0.01, n_clusters=3, **kw),
-        "cmvnmf": lambda: fastmv.cmvnmf(Xs, 3, {}, {}, n_init=2, **kw),
-        "opimc": lambda: fastmv.opimc(Xs, 3, **kw),
-    }
-    est = {"mvmc": MVMC, "mvfl": MVFL, "emvc": EMVC, "cmvnmf": CMVNMF, "opimc": OPIMC}[name]
-    fit_kw = {"mvmc": {"must_link": [[0, 3]]}}.get(name, {})
-    for call in (calls[name], lambda: est(3, **kw).fit(Xs, **fit_kw)):
+    # the solver's own call that stops at max_iter (tests/<solver>/cases.py)
+    views, kw, args, kwargs, fit_kw = cases(name).no_convergence(Xs, kw)
+    est = getattr(fastmv, spec.estimator)
+    for call in (lambda: spec.function(*args, **kwargs, **kw),
+                 lambda: est(3, **kw).fit(views, **fit_kw)):
         caught = _trigger_convergence_warning(call)
         assert caught, name
         assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]
