@@ -362,7 +362,7 @@ def test_warm_first_call_of_every_solver_is_close_to_its_second():
     by the load average and by how much slower this machine runs the interpreter."""
     from pathlib import Path  # noqa: PLC0415 (this test only)
 
-    from benchmarks.bench_first_call import first_calls  # noqa: PLC0415 (the asv suite's)
+    from benchmarks.suites.bench_first_call import first_calls  # noqa: PLC0415 (the asv suite's)
 
     root = Path(__file__).resolve().parents[1]
     names = list(REGISTRY)

@@ -398,3 +398,34 @@ def test_the_counter_finds_lists_and_branches(tmp_path):
     own.mkdir()
     (own / "t.py").write_text('if name == "cmvnmf":\n    pass\n')
     assert _solver_name_lists_and_branches(own / "t.py", tmp_path) == ([], [])
+
+
+_ASV_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
+
+
+def _asv_benchmarks(path):
+    """The names of ``path`` asv would run: functions, and methods of classes, whose names
+    start with one of asv's prefixes."""
+    tree = ast.parse(path.read_text())
+    found = [node.name for node in tree.body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith(_ASV_PREFIXES)]
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        found += [f"{cls.name}.{node.name}" for node in cls.body
+                  if isinstance(node, ast.FunctionDef) and node.name.startswith(_ASV_PREFIXES)]
+    return found
+
+
+def test_the_asv_suites_are_alone_in_asvs_benchmark_dir():
+    """asv imports every module of its ``benchmark_dir``: there are the suites and nothing
+    else, and no script of ``benchmarks/`` (run as ``python -m benchmarks.<script>``) holds
+    a benchmark asv would miss."""
+    import json
+
+    suites = ROOT / json.loads((ROOT / "asv.conf.json").read_text())["benchmark_dir"]
+    assert suites.relative_to(ROOT).parts[0] == "benchmarks" and suites != ROOT / "benchmarks"
+    modules = sorted(p for p in suites.rglob("*.py") if p.name != "__init__.py")
+    assert len(modules) >= 5 and all(p.name.startswith("bench_") for p in modules), modules
+    assert all(_asv_benchmarks(p) for p in modules), [p.name for p in modules
+                                                      if not _asv_benchmarks(p)]
+    scripts = [p for p in (ROOT / "benchmarks").rglob("*.py") if suites not in p.parents]
+    assert not {p.name: _asv_benchmarks(p) for p in scripts if _asv_benchmarks(p)}

@@ -137,7 +137,8 @@ import benchmarks.solvers
 protocol = types.ModuleType("benchmarks.solvers.toy")
 exec(sys.argv[1], protocol.__dict__)
 sys.modules[protocol.__name__] = benchmarks.solvers.toy = protocol
-from benchmarks import bench_first_call, defaults_table, scaling, time_to_solution
+from benchmarks import defaults_table, scaling, time_to_solution
+from benchmarks.suites import bench_first_call
 
 out = sys.argv[2]
 defaults_table.main(["run", "--solver", "toy", "--data", "tiny", "--seeds", "0",
