@@ -342,10 +342,27 @@ def _own_solver(rel):
     return None
 
 
+#: what names a solver in code: its name as a string, its estimator and result classes
+#: (``MVMC``, ``fastmv.MVMCResult``) and its function as an attribute (``fastmv.mvmc``)
+_NAMED = {**{spec.estimator: name for name, spec in solver_specs().items()},
+          **{spec.result: name for name, spec in solver_specs().items()}}
+
+
+def _named_solver(node):
+    """The solver ``node`` names, or ``None``."""
+    if isinstance(node, ast.Constant) and node.value in SOLVERS:
+        return node.value
+    if isinstance(node, ast.Name):
+        return _NAMED.get(node.id)
+    if isinstance(node, ast.Attribute):
+        return _NAMED.get(node.attr, node.attr if node.attr in SOLVERS else None)
+    return None
+
+
 def _solver_name_lists_and_branches(path, root=ROOT):
     """``(lists, branches)`` of ``path``: literal lists, tuples, sets and dict displays whose
-    items (keys) hold two solver names or more, and comparisons with a solver's name other
-    than the file's own solver (a solver's own tests, suite or protocol may name it)."""
+    items (keys) name two solvers or more, and comparisons with a solver other than the
+    file's own solver (a solver's own tests, suite or protocol may name it)."""
     tree = ast.parse(path.read_text())
     rel = path.relative_to(root)
     own = _own_solver(rel)
@@ -353,12 +370,11 @@ def _solver_name_lists_and_branches(path, root=ROOT):
     for node in ast.walk(tree):
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
             items = node.keys if isinstance(node, ast.Dict) else node.elts
-            names = [k.value for k in items if isinstance(k, ast.Constant) and k.value in SOLVERS]
+            names = [s for s in map(_named_solver, filter(None, items)) if s]
             if len(names) >= 2:
                 lists.append(f"{rel}:{node.lineno}: {names}")
         elif isinstance(node, ast.Compare):
-            names = {c.value for c in (node.left, *node.comparators)
-                     if isinstance(c, ast.Constant) and c.value in SOLVERS} - {own}
+            names = {_named_solver(c) for c in (node.left, *node.comparators)} - {own, None}
             if names:
                 branches.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:60]}")
     return lists, branches
@@ -390,10 +406,11 @@ def test_the_counter_finds_lists_and_branches(tmp_path):
     folder.mkdir()
     planted = folder / "planted.py"
     planted.write_text('A = {"mvmc": 1, "emvc": 2}\nB = ("x", "opimc", "mvfl")\nC = ["mvmc"]\n'
-                       'if name == "cmvnmf":\n    pass\n')
+                       'if name == "cmvnmf":\n    pass\nD = [MVFL, fastmv.OPIMC]\n'
+                       'E = {MVMC: fastmv.mvmc}\nF = cls is CMVNMF\n')
     lists, branches = _solver_name_lists_and_branches(planted, tmp_path)
-    assert [hit.split(":")[1] for hit in lists] == ["1", "2"]
-    assert branches == ["tests/planted.py:4: name == 'cmvnmf'"]
+    assert [hit.split(":")[1] for hit in lists] == ["1", "2", "6"]
+    assert branches == ["tests/planted.py:4: name == 'cmvnmf'", "tests/planted.py:8: cls is CMVNMF"]
     own = tmp_path / "tests" / "cmvnmf"
     own.mkdir()
     (own / "t.py").write_text('if name == "cmvnmf":\n    pass\n')

@@ -13,6 +13,8 @@ CLI_SIMULATE = True
 COLD_COMPILES = (7, 15)
 #: the fields of a result cut short in the load test
 CUT_FIELDS = ("V",)
+#: the estimator's views must be non-negative
+NONNEGATIVE = True
 #: the repeated-calls test: a leak grows with the calls, not with the starts inside one
 #: (ten k-means starts per view would make its 220 calls the slowest test of the suite)
 LEAK_OPTIONS = {"n_init": 1}

@@ -55,5 +55,12 @@ def refusal_calls(views, y, P):
 
 
 def estimator_side(y):
-    """What the estimator's ``fit`` needs beside the views: pairs (from labels)."""
+    """What the estimator's ``fit`` needs beside the views: pairs, here from (partial)
+    labels."""
     return {"labels": y}
+
+
+def estimator_pairs(n):
+    """What the estimator's ``fit`` needs beside ``n`` samples' views when no labels are at
+    hand: a must-link and a cannot-link."""
+    return {"must_link": [[0, 1]], "cannot_link": [[0, n - 1]]}
