@@ -81,9 +81,10 @@ def test_command_line_picks_it_up(toy, tmp_path, capsys):
 
 #: the modules parametrised by the registry that the toy runs through, and what each runs
 #: on it at least: the common battery (invalid values of each declared parameter and the
-#: behaviour checks), the command line's runs, the results' strict JSON and saved files
+#: behaviour checks), the command line's runs, the results' strict JSON and saved files,
+#: scikit-learn's estimator checks on its generated estimator
 _PARAMETRISED = {"tests/test_common.py": 30, "tests/test_cli.py": 2,
-                 "tests/test_results_json.py": 9}
+                 "tests/test_results_json.py": 9, "tests/test_sklearn_checks.py": 2}
 
 
 def test_parametrised_tests_pick_it_up():
