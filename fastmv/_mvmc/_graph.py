@@ -4,9 +4,9 @@ The completed similarity ``S = clip(Ā, 0, 1)`` is global and low-rank: every ro
 over all ``n`` samples. With many small clusters the off-cluster mass of a row (``n − n/c``
 small entries) outweighs its in-cluster block in the degree that Ng–Jordan–Weiss divides by,
 and the embedding blurs. The spectral step therefore clusters a kNN graph: per sample, its
-``q`` most similar samples, with the observed entries restored (``1`` on must-links, ``0`` on
-cannot-links: they are data, not estimates), symmetrised by the larger of ``W_ij`` and
-``W_ji``.
+``q`` most similar samples, with the observed entries restored (``1`` or more on must-links,
+``0`` on cannot-links: they are data, not estimates), symmetrised by the larger of ``W_ij``
+and ``W_ji``.
 
 The default graph (``graph="knn"``) ranks and weighs by the *normalised* similarity
 ``Ŝ_ij = Ā_ij / √((Ā_ii + m)(Ā_jj + m))``, ``m`` the median of the diagonal of ``Ā``
