@@ -176,7 +176,7 @@ def test_cmvnmf_labels_are_one_per_sample_and_score_is_per_view():
     assert est.labels_.shape == (60,)
     assert 0.0 < metrics.accuracy(y, est.labels_) <= 1.0  # 1-D: the metrics take it
     # labels_: the views' majority after numbering each view's clusters as the first's
-    aligned = [est.view_labels_[0]] + [estimators._matched_to(lab, est.view_labels_[0], 3)
+    aligned = [est.view_labels_[0]] + [estimators.matched_to(lab, est.view_labels_[0], 3)
                                        for lab in est.view_labels_[1:]]
     for i in range(60):
         votes = np.bincount([a[i] for a in aligned], minlength=3)

@@ -108,5 +108,5 @@ def _parse_bool(text):
     raise ValueError(f"expected true or false, got {text!r}")
 
 
-def _optional_int(text):
+def optional_int(text):
     return None if str(text).lower() == "none" else int(text)

@@ -9,9 +9,9 @@ from .._core._cli_parts import (
     RunOutcome,
     _describe_params,
     _n_clusters,
-    _optional_int,
     _parse_bool,
     _scored,
+    optional_int,
 )
 from ._peak import check_emvc_from_views
 from ._spec import SPEC
@@ -27,7 +27,7 @@ SIMULATION = (Option("unit_rows", _parse_bool, False,
                      "fastmv.EMVC() and the README)"),
               Option("sigma", _parse_sigma, "median",
                      "Gaussian width of the transition matrices (a number or median)"),
-              Option("n_neighbors", _optional_int, None,
+              Option("n_neighbors", optional_int, None,
                      "keep this many nearest neighbours per row (default: all)"))
 # fastmv.estimators.EMVC_LAMBDA: one default for the function's README route, the estimator
 # and the command line (tests/test_cli.py checks they agree)
