@@ -133,15 +133,13 @@ class Problem:
         b, U = self.prep.builder, self.stats.centers
         return [U[b.view_ptr[iv]:b.view_ptr[iv + 1]].copy() for iv in np.argsort(b.order)]
 
-    def _iterate(self, ch, lab, start, fill):
-        """The chunk loop's kernel; its bounds kept in ``_bounds``."""
-        self._bounds, self._optimal = DistanceBounds(np.empty(ch.s), np.empty(ch.s)), None
-        return _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
-                                     self.stats, lab, start, fill, self.alpha,
-                                     self.max_inner_iter, self.inner_tol, self._bounds)
-
     def _run(self, ch, lab, start, fill, refine=None):
-        out = self._iterate(ch, lab, start, fill)
+        """The chunk loop's kernel (its bounds kept in ``_bounds``), then the single-row moves
+        when ``refine`` (default: the call's ``refine``) asks for them."""
+        self._bounds, self._optimal = DistanceBounds(np.empty(ch.s), np.empty(ch.s)), None
+        out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
+                                    self.stats, lab, start, fill, self.alpha,
+                                    self.max_inner_iter, self.inner_tol, self._bounds)
         if not (self.refine if refine is None else refine):
             return out
         return self._refine(ch, lab, fill, out)
@@ -165,7 +163,7 @@ class Problem:
             moves, _ = self._sweeps(ch, lab, fill, REFINE_SWEEPS)
             if moves == 0:
                 break
-            out = self._iterate(ch, lab, REPLACE_PREVIOUS, fill)
+            out = self._run(ch, lab, REPLACE_PREVIOUS, fill, refine=False)
         return out
 
     def _first_chunk(self, ch):
