@@ -55,7 +55,7 @@ from ._app._clusterer import (  # noqa: F401 (the base and helpers, re-exported)
     sq_distances,
     unit_rows,
 )
-from ._app._estimator_docs import SIDE_ARGS, _document, _fit_doc, _init_source
+from ._app._estimator_docs import SIDE_ARGS, document, fit_doc, init_source
 from ._app._view_transformer import ViewTransformer, view_names  # noqa: F401 (re-exported)
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
@@ -130,13 +130,13 @@ class MVMC(MultiViewClusterer):
                                                                    cl])
         return self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
 
-    fit.__doc__ = _fit_doc("MVMC", "The views, each (n, d_v).",
+    fit.__doc__ = fit_doc("MVMC", "The views, each (n, d_v).",
                            ["must_link", "cannot_link", "pair_labels"],
                            ("n_clusters=2, k=2, random_state=0", ", must_link=[[0, 2]]",
                             "labels_.shape", "(20,)"))
 
 
-_document(MVMC, mvmc, """
+document(MVMC, mvmc, """
 Multi-view matrix completion with must-link / cannot-link pairs, as an estimator.
 
 Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
@@ -187,13 +187,13 @@ class MVFL(MultiViewClusterer):
         return self._fit(self._views(Xs, view_sizes, y),
                          {"labels": labels, "must_link": must_link, "cannot_link": cannot_link})
 
-    fit.__doc__ = _fit_doc("MVFL", "The views, each (n, d_v).",
+    fit.__doc__ = fit_doc("MVFL", "The views, each (n, d_v).",
                            ["labels", "must_link", "cannot_link"],
                            ("n_clusters=2, max_iter=5, random_state=0",
                             ", labels=np.r_[0, 1, [-1] * 18]", "F_.shape", "(20, 2)"))
 
 
-_document(MVFL, mvfl, """
+document(MVFL, mvfl, """
 Multi-view clustering with view/feature selection and partial labels or pairs.
 
 Wraps :func:`fastmv.mvfl`; partial labels or pairs are given to ``fit``.
@@ -326,7 +326,7 @@ class EMVC(MultiViewClusterer):
         check_emvc_from_views(views, self.dtype, self.tol_settle is not None)
         return self._fit(_transition_list(impute_missing(views)), {}, views=views)
 
-    fit.__doc__ = _fit_doc(
+    fit.__doc__ = fit_doc(
         "EMVC", "The views, each (n, d_v) (the default affinity); with\n"
         "            ``affinity='precomputed'``, row-stochastic transition matrices, each "
         "(n, n).", [],
@@ -338,7 +338,7 @@ class EMVC(MultiViewClusterer):
         "        view_sizes", 1)
 
 
-_document(EMVC, emvc, """
+document(EMVC, emvc, """
 Error-robust multi-view clustering of transition matrices, as an estimator.
 
 Wraps :func:`fastmv.emvc`. ``n_clusters`` comes first, as in the other estimators (the
@@ -461,7 +461,7 @@ class CMVNMF(MultiViewClusterer):
             out.append(np.argmin(D, axis=1).astype(np.int64))
         return out
 
-    fit.__doc__ = _fit_doc("CMVNMF", "Nonnegative views, each (n_a, d_a); rows need not "
+    fit.__doc__ = fit_doc("CMVNMF", "Nonnegative views, each (n_a, d_a); rows need not "
                            "correspond.", ["cmvnmf_pairs"],
                            ("n_clusters=2, max_iter=10, random_state=0", "",
                             "view_labels_[1].shape", "(20,)")).replace(
@@ -473,7 +473,7 @@ class CMVNMF(MultiViewClusterer):
         "        Returns\n", 1)
 
 
-_document(CMVNMF, cmvnmf, """
+document(CMVNMF, cmvnmf, """
 Constrained multi-view NMF of unmapped views, as an estimator.
 
 Wraps :func:`fastmv.cmvnmf`; the inter-view pairs are given to ``fit``. The solver labels
@@ -575,13 +575,13 @@ class OPIMC(MultiViewClusterer):
             view_sizes: Sequence[int] | None = None) -> OPIMC:
         return self._fit(self._views(Xs, view_sizes, y), {"mask": mask})
 
-    fit.__doc__ = _fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
+    fit.__doc__ = fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
                            ":func:`fastmv.opimc`).", ["mask"],
                            ("n_clusters=2, random_state=0", ", mask=None", "labels_.shape",
                             "(20,)"))
 
 
-_document(OPIMC, opimc, """
+document(OPIMC, opimc, """
 One-pass incomplete multi-view clustering, as an estimator.
 
 Wraps :func:`fastmv.opimc`; the presence mask is given to ``fit``.
@@ -607,14 +607,14 @@ _GENERATED: dict = {}
 
 def _generated_estimator(spec):
     """The estimator of a solver without a class above: ``__init__`` with the solver's
-    hyper-parameters and defaults (:func:`fastmv._app._estimator_docs._init_source`),
+    hyper-parameters and defaults (:func:`fastmv._app._estimator_docs.init_source`),
     ``fit(Xs, y=None, view_sizes=None, **side_information)``."""
     key = (spec.name, spec.module)
     if key in _GENERATED:
         return _GENERATED[key]
     func = spec.function
     namespace: dict = {}
-    exec(textwrap.dedent(_init_source(func)), namespace)  # an explicit signature, as sklearn wants
+    exec(textwrap.dedent(init_source(func)), namespace)  # an explicit signature, as sklearn wants
     sides = [p for p in inspect.signature(func).parameters if p in SIDE_ARGS]
 
     def fit(self, Xs, y=None, view_sizes=None, **side_information):
@@ -627,7 +627,7 @@ def _generated_estimator(spec):
     cls = type(spec.estimator, (MultiViewClusterer,),
                {"__init__": namespace["__init__"], "fit": fit, "__module__": __name__,
                 "__qualname__": spec.estimator})
-    _document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
+    document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
               f"estimator.\n\nWraps :func:`fastmv.{spec.name}`.", "")
     _GENERATED[key] = cls
     return cls

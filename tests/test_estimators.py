@@ -35,7 +35,7 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
                   for n, (d, _) in own.items())
     init = {n: p for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self"}
     fix = ("; paste this __init__ (and add annotations) into fastmv/estimators.py:\n"
-           + _estimator_docs._init_source(func))
+           + _estimator_docs.init_source(func))
     assert set(init) == set(solver), (
         f"{cls.__name__}.__init__ is out of step with fastmv.{func.__name__}: missing "
         f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}{fix}")

@@ -99,7 +99,7 @@ def _scored(y, labels):
     return [] if y is None else [(y, labels)]
 
 
-def _parse_bool(text):
+def parse_bool(text):
     low = str(text).strip().lower()
     if low in ("1", "true", "yes", "on"):
         return True
