@@ -119,19 +119,87 @@ def test_every_module_of_the_shared_folders_and_the_kernels_is_named():
     assert not unnamed, f"name these modules in docs/architecture.md: {unnamed}"
 
 
+def _walks():
+    """``{solver: (hops stated, [(file, name) of each step])}`` of the map's walks."""
+    text = DOC.read_text()
+    out = {}
+    for m in WALK.finditer(text):
+        paragraph = text[m.start():text.find("\n\n", m.start())]
+        walk = paragraph.split("):", 1)[1]          # after the heading's (hops, files)
+        walk = walk.split(";")[0].split(". ")[0]    # the walk itself, before the asides
+        # each step: the first citation between two arrows (the rest are asides)
+        steps = [_citations(piece)[0] for piece in walk.split("→")]
+        out[m.group(1)] = (int(m.group(2)), steps)
+    return out
+
+
+def _function(path, dotted):
+    """The ``def`` of ``dotted`` (``name`` or ``Class.method``) in ``path``."""
+    scope = ast.parse(path.read_text(encoding="utf-8")).body
+    node = None
+    for part in dotted.split("."):
+        node = next(n for n in scope if getattr(n, "name", None) == part)
+        scope = node.body
+    return node
+
+
+def _referenced(node):
+    """The names a function's body refers to (``f``, ``self.f``, ``problem.step``)."""
+    return ({n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            | {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)})
+
+
+def _called(node):
+    """The names a function's body calls (``f(...)``, ``self.f(...)``)."""
+    calls = [n.func for n in ast.walk(node) if isinstance(n, ast.Call)]
+    return ({f.id for f in calls if isinstance(f, ast.Name)}
+            | {f.attr for f in calls if isinstance(f, ast.Attribute)})
+
+
+def _calls_next(path, dotted, callee):
+    """Whether the function ``dotted`` of ``path`` refers to ``callee``, itself or through a
+    function of the same class or module that picks it without calling it
+    (``self._update_kernel()(...)``): a function in between that makes the call is a hop
+    the walk must show."""
+    node = _function(path, dotted)
+    names = _referenced(node)
+    if callee in names:
+        return True
+    owner = dotted.rpartition(".")[0]
+    for helper in names:
+        try:
+            other = _function(path, f"{owner}.{helper}" if owner else helper)
+        except StopIteration:
+            continue
+        if (isinstance(other, ast.FunctionDef) and callee in _referenced(other)
+                and callee not in _called(other)):
+            return True
+    return False
+
+
 def test_every_public_function_has_its_walk_to_its_kernels():
     """One walk per registered solver, each ending at a kernel of ``kernels/``, its hop count
-    the number of arrows (the parameter check counted as the first hop)."""
-    text = DOC.read_text()
-    walks = {m.group(1): (m.start(), int(m.group(2))) for m in WALK.finditer(text)}
+    the number of arrows (the parameter check counted as the first hop), each step calling
+    the next: a walk that no longer matches the code fails here."""
+    walks = _walks()
     assert set(walks) == set(solver_specs()), sorted(walks)
-    for name, (start, hops) in walks.items():
-        paragraph = text[start:text.find("\n\n", start)]
-        walk = paragraph.split("):", 1)[1]          # after the heading's (hops, files)
-        first = walk.split(";")[0].split(". ")[0]    # the walk itself, before the asides
-        arrows = first.count("→")
-        assert arrows + 1 == hops, (name, arrows, hops)
-        assert re.search(rf"`kernels/{name}\w*\.py::\w+`", first), name
+    for name, (hops, steps) in walks.items():
+        assert len(steps) == hops, (name, len(steps), hops)
+        assert steps[-1][0].startswith(f"kernels/{name}"), (name, steps[-1])
+        assert steps[0] == (f"fastmv/_{name}/_solver.py", name), (name, steps[0])
+        for (path, caller), (_, callee) in zip(steps, steps[1:]):
+            assert _calls_next(ROOT / path, caller, callee.rpartition(".")[2]), (
+                f"{path}::{caller} does not call {callee}")
+
+
+def test_the_walk_check_catches_a_missing_hop():
+    problem = ROOT / "fastmv" / "_opimc" / "_problem.py"
+    assert _calls_next(problem, "Problem._run", "_stream_chunk_iterate")
+    assert not _calls_next(problem, "Problem.step", "_stream_chunk_iterate")
+    assert _calls_next(ROOT / "fastmv" / "_cmvnmf" / "_solver.py", "Problem.update_v",
+                       "multiplicative_update")        # picked by Problem._update_kernel
+    # a method in between that makes the call is a hop of its own
+    assert not _calls_next(problem, "Problem._chunk", "_stream_chunk_iterate")
 
 
 def test_every_record_is_listed_in_the_records_index():
