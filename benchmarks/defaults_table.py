@@ -1,7 +1,8 @@
 """Rows of docs/defaults.md: every solver with its side information on the shared datasets,
 against the honest baseline (``benchmarks/baseline.py``).
 
-Protocols (seeds 0–4 unless ``--seeds``; ``docs/defaults.md`` "Against the baseline"):
+Protocols (seeds 0–4 unless ``--seeds``; ``docs/defaults.md`` "Against the baseline"; each
+solver's in ``benchmarks/solvers/<solver>.py``, the solvers from the registry):
 
 - ``mvfl``: 10 % labels, ``fastmv.simulate.partial_labels(y, 0.1, random_state=seed)``;
 - ``mvmc``: ``5 n`` pairs, ``fastmv.simulate.pairwise_constraints(y, 5 n, random_state=seed)``;
@@ -40,7 +41,6 @@ is flagged when its mean ACC is below the baseline's by more than 0.02.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
@@ -54,28 +54,27 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import fastmv  # noqa: E402
 from benchmarks import baseline as _baseline  # noqa: E402
 from benchmarks.baseline import DATASETS  # noqa: E402
-from fastmv import metrics, simulate  # noqa: E402
+from benchmarks.solvers import settings  # noqa: E402
+from fastmv import metrics  # noqa: E402
 
 #: a small embedded dataset for smoke runs: 20 samples of each digit, views fou and zer
 TINY = "tiny"
 
-#: kind of side information of each solver (the baseline it is compared with). Incomplete
-#: (OPIMC) and unmapped-without-pairs (CMVNMF) data are compared with what a user holding the
-#: *same* data runs: k-means on the mean-imputed views, k-means on each unmapped view.
-SIDE = {"mvfl": "labels", "mvmc": "pairs", "cmvnmf": "unmapped",
-        "cmvnmf-none": "unmapped-per-view", "opimc": "incomplete-imputed", "emvc": "none"}
-#: views of Handwritten each paper used (indices into fac, fou, kar, mor, pix, zer)
-PAPER_VIEWS = {("cmvnmf", "Handwritten"): [1, 4, 5], ("cmvnmf-none", "Handwritten"): [1, 4, 5],
-               ("opimc", "Handwritten"): [0, 1, 2, 4, 5]}
+#: every solver's settings (``benchmarks/solvers/<solver>.py``'s ``DEFAULTS``), in registry
+#: order: the kind of side information of each (the baseline it is compared with; incomplete
+#: and unmapped-without-pairs data are compared with what a user holding the *same* data
+#: runs: k-means on the mean-imputed views, k-means on each unmapped view), its label, the
+#: views of Handwritten its paper used and the complete-data upper reference shown beside
+#: the baseline (k-means on the complete, mapped views, which nobody holding incomplete or
+#: unmapped data can run; the ratio solver / reference is shown)
+SETTINGS = settings()
+SIDE = {key: s.side for key, s in SETTINGS.items()}
 FLAG = 0.02
-#: an upper reference shown beside the baseline: k-means on the complete, mapped views, which
-#: nobody holding incomplete or unmapped data can run (the ratio solver / reference is shown;
-#: the OPIMC must-show asks for at least 0.9 of it)
-REFERENCE = {"opimc": "incomplete", "cmvnmf-none": "unmapped"}
+REFERENCE = {key: s.reference for key, s in SETTINGS.items() if s.reference}
 
 
 def _views_of(solver, name):
-    return PAPER_VIEWS.get((solver, name))
+    return SETTINGS[solver].paper_views.get(name) if solver in SETTINGS else None
 
 
 def load(name, views=None):
@@ -112,40 +111,11 @@ def _mean_scores(ys, labels):
 
 
 def run_one(solver, views, y, seed, params):
-    """(ACC, NMI) of one solve under the solver's protocol; raises on refusal."""
-    c = len(np.unique(y))
-    n = len(y)
-    params = dict(params)
-    if solver == "mvfl":
-        labels = simulate.partial_labels(y, 0.1, random_state=seed)
-        res = fastmv.mvfl(views, c, labels=labels, random_state=seed, **params)
-        return _mean_scores([y], [res.labels])
-    if solver == "mvmc":
-        must, cannot = simulate.pairwise_constraints(y, 5 * n, random_state=seed)
-        res = fastmv.mvmc(views, c, must, cannot, random_state=seed, **params)
-        return _mean_scores([y], [res.labels])
-    if solver in ("cmvnmf", "cmvnmf-none"):
-        uviews, uy, _ = simulate.unmapped(views, y, keep=0.95, random_state=seed)
-        if solver == "cmvnmf":
-            must, cannot = simulate.inter_view_constraints(uy, ratio=0.05, random_state=seed)
-        else:
-            must, cannot = None, None
-        res = fastmv.cmvnmf(uviews, c, must, cannot, random_state=seed, **params)
-        return _mean_scores(uy, res.labels)
-    if solver == "opimc":
-        mask = simulate.incomplete_mask(n, len(views), 0.4, random_state=seed)
-        res = fastmv.opimc(views, c, mask=mask, random_state=seed, **params)
-        return _mean_scores([y], [res.labels])
-    if solver == "emvc":
-        lam = float(params.pop("lam", 0.01))
-        # each --set goes where it is a parameter: the graph's or the solver's
-        graph = set(inspect.signature(fastmv.transition_matrix).parameters) - {"X"}
-        P = [fastmv.transition_matrix(X, **{k: v for k, v in params.items() if k in graph})
-             for X in views]
-        res = fastmv.emvc(P, lam, lam, n_clusters=c, random_state=seed,
-                          **{k: v for k, v in params.items() if k not in graph})
-        return _mean_scores([y], [res.labels])
-    raise ValueError(f"unknown solver {solver!r}")
+    """(ACC, NMI) of one solve under the solver's protocol (``solver``: a setting of
+    :data:`SETTINGS`); raises on refusal."""
+    if solver not in SETTINGS:
+        raise ValueError(f"unknown solver {solver!r}")
+    return _mean_scores(*SETTINGS[solver].solve(views, y, seed, dict(params)))
 
 
 def _parse_set(items):
@@ -220,8 +190,7 @@ def _ms(values):
     return f"{np.mean(values):.3f} ± {np.std(values):.3f}"
 
 
-LABEL = {"mvfl": "MVFL (10 % labels)", "mvmc": "MVMC (5 n pairs)", "cmvnmf": "CMVNMF (pairs)",
-         "cmvnmf-none": "CMVNMF (no pairs)", "opimc": "OPIMC", "emvc": "EMVC"}
+LABEL = {key: s.label for key, s in SETTINGS.items()}
 
 
 def _row(solver, name, recs):

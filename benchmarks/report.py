@@ -171,7 +171,7 @@ def _case_kmeans():
     from sklearn.cluster import KMeans
 
     import fastmv
-    from benchmarks.bench_kmeans import _handwritten
+    from benchmarks.suites.bench_kmeans import _handwritten
     X, y = _handwritten()
     return {
         "row": "k-means, Handwritten 2000 × 649, k = 10, n_init = 10",
@@ -183,7 +183,7 @@ def _case_kmeans():
 
 
 def _case_lloyd_step():
-    from benchmarks.bench_kmeans import KMeansKernels
+    from benchmarks.suites.bench_kmeans import KMeansKernels
     from fastmv.kernels.clustering import lloyd_step
     b = KMeansKernels()
     b.setup(200_000, 20)
@@ -209,7 +209,7 @@ def _case_spectral():
     from sklearn.cluster import SpectralClustering
 
     import fastmv
-    from benchmarks.bench_kmeans import _handwritten
+    from benchmarks.suites.bench_kmeans import _handwritten
     X, y = _handwritten()
     X = X / np.linalg.norm(X, axis=1, keepdims=True)
     S = fastmv.transition_matrix(X)
@@ -226,7 +226,7 @@ def _case_spectral():
 
 def _case_transition():
     import fastmv
-    from benchmarks.bench_affinity import _cdist_transition
+    from benchmarks.suites.bench_affinity import _cdist_transition
     X = np.abs(np.random.default_rng(0).standard_normal((1051, 3000)))
     return {
         "row": "transition matrix, 1051 × 3000",
@@ -255,8 +255,8 @@ def _case_nmi():
 def _case_mvmc():
     import fastmv
     from benchmarks._common import shared_dataset
-    from benchmarks.bench_mvmc import _numpy_bases
     from benchmarks.references.mvmc import mvmc_dense
+    from benchmarks.suites.bench_mvmc import _numpy_bases
     views, y = fastmv.datasets.load_mat(shared_dataset("BBCSport.mat"))
     ml, cl = fastmv.simulate.pairwise_constraints(y, 5000, random_state=0)
     Z = fastmv.mvmc(views, 5, ml, cl, max_iter=1, random_state=0).Z
@@ -277,8 +277,8 @@ def _case_mvmc():
 
 
 def _case_mvfl():
-    from benchmarks.bench_mvfl import MVFLHandwritten
     from benchmarks.references.mvfl import mvfl_reference
+    from benchmarks.suites.bench_mvfl import MVFLHandwritten
     b = MVFLHandwritten()
     b.setup("labels")
     return {
@@ -292,8 +292,8 @@ def _case_mvfl():
 
 def _case_emvc():
     import fastmv
-    from benchmarks.bench_emvc import LAM, webkb_transition_matrices
     from benchmarks.references.emvc import emvc_reference
+    from benchmarks.suites.bench_emvc import LAM, webkb_transition_matrices
     P, y = webkb_transition_matrices()
     iters = 50
     return {
@@ -310,7 +310,7 @@ def _case_emvc():
 def _case_cmvnmf():
     from sklearn.decomposition import NMF
 
-    from benchmarks.bench_cmvnmf import CMVNMFHandwritten
+    from benchmarks.suites.bench_cmvnmf import CMVNMFHandwritten
     b = CMVNMFHandwritten()
     b.setup()
 
@@ -335,8 +335,8 @@ def _case_cmvnmf():
 
 
 def _case_opimc():
-    from benchmarks.bench_opimc import OPIMCHandwritten
     from benchmarks.references.opimc import opimc_reference
+    from benchmarks.suites.bench_opimc import OPIMCHandwritten
     b = OPIMCHandwritten()
     b.setup()
     return {

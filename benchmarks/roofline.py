@@ -161,7 +161,7 @@ def _masked(p=2000, q=2000, n=5000, k=100, r=50, pairs=100_000):
 
 
 def _streaming():
-    from benchmarks.bench_opimc import OPIMCKernels
+    from benchmarks.suites.bench_opimc import OPIMCKernels
     from fastmv.kernels import opimc as K
     from fastmv.kernels.opimc_layout import stream_gather_view
     b = OPIMCKernels()

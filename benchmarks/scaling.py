@@ -19,14 +19,14 @@ import sys
 
 import numpy as np
 
-SIZES = {  # moderate ranges: about 3 CPU minutes for all on one thread
-    "mvmc": [1000, 2000, 4000, 8000],
-    "mvfl": [2000, 4000, 8000, 16000, 32000],
-    "emvc": [250, 500, 1000, 2000],
-    "cmvnmf": [2000, 4000, 8000, 16000, 32000],
-    "opimc": [16000, 64000, 256000, 1024000],
-    "kmeans": [10000, 40000, 160000, 640000],
-}
+from benchmarks.solvers import SOLVERS, protocol
+
+#: the checkout this file lives in (the child imports its benchmarks.solvers)
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: moderate ranges (each solver's ``SCALING_SIZES``, ``benchmarks/solvers/<solver>.py``):
+#: about 3 CPU minutes for all on one thread
+SIZES = {**{name: protocol(name).SCALING_SIZES for name in SOLVERS},
+         "kmeans": [10000, 40000, 160000, 640000]}
 
 _CHILD = r'''
 import json, resource, sys, time, warnings
@@ -47,31 +47,14 @@ def data(n, nonnegative=False, seed=0):
     return views, y
 
 def call(n):
-    if name == "mvmc":
-        views, y = data(n)
-        ml, cl = fastmv.simulate.pairwise_constraints(y, 5 * n, random_state=0)
-        return lambda: fastmv.mvmc(views, c, ml, cl, max_iter=10, random_state=0)
-    if name == "mvfl":
-        views, y = data(n)
-        lab = fastmv.simulate.partial_labels(y, 0.1, random_state=0)
-        return lambda: fastmv.mvfl(views, c, labels=lab, max_iter=20, random_state=0)
-    if name == "emvc":
-        views, y = data(n)
-        P = [fastmv.transition_matrix(X) for X in views]
-        return lambda: fastmv.emvc(P, 0.01, 0.01, n_clusters=c, max_iter=20, random_state=0)
-    if name == "cmvnmf":
-        views, y = data(n, nonnegative=True)
-        ys = [y, y]
-        ml, cl = fastmv.simulate.inter_view_constraints(ys, n_constraints=5 * n, random_state=0)
-        return lambda: fastmv.cmvnmf(views, c, ml, cl, max_iter=30, random_state=0)
-    if name == "opimc":
-        views, y = data(n)
-        mask = fastmv.simulate.incomplete_mask(n, len(views), 0.3, random_state=0)
-        return lambda: fastmv.opimc(views, c, mask=mask, chunk_size=2000, random_state=0)
     if name == "kmeans":
         views, y = data(n)
         return lambda: fastmv.kmeans(views[0], c, n_init=3, random_state=0)
-    raise SystemExit(f"unknown solver {name}")
+    # a solver's own call: benchmarks/solvers/<name>.py
+    from benchmarks.solvers import SOLVERS, protocol
+    if name not in SOLVERS:
+        raise SystemExit(f"unknown solver {name}")
+    return protocol(name).scaling_call(data, n, c)
 
 def rss_kib(field):
     with open("/proc/self/status") as f:
@@ -98,8 +81,10 @@ print(json.dumps({"wall_seconds": seconds, "seconds": cpu,
 
 
 def measure(name, n, timeout=1800):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
     out = subprocess.run([sys.executable, "-c", _CHILD, name, str(n)], capture_output=True,
-                         text=True, timeout=timeout)
+                         text=True, timeout=timeout, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{name} n={n} failed: {out.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

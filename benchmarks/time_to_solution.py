@@ -56,13 +56,16 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 from benchmarks._shared_data import shared_dataset_names  # noqa: E402
+from benchmarks.solvers import SOLVERS, protocol  # noqa: E402
 
 DATASETS = shared_dataset_names()  # every shared dataset found
-SOLVERS = ("mvfl", "mvmc", "cmvnmf", "emvc", "opimc")
-YARDSTICK = {"mvfl": "kmeans", "mvmc": "kmeans", "opimc": "kmeans", "cmvnmf": "nmf",
-             "emvc": "eigh"}
-#: views of Handwritten each paper used (as benchmarks/defaults_table.py)
-PAPER_VIEWS = {("cmvnmf", "Handwritten"): [1, 4, 5], ("opimc", "Handwritten"): [0, 1, 2, 4, 5]}
+#: each solver's yardstick and protocol: ``benchmarks/solvers/<solver>.py``
+YARDSTICK = {name: protocol(name).YARDSTICK for name in SOLVERS}
+
+
+def _paper_views(solver, name):
+    """The views of ``name`` the solver's paper used (as benchmarks/defaults_table.py)."""
+    return getattr(protocol(solver), "PAPER_VIEWS", {}).get(name)
 
 
 def _load(name, views=None):
@@ -110,42 +113,23 @@ def _accuracy(ys, labels):
     return float(np.mean([metrics.accuracy(a, b) for a, b in zip(ys, labels)]))
 
 
-def _call(solver, views, y, seed):
-    """``(run, truth, lam)``: ``run(**overrides)`` solves under the protocol; ``truth`` the
-    labels to score each returned labelling against."""
-    import fastmv
-    from fastmv import simulate
-    c = len(np.unique(y))
-    n = len(y)
-    if solver == "mvfl":
-        labels = simulate.partial_labels(y, 0.1, random_state=seed)
-        return (lambda **kw: fastmv.mvfl(views, c, labels=labels, random_state=seed, **kw)), [y]
-    if solver == "mvmc":
-        must, cannot = simulate.pairwise_constraints(y, 5 * n, random_state=seed)
-        return (lambda **kw: fastmv.mvmc(views, c, must, cannot, random_state=seed, **kw)), [y]
-    if solver == "cmvnmf":
-        uviews, uy, _ = simulate.unmapped(views, y, keep=0.95, random_state=seed)
-        must, cannot = simulate.inter_view_constraints(uy, ratio=0.05, random_state=seed)
-        return (lambda **kw: fastmv.cmvnmf(uviews, c, must, cannot, random_state=seed,
-                                           **kw)), list(uy)
-    if solver == "opimc":
-        mask = simulate.incomplete_mask(n, len(views), 0.4, random_state=seed)
-        return (lambda **kw: fastmv.opimc(views, c, mask=mask, random_state=seed, **kw)), [y]
-    raise ValueError(solver)
-
-
-def _yardstick(kind, solver, views, y, seed):
+def _yardstick(kind, solver, views, y, seed, data=None):
     from sklearn.cluster import KMeans
     from sklearn.decomposition import NMF
     c = len(np.unique(y))
+    if kind == "eigh":  # the solver's graphs (``data``), built outside the timed call
+        M = sum(data) / len(data)
+        M = (M + M.T) / 2
+        return _cpu(lambda: np.linalg.eigh(M))[1]
     if kind == "kmeans":
         X = np.hstack([_l2(V) for V in views])
         return _cpu(lambda: KMeans(c, n_init=10, random_state=0).fit(X))[1]
     if kind == "nmf":
-        import fastmv
         from fastmv import simulate
         uviews, _, _ = simulate.unmapped(views, y, keep=0.95, random_state=seed)
-        n_init = inspect.signature(fastmv.cmvnmf).parameters["n_init"].default
+        from fastmv._core._spec import solver_specs
+        solve = solver_specs()[solver].function
+        n_init = inspect.signature(solve).parameters["n_init"].default
         total = 0.0
         for V in uviews:
             X = _nonneg_l2(np.asarray(V, dtype=np.float64))
@@ -171,20 +155,9 @@ def _warm(solver, views, y, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            if solver == "emvc":
-                _emvc_run(sub, ys, 0.01, seed)
-            else:
-                _call(solver, sub, ys, seed)[0]()
+            protocol(solver).timed(sub, ys, seed, 0.01).run()
         except (ValueError, TypeError):
             pass
-
-
-def _emvc_run(views, y, lam, seed):
-    import fastmv
-    c = len(np.unique(y))
-    P = [fastmv.transition_matrix(X) for X in views]
-    res, sec = _cpu(lambda: fastmv.emvc(P, lam, lam, n_clusters=c, random_state=seed))
-    return res, sec, P
 
 
 def measure(solver, name, seed=0, lam=0.01, warm="full"):
@@ -197,33 +170,26 @@ def measure(solver, name, seed=0, lam=0.01, warm="full"):
     import sklearn.cluster  # noqa: F401
     import sklearn.decomposition  # noqa: F401
     from threadpoolctl import threadpool_limits
-    views, y = _load(name, PAPER_VIEWS.get((solver, name)))
+    views, y = _load(name, _paper_views(solver, name))
     rec = dict(solver=solver, dataset=name, seed=seed, n=len(y), c=int(len(np.unique(y))),
                yardstick=YARDSTICK[solver], warm=warm)
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _warm(solver, views, y, seed)
         try:
-            if solver == "emvc":
-                if warm == "full":
-                    _emvc_run(views, y, lam, seed)
-                res, sec, P = _emvc_run(views, y, lam, seed)
-                truth = [y]
-                M = sum(P) / len(P)
-                M = (M + M.T) / 2
-                rec["yardstick_s"] = _cpu(lambda: np.linalg.eigh(M))[1]
-                rec["lam"] = lam
-            else:
-                run, truth = _call(solver, views, y, seed)
-                if warm == "full":
-                    run()
-                res, sec = _cpu(run)
-                rec["yardstick_s"] = _yardstick(YARDSTICK[solver], solver, views, y, seed)
-                chosen = {k: v.get("chosen") for k, v in (getattr(res, "tuning", None)
-                                                          or {}).items()}
-                if chosen:
-                    rec["tuned"] = chosen
-                    rec["fixed_s"] = _cpu(lambda: run(**chosen))[1]
+            timed = protocol(solver).timed(views, y, seed, lam)
+            run, truth = timed.run, timed.truth
+            if warm == "full":
+                run()
+            res, sec = _cpu(run)
+            rec["yardstick_s"] = _yardstick(YARDSTICK[solver], solver, views, y, seed,
+                                            timed.yardstick_data)
+            rec.update(timed.record)
+            chosen = {k: v.get("chosen") for k, v in (getattr(res, "tuning", None)
+                                                      or {}).items()}
+            if chosen and timed.retime_tuned:
+                rec["tuned"] = chosen
+                rec["fixed_s"] = _cpu(lambda: run(**chosen))[1]
         except (ValueError, TypeError) as exc:
             rec["error"] = str(exc).splitlines()[0][:200]
             return rec

@@ -626,7 +626,7 @@ def _generated_estimator(spec):
 
     cls = type(spec.estimator, (MultiViewClusterer,),
                {"__init__": namespace["__init__"], "fit": fit, "__module__": __name__,
-                "__qualname__": spec.estimator})
+                "__qualname__": spec.estimator, "_sparse_views": spec.sparse})
     document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
               f"estimator.\n\nWraps :func:`fastmv.{spec.name}`.", "")
     _GENERATED[key] = cls

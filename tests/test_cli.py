@@ -12,16 +12,13 @@ import pytest
 import scipy.io
 
 from fastmv import metrics
-from fastmv._app import _cli, _registry
+from fastmv._app import _cli
 from fastmv._app._registry import REGISTRY, Setting
+from fastmv._core._spec import solver_specs
+from tests.solvers import SOLVERS, case, cases, declaring
 
-FAST = {  # small iteration counts keep the real runs quick
-    "mvmc": ["--max_iter", "5", "--k", "5"],
-    "mvfl": ["--max_iter", "10"],
-    "emvc": ["--max_iter", "30"],
-    "cmvnmf": ["--max_iter", "30"],
-    "opimc": ["--chunk_size", "30"],
-}
+# small iteration counts keep the real runs quick (each solver's tests/<solver>/cases.py)
+FAST = {name: cases(name).CLI_QUICK for name in SOLVERS}
 
 
 def _views(n=90, dims=(6, 4), seed=0):
@@ -103,8 +100,9 @@ def test_demo_plot_writes_pictures(monkeypatch, tmp_path, capsys):
 @pytest.mark.parametrize("solver", list(REGISTRY))
 def test_saved_labels_score_the_printed_figure(solver, labelled, tmp_path, capsys):
     path, y = labelled
-    out = tmp_path / ("labels.npz" if solver == "cmvnmf" else "labels.npy")
-    sim = ["--simulate"] if solver in ("mvmc", "cmvnmf") else []
+    per_view = REGISTRY[solver].labels_suffix == ".npz"  # one array per view
+    out = tmp_path / ("labels" + REGISTRY[solver].labels_suffix)
+    sim = ["--simulate"] if case(solver, "CLI_SIMULATE", False) else []
     rc = _cli.main(["run", solver, "--data", path, "--out", str(out), "--json", *sim,
                     *FAST[solver]])
     captured = capsys.readouterr()
@@ -113,7 +111,7 @@ def test_saved_labels_score_the_printed_figure(solver, labelled, tmp_path, capsy
     assert report["simulated"] is bool(sim)
     assert report["labels_file"] == str(out)
     y0 = y - 1
-    if solver == "cmvnmf":  # one array per view, each in the input's row order, -1 = dropped
+    if per_view:  # one array per view, each in the input's row order, -1 = dropped
         saved = np.load(out)
         assert sorted(saved.files) == ["view0", "view1"]
         # scored per view and averaged, as metrics.evaluate scores per-view labels
@@ -155,39 +153,19 @@ def test_opimc_saves_the_input_order_not_the_stream_order(labelled, tmp_path, ca
 def test_files_without_labels_and_user_side_information(solver, tmp_path, capsys):
     views, y = _views()
     y0 = y - 1
-    if solver == "cmvnmf":  # unmapped views: different row counts, pairs across views
-        views = [views[0], views[1][::-1][:60]]
+    # the solver's own files (tests/<solver>/cases.py): unmapped views for CMVNMF
+    views, side = cases(solver).cli_side_files(tmp_path, views, y0, np.random.default_rng(0))
     path = _save_mat(tmp_path / "nolabels.mat", views)
     argv = ["run", solver, "--data", path, "--n_clusters", "3", "--json",
-            "--out", str(tmp_path / "lab"), *FAST[solver]]
-    rng = np.random.default_rng(0)
-    if solver in ("mvmc", "mvfl"):
-        ml, cl = _registry.fastmv.simulate.pairwise_constraints(y0, 300, random_state=0)
-        np.save(tmp_path / "must.npy", ml)
-        np.savetxt(tmp_path / "cannot.txt", cl, fmt="%d")
-        argv += ["--must", str(tmp_path / "must.npy"), "--cannot", str(tmp_path / "cannot.txt")]
-    if solver == "mvfl":
-        argv = argv[:-4]
-        part = np.where(rng.random(y.size) < 0.2, y0, -1)
-        np.savetxt(tmp_path / "labels.txt", part, fmt="%d")
-        argv += ["--labels", str(tmp_path / "labels.txt")]
-    if solver == "cmvnmf":
-        pairs = np.array([[0, i, 1, y.size - 1 - i] for i in range(30, 90, 6)])
-        np.save(tmp_path / "must.npy", pairs)
-        argv += ["--must", str(tmp_path / "must.npy")]
-    if solver == "opimc":
-        mask = rng.random((y.size, 2)) > 0.2
-        mask[:, 0] |= ~mask[:, 1]
-        np.save(tmp_path / "mask.npy", mask)
-        argv += ["--mask", str(tmp_path / "mask.npy")]
+            "--out", str(tmp_path / "lab"), *FAST[solver], *side]
     rc = _cli.main(argv)
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     report = json.loads(captured.out)
     assert report["metrics"] is None
     saved = np.load(report["labels_file"])
-    if solver == "cmvnmf":
-        assert [saved[k].shape for k in saved.files] == [(90,), (60,)]
+    if REGISTRY[solver].labels_suffix == ".npz":  # one array per view, in its row order
+        assert [saved[k].shape for k in saved.files] == [(V.shape[0],) for V in views]
     else:
         assert saved.shape == (90,)
 
@@ -278,10 +256,11 @@ def test_solver_errors_are_one_line(labelled, tmp_path, capsys):
 # ------------------------------------------------------------------------- compile, list
 def test_compile_runs_every_variant(monkeypatch, capsys):
     calls = []
-    for name in ("emvc", "opimc"):
+    names = [name for name in SOLVERS if REGISTRY[name].sparse][-2:]  # two of sparse views
+    for name in names:
         monkeypatch.setitem(REGISTRY, name, dataclasses.replace(
             REGISTRY[name], warmup=lambda name=name, **kw: calls.append((name, kw))))
-    assert _cli.main(["compile", "--solvers", "emvc", "opimc"]) == 0
+    assert _cli.main(["compile", "--solvers", *names]) == 0
     assert len(calls) == 8
     assert {(c[1]["dtype"], c[1]["sparse"]) for c in calls} == {
         (np.float64, False), (np.float64, True), (np.float32, False), (np.float32, True)}
@@ -300,7 +279,7 @@ def test_module_entry_point_help_and_list():
     assert "demo" in out and "run" in out and "compile" in out
     out = subprocess.run([sys.executable, "-m", "fastmv", "list"], capture_output=True,
                          text=True, check=True).stdout
-    assert len(out.strip().splitlines()) == 5
+    assert len(out.strip().splitlines()) == len(solver_specs())
     proc = subprocess.run([sys.executable, "-m", "fastmv", "run", "mvmc", "--data", "x.mat",
                            "--n_clusters", "2.5"], capture_output=True, text=True)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
@@ -336,11 +315,10 @@ REGISTRY[sys.argv[1]].warmup()
 print(json.dumps({"own": sum(m.startswith("fastmv.") for m in modules), "all": len(modules)}))
 """
 
-#: What a cold warm-up compiles, the package's own functions and all of them with Numba's
-#: (docs/records/perf.md, "Cold first call (2026-12-03, evening)": MVMC 5 of 17, MVFL 5 of
-#: 14, EMVC 7 of 14, CMVNMF 5 of 13, OPIMC 13 of 20), with room for two more of each.
-_COLD_COMPILES = {"mvmc": (7, 19), "mvfl": (7, 16), "emvc": (9, 16), "cmvnmf": (7, 15),
-                  "opimc": (15, 22)}
+#: What a cold warm-up may compile, the package's own functions and all of them with Numba's:
+#: each solver's ``COLD_COMPILES`` (tests/<solver>/cases.py), the counts of docs/records/perf.md
+#: ("Cold first call (2026-12-03, evening)") with room for two more of each.
+_COLD_COMPILES = {name: cases(name).COLD_COMPILES for name in declaring("COLD_COMPILES")}
 
 
 @pytest.mark.slow
@@ -384,7 +362,7 @@ def test_warm_first_call_of_every_solver_is_close_to_its_second():
     by the load average and by how much slower this machine runs the interpreter."""
     from pathlib import Path  # noqa: PLC0415 (this test only)
 
-    from benchmarks.bench_first_call import first_calls  # noqa: PLC0415 (the asv suite's)
+    from benchmarks.suites.bench_first_call import first_calls  # noqa: PLC0415 (the asv suite's)
 
     root = Path(__file__).resolve().parents[1]
     names = list(REGISTRY)

@@ -10,8 +10,9 @@ from fastmv._app import _estimator_docs
 from fastmv._core._spec import solver_specs
 from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
 
-SOLVERS = {MVMC: fastmv.mvmc, MVFL: fastmv.mvfl, EMVC: fastmv.emvc, CMVNMF: fastmv.cmvnmf,
-           OPIMC: fastmv.opimc}
+#: every solver's estimator and function, from the registry
+SOLVERS = {getattr(estimators, spec.estimator): spec.function
+           for spec in solver_specs().values()}
 # small max_iter on purpose: the tests compare labels, not converged answers
 pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
 DATA_AND_SIDE = {"X_list", "P_list", "must_link", "cannot_link", "labels", "mask"}

@@ -15,6 +15,7 @@ from fastmv import simulate
 from fastmv._app import _cli
 from fastmv._core._driver import feedback, iterate
 from fastmv.exceptions import DegenerateSolutionWarning, InvalidParameterError
+from tests.solvers import cases, declaring
 
 
 def _blobs(n=60, c=3, dims=(5, 4), seed=0):
@@ -272,9 +273,11 @@ class _RecordedBar:
         self.close()
 
 
-@pytest.mark.parametrize("solver", ["cmvnmf", "mvfl"])
+@pytest.mark.parametrize("solver", declaring("several_starts"))
 def test_each_start_s_progress_bar_names_its_start(monkeypatch, solver):
-    """Each start's bar counts from 0 again: its label says which start it is."""
+    """Each start's bar counts from 0 again: its label says which start it is; one start's
+    bar is the solver's name alone. (The solvers of several starts declare
+    ``several_starts`` in tests/<solver>/cases.py.)"""
     from fastmv._core import _progress
 
     monkeypatch.setattr(_progress, "_tqdm", lambda: _RecordedBar)
@@ -282,20 +285,12 @@ def test_each_start_s_progress_bar_names_its_start(monkeypatch, solver):
     views, y = _blobs()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if solver == "cmvnmf":
-            fastmv.cmvnmf([np.abs(V) for V in views], 3, None, None, n_init=3, max_iter=4,
-                          progress=True, random_state=0)
-        else:
-            known = simulate.partial_labels(y, 0.3, random_state=0)
-            fastmv.mvfl(views, 3, labels=known, init="k-means++", n_init=3, max_iter=4,
-                        progress=True, random_state=0)
+        cases(solver).several_starts(views, y, 3)
     bars = _RecordedBar.opened
     assert [b.desc for b in bars] == [f"{solver} start {s}/3" for s in (1, 2, 3)]
     assert all(0 < b.n <= b.total == 4 for b in bars)
     monkeypatch.setattr(_RecordedBar, "opened", [])
-    if solver == "cmvnmf":  # one start: the solver's name alone
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fastmv.cmvnmf([np.abs(V) for V in views], 3, None, None, init="random", n_init=1,
-                          max_iter=4, progress=True, random_state=0)
-        assert [b.desc for b in _RecordedBar.opened] == ["cmvnmf"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases(solver).several_starts(views, y, 1)
+    assert [b.desc for b in _RecordedBar.opened] == [solver]

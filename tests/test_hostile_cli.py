@@ -20,9 +20,11 @@ import pytest
 import scipy.io
 
 import fastmv
+from fastmv._core._spec import solver_specs
 from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC
 from fastmv.exceptions import InvalidParameterError, NotFittedError
 from tests.conftest import default_sigint
+from tests.solvers import SOLVERS, cases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 60
@@ -246,7 +248,12 @@ def _views(n=30, seed=0):
             for d in (5, 7)], y
 
 
-@pytest.mark.parametrize("cls", [MVFL, EMVC, CMVNMF, OPIMC], ids=lambda c: c.__name__)
+#: the estimators that fit on views alone (not one that needs pairs, ``estimator_side``)
+_UNSUPERVISED = [getattr(fastmv, solver_specs()[name].estimator) for name in SOLVERS
+                 if not hasattr(cases(name), "estimator_side")]
+
+
+@pytest.mark.parametrize("cls", _UNSUPERVISED, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("sizes", ["57", [6.9, 6.9], [5.0, 7.0], [True, 11], [0, 12], [-5, 17],
                                    [5, 6], [], None], ids=repr)
 def test_view_sizes_are_never_coerced(cls, sizes):
@@ -275,7 +282,7 @@ def test_estimator_misuse_raises_fastmv_errors_naming_the_argument():
         MVFL(2).fit(all_nan)
     partial = [views[0].copy(), views[1]]
     partial[0][3, 1] = np.nan  # a NaN inside a present row is not a missing sample
-    for cls in (MVFL, OPIMC):
+    for cls in _UNSUPERVISED:
         with pytest.raises(ValueError, match="NaN"):
             cls(2).fit(partial)
     model = OPIMC(2, random_state=0).fit(views)

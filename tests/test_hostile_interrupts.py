@@ -11,6 +11,7 @@ import pytest
 
 from tests.child import ROOT, child
 from tests.conftest import default_sigint
+from tests.solvers import SOLVERS, case, declaring
 
 _INTERRUPT = """
 import signal, sys, time, warnings
@@ -38,24 +39,9 @@ def blas():
 before = (numba.get_num_threads(), blas())
 long = dict(max_iter=10 ** 6, tol=0.0, callback=callback)
 name = {name!r}
-if name == "mvmc":
-    # the new defaults settle exactly (residual 0) within ~0.5 s at n = 600: keep it longer
-    must, cannot = fastmv.simulate.pairwise_constraints(y, 3000, random_state=0)
-    call = lambda: fastmv.mvmc(views, 3, must, cannot, **long)
-elif name == "mvfl":
-    # without labels: with them the defaults reach an exact fixed point within ~0.2 s of the
-    # first iteration here (after seconds of validating the options), before the signal
-    call = lambda: fastmv.mvfl(views, 3, **long)
-elif name == "emvc":
-    P = [fastmv.transition_matrix(X) for X in views]
-    call = lambda: fastmv.emvc(P, 0.01, 0.01, n_clusters=3, **long)
-elif name == "cmvnmf":
-    pos = [np.abs(X) for X in views]
-    pairs = np.column_stack([np.arange(0, y.size, 7)] * 2)
-    # an explicit beta: with tol=0 the beta="auto" fits (no callback) would never end
-    call = lambda: fastmv.cmvnmf(pos, 3, {{(0, 1): pairs}}, {{}}, beta=1.0, **long)
-elif name == "opimc":
-    call = lambda: fastmv.opimc(views, 3, chunk_size=100, **long)
+if name in {solvers!r}:  # the solver's own call, in tests/<solver>/cases.py
+    import importlib
+    call = importlib.import_module(f"tests.{{name}}.cases").interrupt_call(views, y, long)
 elif name == "kmeans":
     call = lambda: fastmv.kmeans(views[0], 50, n_init=10 ** 4, max_iter=10 ** 4, tol=0.0)
 elif name == "spectral_clustering":
@@ -89,19 +75,19 @@ except KeyboardInterrupt:
     sys.exit(130)
 """
 
-_SOLVERS_AND_BLOCKS = ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc", "kmeans", "spectral_clustering",
-                       "markov_spectral_clustering"]
+_BLOCKS = {"kmeans": 3000, "spectral_clustering": 150, "markov_spectral_clustering": 150}
 
 
-@pytest.mark.parametrize("name", _SOLVERS_AND_BLOCKS)
+@pytest.mark.parametrize("name", [*declaring("interrupt_call"), *_BLOCKS])
 def test_ctrl_c_raises_keyboard_interrupt_promptly_and_restores_state(name):
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "NUMBA_NUM_THREADS": "2"}
     # large enough that no solve reaches a fixed point before the signal arrives; small for
-    # the spectral blocks, whose one dense eigh (LAPACK: not interruptible) must stay short
-    n = {"kmeans": 3000, "mvfl": 6000, "mvmc": 6000, "opimc": 300000, "spectral_clustering": 150,
-         "markov_spectral_clustering": 150}.get(name, 600)
-    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPT.format(name=name, n=n)], cwd=ROOT,
+    # the spectral blocks, whose one dense eigh (LAPACK: not interruptible) must stay short;
+    # a solver's own size is its INTERRUPT_N
+    n = _BLOCKS[name] if name in _BLOCKS else case(name, "INTERRUPT_N", 600)
+    script = _INTERRUPT.format(name=name, n=n, solvers=SOLVERS)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=default_sigint)
     try:

@@ -26,6 +26,7 @@ from fastmv._blocks import _peak as blocks_peak
 from fastmv._core import _memory
 from fastmv._emvc import _peak as emvc_peak
 from fastmv.exceptions import InsufficientMemoryError, InvalidParameterError
+from tests.solvers import cases, declaring
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GIB = 2 ** 30
@@ -137,18 +138,15 @@ def _views(n=30, d=(4, 3), seed=0):
 
 
 def _solver_calls():
+    """Every solver's calls (``refusal_calls`` of tests/<solver>/cases.py) and the blocks'."""
     views = _views()
     y = np.repeat([0, 1, 2], 10)
-    ml, cl = simulate.pairwise_constraints(y, 20, random_state=0)
     P = [fastmv.transition_matrix(X) for X in views]
+    calls = {}
+    for name in declaring("refusal_calls"):
+        calls.update(cases(name).refusal_calls(views, y, P))
     return {
-        "mvmc": lambda: fastmv.mvmc(views, 3, ml, cl),
-        "mvfl": lambda: fastmv.mvfl(views, 3, labels=simulate.partial_labels(y, 0.3,
-                                                                               random_state=0)),
-        "emvc": lambda: fastmv.emvc(P, 0.01, 0.01),
-        "EMVC.fit": lambda: fastmv.EMVC(3).fit(views),
-        "cmvnmf": lambda: fastmv.cmvnmf(views, 3, None, None),
-        "opimc": lambda: fastmv.opimc(views, 3),
+        **calls,
         "kmeans": lambda: fastmv.kmeans(views[0], 3),
         "transition_matrix": lambda: fastmv.transition_matrix(views[0]),
         "spectral_clustering": lambda: fastmv.spectral_clustering(P[0] + P[0].T, 3),

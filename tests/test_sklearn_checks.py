@@ -19,6 +19,7 @@ import pytest
 import fastmv
 from fastmv.estimators import OPIMC, ViewTransformer, all_estimators
 from fastmv.exceptions import InvalidParameterError, NotFittedError
+from tests.solvers import case
 
 sklearn_checks = pytest.importorskip("sklearn.utils.estimator_checks")
 pd = pytest.importorskip("pandas")
@@ -169,7 +170,7 @@ def test_a_failed_fit_sets_no_fitted_attribute(name):
     X, y = _frame()
     est = ESTIMATORS[name](X.shape[0] + 1)  # more clusters than samples
     with pytest.raises(InvalidParameterError, match="n_clusters"):
-        est.fit(X, labels=y) if name == "mvmc" else est.fit(X)
+        est.fit(X, **case(name, "estimator_side", lambda y: {})(y))
     assert _fitted_attributes(est) == []
     with pytest.raises(SklearnNotFittedError):
         check_is_fitted(est)

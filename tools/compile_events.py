@@ -1,7 +1,7 @@
 """Where a solver's cold first call spends its compile time, kernel by kernel.
 
 Runs one solver's warm-up (the call of ``python -m fastmv compile`` and of
-``benchmarks/bench_first_call.py``) in this process and prints, from Numba's
+``benchmarks/suites/bench_first_call.py``) in this process and prints, from Numba's
 ``numba:compile`` events, the CPU seconds of every compilation: *own* (callees compiled
 inside it subtracted) and *total*, largest first, with the ``parallel=True`` kernels it
 compiled. Run it on an empty cache, or nothing compiles::

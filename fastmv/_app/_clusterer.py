@@ -341,7 +341,7 @@ class MultiViewClusterer(BaseEstimator):
     (the mean of the cluster's present rows scaled to unit L2 norm) for ``predict``,
     ``transform`` and ``score``."""
 
-    _solver = None  # set per estimator class by _estimator_docs._document
+    _solver = None  # set per estimator class by _estimator_docs.document
     _estimator_type = "clusterer"  # scikit-learn < 1.6 reads this instead of the tags
     # OPIMC takes all-NaN rows as missing samples itself; the others get them mean-imputed
     _native_missing = False
@@ -351,8 +351,10 @@ class MultiViewClusterer(BaseEstimator):
     _sklearn_expected_failed_checks: dict = {}
     # True: fit needs side information, which check_estimator does not give
     _sklearn_needs_side_information = False
+    # whether the solver takes sparse views (its spec's ``sparse``; the five solvers do)
+    _sparse_views = True
 
-    # scikit-learn's input tags: views may be sparse (every solver takes them) and negative.
+    # scikit-learn's input tags: views may be sparse (where the solver takes them) and negative.
     # NaN is not allowed in scikit-learn's sense (anywhere): only a whole all-NaN row is
     # taken, as a sample missing from the view (see docs/usage.md).
     def __sklearn_tags__(self):
@@ -361,8 +363,8 @@ class MultiViewClusterer(BaseEstimator):
 
         return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
                     transformer_tags=TransformerTags(preserves_dtype=["float64"]),
-                    input_tags=InputTags(two_d_array=True, sparse=True, allow_nan=False,
-                                         pairwise=self._pairwise_input()))
+                    input_tags=InputTags(two_d_array=True, sparse=self._sparse_views,
+                                         allow_nan=False, pairwise=self._pairwise_input()))
 
     def _pairwise_input(self):
         """Whether ``fit`` takes (n, n) matrices over the samples (EMVC's precomputed)."""

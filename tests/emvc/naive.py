@@ -1,7 +1,7 @@
 """NumPy twins of the EMVC kernels (kernels/simplex.py, kernels/emvc.py), written from
 docs/algorithms.md §3 for clarity, not speed. The simplex projection's twin is shared with the
 NumPy EMVC of ``benchmarks/references/emvc.py`` (the reference of the solver tests and of
-benchmarks/bench_emvc.py) and imported from there.
+benchmarks/suites/bench_emvc.py) and imported from there.
 """
 import numpy as np
 

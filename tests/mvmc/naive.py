@@ -41,10 +41,11 @@ def dense_to_csr(A, indptr):
     return cols.astype(np.int32), A[rows, cols]
 
 
-def knn_graph(F, w, pairs, q, normalise=False):
+def knn_graph(F, w, pairs, q, normalise=False, must_link_weight=1.0):
     """Twin of ``fastmv._mvmc._graph.knn_graph``: the dense ``S`` (or, normalised,
     ``Ā_ij / √((Ā_ii + m)(Ā_jj + m))`` clipped to [0, 1], ``m`` the median diagonal), its
-    observed entries, the ``q`` largest off-diagonal entries of every row (by a full sort),
+    observed entries (must-links ``must_link_weight``, cannot-links 0), the ``q`` largest
+    off-diagonal entries of every row (by a full sort),
     ``max(K, Kᵀ)``."""
     n = F.shape[0]
     A = (F * w) @ F.T
@@ -53,8 +54,8 @@ def knn_graph(F, w, pairs, q, normalise=False):
         A = A / np.sqrt(np.outer(d, d))
     S = np.clip(A, 0.0, 1.0)
     i, j, s = pairs
-    S[i, j] = s
-    S[j, i] = s
+    S[i, j] = s * must_link_weight
+    S[j, i] = s * must_link_weight
     K = np.zeros((n, n))
     for r in range(n):
         others = np.array([c for c in range(n) if c != r])

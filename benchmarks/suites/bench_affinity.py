@@ -3,8 +3,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 import fastmv
-
-from ._common import best_of
+from benchmarks._common import best_of
 
 
 def _cdist_transition(X):

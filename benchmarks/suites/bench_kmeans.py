@@ -7,9 +7,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import fastmv
+from benchmarks._common import best_of, from_cache, shared_dataset
 from fastmv.kernels.clustering import lloyd_step, seeding_distances
-
-from ._common import best_of, from_cache, shared_dataset
 
 
 def _handwritten():

@@ -17,10 +17,9 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 import fastmv
+from benchmarks._common import best_of, shared_dataset
+from benchmarks.references.cmvnmf import cmvnmf_reference
 from fastmv import metrics, simulate
-
-from ._common import best_of, shared_dataset
-from .references.cmvnmf import cmvnmf_reference
 
 
 def _reference():

@@ -22,10 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 
 import fastmv
+from benchmarks._common import cache_or_skip, from_cache, shared_dataset
+from benchmarks.references.mvmc import mvmc_dense, synthetic_views
 from fastmv import metrics, simulate
-
-from ._common import cache_or_skip, from_cache, shared_dataset
-from .references.mvmc import mvmc_dense, synthetic_views
 
 
 def _numpy_bases(views, ks):

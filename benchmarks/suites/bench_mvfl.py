@@ -14,11 +14,10 @@ import numpy as np
 import scipy.sparse as sp
 
 import fastmv
+from benchmarks._common import best_of, shared_dataset
+from benchmarks.references.mvfl import mvfl_reference
+from benchmarks.references.mvmc import synthetic_views
 from fastmv import metrics, simulate
-
-from ._common import best_of, shared_dataset
-from .references.mvfl import mvfl_reference
-from .references.mvmc import synthetic_views
 
 
 def _reference():

@@ -13,10 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 import fastmv
+from benchmarks._common import best_of, cache_or_skip, from_cache, shared_dataset
+from benchmarks.references.opimc import opimc_reference, synthetic_views
 from fastmv import metrics, simulate
-
-from ._common import best_of, cache_or_skip, from_cache, shared_dataset
-from .references.opimc import opimc_reference, synthetic_views
 
 
 class OPIMCSynthetic:

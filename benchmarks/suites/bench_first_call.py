@@ -18,9 +18,8 @@ import os
 import subprocess
 import sys
 
+from benchmarks._common import cache_or_skip, from_cache
 from fastmv._core._spec import solver_specs
-
-from ._common import cache_or_skip, from_cache
 
 SOLVERS = tuple(solver_specs())
 

@@ -3,9 +3,8 @@ scikit-learn's ``normalized_mutual_info_score`` (measured inside one call, so ma
 affects both sides alike)."""
 import numpy as np
 
+from benchmarks._common import best_of
 from fastmv import metrics
-
-from ._common import best_of
 
 
 def _labels(n, k_true=10, k_pred=12, agree=0.7, seed=0):
