@@ -38,25 +38,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._app._clusterer import (  # noqa: F401 (the base and helpers, re-exported)
-    _SHARED_BY_REFERENCE,
-    _UNFITTED,
+    SHARED_BY_REFERENCE,
+    UNFITTED,
     BaseEstimator,
-    _check_view_sizes,
-    _frame,
-    _impute_missing,
-    _is_frame,
-    _matched_to,
-    _missing_rows,
-    _MultiViewClusterer,
-    _one_array,
-    _one_hot,
-    _record_features,
-    _split_views,
-    _sq_distances,
-    _unit_rows,
+    MultiViewClusterer,
+    as_frame,
+    check_view_sizes,
+    impute_missing,
+    is_frame,
+    matched_to,
+    missing_rows,
+    one_array,
+    one_hot,
+    record_features,
+    split_views,
+    sq_distances,
+    unit_rows,
 )
-from ._app._estimator_docs import SIDE_ARGS, _document, _fit_doc, _init_source
-from ._app._view_transformer import ViewTransformer, _view_names  # noqa: F401 (re-exported)
+from ._app._estimator_docs import SIDE_ARGS, document, fit_doc, init_source
+from ._app._view_transformer import ViewTransformer, view_names  # noqa: F401 (re-exported)
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
 from ._core._driver import _caller_stacklevel
@@ -74,7 +74,7 @@ from .simulate import pairs_from_labels
 __all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_estimators"]
 
 # --------------------------------------------------------------------------------- MVMC
-class MVMC(_MultiViewClusterer):
+class MVMC(MultiViewClusterer):
     # scikit-learn's check_estimator fits without side information, which MVMC needs: every
     # check that fits fails with the error of fit (tests/test_sklearn_checks.py runs the
     # checks again with labels taken from the checks' y, where they pass)
@@ -130,13 +130,13 @@ class MVMC(_MultiViewClusterer):
                                                                    cl])
         return self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
 
-    fit.__doc__ = _fit_doc("MVMC", "The views, each (n, d_v).",
+    fit.__doc__ = fit_doc("MVMC", "The views, each (n, d_v).",
                            ["must_link", "cannot_link", "pair_labels"],
                            ("n_clusters=2, k=2, random_state=0", ", must_link=[[0, 2]]",
                             "labels_.shape", "(20,)"))
 
 
-_document(MVMC, mvmc, """
+document(MVMC, mvmc, """
 Multi-view matrix completion with must-link / cannot-link pairs, as an estimator.
 
 Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
@@ -153,7 +153,7 @@ Wraps :func:`fastmv.mvmc`; the pairs are given to ``fit``.
 
 
 # --------------------------------------------------------------------------------- MVFL
-class MVFL(_MultiViewClusterer):
+class MVFL(MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = 0.001, lam2: float = 0.001,
                  lam3: Any = None, rho: float = 1.0, anchor: float | None = None,
@@ -187,13 +187,13 @@ class MVFL(_MultiViewClusterer):
         return self._fit(self._views(Xs, view_sizes, y),
                          {"labels": labels, "must_link": must_link, "cannot_link": cannot_link})
 
-    fit.__doc__ = _fit_doc("MVFL", "The views, each (n, d_v).",
+    fit.__doc__ = fit_doc("MVFL", "The views, each (n, d_v).",
                            ["labels", "must_link", "cannot_link"],
                            ("n_clusters=2, max_iter=5, random_state=0",
                             ", labels=np.r_[0, 1, [-1] * 18]", "F_.shape", "(20, 2)"))
 
 
-_document(MVFL, mvfl, """
+document(MVFL, mvfl, """
 Multi-view clustering with view/feature selection and partial labels or pairs.
 
 Wraps :func:`fastmv.mvfl`; partial labels or pairs are given to ``fit``.
@@ -252,7 +252,7 @@ def _looks_like_transition_matrices(views):
     return True
 
 
-class EMVC(_MultiViewClusterer):
+class EMVC(MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, lam1: float = EMVC_LAMBDA,
                  lam2: float = EMVC_LAMBDA,
@@ -324,9 +324,9 @@ class EMVC(_MultiViewClusterer):
         # sparse formats made CSR) as every other solver checks its views
         views = check_views(views, "Xs", allow_nan=True)
         check_emvc_from_views(views, self.dtype, self.tol_settle is not None)
-        return self._fit(_transition_list(_impute_missing(views)), {}, views=views)
+        return self._fit(_transition_list(impute_missing(views)), {}, views=views)
 
-    fit.__doc__ = _fit_doc(
+    fit.__doc__ = fit_doc(
         "EMVC", "The views, each (n, d_v) (the default affinity); with\n"
         "            ``affinity='precomputed'``, row-stochastic transition matrices, each "
         "(n, n).", [],
@@ -338,7 +338,7 @@ class EMVC(_MultiViewClusterer):
         "        view_sizes", 1)
 
 
-_document(EMVC, emvc, """
+document(EMVC, emvc, """
 Error-robust multi-view clustering of transition matrices, as an estimator.
 
 Wraps :func:`fastmv.emvc`. ``n_clusters`` comes first, as in the other estimators (the
@@ -367,7 +367,7 @@ True
 
 
 # ------------------------------------------------------------------------------- CMVNMF
-class CMVNMF(_MultiViewClusterer):
+class CMVNMF(MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, beta: Any = 'auto', max_iter: int = 300,
                  tol: float = 1e-06, normalize: Any = 'auto', init: Any = 'k-means++',
@@ -401,7 +401,7 @@ class CMVNMF(_MultiViewClusterer):
         self._fitted_views = _views_digest(views)
         if same_rows if mapped is None else mapped:
             self.labels_ = _consensus(self.view_labels_, int(self.n_clusters))
-            self.embedding_ = _one_hot(self.labels_, int(self.n_clusters))
+            self.embedding_ = one_hot(self.labels_, int(self.n_clusters))
         return self
 
     def score(self, Xs: Any, y: Any = None, view_sizes: Sequence[int] | None = None) -> float:
@@ -437,10 +437,10 @@ class CMVNMF(_MultiViewClusterer):
         if y is None:
             return super().score(Xs, None, view_sizes)
         self._check_input(Xs)
-        Xs = _one_array(Xs)
+        Xs = one_array(Xs)
         if view_sizes is None and not isinstance(Xs, (list, tuple)):
             view_sizes = getattr(self, "view_sizes_", None)
-        views = _split_views(Xs, view_sizes)
+        views = split_views(Xs, view_sizes)
         if getattr(self, "_fitted_views", None) == _views_digest(views):
             predicted = self.view_labels_
         else:
@@ -450,18 +450,18 @@ class CMVNMF(_MultiViewClusterer):
     def _per_view_predict(self, Xs, view_sizes):
         """Each view's nearest centre, the views taken one at a time."""
         self.transform(Xs, view_sizes)  # checks the fit and the views' shapes
-        Xs = _one_array(Xs)
+        Xs = one_array(Xs)
         if view_sizes is None and not isinstance(Xs, (list, tuple)):
             view_sizes = self.view_sizes_
         out = []
-        for V, C in zip(_split_views(Xs, view_sizes), self.centers_):
+        for V, C in zip(split_views(Xs, view_sizes), self.centers_):
             ok = np.all(np.isfinite(C), axis=1)
             D = np.full((V.shape[0], C.shape[0]), np.inf)
-            D[:, ok] = _sq_distances(_unit_rows(V), C[ok])
+            D[:, ok] = sq_distances(unit_rows(V), C[ok])
             out.append(np.argmin(D, axis=1).astype(np.int64))
         return out
 
-    fit.__doc__ = _fit_doc("CMVNMF", "Nonnegative views, each (n_a, d_a); rows need not "
+    fit.__doc__ = fit_doc("CMVNMF", "Nonnegative views, each (n_a, d_a); rows need not "
                            "correspond.", ["cmvnmf_pairs"],
                            ("n_clusters=2, max_iter=10, random_state=0", "",
                             "view_labels_[1].shape", "(20,)")).replace(
@@ -473,7 +473,7 @@ class CMVNMF(_MultiViewClusterer):
         "        Returns\n", 1)
 
 
-_document(CMVNMF, cmvnmf, """
+document(CMVNMF, cmvnmf, """
 Constrained multi-view NMF of unmapped views, as an estimator.
 
 Wraps :func:`fastmv.cmvnmf`; the inter-view pairs are given to ``fit``. The solver labels
@@ -514,7 +514,7 @@ def _consensus(view_labels, c):
     renumbered as the first view's, then the most frequent label (ties: the earliest
     view's)."""
     first = np.asarray(view_labels[0])
-    aligned = np.stack([first] + [_matched_to(np.asarray(lab), first, c)
+    aligned = np.stack([first] + [matched_to(np.asarray(lab), first, c)
                                   for lab in view_labels[1:]])
     votes = np.zeros((first.size, c), dtype=np.int64)
     rows = np.arange(first.size)
@@ -544,7 +544,7 @@ def _views_digest(views):
 
 
 # -------------------------------------------------------------------------------- OPIMC
-class OPIMC(_MultiViewClusterer):
+class OPIMC(MultiViewClusterer):
     _native_missing = True
 
     def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 1000,
@@ -575,13 +575,13 @@ class OPIMC(_MultiViewClusterer):
             view_sizes: Sequence[int] | None = None) -> OPIMC:
         return self._fit(self._views(Xs, view_sizes, y), {"mask": mask})
 
-    fit.__doc__ = _fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
+    fit.__doc__ = fit_doc("OPIMC", "The views, each (n, d_v) (or a stream of chunks, see "
                            ":func:`fastmv.opimc`).", ["mask"],
                            ("n_clusters=2, random_state=0", ", mask=None", "labels_.shape",
                             "(20,)"))
 
 
-_document(OPIMC, opimc, """
+document(OPIMC, opimc, """
 One-pass incomplete multi-view clustering, as an estimator.
 
 Wraps :func:`fastmv.opimc`; the presence mask is given to ``fit``.
@@ -607,14 +607,14 @@ _GENERATED: dict = {}
 
 def _generated_estimator(spec):
     """The estimator of a solver without a class above: ``__init__`` with the solver's
-    hyper-parameters and defaults (:func:`fastmv._app._estimator_docs._init_source`),
+    hyper-parameters and defaults (:func:`fastmv._app._estimator_docs.init_source`),
     ``fit(Xs, y=None, view_sizes=None, **side_information)``."""
     key = (spec.name, spec.module)
     if key in _GENERATED:
         return _GENERATED[key]
     func = spec.function
     namespace: dict = {}
-    exec(textwrap.dedent(_init_source(func)), namespace)  # an explicit signature, as sklearn wants
+    exec(textwrap.dedent(init_source(func)), namespace)  # an explicit signature, as sklearn wants
     sides = [p for p in inspect.signature(func).parameters if p in SIDE_ARGS]
 
     def fit(self, Xs, y=None, view_sizes=None, **side_information):
@@ -624,10 +624,10 @@ def _generated_estimator(spec):
                             f"{unknown}; {spec.name} takes {sides}")
         return self._fit(self._views(Xs, view_sizes, y), side_information)
 
-    cls = type(spec.estimator, (_MultiViewClusterer,),
+    cls = type(spec.estimator, (MultiViewClusterer,),
                {"__init__": namespace["__init__"], "fit": fit, "__module__": __name__,
                 "__qualname__": spec.estimator, "_sparse_views": spec.sparse})
-    _document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
+    document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
               f"estimator.\n\nWraps :func:`fastmv.{spec.name}`.", "")
     _GENERATED[key] = cls
     return cls

@@ -51,7 +51,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._core._contingency import _acc, _ari, _entropy, _nmi, _prf, _purity, _table
+from ._core._contingency import (
+    contingency_table,
+    table_accuracy,
+    table_ari,
+    table_entropy,
+    table_nmi,
+    table_prf,
+    table_purity,
+)
 from ._core._validation import Interval, Options, declare_params
 from .exceptions import InvalidParameterError
 
@@ -102,7 +110,7 @@ def contingency_matrix(y_true: ArrayLike, y_pred: ArrayLike, *, sparse: bool = F
     >>> contingency_matrix([0, 0, 1, 1], ["a", "b", "b", "b"]).tolist()
     [[1, 1], [0, 2]]
     """
-    t = _table(y_true, y_pred)
+    t = contingency_table(y_true, y_pred)
     return t.sparse() if sparse else t.dense()
 
 
@@ -139,7 +147,7 @@ def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     >>> accuracy([0, 0, 1, 1, 2, 2], [1, 1, 0, 0, 0, 2])
     0.8333333333333334
     """
-    return _acc(_table(y_true, y_pred))
+    return table_accuracy(contingency_table(y_true, y_pred))
 
 
 @declare_params({
@@ -177,7 +185,7 @@ def nmi(y_true: ArrayLike, y_pred: ArrayLike, average_method: str = "geometric")
     >>> nmi([0, 0, 1, 1], [0, 1, 0, 1])
     0.0
     """
-    return _nmi(_table(y_true, y_pred), average_method)
+    return table_nmi(contingency_table(y_true, y_pred), average_method)
 
 
 @declare_params(_TWO_LABELINGS)
@@ -205,7 +213,7 @@ def ari(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     >>> ari([0, 0, 1, 1], [5, 5, 7, 7])
     1.0
     """
-    return _ari(_table(y_true, y_pred))
+    return table_ari(contingency_table(y_true, y_pred))
 
 
 @declare_params(_TWO_LABELINGS)
@@ -232,7 +240,7 @@ def precision(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     >>> precision([0, 0, 1, 1], [0, 0, 0, 0])
     0.3333333333333333
     """
-    return _prf(_table(y_true, y_pred))[0]
+    return table_prf(contingency_table(y_true, y_pred))[0]
 
 
 @declare_params(_TWO_LABELINGS)
@@ -259,7 +267,7 @@ def recall(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     >>> recall([0, 0, 1, 1], [0, 0, 0, 0])
     1.0
     """
-    return _prf(_table(y_true, y_pred))[1]
+    return table_prf(contingency_table(y_true, y_pred))[1]
 
 
 @declare_params(_TWO_LABELINGS)
@@ -287,7 +295,7 @@ def f_score(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     >>> f_score([0, 0, 1, 1], [0, 0, 0, 0])
     0.5
     """
-    return _prf(_table(y_true, y_pred))[2]
+    return table_prf(contingency_table(y_true, y_pred))[2]
 
 
 @declare_params(_TWO_LABELINGS)
@@ -310,7 +318,7 @@ def purity(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     >>> purity([0, 0, 1, 1, 1], [0, 0, 0, 1, 1])
     0.8
     """
-    return _purity(_table(y_true, y_pred))
+    return table_purity(contingency_table(y_true, y_pred))
 
 
 @declare_params({
@@ -344,7 +352,7 @@ def entropy(y_true: ArrayLike, y_pred: ArrayLike, *, base: float = 2) -> float:
     >>> entropy([0, 1, 0, 1], [0, 0, 0, 0])
     1.0
     """
-    return _entropy(_table(y_true, y_pred), float(base))
+    return table_entropy(contingency_table(y_true, y_pred), float(base))
 
 
 def _per_view(y_true, y_pred):
@@ -375,17 +383,17 @@ def _per_view(y_true, y_pred):
 
 
 def _scores(y_true, y_pred):
-    t = _table(y_true, y_pred)
-    prec, rec, f = _prf(t)
+    t = contingency_table(y_true, y_pred)
+    prec, rec, f = table_prf(t)
     return {
-        "acc": _acc(t),
-        "nmi": _nmi(t, "geometric"),
-        "ari": _ari(t),
+        "acc": table_accuracy(t),
+        "nmi": table_nmi(t, "geometric"),
+        "ari": table_ari(t),
         "f_score": f,
         "precision": prec,
         "recall": rec,
-        "purity": _purity(t),
-        "entropy": _entropy(t, 2.0),
+        "purity": table_purity(t),
+        "entropy": table_entropy(t, 2.0),
     }
 
 

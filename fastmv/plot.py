@@ -475,9 +475,9 @@ def _spread_coordinates(S, c, codes=None):
         _, V = np.linalg.eigh((A + A.T) / 2)
         V = V[:, ::-1][:, :k]
     else:
-        from ._blocks._spectral import _top_eigenvectors  # noqa: PLC0415 (capped, with a fallback)
+        from ._blocks._spectral import top_eigenvectors  # noqa: PLC0415 (capped, with a fallback)
 
-        _, V = _top_eigenvectors(A, k, np.random.default_rng(0))
+        _, V = top_eigenvectors(A, k, np.random.default_rng(0))
     if k < 3:
         return np.column_stack([V[:, -1], np.zeros(n)])
     E = V[:, :k].copy()   # Ng-Jordan-Weiss: the top c eigenvectors, rows to unit norm

@@ -30,17 +30,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._core._corruption import _KINDS, _entries, _gaussian, _samples
+from ._core._corruption import (
+    CORRUPTION_KINDS,
+    add_gaussian_noise,
+    corrupt_entries,
+    corrupt_samples,
+)
 from ._core._driver import _caller_stacklevel
 from ._core._memory import check_memory
 from ._core._pair_codes import (
-    _MAX_PAIR_N,
-    _codes_of,
-    _decode_pairs,
-    _n_from,
-    _round,
-    _sample_codes,
-    _split,
+    MAX_PAIR_N,
+    codes_of,
+    decode_pairs,
+    n_pairs_from,
+    round_half_up,
+    sample_codes,
+    split_must_cannot,
 )
 from ._core._validation import (
     Interval,
@@ -118,13 +123,13 @@ def pairwise_constraints(y: ArrayLike, n_constraints: int | None = None, *,
     """
     y = check_labels(y, "y")
     n = y.shape[0]
-    if n > _MAX_PAIR_N:
-        raise ValueError(f"y has {n} samples; pair sampling supports at most {_MAX_PAIR_N}")
+    if n > MAX_PAIR_N:
+        raise ValueError(f"y has {n} samples; pair sampling supports at most {MAX_PAIR_N}")
     N = n * (n - 1) // 2
-    p = _n_from(N, n_constraints, ratio, "pairs")
+    p = n_pairs_from(N, n_constraints, ratio, "pairs")
     rng = check_random_state(random_state)
-    i, j = _decode_pairs(_sample_codes(N, p, rng))
-    return _split(i, j, y[i] == y[j])
+    i, j = decode_pairs(sample_codes(N, p, rng))
+    return split_must_cannot(i, j, y[i] == y[j])
 
 
 @declare_params({
@@ -225,23 +230,23 @@ def inter_view_constraints(labels_per_view: Sequence[ArrayLike], *, ratio: float
     for a, b in pairs:
         la, lb = labels[a], labels[b]
         if a == b:
-            if la.shape[0] > _MAX_PAIR_N:
+            if la.shape[0] > MAX_PAIR_N:
                 raise ValueError(f"labels_per_view[{a}] has {la.shape[0]} samples; intra-view "
-                                 f"pair sampling supports at most {_MAX_PAIR_N}")
+                                 f"pair sampling supports at most {MAX_PAIR_N}")
             N = la.shape[0] * (la.shape[0] - 1) // 2
         else:
             N = la.shape[0] * lb.shape[0]
         if ratio is not None and budget == "samples":
             n_mean = (la.shape[0] + lb.shape[0]) / 2.0
-            p = min(N, _round(check_scalar(ratio, "ratio", low=0.0, high=1.0) * n_mean))
+            p = min(N, round_half_up(check_scalar(ratio, "ratio", low=0.0, high=1.0) * n_mean))
         else:
-            p = _n_from(N, n_constraints, ratio, f"pairs between views {a} and {b}")
-        codes = _sample_codes(N, p, rng)
+            p = n_pairs_from(N, n_constraints, ratio, f"pairs between views {a} and {b}")
+        codes = sample_codes(N, p, rng)
         if a == b:
-            i, j = _decode_pairs(codes)
+            i, j = decode_pairs(codes)
         else:
             i, j = np.divmod(codes, lb.shape[0])
-        must[(a, b)], cannot[(a, b)] = _split(i, j, la[i] == lb[j])
+        must[(a, b)], cannot[(a, b)] = split_must_cannot(i, j, la[i] == lb[j])
     return must, cannot
 
 
@@ -290,7 +295,7 @@ def partial_labels(y: ArrayLike, ratio: float, *, stratify: bool = False,
         raise ValueError("y is empty")
     ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0)
     rng = check_random_state(random_state)
-    codes, c = _codes_of(y, "y")
+    codes, c = codes_of(y, "y")
     out = np.full(n, -1, dtype=np.int64)
     if ratio == 0.0:
         return out
@@ -300,11 +305,11 @@ def partial_labels(y: ArrayLike, ratio: float, *, stratify: bool = False,
         chosen = []
         for k in range(c):
             members = order[bounds[k]:bounds[k + 1]]
-            take = max(1, _round(ratio * members.shape[0]))
+            take = max(1, round_half_up(ratio * members.shape[0]))
             chosen.append(rng.choice(members, size=take, replace=False))
         idx = np.concatenate(chosen)
     else:
-        idx = rng.choice(n, size=max(1, _round(ratio * n)), replace=False)
+        idx = rng.choice(n, size=max(1, round_half_up(ratio * n)), replace=False)
     out[idx] = codes[idx]
     return out
 
@@ -348,7 +353,7 @@ def pairs_from_labels(labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     _check_pairs_memory(idx.size)
     i, j = np.triu_indices(idx.size, 1)
     a, b = idx[i], idx[j]
-    return _split(a, b, labels[a] == labels[b])
+    return split_must_cannot(a, b, labels[a] == labels[b])
 
 
 #: Bytes per pair of :func:`pairs_from_labels` at its peak: the ``(i, j)`` and sample-index
@@ -425,7 +430,7 @@ def incomplete_mask(n: int, n_views: int, missing_ratio: float, *,
     m = check_int(n_views, "n_views", low=1)
     missing_ratio = check_scalar(missing_ratio, "missing_ratio", low=0.0, high=1.0)
     rng = check_random_state(random_state)
-    r = _round(missing_ratio * n)
+    r = round_half_up(missing_ratio * n)
     cap = n * (m - 1) // m
     if r > cap:
         warnings.warn(f"missing_ratio={missing_ratio} would leave some samples with no view "
@@ -505,7 +510,7 @@ def unmapped(X_list: Sequence[Any], y: ArrayLike, keep: float = 0.95, *,
     y = check_labels(y, "y", n=n)
     keep = check_scalar(keep, "keep", low=0.0, high=1.0, low_inclusive=False)
     rng = check_random_state(random_state)
-    n_keep = max(1, _round(keep * n))
+    n_keep = max(1, round_half_up(keep * n))
     out_views, out_labels, out_index = [], [], []
     for X in views:
         idx = rng.choice(n, size=n_keep, replace=False).astype(np.int64, copy=False)
@@ -516,7 +521,7 @@ def unmapped(X_list: Sequence[Any], y: ArrayLike, keep: float = 0.95, *,
 
 
 @declare_params({
-    "X": ["array-like", "views"], "kind": [Options(_KINDS)],
+    "X": ["array-like", "views"], "kind": [Options(CORRUPTION_KINDS)],
     "level": [Interval(numbers.Real, None, None)], "random_state": ["random_state"],
 })
 def corrupt(X: Any, kind: str, level: float, *, random_state: _RandomState = None) -> Any:
@@ -561,8 +566,8 @@ def corrupt(X: Any, kind: str, level: float, *, random_state: _RandomState = Non
     >>> simulate.corrupt(np.arange(12.0).reshape(6, 2), "gaussian", 20.0, random_state=0).shape
     (6, 2)
     """
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    if kind not in CORRUPTION_KINDS:
+        raise ValueError(f"kind must be one of {CORRUPTION_KINDS}, got {kind!r}")
     if kind == "gaussian":
         if isinstance(level, bool) or not isinstance(level, numbers.Real):
             raise TypeError(f"level must be a real number (SNR in dB), got {type(level).__name__}")
@@ -576,12 +581,12 @@ def corrupt(X: Any, kind: str, level: float, *, random_state: _RandomState = Non
         n = views[0].shape[0]
         if any(V.shape[0] != n for V in views):
             raise ValueError("all views in X must have the same number of samples (rows)")
-        rows = np.sort(rng.choice(n, size=_round(level * n), replace=False)).astype(np.int64)
-        out = [_samples(V, rows, rng) for V in views]
+        rows = np.sort(rng.choice(n, size=round_half_up(level * n), replace=False)).astype(np.int64)
+        out = [corrupt_samples(V, rows, rng) for V in views]
     elif kind == "gaussian":
-        out = [_gaussian(V, level, rng) for V in views]
+        out = [add_gaussian_noise(V, level, rng) for V in views]
     else:
-        out = [_entries(V, level, rng) for V in views]
+        out = [corrupt_entries(V, level, rng) for V in views]
     return out if is_list else out[0]
 
 

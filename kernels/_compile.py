@@ -1,8 +1,8 @@
 """How the kernels are compiled, apart from the option sets of ``_options``.
 
-- :func:`_inlining`: a function with the serial helpers it calls compiled into it (one
+- :func:`inlining`: a function with the serial helpers it calls compiled into it (one
   compilation instead of one per helper on a cold first call);
-- :func:`_serial_copy`: a ``parallel=True`` kernel's code as a function of its own name, for
+- :func:`serial_copy`: a ``parallel=True`` kernel's code as a function of its own name, for
   the serial kernel that small calls run (the same parts in the same order).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from numba import njit
 from ._options import SERIAL
 
 
-def _inlining(fn, helpers, name=None):
+def inlining(fn, helpers, name=None):
     """The Python function ``fn`` with the serial helpers it calls compiled into it: for
     ``njit`` to compile as one function instead of one per helper.
 
@@ -45,7 +45,7 @@ def _inlining(fn, helpers, name=None):
     -----
     Cost: none at run time. Use it on serial code only: inside a ``parallel=True`` kernel an
     inlined allocation would become a parfor of its own. The new function sees a copy of
-    its module's names as they are when ``_inlining`` is called, so call it below everything
+    its module's names as they are when ``inlining`` is called, so call it below everything
     the function and its helpers use.
     """
     spaces = {}                    # a copy of each module's names, the helpers' replaced
@@ -77,7 +77,7 @@ def _inlining(fn, helpers, name=None):
     return copy
 
 
-def _serial_copy(kernel, name, summary, inline=()):
+def serial_copy(kernel, name, summary, inline=()):
     """The Python function of a ``parallel=True`` kernel as a new function called ``name``, to
     be compiled without ``parallel=True``: its ``prange`` loops then run as ``range`` loops,
     the same parts in the same order, so the serial kernel computes exactly what the parallel
@@ -96,7 +96,7 @@ def _serial_copy(kernel, name, summary, inline=()):
     summary : str
         First paragraph of the new docstring; the kernel's docstring follows.
     inline : sequence of numba dispatchers, optional
-        Serial helpers compiled into the copy (:func:`_inlining`); the parallel kernel keeps
+        Serial helpers compiled into the copy (:func:`inlining`); the parallel kernel keeps
         calling them as functions.
 
     Returns
@@ -108,7 +108,7 @@ def _serial_copy(kernel, name, summary, inline=()):
     -----
     Cost: none at run time; the serial kernel costs what the parallel one does on one thread.
     """
-    copy = _inlining(kernel.py_func, inline, name)
+    copy = inlining(kernel.py_func, inline, name)
     copy.__doc__ = f"{summary}\n\n    {kernel.py_func.__doc__}"
     return copy
 

@@ -98,7 +98,7 @@ def _install_locator():
 _LOCATOR = _install_locator() if _INSTALLED else None
 
 
-def _numba_cache_directory() -> str:
+def numba_cache_directory() -> str:
     """The directory in which Numba caches these kernels: ``NUMBA_CACHE_DIR`` (a
     subdirectory of it) when set; else, for an installed copy, Numba's user-wide cache
     directory (a subdirectory of it), for a source checkout ``kernels/__pycache__``.
@@ -111,8 +111,8 @@ def _numba_cache_directory() -> str:
     Examples
     --------
     >>> import os
-    >>> from fastmv.kernels._options import _numba_cache_directory
-    >>> os.path.isabs(_numba_cache_directory())
+    >>> from fastmv.kernels._options import numba_cache_directory
+    >>> os.path.isabs(numba_cache_directory())
     True
     """
     from numba.core import config  # noqa: PLC0415
@@ -125,5 +125,5 @@ def _numba_cache_directory() -> str:
             caching, "_UserProvidedCacheLocator")
         return os.path.join(config.CACHE_DIR, cls.get_suitable_cache_subpath(here))
     if _LOCATOR is not None:
-        return _LOCATOR(_numba_cache_directory, here).get_cache_path()
+        return _LOCATOR(numba_cache_directory, here).get_cache_path()
     return os.path.join(_HERE, "__pycache__")

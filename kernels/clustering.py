@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import valid_csr
-from ._compile import _inlining, _serial_copy
+from ._compile import inlining, serial_copy
 from ._options import PARALLEL, SERIAL
 from ._partition import part_bounds, sum_parts
 
@@ -349,8 +349,8 @@ def _lloyd_csr_part(data, indices, indptr, CT, c_sq, x_sq_norms, bounds, p, labe
 
 
 #: :func:`lloyd_step` on the calling thread, bit for bit (see the module docstring); its
-#: helpers compiled into it, not apart (see ``_serial_copy``).
-lloyd_step_serial = njit(**SERIAL)(_serial_copy(
+#: helpers compiled into it, not apart (see ``serial_copy``).
+lloyd_step_serial = njit(**SERIAL)(serial_copy(
     lloyd_step, "lloyd_step_serial",
     "One Lloyd step on the calling thread (``lloyd_step`` compiled serially: the same parts "
     "in the same order, the same result bit for bit).",
@@ -358,7 +358,7 @@ lloyd_step_serial = njit(**SERIAL)(_serial_copy(
             _add_parts)))
 
 #: :func:`lloyd_step_csr` on the calling thread, bit for bit.
-lloyd_step_csr_serial = njit(**SERIAL)(_serial_copy(
+lloyd_step_csr_serial = njit(**SERIAL)(serial_copy(
     lloyd_step_csr, "lloyd_step_csr_serial",
     "One CSR Lloyd step on the calling thread (``lloyd_step_csr`` compiled serially: the "
     "same parts in the same order, the same result bit for bit).",
@@ -452,8 +452,8 @@ def seeding_distances(X, candidates, x_sq_norms, closest, n_parts):
     return dist, sum_parts(partial)
 
 
-#: compiled with its helpers inside it (``_inlining``: one compilation on a first call)
-seeding_distances = njit(**SERIAL)(_inlining(
+#: compiled with its helpers inside it (``inlining``: one compilation on a first call)
+seeding_distances = njit(**SERIAL)(inlining(
     seeding_distances, (_sq_norms, part_bounds, sum_parts)))
 
 
@@ -503,6 +503,6 @@ def seeding_distances_csr(data, indices, indptr, candidates, x_sq_norms, closest
 
 
 #: compiled with its helpers inside it, as :func:`seeding_distances`
-seeding_distances_csr = njit(**SERIAL)(_inlining(
+seeding_distances_csr = njit(**SERIAL)(inlining(
     seeding_distances_csr,
     (_sq_norms, _csr_row_times, part_bounds, _seed_distances_row, sum_parts)))

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
-from ._compile import _serial_copy
+from ._compile import serial_copy
 from ._options import PARALLEL, SERIAL
 
 _ROW_BLOCK = 64  # rows per parallel task in the update kernels (one c-vector scratch each)
@@ -364,7 +364,7 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
 
 #: :func:`multiplicative_update` on the calling thread, bit for bit: what a small problem
 #: (or one Numba thread) runs, so that it never compiles the parallel kernel.
-multiplicative_update_serial = njit(**SERIAL)(_serial_copy(
+multiplicative_update_serial = njit(**SERIAL)(serial_copy(
     multiplicative_update, "multiplicative_update_serial",
     "One multiplicative update on the calling thread (``multiplicative_update`` compiled "
     "serially: the same row blocks in the same order, the same result bit for bit)."))

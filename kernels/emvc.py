@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._compile import _serial_copy
+from ._compile import serial_copy
 from ._options import PARALLEL, SERIAL
 from ._partition import n_parts
 from .simplex import _simplex_threshold
@@ -268,8 +268,8 @@ def _consensus_error_part(P, E, Y, Q, Zb, P_hat, step, b_err, old_rows, row_norm
 
 #: :func:`consensus_error_update` on the calling thread, bit for bit: what a small problem
 #: (or one Numba thread) runs, so that it never compiles the parallel kernel; its helpers
-#: compiled into it, not apart (``_inlining``).
-consensus_error_update_serial = njit(**SERIAL)(_serial_copy(
+#: compiled into it, not apart (``inlining``).
+consensus_error_update_serial = njit(**SERIAL)(serial_copy(
     consensus_error_update, "consensus_error_update_serial",
     "One fused pass of an EMVC iteration on the calling thread (``consensus_error_update`` "
     "compiled serially: the same parts in the same order, the same result bit for bit).",

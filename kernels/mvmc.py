@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._checks import in_range, valid_csr, valid_ptr
-from ._compile import _serial_copy
+from ._compile import serial_copy
 from ._options import PARALLEL, REASSOC, SERIAL
 
 
@@ -161,7 +161,7 @@ def masked_residual_product(A, B, Z, indptr, indices, values, mirror):
 
 #: :func:`masked_residual_product` on the calling thread, bit for bit: MVMC runs it as one
 #: task per view beside BLAS, always on one thread, so it never compiles the parallel kernel.
-masked_residual_product_serial = njit(**SERIAL, fastmath=REASSOC)(_serial_copy(
+masked_residual_product_serial = njit(**SERIAL, fastmath=REASSOC)(serial_copy(
     masked_residual_product, "masked_residual_product_serial",
     "Masked residual over Ω times ``Z`` on the calling thread (``masked_residual_product`` "
     "compiled serially: the same loops, the same result bit for bit).",

@@ -19,7 +19,7 @@ def test_serial_copy_is_the_kernel_compiled_serially_under_its_own_name():
     assert parallel.targetoptions.get("parallel") and not serial.targetoptions.get("parallel")
     assert fn.__doc__.startswith("One Lloyd step on the calling thread")
     assert parallel.py_func.__doc__ in fn.__doc__
-    copy = K._serial_copy(parallel, "another_name", "Summary.")
+    copy = K.serial_copy(parallel, "another_name", "Summary.")
     assert copy.__qualname__ == "another_name" and parallel.py_func.__name__ == "lloyd_step"
 
 
@@ -63,7 +63,7 @@ def test_inlining_compiles_the_helpers_into_the_caller_only():
         copy = type(fn)(fn.__code__, namespace, fn.__name__)
         namespace[fn.__name__] = numba.njit(copy)
     twice, helper_sum, caller = (namespace[n] for n in ("_helper_twice", "_helper_sum", "_caller"))
-    inlined = numba.njit(K._inlining(caller.py_func, (helper_sum, twice), name="caller_inlined"))
+    inlined = numba.njit(K.inlining(caller.py_func, (helper_sum, twice), name="caller_inlined"))
     a = np.random.default_rng(0).standard_normal(7)
     expected = 0.0
     for x in a:
@@ -75,4 +75,4 @@ def test_inlining_compiles_the_helpers_into_the_caller_only():
     assert caller(a) == inlined(a)                                # the same bits
     assert helper_sum.signatures                                  # the caller compiled it
     with pytest.raises(ValueError, match="nor the other helpers call _helper_sum"):
-        K._inlining(twice.py_func, (helper_sum,))
+        K.inlining(twice.py_func, (helper_sum,))

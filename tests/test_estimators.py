@@ -36,7 +36,7 @@ def test_init_parameters_are_the_solvers_hyper_parameters(cls):
                   for n, (d, _) in own.items())
     init = {n: p for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self"}
     fix = ("; paste this __init__ (and add annotations) into fastmv/estimators.py:\n"
-           + _estimator_docs._init_source(func))
+           + _estimator_docs.init_source(func))
     assert set(init) == set(solver), (
         f"{cls.__name__}.__init__ is out of step with fastmv.{func.__name__}: missing "
         f"{sorted(set(solver) - set(init))}, extra {sorted(set(init) - set(solver))}{fix}")
@@ -177,7 +177,7 @@ def test_cmvnmf_labels_are_one_per_sample_and_score_is_per_view():
     assert est.labels_.shape == (60,)
     assert 0.0 < metrics.accuracy(y, est.labels_) <= 1.0  # 1-D: the metrics take it
     # labels_: the views' majority after numbering each view's clusters as the first's
-    aligned = [est.view_labels_[0]] + [estimators._matched_to(lab, est.view_labels_[0], 3)
+    aligned = [est.view_labels_[0]] + [estimators.matched_to(lab, est.view_labels_[0], 3)
                                        for lab in est.view_labels_[1:]]
     for i in range(60):
         votes = np.bincount([a[i] for a in aligned], minlength=3)

@@ -16,7 +16,7 @@ KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 _CALL = textwrap.dedent("""
     import numpy as np
     from {package}.clustering import nearest_center
-    from {package}._options import _numba_cache_directory as numba_cache_directory
+    from {package}._options import numba_cache_directory
     labels, _ = nearest_center(np.array([[0.0, 1.0]]), np.array([1.0]), np.array([0.0, 1.0]))
     assert labels.tolist() == [1]
     print(numba_cache_directory())

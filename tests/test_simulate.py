@@ -11,7 +11,7 @@ from scipy import stats
 
 from fastmv import simulate
 from fastmv._core import _pair_codes
-from fastmv._core._pair_codes import _decode_pairs, _sample_codes
+from fastmv._core._pair_codes import decode_pairs, sample_codes
 
 
 def labels(n, k=4, seed=0):
@@ -38,18 +38,18 @@ def no_duplicates(*pair_arrays):
 def test_decode_pairs_enumerates_all_pairs_exactly_once():
     for n in (2, 3, 7, 300):
         N = n * (n - 1) // 2
-        i, j = _decode_pairs(np.arange(N))
+        i, j = decode_pairs(np.arange(N))
         assert (i < j).all() and (i >= 0).all() and (j < n).all()
         assert np.unique(np.stack([i, j], 1), axis=0).shape[0] == N
     big = np.array([2**31 * (2**31 - 1) // 2 - 1, 10**17, 4 * 10**17 + 12345], dtype=np.int64)
-    i, j = _decode_pairs(big)
+    i, j = decode_pairs(big)
     assert (i < j).all() and (i >= 0).all()
     np.testing.assert_array_equal(j * (j - 1) // 2 + i, big)
 
 
 @pytest.fixture
 def small_population(monkeypatch):
-    """Let modest ranges take the rejection / complement paths of _sample_codes."""
+    """Let modest ranges take the rejection / complement paths of sample_codes."""
     monkeypatch.setattr(_pair_codes, "_SMALL_POPULATION", 0)
 
 
@@ -57,7 +57,7 @@ def small_population(monkeypatch):
                                   (200_000, 20_000), (200_000, 160_000), (200_000, 200_000),
                                   (10**15, 1000)])
 def test_sample_codes_distinct_in_range_all_paths(N, p, small_population):
-    c = _sample_codes(N, p, np.random.default_rng(0))
+    c = sample_codes(N, p, np.random.default_rng(0))
     assert c.dtype == np.int64 and c.shape == (p,)
     assert (np.diff(c) > 0).all()
     if p:
@@ -72,7 +72,7 @@ def test_sample_codes_uniform(N, p, small_population):
     reps = 2000 if N == 20 else 1
     counts = np.zeros(20)
     for _ in range(reps):
-        c = _sample_codes(N, p, rng)
+        c = sample_codes(N, p, rng)
         counts += np.bincount(c * 20 // N, minlength=20)
     if N == 20:
         assert stats.chisquare(counts).pvalue > 1e-4
@@ -89,7 +89,7 @@ def test_sample_codes_every_subset_equally_likely(p, small_population):
     counts = np.zeros(len(index))
     rng = np.random.default_rng(2)
     for _ in range(3000):
-        counts[index[tuple(_sample_codes(6, p, rng).tolist())]] += 1
+        counts[index[tuple(sample_codes(6, p, rng).tolist())]] += 1
     assert stats.chisquare(counts).pvalue > 1e-4
 
 

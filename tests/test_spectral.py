@@ -269,12 +269,12 @@ def test_stalled_arpack_falls_back_to_the_same_eigenvectors(monkeypatch):
     rng = np.random.default_rng(1)
     A = rng.standard_normal((300, 300))
     A = A + A.T
-    w_ref, V_ref = _spectral._top_eigenvectors(A, 4, np.random.default_rng(0), dense=A)
+    w_ref, V_ref = _spectral.top_eigenvectors(A, 4, np.random.default_rng(0), dense=A)
     monkeypatch.setattr(_spectral, "_ARPACK_MAX_RESTARTS", 1)
-    w, V = _spectral._top_eigenvectors(A, 4, np.random.default_rng(0))
+    w, V = _spectral.top_eigenvectors(A, 4, np.random.default_rng(0))
     np.testing.assert_allclose(w, w_ref, rtol=1e-8)
     np.testing.assert_allclose(np.abs(V.T @ V_ref), np.eye(4), atol=1e-6)
     # past the dense size the block Krylov solver takes over
     monkeypatch.setattr(_spectral, "_DENSE_FALLBACK_MAX_N", 10)
-    w, V = _spectral._top_eigenvectors(A, 4, np.random.default_rng(0))
+    w, V = _spectral.top_eigenvectors(A, 4, np.random.default_rng(0))
     np.testing.assert_allclose(w, w_ref, rtol=1e-6)

@@ -216,14 +216,14 @@ class OPIMCKernels:
     20 clusters."""
 
     def setup(self):
-        from fastmv._opimc._chunks import _ChunkBuilder
-        from fastmv._opimc._sources import _ArraySource
+        from fastmv._opimc._chunks import ChunkBuilder
+        from fastmv._opimc._sources import ArraySource
         from fastmv.kernels import opimc as K
         self.K = K
         views, _ = synthetic_views(2000, 5, 200, 20)
         mask = simulate.incomplete_mask(2000, 5, 0.4, random_state=0)
-        src = _ArraySource(views, mask, 2000)
-        self.b = _ChunkBuilder(src.spec, True, 2000)
+        src = ArraySource(views, mask, 2000)
+        self.b = ChunkBuilder(src.spec, True, 2000)
         self.raw = next(src.chunks())
         self.ch = self.b.build(*self.raw)
         rng = np.random.default_rng(1)

@@ -40,13 +40,13 @@ from .._core._driver import feedback
 from .._core._validation import validate_params
 from ._cli_options import (
     CLIError,
-    _int,
-    _load_side,
-    _one_line,
-    _Parser,
-    _typed,
+    Parser,
     build_run_parser,
     check_side,
+    load_side,
+    one_line,
+    parse_int,
+    typed,
 )
 from ._registry import REGISTRY
 
@@ -171,7 +171,7 @@ def _cmd_demo(args):
                     pairs, result = setting.solve()
                     seconds = time.perf_counter() - t0
                 notes += [f"{name} ({setting.label}): {w.category.__name__}: "
-                          f"{_one_line(w.message)}" for w in caught]
+                          f"{one_line(w.message)}" for w in caught]
                 s = _scores(pairs)
                 table.line((name, setting.label, f"{s['acc']:.3f}", f"{s['nmi']:.3f}",
                             f"{s['ari']:.3f}", f"{seconds:.2f}"))
@@ -180,7 +180,7 @@ def _cmd_demo(args):
         except Exception as exc:  # report the failure in the table, keep going
             if os.environ.get("FASTMV_DEBUG"):
                 raise
-            table.line((name, f"FAILED: {type(exc).__name__}: {_one_line(exc)}"))
+            table.line((name, f"FAILED: {type(exc).__name__}: {one_line(exc)}"))
             failures[name] = exc
             continue
         if args.plot and last is not None:
@@ -278,7 +278,7 @@ def _cmd_run(name, argv):
         plot._pyplot()  # fail before the solve when matplotlib is missing
         _output_path(args.plot, "--plot", None)
     views, y, classes = datasets.load_mat(args.data, views=args.views, return_classes=True)
-    side = {s: _load_side(getattr(args, s), s) for s in spec.side
+    side = {s: load_side(getattr(args, s), s) for s in spec.side
             if getattr(args, s) is not None}
     coded = _labels_in_file_codes(side, classes)
     check_side(side, views, name)
@@ -305,7 +305,7 @@ def _cmd_run(name, argv):
         except ValueError as exc:  # InvalidParameterError too: say the option, not the name
             raise CLIError(_as_option(exc, parser)) from exc
         seconds = time.perf_counter() - start
-    notes = list(dict.fromkeys(f"{w.category.__name__}: {_one_line(w.message)}"
+    notes = list(dict.fromkeys(f"{w.category.__name__}: {one_line(w.message)}"
                                for w in caught))
     for note in notes:  # one line each, after the solve
         print(f"fastmv: warning: {note}", file=sys.stderr)
@@ -400,7 +400,7 @@ _PARAMETER_MESSAGE = re.compile(r"^The '(\w+)' parameter of \w+\(\) (.*)$|^(\w+)
 
 def _as_option(exc, parser):
     """A solver's message about parameter ``name`` as one about the option ``--name``."""
-    msg = _one_line(exc)
+    msg = one_line(exc)
     side = _SIDE_MESSAGE.match(msg)
     if side and f"--{_SIDE_OPTIONS[side.group(1)]}" in {
             o for a in parser._actions for o in a.option_strings}:
@@ -463,9 +463,7 @@ def _cmd_compile(args):
                 table.line((name, np.dtype(dtype).name, "sparse" if sparse else "dense",
                             f"{time.perf_counter() - t0:.2f}"))
     # numba: on first use
-    from ..kernels._options import (  # noqa: PLC0415
-        _numba_cache_directory as numba_cache_directory,
-    )
+    from ..kernels._options import numba_cache_directory  # noqa: PLC0415
 
     print(f"Numba cache filled in {time.perf_counter() - total:.1f} s, in "
           f"{numba_cache_directory()} (set NUMBA_CACHE_DIR to choose)")
@@ -495,18 +493,18 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["demo", "--seed", "3"]).seed
     3
     """
-    parser = _Parser(prog="python -m fastmv",
+    parser = Parser(prog="python -m fastmv",
                      description="fastmv: fast multi-view clustering (MVMC, MVFL, EMVC, "
                                  "CMVNMF, OPIMC).")
     parser.add_argument("--version", action="version",
                         version=f"fastmv {_version()} (python -m fastmv)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     demo = sub.add_parser(
         "demo", help="run every solver on the embedded Handwritten data",
         description="Run every solver on the embedded UCI Multiple Features (Handwritten) "
                     "data with simulated side information; one row per setting with its own "
                     "seconds, compilation timed apart.")
-    demo.add_argument("--seed", type=_typed("seed", _int), default=0,
+    demo.add_argument("--seed", type=typed("seed", parse_int), default=0,
                       help="random seed (default 0)")
     demo.add_argument("--solvers", nargs="+", default=None, metavar="SOLVER",
                       help="subset of solvers, space- or comma-separated (default: all)")
@@ -605,7 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         if os.environ.get("FASTMV_DEBUG"):
             raise
-        msg = _one_line(exc)
+        msg = one_line(exc)
         if not isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
             msg = f"{type(exc).__name__}: {msg}"
         print(f"fastmv: error: {msg}", file=sys.stderr)

@@ -10,8 +10,8 @@ import re
 
 import numpy as np
 
-from .._core._cli_parts import _parse_bool
-from ._estimator_docs import _parameter_entries
+from .._core._cli_parts import parse_bool
+from ._estimator_docs import parameter_entries
 from ._registry import REGISTRY, hyper_parameters
 
 __all__ = ["CLIError", "build_run_parser", "check_side"]
@@ -21,14 +21,14 @@ class CLIError(Exception):
     """An error reported to the user as one line."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line (raised, printed by :func:`main`)."""
 
     def error(self, message):
         raise CLIError(f"{self.prog}: {message}")
 
 
-def _one_line(exc):
+def one_line(exc):
     msg = " ".join(str(exc).split()) or type(exc).__name__
     return msg
 
@@ -37,14 +37,14 @@ def _param_docs(func):
     """``{name: first sentence}`` from the numpydoc Parameters section of ``func`` (``%``
     escaped for argparse)."""
     out = {}
-    for names, _, body in _parameter_entries(func):
+    for names, _, body in parameter_entries(func):
         text = " ".join(line.strip() for line in body).strip()
         first = re.split(r"(?<=\.)\s", text, maxsplit=1)[0].replace("%", "%%")
         out.update(dict.fromkeys(names, first))
     return out
 
 
-def _int(text):
+def parse_int(text):
     """An int from text; ``2.5`` is refused rather than truncated."""
     try:
         return int(text)
@@ -55,7 +55,7 @@ def _int(text):
 def _bool_or_level(text):
     """``verbose``: true/false or a level (0, 1, 2)."""
     try:
-        return _parse_bool(text)
+        return parse_bool(text)
     except ValueError:
         try:
             return int(text)
@@ -73,9 +73,9 @@ def _float(text):
 def _value_parser(name, default):
     """A text -> value converter chosen from the parameter's default."""
     if isinstance(default, bool):
-        return _bool_or_level if name == "verbose" else _parse_bool
+        return _bool_or_level if name == "verbose" else parse_bool
     if isinstance(default, int):
-        return _int
+        return parse_int
     if isinstance(default, float):
         return _float
 
@@ -108,7 +108,7 @@ def _value_parser(name, default):
     return literal
 
 
-def _typed(name, convert):
+def typed(name, convert):
     """Wrap ``convert`` so argparse names the option in its one-line message."""
     def parse(text):
         try:
@@ -150,7 +150,7 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
     """
     spec = REGISTRY[name]
     func = spec.function
-    parser = _Parser(
+    parser = Parser(
         prog=f"python -m fastmv run {name}", allow_abbrev=False,
         description=f"{name}: {spec.description}. Reads a MATLAB .mat file (see "
                     "fastmv.datasets.load_mat; labels optional), prints the metrics (when the "
@@ -159,12 +159,12 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
     )
     common = parser.add_argument_group("data and output")
     common.add_argument("--data", required=True, help="path of the .mat file")
-    common.add_argument("--views", type=_typed("views", _int_list), default=None,
+    common.add_argument("--views", type=typed("views", _int_list), default=None,
                         help="comma-separated view indices to use (default: all)")
-    common.add_argument("--n_clusters", type=_typed("n_clusters", _int), default=None,
+    common.add_argument("--n_clusters", type=typed("n_clusters", parse_int), default=None,
                         help="number of clusters (default: the number of classes in the "
                              "file's labels)")
-    common.add_argument("--seed", type=_typed("seed", _int), default=0, help="random seed")
+    common.add_argument("--seed", type=typed("seed", parse_int), default=0, help="random seed")
     ext = spec.labels_suffix
     common.add_argument("--out", default=None,
                         help=f"where to save the labels (default: <data name>.{name}.labels"
@@ -190,14 +190,14 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
                          help="draw the side information from the file's labels (announced "
                               "in the output; the file must have labels)")
         for opt in simulated:
-            sim.add_argument(f"--{opt.name}", type=_typed(opt.name, opt.type), default=None,
+            sim.add_argument(f"--{opt.name}", type=typed(opt.name, opt.type), default=None,
                              help=f"{opt.help} (default: {opt.default}; needs --simulate)")
     construction = [o for o in spec.simulation if not o.simulated]
     if construction:
         group = parser.add_argument_group("input construction")
         for opt in construction:
-            boolean = opt.type is _parse_bool
-            group.add_argument(f"--{opt.name}", type=_typed(opt.name, opt.type),
+            boolean = opt.type is parse_bool
+            group.add_argument(f"--{opt.name}", type=typed(opt.name, opt.type),
                                default=opt.default, nargs="?" if boolean else None,
                                const=True if boolean else None,
                                help=f"{opt.help} (default: {opt.default})")
@@ -213,7 +213,7 @@ def build_run_parser(name: str) -> argparse.ArgumentParser:
             continue
         boolean = isinstance(default, bool)  # a flag: --verbose alone means true
         group.add_argument(f"--{p.name}", dest=f"param_{p.name}", metavar=p.name.upper(),
-                           type=_typed(p.name, _value_parser(p.name, default)),
+                           type=typed(p.name, _value_parser(p.name, default)),
                            default=argparse.SUPPRESS, nargs="?" if boolean else None,
                            const=True if boolean else None,
                            help=(docs.get(p.name) or "") + f" (default: {default!r})")
@@ -224,7 +224,7 @@ def _int_list(text):
     return [int(v) for v in text.split(",")]
 
 
-def _load_side(path, option):
+def load_side(path, option):
     """A side-information array from ``.npy`` or text."""
     if not os.path.isfile(path):
         raise CLIError(f"--{option}: file not found: {path}")
@@ -234,7 +234,7 @@ def _load_side(path, option):
         else:
             arr = np.loadtxt(path, ndmin=2 if option in ("must", "cannot", "mask") else 1)
     except (OSError, ValueError) as exc:
-        raise CLIError(f"--{option}: cannot read {path}: {_one_line(exc)}") from None
+        raise CLIError(f"--{option}: cannot read {path}: {one_line(exc)}") from None
     if option == "labels":
         arr = np.asarray(arr).reshape(-1)
     if arr.dtype.kind not in "biuf":
@@ -265,7 +265,7 @@ def check_side(side: dict, views: list, name: str) -> None:
     Parameters
     ----------
     side : dict
-        ``{option: array}`` as read by :func:`_load_side`.
+        ``{option: array}`` as read by :func:`load_side`.
     views : list of array-like
         The data's views.
     name : str

@@ -19,10 +19,10 @@ from scipy.optimize import linear_sum_assignment
 from .._core._driver import _caller_stacklevel
 from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, _not_fitted_error
 from ._estimator_docs import RESULT_BASE
-from ._params import _SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
+from ._params import SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
 
 
-def _check_view_sizes(view_sizes):
+def check_view_sizes(view_sizes):
     """``view_sizes`` as a list of positive ints; strings and fractional widths are refused
     rather than coerced."""
     if isinstance(view_sizes, (str, bytes)) or not isinstance(view_sizes, (Sequence, np.ndarray)):
@@ -39,11 +39,11 @@ def _check_view_sizes(view_sizes):
     return sizes
 
 
-def _is_frame(V):
+def is_frame(V):
     return hasattr(V, "to_numpy") and hasattr(V, "columns")
 
 
-def _split_views(Xs, view_sizes):
+def split_views(Xs, view_sizes):
     """The list of views: ``Xs`` itself, one 2-D ``Xs`` as one view, or the column blocks of
     a 2-D ``Xs`` with ``view_sizes``; pandas DataFrames become float arrays (missing values as
     NaN)."""
@@ -51,9 +51,9 @@ def _split_views(Xs, view_sizes):
         if _is_rows(Xs):
             return [np.asarray(Xs)]  # one view given as nested lists, a list per sample
         if isinstance(Xs, (list, tuple)):
-            return [V.to_numpy(dtype=np.float64, na_value=np.nan) if _is_frame(V) else V
+            return [V.to_numpy(dtype=np.float64, na_value=np.nan) if is_frame(V) else V
                     for V in Xs]
-        if _is_frame(Xs):
+        if is_frame(Xs):
             return [Xs.to_numpy(dtype=np.float64, na_value=np.nan)]
         if not hasattr(Xs, "shape") and hasattr(Xs, "__array__"):
             Xs = np.asarray(Xs)
@@ -70,8 +70,8 @@ def _split_views(Xs, view_sizes):
         raise InvalidParameterError(
             f"Xs must be a list of views, one 2-D array (one view), or a 2-D array with "
             f"view_sizes (the views side by side), got {got}")
-    sizes = _check_view_sizes(view_sizes)
-    if _is_frame(Xs):
+    sizes = check_view_sizes(view_sizes)
+    if is_frame(Xs):
         Xs = Xs.to_numpy(dtype=np.float64, na_value=np.nan)
     X = Xs if sp.issparse(Xs) else np.asarray(Xs)
     if X.ndim != 2:
@@ -125,7 +125,7 @@ def _is_rows(Xs):
                     and all(isinstance(x, numbers.Number) for x in r) for r in Xs))
 
 
-def _one_array(Xs):
+def one_array(Xs):
     """``Xs`` as an array when it is one 2-D array in another form (nested lists, an object
     with ``__array__`` only), else unchanged."""
     if _is_rows(Xs) or (not isinstance(Xs, (list, tuple)) and not hasattr(Xs, "shape")
@@ -134,7 +134,7 @@ def _one_array(Xs):
     return Xs
 
 
-def _missing_rows(V):
+def missing_rows(V):
     """Rows of a dense view that are all NaN (a sample missing from the view), or None."""
     if sp.issparse(V) or not isinstance(V, np.ndarray) or V.dtype.kind != "f" or V.ndim != 2:
         return None
@@ -144,13 +144,13 @@ def _missing_rows(V):
     return nan.all(axis=1)
 
 
-def _impute_missing(Xs):
+def impute_missing(Xs):
     """Views with their all-NaN rows (missing samples) replaced by the mean of the view's
     present rows, for the solvers that need complete views. Partial NaN rows are left for
     the solver's validation to refuse."""
     out = []
     for v, V in enumerate(Xs):
-        missing = _missing_rows(V)
+        missing = missing_rows(V)
         if missing is None or not missing.any():
             out.append(V)
             continue
@@ -162,7 +162,7 @@ def _impute_missing(Xs):
     return out
 
 
-def _unit_rows(V):
+def unit_rows(V):
     """Rows scaled to unit L2 norm (zero rows stay zero); sparse stays sparse (CSR)."""
     if sp.issparse(V):
         V = sp.csr_matrix(V, dtype=np.float64)
@@ -173,14 +173,14 @@ def _unit_rows(V):
     return V / np.where(norms > 0, norms, 1.0)
 
 
-def _sq_distances(U, C):
+def sq_distances(U, C):
     """Squared distances between the rows of ``U`` (dense or sparse) and of dense ``C``."""
     sq = np.asarray(U.multiply(U).sum(axis=1)).ravel() if sp.issparse(U) else (U * U).sum(1)
     cross = np.asarray(U @ C.T)
     return np.maximum(sq[:, None] - 2 * cross + (C * C).sum(1)[None, :], 0)
 
 
-def _matched_to(labels, reference, c):
+def matched_to(labels, reference, c):
     """``labels`` renumbered to agree most with ``reference`` (same samples)."""
     ok = (labels >= 0) & (reference >= 0)
     table = np.zeros((c, c))
@@ -191,17 +191,17 @@ def _matched_to(labels, reference, c):
     return np.where(labels >= 0, mapping[np.maximum(labels, 0)], labels)
 
 
-def _frame(values, columns, like):
+def as_frame(values, columns, like):
     """``values`` as a DataFrame, with the index of ``like`` (or of its first view) when that
     is a DataFrame."""
     import pandas as pd  # noqa: PLC0415 (optional dependency: asked for by set_output)
 
     first = like[0] if isinstance(like, (list, tuple)) and like else like
-    index = first.index if _is_frame(first) and len(first.index) == len(values) else None
+    index = first.index if is_frame(first) and len(first.index) == len(values) else None
     return pd.DataFrame(values, columns=list(columns), index=index)
 
 
-def _one_hot(labels, c):
+def one_hot(labels, c):
     labels = np.asarray(labels)
     out = np.zeros((labels.size, c), dtype=np.float64)
     ok = (labels >= 0) & (labels < c)
@@ -214,8 +214,8 @@ def _feature_names(Xs):
     every view's DataFrame, in order, for a list of views) when all are strings; None for
     arrays, for a list that mixes DataFrames and arrays, and for names that are not strings.
     Names of mixed types (some strings) are refused, as scikit-learn refuses them."""
-    frames = [Xs] if _is_frame(Xs) else list(Xs) if isinstance(Xs, (list, tuple)) else []
-    if not frames or not all(_is_frame(F) for F in frames):
+    frames = [Xs] if is_frame(Xs) else list(Xs) if isinstance(Xs, (list, tuple)) else []
+    if not frames or not all(is_frame(F) for F in frames):
         return None
     names = [c for F in frames for c in F.columns]
     strings = [isinstance(c, str) for c in names]
@@ -253,13 +253,13 @@ def _set_attributes(est, attributes):
             delattr(est, name)
 
 
-def _record_features(est, Xs, views):
+def record_features(est, Xs, views):
     """``n_features_in_`` and ``feature_names_in_`` of ``Xs`` set on ``est`` (see
     :func:`_input_attributes`)."""
     _set_attributes(est, _input_attributes(Xs, views))
 
 
-def _check_feature_names(est, Xs):
+def check_feature_names(est, Xs):
     """Compare the feature names of ``Xs`` with those ``fit`` saw, as scikit-learn's
     ``validate_data(reset=False)`` does: an error for other names or another order, a warning
     when only one of the two had names."""
@@ -332,16 +332,16 @@ def _with_cause(note, func, Xs, params, side):
     return result
 
 
-_UNFITTED = object()
+UNFITTED = object()
 
 
-class _MultiViewClusterer(BaseEstimator):
+class MultiViewClusterer(BaseEstimator):
     """Shared fit machinery: call the solver with the parameters and the side information,
     store the result's fields as ``<field>_``; then learn one centre per cluster and view
     (the mean of the cluster's present rows scaled to unit L2 norm) for ``predict``,
     ``transform`` and ``score``."""
 
-    _solver = None  # set per estimator class by _estimator_docs._document
+    _solver = None  # set per estimator class by _estimator_docs.document
     _estimator_type = "clusterer"  # scikit-learn < 1.6 reads this instead of the tags
     # OPIMC takes all-NaN rows as missing samples itself; the others get them mean-imputed
     _native_missing = False
@@ -374,9 +374,9 @@ class _MultiViewClusterer(BaseEstimator):
         """The views of ``Xs``; the attributes that describe the input (``view_sizes_``,
         ``n_views_``, ``n_features_in_``, ``feature_names_in_``) are kept aside until the
         solve succeeds (:meth:`_fit` sets them), so that a failed ``fit`` sets nothing."""
-        views = _checked_views(_split_views(Xs, view_sizes), self.n_clusters)
+        views = _checked_views(split_views(Xs, view_sizes), self.n_clusters)
         self._input = {"view_sizes_": None if view_sizes is None
-                       else _check_view_sizes(view_sizes),
+                       else check_view_sizes(view_sizes),
                        "n_views_": len(views), **_input_attributes(Xs, views)}
         self._classes_note = _fewer_classes(y, self.n_clusters, type(self).__name__)
         return views
@@ -391,7 +391,7 @@ class _MultiViewClusterer(BaseEstimator):
         if views is None:
             views = Xs
             if not self._native_missing:
-                Xs = _impute_missing(Xs)
+                Xs = impute_missing(Xs)
         note, self._classes_note = getattr(self, "_classes_note", None), None
         described, self._input = getattr(self, "_input", {}), {}
         if note is None:
@@ -400,8 +400,8 @@ class _MultiViewClusterer(BaseEstimator):
             result = _with_cause(note, func, Xs, params, side)
         c = int(self.n_clusters)
         labels = result.labels
-        embedding = ([_one_hot(lab, c) for lab in labels] if isinstance(labels, list)
-                     else _one_hot(labels, c))
+        embedding = ([one_hot(lab, c) for lab in labels] if isinstance(labels, list)
+                     else one_hot(labels, c))
         centres = None if views is False else self._centres(views, side.get("mask"), c, labels)
         # every fitted attribute is set here, after the solve and the centres succeeded
         _set_attributes(self, described)
@@ -432,16 +432,16 @@ class _MultiViewClusterer(BaseEstimator):
         for v, V in enumerate(views):
             lab = np.asarray(labels[v] if per_view else labels)
             if per_view and v > 0:  # number each view's clusters as view 0's
-                lab = _matched_to(lab, np.asarray(labels[0]), c)
+                lab = matched_to(lab, np.asarray(labels[0]), c)
             present = lab >= 0
             V = sp.csr_matrix(V) if sp.issparse(V) else V  # rows of any sparse format
-            missing = _missing_rows(V)
+            missing = missing_rows(V)
             if missing is not None:
                 present &= ~missing
             if mask is not None:
                 present &= np.asarray(mask, dtype=bool)[:, v]
             rows = np.flatnonzero(present)
-            U = _unit_rows(V[rows])
+            U = unit_rows(V[rows])
             C = np.full((c, V.shape[1]), np.nan)
             counts = np.bincount(lab[rows], minlength=c)[:c]
             members = sp.csr_matrix((np.ones(rows.size), (lab[rows], np.arange(rows.size))),
@@ -482,7 +482,7 @@ class _MultiViewClusterer(BaseEstimator):
         (20, 2)
         """
         centres = self._check_input(Xs)
-        Xs = _one_array(Xs)
+        Xs = one_array(Xs)
         if centres is None:
             raise InvalidParameterError(
                 f"{type(self).__name__} was fitted on input without aligned per-sample "
@@ -497,7 +497,7 @@ class _MultiViewClusterer(BaseEstimator):
                     f"Xs: X has {width} features, but {type(self).__name__} is expecting "
                     f"{sum(view_sizes)} features as input (the views side by side, "
                     f"view_sizes={view_sizes})")
-        views = _split_views(Xs, view_sizes)
+        views = split_views(Xs, view_sizes)
         if len(views) != len(centres):
             one = "" if isinstance(Xs, (list, tuple)) or view_sizes else (
                 " (a 2-D array without view_sizes is one view: give a list of views, or "
@@ -519,15 +519,15 @@ class _MultiViewClusterer(BaseEstimator):
                     f"{where}: X has {V.shape[1]} features, but {type(self).__name__} is "
                     f"expecting {C.shape[1]} features as input (the width of view {v} in fit)")
             V = sp.csr_matrix(V) if sp.issparse(V) else V  # rows of any sparse format
-            missing = _missing_rows(V)
+            missing = missing_rows(V)
             present = np.ones(n, dtype=bool) if missing is None else ~missing
-            U = _unit_rows(V[np.flatnonzero(present)])
+            U = unit_rows(V[np.flatnonzero(present)])
             if not np.all(np.isfinite(U.data if sp.issparse(U) else U)):
                 raise InvalidParameterError(f"{where} contains NaN or infinite values outside "
                                             "all-NaN (missing) rows")
             ok = np.all(np.isfinite(C), axis=1)
             D = np.zeros((U.shape[0], C.shape[0]))
-            D[:, ok] = _sq_distances(U, C[ok])
+            D[:, ok] = sq_distances(U, C[ok])
             total[present] += D * ok
             count[present] += ok
         nowhere = ~count.any(axis=1)
@@ -537,17 +537,17 @@ class _MultiViewClusterer(BaseEstimator):
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.where(count > 0, total / np.maximum(count, 1), np.inf)
         if self._pandas_output():
-            return _frame(out, self.get_feature_names_out(), Xs)
+            return as_frame(out, self.get_feature_names_out(), Xs)
         return out
 
     def _check_input(self, Xs):
         """The fitted centres, after checking that the estimator is fitted and that the
         feature names of ``Xs`` are those ``fit`` saw."""
-        centres = getattr(self, "centers_", _UNFITTED)
-        if centres is _UNFITTED:
+        centres = getattr(self, "centers_", UNFITTED)
+        if centres is UNFITTED:
             raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit "
                                    "first")
-        _check_feature_names(self, Xs)
+        check_feature_names(self, Xs)
         return centres
 
     def fit_transform(self, Xs: Any, y: Any = None, **fit_params: Any) -> np.ndarray:

@@ -3,7 +3,7 @@
 Each estimator's class docstring takes its parameter descriptions from the solver's numpydoc
 docstring, and its ``__init__`` must list the solver's hyper-parameters with the solver's
 defaults: both are derived here, so the estimators and the functions cannot drift apart (the
-tests compare every ``__init__`` with :func:`_init_source`).
+tests compare every ``__init__`` with :func:`init_source`).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ SIDE_ARGS = frozenset({"must_link", "cannot_link", "labels", "mask"})
 RESULT_BASE = {"labels", "objective", "n_iter", "converged"}
 
 
-def _parameter_entries(func):
+def parameter_entries(func):
     """The numpydoc Parameters section of ``func`` as ``[(names, header, body lines)]``."""
     doc = inspect.getdoc(func) or ""
     m = re.search(r"^Parameters\n-+\n(.*?)(?=^\w[\w ]*\n-+\n|\Z)", doc, re.DOTALL | re.MULTILINE)
@@ -45,7 +45,7 @@ def _parameters_doc(cls, func):
     blocks = []  # (position in __init__, lines): documented in the signature's order
     done = set()
     solver_defaults = {p.name: p.default for p in inspect.signature(func).parameters.values()}
-    for entry_names, header, body in _parameter_entries(func):
+    for entry_names, header, body in parameter_entries(func):
         own = [n for n in entry_names if n in names]
         if not own:
             continue
@@ -106,7 +106,7 @@ def _result_fields(func):
     return [f.name for f in dataclasses.fields(result_cls) if f.name not in RESULT_BASE]
 
 
-def _document(cls, func, intro, examples, matrices_doc="Learned by the solver."):
+def document(cls, func, intro, examples, matrices_doc="Learned by the solver."):
     cls._solver = staticmethod(func)
     result_fields = _result_fields(func)
     cls.__doc__ = "\n\n".join([
@@ -165,7 +165,7 @@ _SIDE_DOC = {
 }
 
 
-def _fit_doc(cls, xs, side, example):
+def fit_doc(cls, xs, side, example):
     args, fit, attr, out = example
     # a solver that takes a mask of present samples handles missing ones itself
     missing = ("handled by the solver" if "mask" in side else
@@ -195,7 +195,7 @@ def estimator_default(func, name, default):
     return (spec.estimator_defaults if spec is not None else {}).get(name, default)
 
 
-def _init_source(func) -> str:
+def init_source(func) -> str:
     """Source of the explicit ``__init__`` an estimator of ``func`` needs: ``n_clusters``
     first (positional, as in scikit-learn), then the solver's other hyper-parameters as
     keywords in signature order, the solver's defaults (estimator defaults for the required

@@ -11,7 +11,7 @@ from typing import Any
 from ..exceptions import InvalidParameterError
 
 # Parameters a clone shares with its original instead of copying (see __sklearn_clone__).
-_SHARED_BY_REFERENCE = frozenset({"executor"})
+SHARED_BY_REFERENCE = frozenset({"executor"})
 
 
 class BaseEstimator:
@@ -137,7 +137,7 @@ class BaseEstimator:
         """
         params = self.get_params(deep=False)
         for name, value in params.items():
-            if name in _SHARED_BY_REFERENCE:
+            if name in SHARED_BY_REFERENCE:
                 continue
             clone = getattr(value, "__sklearn_clone__", None)
             params[name] = clone() if callable(clone) and not isinstance(value, type) \

@@ -13,11 +13,11 @@ import numpy as np
 from ..exceptions import InvalidParameterError, _not_fitted_error
 from ._clusterer import (
     BaseEstimator,
-    _check_feature_names,
-    _frame,
-    _is_frame,
-    _record_features,
-    _split_views,
+    as_frame,
+    check_feature_names,
+    is_frame,
+    record_features,
+    split_views,
 )
 
 
@@ -88,9 +88,9 @@ class ViewTransformer(BaseEstimator):
         self
             The fitted transformer.
         """
-        views = _split_views(Xs, self.view_sizes)
+        views = split_views(Xs, self.view_sizes)
         self.transformers_ = [self._clone().fit(V, y) for V in views]
-        _record_features(self, Xs, views)
+        record_features(self, Xs, views)
         return self
 
     def transform(self, Xs: Any) -> list:
@@ -108,14 +108,14 @@ class ViewTransformer(BaseEstimator):
         """
         if not hasattr(self, "transformers_"):
             raise _not_fitted_error("this ViewTransformer is not fitted yet: call fit first")
-        _check_feature_names(self, Xs)
-        views = _split_views(Xs, self.view_sizes)
+        check_feature_names(self, Xs)
+        views = split_views(Xs, self.view_sizes)
         if len(views) != len(self.transformers_):
             raise InvalidParameterError(f"Xs has {len(views)} views; the transformer was "
                                         f"fitted on {len(self.transformers_)}")
         out = [t.transform(V) for t, V in zip(self.transformers_, views)]
         if self._pandas_output():
-            out = [W if _is_frame(W) else _frame(np.asarray(W), _view_names(t, v, W), V)
+            out = [W if is_frame(W) else as_frame(np.asarray(W), view_names(t, v, W), V)
                    for v, (t, W, V) in enumerate(zip(self.transformers_, out, views))]
         return out
 
@@ -143,7 +143,7 @@ class ViewTransformer(BaseEstimator):
                     transformer_tags=TransformerTags(), no_validation=True)
 
 
-def _view_names(transformer, v, W):
+def view_names(transformer, v, W):
     """Column names of view ``v``'s transformed block: the transformer's own when it has
     them, else ``view<v>_<j>``."""
     names = getattr(transformer, "get_feature_names_out", None)

@@ -103,10 +103,10 @@ _TASK_ROWS = 16384
 
 # Restarts run one per thread only when each is long enough to pay for it: a restart is a
 # Python loop around small kernel calls, and two such loops contend for the GIL. Below this
-# many samples and this work per Lloyd step (``size × k`` multiply-adds), two threads made
-# ``kmeans`` 1.2-1.9x slower than one on the project's 2-core machine; above both, or
-# where the Lloyd step itself goes parallel (PARALLEL_MIN_WORK), up to 1.9x faster
-# (docs/records/perf.md, "k-means restarts on threads"). The results do not depend on it.
+# many samples and this work per Lloyd step (``size × k`` multiply-adds), two threads make
+# ``kmeans`` slower than one; above both, or where the Lloyd step itself goes parallel
+# (PARALLEL_MIN_WORK), faster (docs/records/perf.md, "k-means restarts on threads"). The
+# results do not depend on it.
 _THREADED_RESTARTS_MIN_SAMPLES = 1500
 _THREADED_RESTARTS_MIN_WORK = 2 ** 18
 

@@ -78,7 +78,7 @@ def _check_symmetric_nonnegative(S, name):
                                     f"largest entry {scale:.3g}); pass (S + S.T) / 2")
 
 
-def _top_eigenvectors(A, k, rng, dense=None):
+def top_eigenvectors(A, k, rng, dense=None):
     """Eigenvectors of the ``k`` largest (algebraic) eigenvalues of symmetric ``A``, with
     eigenvalues in descending order and a deterministic sign (largest-|entry| positive)."""
     n = A.shape[0]
@@ -264,12 +264,12 @@ def spectral_embedding(S: np.ndarray | sp.spmatrix | spla.LinearOperator, n_comp
             A = (Dm @ S @ Dm).tocsr()
         else:
             A = inv_sqrt[:, None] * S * inv_sqrt[None, :]
-        _, V = _top_eigenvectors(A, k, rng)
+        _, V = top_eigenvectors(A, k, rng)
     else:
         dense = S.toarray() if sp.issparse(S) else np.asarray(S, dtype=np.float64)
         A = inv_sqrt[:, None] * dense * inv_sqrt[None, :]
         A = (A + A.T) / 2
-        _, V = _top_eigenvectors(A, k, rng, dense=A)
+        _, V = top_eigenvectors(A, k, rng, dense=A)
     return normalize_rows(V)
 
 
@@ -463,9 +463,9 @@ def markov_spectral_clustering(P: np.ndarray | sp.spmatrix, n_clusters: int, *,
         B = s[:, None] * P * si[None, :]
         Theta = (B + B.T) * 0.5
     if not sp.issparse(Theta) and n <= _DENSE_EIGH_MAX_N:
-        w, V = _top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
+        w, V = top_eigenvectors(Theta, n_clusters, rng, dense=Theta)
     else:
-        w, V = _top_eigenvectors(Theta, n_clusters, rng)
+        w, V = top_eigenvectors(Theta, n_clusters, rng)
     rank = int(np.count_nonzero(w > _DEGENERATE_EIGENVALUE * max(w[0], 0.0)))
     if n_clusters > 1 and rank < n_clusters:
         warnings.warn(

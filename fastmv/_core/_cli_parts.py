@@ -99,7 +99,7 @@ def _scored(y, labels):
     return [] if y is None else [(y, labels)]
 
 
-def _parse_bool(text):
+def parse_bool(text):
     low = str(text).strip().lower()
     if low in ("1", "true", "yes", "on"):
         return True
@@ -108,5 +108,5 @@ def _parse_bool(text):
     raise ValueError(f"expected true or false, got {text!r}")
 
 
-def _optional_int(text):
+def optional_int(text):
     return None if str(text).lower() == "none" else int(text)

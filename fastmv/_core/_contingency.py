@@ -79,7 +79,7 @@ def _check_pair(y_true, y_pred):
     return yt, yp
 
 
-def _table(y_true, y_pred) -> _Table:
+def contingency_table(y_true, y_pred) -> _Table:
     yt, yp = _check_pair(y_true, y_pred)
     try:
         a, k1 = _factorize(yt)
@@ -103,7 +103,7 @@ def _table(y_true, y_pred) -> _Table:
     return _Table(n, rows, cols, counts.astype(np.int64, copy=False), row_sums, col_sums)
 
 
-def _acc(t: _Table) -> float:
+def table_accuracy(t: _Table) -> float:
     k1, k2 = t.shape
     if k1 * k2 <= _DENSE_MATCH_LIMIT:
         C = t.dense()
@@ -142,7 +142,7 @@ def _mi(t: _Table) -> float:
     return max(float(terms.sum()), 0.0)
 
 
-def _nmi(t: _Table, average_method: str) -> float:
+def table_nmi(t: _Table, average_method: str) -> float:
     k1, k2 = t.shape
     if k1 == k2 == 1:
         return 1.0
@@ -173,7 +173,7 @@ def _pair_counts(t: _Table):
     return tp, pred, true, n * (n - 1) // 2
 
 
-def _ari(t: _Table) -> float:
+def table_ari(t: _Table) -> float:
     tp, pred, true, total = _pair_counts(t)
     fp = pred - tp
     fn = true - tp
@@ -184,7 +184,7 @@ def _ari(t: _Table) -> float:
     return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
 
 
-def _prf(t: _Table):
+def table_prf(t: _Table):
     tp, pred, true, _ = _pair_counts(t)
     prec = tp / pred if pred > 0 else 1.0
     rec = tp / true if true > 0 else 1.0
@@ -192,14 +192,14 @@ def _prf(t: _Table):
     return float(prec), float(rec), float(f)
 
 
-def _purity(t: _Table) -> float:
+def table_purity(t: _Table) -> float:
     k2 = t.shape[1]
     best = np.zeros(k2, dtype=np.int64)
     np.maximum.at(best, t.cols, t.counts)
     return float(best.sum()) / t.n
 
 
-def _entropy(t: _Table, base: float) -> float:
+def table_entropy(t: _Table, base: float) -> float:
     # Σ_ij (N_ij / n) log(b_j / N_ij) = H(U | V)
     p = t.counts / t.n
     h = float(np.sum(p * (np.log(t.col_sums[t.cols]) - np.log(t.counts))))

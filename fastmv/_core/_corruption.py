@@ -8,9 +8,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ._pair_codes import _round, _sample_codes
+from ._pair_codes import round_half_up, sample_codes
 
-_KINDS = ("gaussian", "entries", "samples")
+CORRUPTION_KINDS = ("gaussian", "entries", "samples")
 
 
 def _range(X):
@@ -22,7 +22,7 @@ def _range(X):
     return float(X.min()), float(X.max())
 
 
-def _gaussian(X, snr_db, rng):
+def add_gaussian_noise(X, snr_db, rng):
     n, d = X.shape
     if sp.issparse(X):
         power = float(np.dot(X.data, X.data)) / (n * d)
@@ -35,10 +35,10 @@ def _gaussian(X, snr_db, rng):
     return out
 
 
-def _entries(X, level, rng):
+def corrupt_entries(X, level, rng):
     n, d = X.shape
     lo, hi = _range(X)
-    codes = _sample_codes(n * d, _round(level * n * d), rng)
+    codes = sample_codes(n * d, round_half_up(level * n * d), rng)
     values = rng.uniform(lo, hi, size=codes.shape[0])
     if not sp.issparse(X):
         out = X.copy()
@@ -58,7 +58,7 @@ def _entries(X, level, rng):
     return out
 
 
-def _samples(X, rows, rng):
+def corrupt_samples(X, rows, rng):
     n, d = X.shape
     lo, hi = _range(X)
     values = rng.uniform(lo, hi, size=(rows.shape[0], d)).astype(X.dtype, copy=False)

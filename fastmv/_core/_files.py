@@ -20,8 +20,8 @@ from ..exceptions import InvalidFileError
 
 __all__ = ["MAX_INFLATION", "INFLATION_FLOOR", "read_npz", "check_mat_inflation"]
 
-#: Largest ratio of inflated to stored bytes accepted (the shared ``.mat`` datasets inflate
-#: by at most 45×; uncompressed ``.npz`` results by 1×).
+#: Largest ratio of inflated to stored bytes accepted: far above what compressed datasets and
+#: uncompressed ``.npz`` results reach, far below what a decompression bomb needs.
 MAX_INFLATION = 200
 #: Inflated sizes up to this many bytes are accepted whatever the ratio.
 INFLATION_FLOOR = 256 * 2 ** 20

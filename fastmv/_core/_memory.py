@@ -36,7 +36,8 @@ __all__ = ["memory_limit", "available_memory", "check_memory", "Available", "GIB
            "MIN_CHECKED_BYTES", "LIMIT_ENV", "format_bytes"]
 
 GIB = 2 ** 30
-#: Peaks below this are not compared with the machine (reading /proc costs ~0.1 ms a call).
+#: Peaks below this are not compared with the machine (a read of /proc on every small call
+#: would cost more than the call).
 MIN_CHECKED_BYTES = 64 * 2 ** 20
 #: The environment variable that states the limit (``off`` / ``none`` disables the check).
 LIMIT_ENV = "FASTMV_MEMORY_LIMIT"

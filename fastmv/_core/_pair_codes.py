@@ -15,15 +15,15 @@ from ._validation import check_int, check_scalar
 # Below this population size Generator.choice(replace=False) may permute the whole range.
 _SMALL_POPULATION = 1 << 22
 # Largest n whose pair codes j (j - 1) / 2 + i decode exactly in int64.
-_MAX_PAIR_N = 1 << 31
+MAX_PAIR_N = 1 << 31
 
 
-def _round(x: float) -> int:
+def round_half_up(x: float) -> int:
     """Round half up (Python's round() is half-to-even)."""
     return int(math.floor(x + 0.5))
 
 
-def _sample_codes(N: int, p: int, rng: np.random.Generator) -> np.ndarray:
+def sample_codes(N: int, p: int, rng: np.random.Generator) -> np.ndarray:
     """``p`` distinct integers drawn uniformly from ``range(N)``, sorted, int64.
 
     Every p-subset is equally likely. Memory O(p) when p ≤ N/50 (Floyd's algorithm with a hash
@@ -35,7 +35,7 @@ def _sample_codes(N: int, p: int, rng: np.random.Generator) -> np.ndarray:
         return np.sort(rng.choice(N, size=p, replace=False).astype(np.int64, copy=False))
     if 2 * p > N:
         # complement: draw the N - p codes to leave out (N ≤ 2p, so O(N) memory is O(p))
-        out = _sample_codes(N, N - p, rng)
+        out = sample_codes(N, N - p, rng)
         keep = np.ones(N, dtype=bool)
         keep[out] = False
         return np.flatnonzero(keep).astype(np.int64, copy=False)
@@ -50,7 +50,7 @@ def _sample_codes(N: int, p: int, rng: np.random.Generator) -> np.ndarray:
     return codes
 
 
-def _decode_pairs(codes: np.ndarray):
+def decode_pairs(codes: np.ndarray):
     """Code ``c = j(j-1)/2 + i`` (0 ≤ i < j) → ``(i, j)``, exact in int64 for j < 3e9."""
     c = codes.astype(np.int64, copy=False)
     j = np.floor((1.0 + np.sqrt(1.0 + 8.0 * c.astype(np.float64))) / 2.0).astype(np.int64)
@@ -60,27 +60,27 @@ def _decode_pairs(codes: np.ndarray):
     return i, j
 
 
-def _n_from(N: int, n_constraints, ratio, what: str) -> int:
+def n_pairs_from(N: int, n_constraints, ratio, what: str) -> int:
     """Number of pairs to draw out of ``N`` from exactly one of n_constraints / ratio."""
     if (n_constraints is None) == (ratio is None):
         raise ValueError("give exactly one of n_constraints and ratio")
     if ratio is not None:
         ratio = check_scalar(ratio, "ratio", low=0.0, high=1.0)
-        return _round(ratio * N)
+        return round_half_up(ratio * N)
     p = check_int(n_constraints, "n_constraints", low=0)
     if p > N:
         raise ValueError(f"n_constraints={p} exceeds the number of distinct {what} ({N})")
     return p
 
 
-def _split(i, j, same):
+def split_must_cannot(i, j, same):
     pairs = np.empty((i.shape[0], 2), dtype=np.int64)
     pairs[:, 0] = i
     pairs[:, 1] = j
     return np.ascontiguousarray(pairs[same]), np.ascontiguousarray(pairs[~same])
 
 
-def _codes_of(y, name):
+def codes_of(y, name):
     """Integer class ids 0..c-1 (rank among the sorted distinct values of y)."""
     try:
         uniq, codes = np.unique(y, return_inverse=True)

@@ -78,7 +78,7 @@ def check_sparse_structure(X, name: str, *, dtype=None, copy: bool = False):
 
 
 #: Dense float64 values per row that any solver keeps for a sparse input, at least.
-_PER_ROW_VALUES = 8
+PER_ROW_VALUES = 8
 
 
 def _physical_memory() -> int | None:
@@ -88,7 +88,7 @@ def _physical_memory() -> int | None:
         return None
 
 
-def _shape_of(X):
+def shape_of(X):
     try:
         return tuple(X.shape)
     except Exception:

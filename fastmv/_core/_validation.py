@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from ..exceptions import InsufficientMemoryError, InvalidParameterError
 from ._progress import public_call
-from ._structure import _PER_ROW_VALUES, _shape_of, check_fits_in_memory, check_sparse_structure
+from ._structure import PER_ROW_VALUES, check_fits_in_memory, check_sparse_structure, shape_of
 
 __all__ = [
     "Interval",
@@ -148,7 +148,7 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
         if X.ndim != 2:
             raise InvalidParameterError(f"{name} must be 2-D, got {X.ndim}-D")
         # every solver keeps a few dense arrays of one value per row (labels, degrees, ...)
-        check_fits_in_memory((X.shape[0], _PER_ROW_VALUES), 8, name,
+        check_fits_in_memory((X.shape[0], PER_ROW_VALUES), 8, name,
                              what=f"the per-row arrays of its {X.shape[0]} rows")
         target = dtype if dtype is not None else (
             np.float32 if X.dtype == np.float32 else np.float64)
@@ -168,7 +168,7 @@ def check_array(X, name: str, *, accept_sparse: bool = True, dtype=None, ndim: i
         arr = np.asarray(X)
     except MemoryError:
         raise InvalidParameterError(f"{name} does not fit in memory as an array "
-                                    f"(shape {_shape_of(X)})") from None
+                                    f"(shape {shape_of(X)})") from None
     except Exception as exc:  # a closed h5py file, a failing __array__, ...
         raise InvalidParameterError(f"{name} could not be read as an array "
                                     f"({type(exc).__name__}: {exc})") from exc

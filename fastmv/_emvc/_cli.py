@@ -9,9 +9,9 @@ from .._core._cli_parts import (
     RunOutcome,
     _describe_params,
     _n_clusters,
-    _optional_int,
-    _parse_bool,
     _scored,
+    optional_int,
+    parse_bool,
 )
 from ._peak import check_emvc_from_views
 from ._spec import SPEC
@@ -21,13 +21,13 @@ def _parse_sigma(text):
     return text if text == "median" else float(text)
 
 
-SIMULATION = (Option("unit_rows", _parse_bool, False,
+SIMULATION = (Option("unit_rows", parse_bool, False,
                      "scale each view's rows to unit norm before the transition matrices "
                      "(default false: fastmv.transition_matrix of the raw view, as "
                      "fastmv.EMVC() and the README)"),
               Option("sigma", _parse_sigma, "median",
                      "Gaussian width of the transition matrices (a number or median)"),
-              Option("n_neighbors", _optional_int, None,
+              Option("n_neighbors", optional_int, None,
                      "keep this many nearest neighbours per row (default: all)"))
 # fastmv.estimators.EMVC_LAMBDA: one default for the function's README route, the estimator
 # and the command line (tests/test_cli.py checks they agree)

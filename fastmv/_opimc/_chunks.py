@@ -1,10 +1,10 @@
 """One OPIMC chunk: raw per-view row blocks → the kernels' compact layout.
 
-:class:`_ChunkBuilder` validates each block (shape, finite values, CSR structure and index
+:class:`ChunkBuilder` validates each block (shape, finite values, CSR structure and index
 range, presence mask), drops missing rows, scales rows to unit norm (scale-safe), and lays
-the chunk out as ``fastmv.kernels.opimc.DenseRows`` / ``SparseRows``; :func:`_kmeanspp`
+the chunk out as ``fastmv.kernels.opimc.DenseRows`` / ``SparseRows``; :func:`kmeanspp`
 seeds centres on the first chunk in the assignment metric (docs/algorithms.md §5);
-:func:`_read_chunks` reads and builds the chunks, the next one in a second thread while the
+:func:`read_chunks` reads and builds the chunks, the next one in a second thread while the
 current one is clustered when the call has two threads or more.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from fastmv.kernels.opimc_layout import (
 from .._core._interrupts import deferred_pool
 from .._core._validation import check_sparse_structure
 from ..exceptions import InvalidParameterError
-from ._sources import _check_view_dtype, _release_pages, _RowsOf, _Spec, _take_rows
+from ._sources import RowsOf, ViewSpec, check_view_dtype, release_pages, take_rows
 
 
 @dataclasses.dataclass
@@ -58,11 +58,11 @@ def _mask_block(mblock, s, m, start):
     return M.astype(bool)
 
 
-class _ChunkBuilder:
+class ChunkBuilder:
     """Turns raw per-view row blocks into the compact kernel layout (see
     ``fastmv.kernels.opimc``), validating each block on the way."""
 
-    def __init__(self, spec: _Spec, normalize: bool, chunk_size: int):
+    def __init__(self, spec: ViewSpec, normalize: bool, chunk_size: int):
         self.spec = spec
         self.n_buffers = 1                # 2 while the next chunk is built during this one
         self.normalize = normalize
@@ -96,13 +96,13 @@ class _ChunkBuilder:
     def _dense_array(self, B, s, start, v):
         """-> (array, rows of it) of one dense view's block: ``(block, None)``, or for rows
         of an in-memory view of the chunk's dtype ``(view, its rows)`` (no copy)."""
-        if isinstance(B, _RowsOf):
+        if isinstance(B, RowsOf):
             if B.view.dtype == self.dtype:
                 return B.view, B.rows
             B = B.view[B.rows]
         A = B.toarray() if sp.issparse(B) else np.asarray(B)
         if A.dtype != self.dtype:
-            _check_view_dtype(A.dtype, f"X_list[{v}]")
+            check_view_dtype(A.dtype, f"X_list[{v}]")
             A = A.astype(self.dtype)
         if not A.flags.c_contiguous:
             A = np.ascontiguousarray(A)
@@ -154,9 +154,9 @@ class _ChunkBuilder:
             P[rows[allnan], np.searchsorted(row_start, allnan, side="right") - 1] = False
         dense = DenseRows(values, value_start, rows, row_start, position) if nd else None
         for iv in range(nd):
-            _release_pages(blocks[order[iv]])
+            release_pages(blocks[order[iv]])
         if mblock is not None:
-            _release_pages(mblock)
+            release_pages(mblock)
         del arrays
         # sparse views: one CSR with global column indices; missing rows dropped
         sparts = [self._sparse_part(blocks[order[iv]], iv, P[:, iv], s, start, row)
@@ -231,13 +231,13 @@ class _ChunkBuilder:
         return fill
 
 
-def _cut_chunks(whole, ends, dense_dims):
+def cut_chunks(whole, ends, dense_dims):
     """Chunks ``[ends[t - 1], ends[t])`` (from 0) of ``whole``, a chunk of all the rows built
     at once, each in the layout a build of its rows alone gives (the same arrays, bit for bit):
     in-memory views whose chunks are kept are validated, normalised and laid out in one build,
     then clustered chunk by chunk from these cuts, and swept whole in the later passes
     (``_stream_chunk_refine`` with ``chunk_ends``). Yields ``(start, chunk, None)``, as
-    :func:`_read_chunks` does."""
+    :func:`read_chunks` does."""
     dn, sps = whole.dense, whole.sparse
     cuts = np.concatenate([[0], ends])
     if dn is not None:
@@ -301,8 +301,8 @@ def _seed_candidates(W, c):
     return np.arange(W.shape[0])
 
 
-class _Seeding:
-    """A first chunk laid out once for k-means++ seeding (:func:`_kmeanspp`), shared by the
+class Seeding:
+    """A first chunk laid out once for k-means++ seeding (:func:`kmeanspp`), shared by the
     starts tried on it: the dense views side by side with zeros where a row is missing
     (float64) and the sparse views as one CSR matrix, so the distances of every row to all of
     a step's trial centres take one product for the dense views and one for the sparse."""
@@ -349,8 +349,8 @@ class _Seeding:
         return np.maximum(out, 0.0, out=out)
 
 
-def _kmeanspp(seeding, c, rng, n_starts=1):
-    """Greedy k-means++ seeding on the first chunk (a :class:`_Seeding`), in the metric of
+def kmeanspp(seeding, c, rng, n_starts=1):
+    """Greedy k-means++ seeding on the first chunk (a :class:`Seeding`), in the metric of
     the assignment step (``Σ_v w_{v,i} ‖x_{v,i} − u_{v,k}‖²``): each seed is the best of
     ``2 + ln c`` rows drawn by D² sampling (the one that lowers the total distance most, as
     scikit-learn's k-means++), drawn among :func:`_seed_candidates`. A seed row's missing
@@ -396,9 +396,9 @@ def _some_rows(item, keep):
     """The item of a source's ``chunks()`` for the rows at positions ``keep`` (increasing)
     of its chunk only, the rows of in-memory views not read."""
     start, blocks, mblock, input_rows = item
-    blocks = [_RowsOf(B.view, B.rows[keep]) if isinstance(B, _RowsOf) else _take_rows(B, keep)
+    blocks = [RowsOf(B.view, B.rows[keep]) if isinstance(B, RowsOf) else take_rows(B, keep)
               for B in blocks]
-    mblock = None if mblock is None else _take_rows(mblock, keep)
+    mblock = None if mblock is None else take_rows(mblock, keep)
     rows = start + keep if input_rows is None else np.asarray(input_rows)[keep]
     return start, blocks, mblock, rows
 
@@ -428,7 +428,7 @@ def _next_chunk(items, builder, skip=None):
 
 
 @contextlib.contextmanager
-def _read_chunks(source, builder, read_ahead, skip=None):
+def read_chunks(source, builder, read_ahead, skip=None):
     """Yield an iterator of :func:`_next_chunk` results over one pass of ``source``.
 
     With ``read_ahead``, chunk ``t + 1`` is read and built in a second thread (serial kernels

@@ -10,7 +10,7 @@ overlaps compute while at most ``prefetch + 1`` blocks are in memory. The solver
 stream into its own chunks, so results are identical to NumPy input with the same
 ``chunk_size`` and seed and ``shuffle=False``. This stream reads dask views in order
 (``shuffle=False``); shuffled, the solver gathers each chunk's rows from the dask arrays
-directly (``fastmv._opimc._sources._ArraySource``), in the visiting order of every other
+directly (``fastmv._opimc._sources.ArraySource``), in the visiting order of every other
 random-access source.
 """
 from __future__ import annotations

@@ -22,16 +22,16 @@ from fastmv.kernels.opimc_refine import _stream_chunk_refine
 from .._core._driver import Step, relative_change, state_view
 from ..exceptions import InvalidParameterError
 from ._certify import RowBounds, center_shift, optimal_centers, proven, settled, to_optimal
-from ._chunks import _ChunkBuilder, _cut_chunks, _kmeanspp, _read_chunks, _Seeding
-from ._sources import _Spec
+from ._chunks import ChunkBuilder, Seeding, cut_chunks, kmeanspp, read_chunks
+from ._sources import ViewSpec
 
 
-class _Data(NamedTuple):
+class Data(NamedTuple):
     """What ``_solver._prepare`` validated: the source, its chunk builder and the start."""
 
-    source: object            # _ArraySource or _StreamSource
-    spec: _Spec
-    builder: _ChunkBuilder
+    source: object            # ArraySource or StreamSource
+    spec: ViewSpec
+    builder: ChunkBuilder
     n: int | None             # None for a stream (known after the first pass)
     n_clusters: int
     init: object              # "random" | "k-means++" | None (labels or centres given)
@@ -80,7 +80,7 @@ class _SweepOutput(NamedTuple):
 class Problem:
     """OPIMC as a problem for the shared driver: each ``step()`` is one pass over the data."""
 
-    def __init__(self, prep: _Data, *, alpha, max_inner_iter, inner_tol, n_init, bar,
+    def __init__(self, prep: Data, *, alpha, max_inner_iter, inner_tol, n_init, bar,
                  read_ahead=False, refine="each", label_tol=0.0, max_iter=1):
         self.prep, self.bar, self.read_ahead = prep, bar, read_ahead
         self.max_iter = max_iter
@@ -133,15 +133,13 @@ class Problem:
         b, U = self.prep.builder, self.stats.centers
         return [U[b.view_ptr[iv]:b.view_ptr[iv + 1]].copy() for iv in np.argsort(b.order)]
 
-    def _iterate(self, ch, lab, start, fill):
-        """The chunk loop's kernel; its bounds kept in ``_bounds``."""
-        self._bounds, self._optimal = DistanceBounds(np.empty(ch.s), np.empty(ch.s)), None
-        return _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
-                                     self.stats, lab, start, fill, self.alpha,
-                                     self.max_inner_iter, self.inner_tol, self._bounds)
-
     def _run(self, ch, lab, start, fill, refine=None):
-        out = self._iterate(ch, lab, start, fill)
+        """The chunk loop's kernel (its bounds kept in ``_bounds``), then the single-row moves
+        when ``refine`` (default: the call's ``refine``) asks for them."""
+        self._bounds, self._optimal = DistanceBounds(np.empty(ch.s), np.empty(ch.s)), None
+        out = _stream_chunk_iterate(ch.dense, ch.sparse, ch.W, self.prep.builder.view_ptr,
+                                    self.stats, lab, start, fill, self.alpha,
+                                    self.max_inner_iter, self.inner_tol, self._bounds)
         if not (self.refine if refine is None else refine):
             return out
         return self._refine(ch, lab, fill, out)
@@ -165,7 +163,7 @@ class Problem:
             moves, _ = self._sweeps(ch, lab, fill, REFINE_SWEEPS)
             if moves == 0:
                 break
-            out = self._iterate(ch, lab, REPLACE_PREVIOUS, fill)
+            out = self._run(ch, lab, REPLACE_PREVIOUS, fill, refine=False)
         return out
 
     def _first_chunk(self, ch):
@@ -185,7 +183,7 @@ class Problem:
         best, c, fresh = None, prep.n_clusters, self.stats
         each = self.refine_each
         n_starts = self._n_starts(s)
-        seeds = (_kmeanspp(_Seeding(ch, prep.builder, fill), c, prep.rng, n_starts)
+        seeds = (kmeanspp(Seeding(ch, prep.builder, fill), c, prep.rng, n_starts)
                  if prep.init == "k-means++" else None)
         for j in range(n_starts):
             self.stats = Statistics(*(np.zeros_like(a) for a in fresh))
@@ -314,7 +312,7 @@ class Problem:
             changed, losses, iters = self._kept_pass()
             return self._end_step(parts, list(losses), list(iters), float(losses[-1]), changed)
         if self._whole is not None:
-            reading = contextlib.nullcontext(_cut_chunks(*self._whole,
+            reading = contextlib.nullcontext(cut_chunks(*self._whole,
                                                          self.prep.builder.dense_dims))
         else:
             # of a chunk, only the rows the carried bounds do not prove stay are built and
@@ -322,7 +320,7 @@ class Problem:
             # left (a reading thread would build ahead of them), and the chunks left are few
             skip = (self._unproven if self.row_bounds is not None and self.passes > 0
                     else None)
-            reading = _read_chunks(self.prep.source, self.prep.builder,
+            reading = read_chunks(self.prep.source, self.prep.builder,
                                    self.read_ahead and skip is None, skip)
         with reading as chunks:
             for t, (start, ch, error) in enumerate(chunks):

@@ -37,16 +37,16 @@ from .._core._validation import (
     declare_params,
 )
 from ..exceptions import DegenerateSolutionError, InvalidParameterError
-from ._chunks import _ChunkBuilder
+from ._chunks import ChunkBuilder
 from ._dask import DaskChunkStream, is_dask_collection
 from ._peak import check_opimc
-from ._problem import Problem, _Data
+from ._problem import Data, Problem
 from ._sources import (
-    _ArraySource,
-    _is_view,
-    _looks_like_view,
-    _StreamSource,
+    ArraySource,
+    StreamSource,
     is_one_shot,
+    is_view,
+    looks_like_view,
 )
 
 __all__ = ["opimc", "OPIMCResult"]
@@ -95,26 +95,26 @@ class OPIMCResult(Result):
 
 def _is_stream(X_list) -> bool:
     return not (isinstance(X_list, (list, tuple)) and len(X_list) > 0
-                and all(_looks_like_view(X) for X in X_list))
+                and all(looks_like_view(X) for X in X_list))
 
 
 def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
-             random_state, shuffle=False) -> _Data:
+             random_state, shuffle=False) -> Data:
     """Chunk source, builder and start of an OPIMC call (shapes, dtypes, ``init``)."""
-    if _is_view(X_list) and not isinstance(X_list, (list, tuple)):
+    if is_view(X_list) and not isinstance(X_list, (list, tuple)):
         raise TypeError("X_list must be a list of views (one 2-D array per view) or an "
                         f"iterable of (blocks, mask_block) chunks; got {type(X_list).__name__}")
     if not _is_stream(X_list) and any(is_dask_collection(X) for X in X_list) and not shuffle:
         # dask views read in order: blocks computed by the active scheduler, the next ones
-        # prefetched (shuffled, each chunk's rows are gathered by one compute: _ArraySource)
+        # prefetched (shuffled, each chunk's rows are gathered by one compute: ArraySource)
         X_list, mask = DaskChunkStream(X_list, mask), None
     rng = check_random_state(random_state)
     if not _is_stream(X_list):
-        source = _ArraySource(X_list, mask, chunk_size)
+        source = ArraySource(X_list, mask, chunk_size)
         n = source.n
         n_clusters = check_n_clusters(n_clusters, n)
         if shuffle:
-            source = _ArraySource(source.views, source.mask, chunk_size,
+            source = ArraySource(source.views, source.mask, chunk_size,
                                   order=rng.permutation(n))
     else:
         if isinstance(X_list, (list, tuple)) and len(X_list) == 0:
@@ -122,7 +122,7 @@ def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
         if mask is not None:
             raise InvalidParameterError("mask is not used with a chunk stream: "
                                         "yield (blocks, mask_block)")
-        source = _StreamSource(X_list, chunk_size, max_iter)
+        source = StreamSource(X_list, chunk_size, max_iter)
         source.peek_spec()
         n = None
     spec = source.spec
@@ -135,7 +135,7 @@ def _prepare(X_list, n_clusters, mask, chunk_size, max_iter, init, normalize,
         labels = labels[order]                    # the samples' labels in visit order
     start = init if isinstance(init, str) else None
     check_opimc(spec.dims, n, chunk_size, n_clusters)
-    return _Data(source, spec, _ChunkBuilder(spec, normalize == "l2", chunk_size), n,
+    return Data(source, spec, ChunkBuilder(spec, normalize == "l2", chunk_size), n,
                  int(n_clusters), start, labels, centers, rng)
 
 

@@ -1,11 +1,11 @@
 """Chunk sources of OPIMC: where the rows come from.
 
 Each source yields ``(start, list of raw per-view row blocks, raw mask block or None)`` for
-consecutive chunks of ``chunk_size`` rows: :class:`_ArraySource` slices views held as arrays,
+consecutive chunks of ``chunk_size`` rows: :class:`ArraySource` slices views held as arrays,
 memmaps, CSR matrices or any row-sliceable object (h5py datasets) with a common ``n``;
-:class:`_StreamSource` re-cuts an iterable of ``(blocks, mask_block)`` pairs into chunks of
+:class:`StreamSource` re-cuts an iterable of ``(blocks, mask_block)`` pairs into chunks of
 exactly ``chunk_size`` rows, so results do not depend on how a stream cuts its blocks.
-:func:`_release_pages` hands a memmap block's pages back to the OS once it has been read.
+:func:`release_pages` hands a memmap block's pages back to the OS once it has been read.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ..exceptions import InvalidParameterError
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _is_view(obj) -> bool:
+def is_view(obj) -> bool:
     if sp.issparse(obj):
         return True
     try:
@@ -33,9 +33,9 @@ def _is_view(obj) -> bool:
     return shape is not None and len(shape) == 2 and hasattr(obj, "__getitem__")
 
 
-def _looks_like_view(X) -> bool:
+def looks_like_view(X) -> bool:
     """A view (array-like with 2 dimensions), as opposed to a ``(blocks, mask)`` chunk."""
-    if _is_view(X):
+    if is_view(X):
         return True
     if not isinstance(X, list):
         return False
@@ -47,7 +47,7 @@ def _looks_like_view(X) -> bool:
 
 
 @dataclasses.dataclass
-class _Spec:
+class ViewSpec:
     m: int
     dims: list          # d_v, user order
     sparse: list        # bool per view, user order
@@ -70,7 +70,7 @@ def _view_dtype(obj):
         return None
 
 
-def _check_view_dtype(dt, name):
+def check_view_dtype(dt, name):
     if dt is None:
         return
     if dt == object or np.dtype(dt).kind in "mM" or not (np.issubdtype(dt, np.number)
@@ -84,7 +84,7 @@ def _chunk_dtype(dtypes):
     return np.float32 if dtypes and all(dt == np.float32 for dt in dtypes) else np.float64
 
 
-class _ArraySource:
+class ArraySource:
     """Views held as arrays / memmaps / CSR / row-sliceable objects of a common ``n``."""
 
     def __init__(self, X_list, mask, chunk_size, order=None):
@@ -104,7 +104,7 @@ class _ArraySource:
                 # checked whole (it is in memory): slicing a malformed matrix may silently
                 # drop entries before the per-chunk check could see them
                 X = check_sparse_structure(X, name)
-            elif not _is_view(X):
+            elif not is_view(X):
                 try:
                     X = np.asarray(X)
                 except Exception as exc:
@@ -113,7 +113,7 @@ class _ArraySource:
                 if X.ndim != 2:
                     raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
             dt = _view_dtype(X)
-            _check_view_dtype(dt, name)
+            check_view_dtype(dt, name)
             if any(not np.isfinite(a) for a in X.shape):   # a dask array of unknown chunks
                 raise InvalidParameterError(f"{name} has an unknown number of rows (shape "
                                             f"{X.shape}): call compute_chunk_sizes() on it")
@@ -137,7 +137,7 @@ class _ArraySource:
         # the n labels (int64) and the visiting order are the memory that grows with n
         check_fits_in_memory((self.n,), 16, "X_list",
                              what=f"the labels and visiting order of its {self.n} rows")
-        self.spec = _Spec(len(views), dims, sparse, _chunk_dtype(dtypes))
+        self.spec = ViewSpec(len(views), dims, sparse, _chunk_dtype(dtypes))
         if mask is not None:
             if not (hasattr(mask, "shape") and hasattr(mask, "__getitem__")) or sp.issparse(mask):
                 mask = np.asarray(mask)
@@ -168,9 +168,9 @@ class _ArraySource:
                 if self.dask:
                     blocks, mblock = self._dask_rows(rows, a, b)
                 else:
-                    blocks = [_RowsOf(X, rows) if _gathers_in_place(X) else _take_rows(X, rows)
+                    blocks = [RowsOf(X, rows) if _gathers_in_place(X) else take_rows(X, rows)
                               for X in self.views]
-                    mblock = None if self.mask is None else _take_rows(self.mask, rows)
+                    mblock = None if self.mask is None else take_rows(self.mask, rows)
             yield a, blocks, mblock, None if self.order is None else self.order[a:b]
 
     def whole(self):
@@ -180,7 +180,7 @@ class _ArraySource:
         rows = self.order
         if rows is None:
             return 0, list(self.views), self.mask, None
-        blocks = [_RowsOf(X, rows) if _gathers_in_place(X) else X[rows] for X in self.views]
+        blocks = [RowsOf(X, rows) if _gathers_in_place(X) else X[rows] for X in self.views]
         return 0, blocks, None if self.mask is None else np.asarray(self.mask)[rows], rows
 
     def _dask_rows(self, rows, a, b):
@@ -200,7 +200,7 @@ class _ArraySource:
             out[i] = np.asarray(value)
         for i, X in enumerate(items):
             if out[i] is None:
-                out[i] = _take_rows(X, rows)
+                out[i] = take_rows(X, rows)
         m = len(self.views)
         return out[:m], (None if self.mask is None else out[m])
 
@@ -229,7 +229,7 @@ def _runs(rows):
     return [(int(rows[i]), int(rows[j - 1]) + 1) for i, j in zip(starts, stops)]
 
 
-class _RowsOf(NamedTuple):
+class RowsOf(NamedTuple):
     """Rows ``rows`` of an in-memory dense view, not copied: the chunk builder gathers them
     from the view itself (one copy, into the chunk's layout, instead of two)."""
 
@@ -247,7 +247,7 @@ def _gathers_in_place(X) -> bool:
                                                                             np.float64)
 
 
-def _take_rows(X, rows):
+def take_rows(X, rows):
     """Rows ``rows`` (increasing) of a view or mask: fancy indexing for in-memory arrays and
     CSR, else one slice per run of consecutive rows (any row-sliceable object; a memmap's
     pages are released after each run, as for a contiguous chunk)."""
@@ -259,13 +259,13 @@ def _take_rows(X, rows):
     for a, b in _runs(rows):
         block = X[a:b]
         parts.append(np.array(block, copy=True) if not sp.issparse(block) else block)
-        _release_pages(block)
+        release_pages(block)
     if any(sp.issparse(P) for P in parts):
         return sp.vstack([sp.csr_matrix(P) for P in parts], format="csr")
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
-class _StreamSource:
+class StreamSource:
     """An iterable of ``(list of per-view row blocks, mask block or None)``, re-cut into chunks
     of exactly ``chunk_size`` rows (the last may be shorter), so the result does not depend on
     how the source cuts its blocks."""
@@ -286,7 +286,7 @@ class _StreamSource:
                 raise TypeError(f"item {t} of the chunk stream X_list must be a pair "
                                 "(list of per-view row blocks, mask block or None)")
             blocks, mblock = item
-            if _is_view(blocks) or not isinstance(blocks, (list, tuple)):
+            if is_view(blocks) or not isinstance(blocks, (list, tuple)):
                 raise TypeError(f"item {t} of the chunk stream X_list: the first element must be "
                                 "a list of per-view row blocks")
             blocks = list(blocks)
@@ -300,13 +300,13 @@ class _StreamSource:
                         raise ValueError(f"{name}: blocks must be 2-D with >= 1 column, "
                                          f"got shape {B.shape}")
                     dt = _view_dtype(B)
-                    _check_view_dtype(dt, name)
+                    check_view_dtype(dt, name)
                     dims.append(int(B.shape[1]))
                     sparse.append(sp.issparse(B))
                     dtypes.append(dt)
                 if not blocks:
                     raise ValueError("X_list (chunk stream): a chunk holds no views")
-                self.spec = _Spec(len(blocks), dims, sparse, _chunk_dtype(dtypes))
+                self.spec = ViewSpec(len(blocks), dims, sparse, _chunk_dtype(dtypes))
             m = self.spec.m
             if len(blocks) != m:
                 raise ValueError(f"item {t} of the chunk stream X_list has {len(blocks)} views, "
@@ -340,7 +340,7 @@ class _StreamSource:
         stacking index without bounds checks: a 1-based block would be read out of bounds
         however the stream cuts its blocks) and canonical CSR, and the stream's precision."""
         name = f"X_list (chunk stream) item {t}, view {v}"
-        _check_view_dtype(_view_dtype(B), name)
+        check_view_dtype(_view_dtype(B), name)
         if sp.issparse(B):
             B = check_sparse_structure(B, name)
         self._check_precision(B, t, v)
@@ -425,7 +425,7 @@ def _cut(pend_blocks, pend_masks, s, spec):
     return out, rest, M[:s], ([M[s:]] if M.shape[0] > s else [])
 
 
-def _release_pages(block):
+def release_pages(block):
     """Hand the pages of a memmap block back to the OS after it was read (best effort), so
     the resident set does not grow with the file. Shared mappings only (modes r, r+, w+):
     for copy-on-write mappings (mode 'c') dropping pages would discard the caller's edits."""

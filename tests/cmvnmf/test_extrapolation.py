@@ -11,7 +11,7 @@ from fastmv._cmvnmf import _solver as S
 from fastmv._cmvnmf._extrapolation import Extrapolated, Extrapolation, _stride
 from fastmv._cmvnmf._solver import Problem, _prepare
 from tests.cmvnmf import naive as N
-from tests.cmvnmf.test_cmvnmf import _random_problem
+from tests.cmvnmf.helpers import random_problem as _random_problem
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fastmv._opimc._chunks import _ChunkBuilder
-from fastmv._opimc._sources import _ArraySource
+from fastmv._opimc._chunks import ChunkBuilder
+from fastmv._opimc._sources import ArraySource
 from tests.opimc import naive as N
 
 
@@ -33,8 +33,8 @@ def make_chunk(rng, s, dense_dims, sparse_dims, dtype, p_missing=0.3, normalize=
     m = len(views)
     mask = rng.random((s, m)) > p_missing
     mask[np.arange(s), rng.integers(0, m, s)] = True
-    src = _ArraySource(views, mask, s)
-    b = _ChunkBuilder(src.spec, normalize, s)
+    src = ArraySource(views, mask, s)
+    b = ChunkBuilder(src.spec, normalize, s)
     start, blocks, mb, _ = next(src.chunks())
     ch = b.build(start, blocks, mb)
     return b, ch

@@ -63,10 +63,10 @@ def chunk_after_lloyd(rng, s, dd, sd, c, alpha, separated):
         noisy = ch.W.repeat(np.diff(b.view_ptr), axis=1) * (centers[y] + 0.05 * Z)
         views, mask = [noisy[:, b.view_ptr[v]:b.view_ptr[v + 1]]
                        for v in range(b.spec.m)], ch.W > 0
-        from fastmv._opimc._chunks import _ChunkBuilder
-        from fastmv._opimc._sources import _ArraySource
-        src = _ArraySource(views, mask, s)
-        b = _ChunkBuilder(src.spec, False, s)
+        from fastmv._opimc._chunks import ChunkBuilder
+        from fastmv._opimc._sources import ArraySource
+        src = ArraySource(views, mask, s)
+        b = ChunkBuilder(src.spec, False, s)
         ch = b.build(*next(src.chunks()))
         U0 = centers.T.copy()
     else:
@@ -171,19 +171,19 @@ def test_a_proven_row_has_no_move_that_lowers_the_loss(seed):
 def test_a_chunk_of_some_rows_is_the_chunk_of_those_rows(shuffled):
     """The chunk ``_next_chunk`` builds of the rows ``skip`` names holds them as the chunk of
     all rows does (values, presence), in the same order; none named: no chunk."""
-    from fastmv._opimc._chunks import _ChunkBuilder, _next_chunk
-    from fastmv._opimc._sources import _ArraySource
+    from fastmv._opimc._chunks import ChunkBuilder, _next_chunk
+    from fastmv._opimc._sources import ArraySource
     rng = np.random.default_rng(5)
     n, s = 40, 25
     views = [rng.normal(size=(n, 4)), rng.normal(size=(n, 3))]
     mask = rng.random((n, 2)) > 0.3
     mask[:, 0] |= ~mask[:, 1]
-    src = _ArraySource(views, mask, s, order=rng.permutation(n) if shuffled else None)
-    b = _ChunkBuilder(src.spec, True, s)
+    src = ArraySource(views, mask, s, order=rng.permutation(n) if shuffled else None)
+    b = ChunkBuilder(src.spec, True, s)
     keep = np.array([1, 2, 7, 19, 24])
     first = b.build(*next(src.chunks()))
     full = stacked(first, b), first.W.copy()
-    b = _ChunkBuilder(src.spec, True, s)
+    b = ChunkBuilder(src.spec, True, s)
     start, ch, error = _next_chunk(iter(src.chunks()), b, lambda start: keep)
     assert error is None and start == 0 and ch.s == keep.size
     np.testing.assert_array_equal(ch.rows, keep)
@@ -237,11 +237,11 @@ def test_carried_bounds_stay_bounds(snapshots):
 def _runs(views, mask, chunk_size, **kw):
     """opimc with and without the certificate (``CERTIFY_MIN_ROWS``), counting the sweeps
     and chunk builds."""
-    from fastmv._opimc._chunks import _ChunkBuilder
+    from fastmv._opimc._chunks import ChunkBuilder
     out = []
     for certify in (False, True):
         counts = {"sweeps": 0, "builds": 0, "partial": 0}
-        refine, build = problem._stream_chunk_refine, _ChunkBuilder.build
+        refine, build = problem._stream_chunk_refine, ChunkBuilder.build
 
         def counted_refine(*a, _f=refine):
             counts["sweeps"] += 1
@@ -256,7 +256,7 @@ def _runs(views, mask, chunk_size, **kw):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(problem, "CERTIFY_MIN_ROWS", chunk_size if certify else 10 ** 9)
             mp.setattr(problem, "_stream_chunk_refine", counted_refine)
-            mp.setattr(_ChunkBuilder, "build", counted_build)
+            mp.setattr(ChunkBuilder, "build", counted_build)
             mp.setattr(problem, "KEEP_MAX_VALUES", 0)       # later passes read again
             r = fastmv.opimc(views, 5, mask=mask, chunk_size=chunk_size, random_state=0, **kw)
         out.append((r, counts))

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fastmv._opimc._chunks import _ChunkBuilder
-from fastmv._opimc._sources import _ArraySource
+from fastmv._opimc._chunks import ChunkBuilder
+from fastmv._opimc._sources import ArraySource
 from fastmv.kernels import opimc as K
 from fastmv.kernels import opimc_refine as K_refine
 from tests.opimc import naive as N
@@ -369,7 +369,7 @@ def test_refine_over_whole_layout_equals_chunk_by_chunk(dtype):
     whole layout, with the same moves, labels, statistics, per-chunk losses and sweeps as one
     call per chunk (chunks of several GEMM blocks, of one row, and with every row missing
     from a view; an all-NaN row taken as missing)."""
-    from fastmv._opimc._chunks import _cut_chunks
+    from fastmv._opimc._chunks import cut_chunks
     from fastmv.kernels.opimc_refine import _stream_chunk_refine
     rng = np.random.default_rng(31)
     dd, sd, c = [7, 4], [9], 5
@@ -382,15 +382,15 @@ def test_refine_over_whole_layout_equals_chunk_by_chunk(dtype):
     mask[150:160, 0] = False
     mask[150:160, 1] = True
     mask[200] = [True, True, False]
-    src = _ArraySource(views, mask, 300)
-    b = _ChunkBuilder(src.spec, True, 300)
+    src = ArraySource(views, mask, 300)
+    b = ChunkBuilder(src.spec, True, 300)
     b.keep = True
     _, blocks, mb, _ = next(src.chunks())
     cuts = [0, 140, 141, 150, 160, 300]           # 140 rows: three GEMM blocks
     chunks = [b.build(a, [X[a:e] for X in blocks], mb[a:e]) for a, e in zip(cuts, cuts[1:])]
     merged = b.build(0, blocks, mb)
     ends = np.array(cuts[1:], np.int64)
-    for ch, (start, cut, err) in zip(chunks, _cut_chunks(merged, ends, b.dense_dims),
+    for ch, (start, cut, err) in zip(chunks, cut_chunks(merged, ends, b.dense_dims),
                                      strict=True):
         assert err is None and cut.s == ch.s
         np.testing.assert_array_equal(cut.W, ch.W)
@@ -456,8 +456,8 @@ def test_pruned_inner_loop_equals_full_reassignment(dtype):
     iterations, and the result is still exactly that of re-assigning every row (the twin)."""
     views, y = planted(400, [30, 20], 8, seed=21, noise=2.0, sparse_views=(1,), density=0.6)
     views = [X.astype(dtype) for X in views]
-    src = _ArraySource(views, None, 400)
-    b = _ChunkBuilder(src.spec, True, 400)
+    src = ArraySource(views, None, 400)
+    b = ChunkBuilder(src.spec, True, 400)
     ch = b.build(*next(src.chunks()))
     lab0 = np.random.default_rng(0).integers(0, 8, 400)
     out = []

@@ -311,11 +311,11 @@ def test_handwritten_quality():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_seeding_distances_equal_the_assignment_metric(dtype):
     # every row to every trial centre at once = Σ_v w_{v,i} ‖x_{v,i} − u_v‖², row by row
-    from fastmv._opimc._chunks import _Seeding
+    from fastmv._opimc._chunks import Seeding
     rng = np.random.default_rng(23)
     b, ch = make_chunk(rng, 40, [6, 3], [8], dtype, p_missing=0.3)
     fill = rng.standard_normal(b.D)
-    seeding = _Seeding(ch, b, fill)
+    seeding = Seeding(ch, b, fill)
     U = rng.standard_normal((b.D, 4))
     Z = np.hstack(N._full_views(ch.dense, ch.sparse, ch.W, b.view_ptr))
     want = np.zeros((40, 4))
@@ -337,10 +337,10 @@ def test_seeding_distances_equal_the_assignment_metric(dtype):
 
 
 def test_kmeanspp_seeds_are_chunk_rows_and_help():
-    from fastmv._opimc._chunks import _kmeanspp, _Seeding
+    from fastmv._opimc._chunks import Seeding, kmeanspp
     rng = np.random.default_rng(19)
     b, ch = make_chunk(rng, 60, [7, 5], [9], np.float64, p_missing=0.0)
-    U = _kmeanspp(_Seeding(ch, b, np.zeros(b.D)), 6, np.random.default_rng(0))[0]
+    U = kmeanspp(Seeding(ch, b, np.zeros(b.D)), 6, np.random.default_rng(0))[0]
     Z = np.hstack(dense_views_of(ch, b) + [N._csr_dense(ch.sparse, 60, b.D)[:, 12:]])
     hits = [int(np.flatnonzero(np.all(np.isclose(Z, U[:, k]), axis=1))[0]) for k in range(6)]
     assert len(set(hits)) == 6                       # six distinct rows of the chunk
@@ -485,8 +485,8 @@ def test_refinement_finds_lower_loss_and_the_classes_on_bbcsport():
 def test_starts_on_a_small_first_chunk(n, chunk, max_iter, n_init, starts, monkeypatch):
     import fastmv._opimc._problem as solver
     calls = []
-    seed_with = solver._kmeanspp
-    monkeypatch.setattr(solver, "_kmeanspp", lambda *a: calls.append(a[3]) or seed_with(*a))
+    seed_with = solver.kmeanspp
+    monkeypatch.setattr(solver, "kmeanspp", lambda *a: calls.append(a[3]) or seed_with(*a))
     rng = np.random.default_rng(40)
     views = [rng.normal(size=(n, 4)), rng.normal(size=(n, 3))]
     fastmv.opimc(views, 3, chunk_size=chunk, max_iter=max_iter, n_init=n_init,
