@@ -43,6 +43,9 @@ def client():
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=None, silence_logs=40)
         client = distributed.Client(cluster)
+    # Under load the worker processes can register after the client is up; the tests that
+    # pick a worker to kill need both.
+    client.wait_for_workers(2, timeout=120)
     yield client
     client.close()
     cluster.close()
