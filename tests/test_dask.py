@@ -191,7 +191,7 @@ _MVMC = dict(k=8, max_iter=5, tol=0.0, n_init=2, random_state=0)
 def small_blocks(monkeypatch):
     """Several tasks per pass and per Lloyd step (the tile travels with the factors; the
     group size and the cache limit are read by the caller)."""
-    monkeypatch.setattr(_lowrank, "_TILE", 64)
+    monkeypatch.setattr(_lowrank, "TILE", 64)
     monkeypatch.setattr(_kmeans, "_TASK_ROWS", 300)
 
 
@@ -238,7 +238,7 @@ def test_products_with_s_on_a_cluster_ship_only_their_rows(client):
     cache exactly as the thread path does."""
     rng = np.random.default_rng(1)
     n, p = 1500, 5
-    core = _lowrank._ClippedLowRank(np.abs(rng.normal(size=(n, 4))) * 0.45, np.ones(4),
+    core = _lowrank.ClippedLowRank(np.abs(rng.normal(size=(n, 4))) * 0.45, np.ones(4),
                                     tile=128)
     X = rng.normal(size=(n, p))
     with task_map(2) as map_:
@@ -262,7 +262,7 @@ def test_products_with_s_on_a_cluster_ship_only_their_rows(client):
 
 
 def test_mvmc_with_a_worker_killed_mid_run_is_retried_or_reported(client, monkeypatch):
-    monkeypatch.setattr(_lowrank, "_TILE", 48)  # many short tasks: the kill lands in a pass
+    monkeypatch.setattr(_lowrank, "TILE", 48)  # many short tasks: the kill lands in a pass
     views, ml, cl = _mvmc_data(n=1500)
     kwargs = {**_MVMC, "max_iter": 25}
     ref = fastmv.mvmc(views, 3, ml, cl, **kwargs)

@@ -20,7 +20,7 @@ import numpy as np
 from .._core._driver import verbose_logging
 from .._core._tuning import from_labels, grid_search, label_folds, tuning_rng
 from ._data import Data
-from ._start import _initial_F, _kmeans_labels, _knn_graph
+from ._start import initial_F, kmeans_labels, knn_graph
 
 # The grid, in units of max(λ1, λ2); the first is kept unless the other wins by more than its
 # standard error. 100 comes first: on the direct route a fixed 100 is the value chosen
@@ -106,13 +106,13 @@ def with_tuned_anchor(data: Data, X, wstep, view_ptr, km, graph, verbose, n_jobs
     """``(data, wstep, km, graph, record)``: ``data`` with the anchor of :func:`tune_anchor`,
     the ``W`` step sharing its first factors with the solve (:class:`FirstFactors`), and the
     first start's k-means labels and kNN graph (built here when the tuning of ``init`` did
-    not; after it, ``graph`` is its label spreader, :func:`~fastmv._mvfl._start._initial_F`),
+    not; after it, ``graph`` is its label spreader, :func:`~fastmv._mvfl._start.initial_F`),
     for the solve's start. ``problem_type``: the solver's ``Problem`` class (passed in
     so that this module does not import the solver that calls it)."""
     if km is None:  # the first start's k-means, drawn as the start would draw it
-        km = _kmeans_labels(X, data, data.rng, n_jobs)
+        km = kmeans_labels(X, data, data.rng, n_jobs)
     if data.init == "spread" and graph is None:
-        graph = _knn_graph(X)
+        graph = knn_graph(X)
     wstep = FirstFactors(wstep)
     with verbose_logging(verbose) as log:
         anchor, record = tune_anchor(data, X, wstep, view_ptr, km, graph, log, problem_type)
@@ -145,7 +145,7 @@ def tune_anchor(data: Data, X, wstep, view_ptr, km, graph, log, problem_type):
             return np.nan, 0
         if f not in starts:
             fold = data._replace(prior=_fold_prior(prior, ~te))
-            starts[f] = (fold, _initial_F(X, fold, data.rng, None, km=km, graph=graph), [])
+            starts[f] = (fold, initial_F(X, fold, data.rng, None, km=km, graph=graph), [])
         fold, F0, memo = starts[f]
         problem = problem_type(fold._replace(anchor=anchor), X, wstep, view_ptr, F0.copy())
         problem.n_inner = ANCHOR_INNER

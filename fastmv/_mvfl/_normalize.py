@@ -17,10 +17,10 @@ from .._core._tuning import (
     tuning_rng,
 )
 from ._data import Data
-from ._start import _SPREAD_MAX_N, _TUNE_INIT_FOLDS, _FoldSpreader, _knn_graph
+from ._start import SPREAD_MAX_N, TUNE_INIT_FOLDS, FoldSpreader, knn_graph
 
-__all__ = ["_normalize_view", "_auto_scheme", "_concatenate", "_normalized_data",
-           "_normalized_with", "_tune_normalize"]
+__all__ = ["_normalize_view", "_auto_scheme", "_concatenate", "normalized_data",
+           "_normalized_with", "tune_normalize"]
 
 # normalize="auto": a view that is sparse, or dense with fewer nonzeros than this fraction
 # (text or counts stored densely), is scaled per sample ("l2"); other views per feature
@@ -30,7 +30,7 @@ _TEXT_DENSITY = 0.1
 # (docs/defaults.md, "Self-tuning"). With pairs the proxy is the pair-distance AUC over five
 # folds. With labels it is the mean of the 1-nearest labelled neighbour's accuracy and of
 # label spreading's cosine on each scheme's kNN graph, on held-out labels (leave-one-out up
-# to _TUNE_INIT_FOLDS labels, else as many folds stratified by class): spreading is linear
+# to TUNE_INIT_FOLDS labels, else as many folds stratified by class): spreading is linear
 # in its seeds, so one basis per graph serves every fold, and the chosen scheme's graph and
 # basis serve the start (init="auto") as they are.
 _TUNE_SCHEMES = ("l2", "zscore", "log")
@@ -130,7 +130,7 @@ def _concatenate(views):
     return np.ascontiguousarray(np.hstack(views), dtype=np.float64)
 
 
-def _normalized_data(data: Data):
+def normalized_data(data: Data):
     """Normalised, concatenated ``X``, the view boundaries and the scheme of each view."""
     schemes = [(_auto_scheme(V) if data.normalize == "auto" else data.normalize)
                for V in data.views]
@@ -149,7 +149,7 @@ def spreading_fold_scores(spreader, folds, n_folds):
     held-out labelled rows: the mean cosine between each held-out row's spread class scores
     and its class indicator (``F[i, y_i] / ‖F[i]‖``, 0 for a row no remaining label reaches;
     a graded score, steadier over few labels than the share of argmaxes right), from the
-    :class:`~fastmv._mvfl._start._FoldSpreader` basis (no spreading per fold). ``nan`` for
+    :class:`~fastmv._mvfl._start.FoldSpreader` basis (no spreading per fold). ``nan`` for
     a fold with no held-out or no remaining label."""
     rows, classes, c = spreader.rows, spreader.classes, spreader.c
     GL = spreader.GT[:, rows]  # (l, l): each label's spreading read on the labelled rows
@@ -168,12 +168,12 @@ def spreading_fold_scores(spreader, folds, n_folds):
     return out
 
 
-def _tune_normalize(data: Data, log):
+def tune_normalize(data: Data, log):
     """``normalize="auto"`` with a prior: the scheme (one for every view) whose normalised
     concatenation predicts the held-out supervision best; the per-view rule of ``"auto"``
     without a prior ranks the candidates (its scheme first), so a tie keeps it.
 
-    Labels (up to ``_SPREAD_MAX_N`` samples): candidates ``_TUNE_SCHEMES``; per fold, the
+    Labels (up to ``SPREAD_MAX_N`` samples): candidates ``_TUNE_SCHEMES``; per fold, the
     mean of the 1-nearest labelled neighbour's accuracy (:func:`fastmv._core._tuning.
     neighbour_score`) and of label spreading's cosine on the candidate's kNN graph
     (:func:`spreading_fold_scores`); the best mean wins. Pairs (and labels on more samples):
@@ -184,7 +184,7 @@ def _tune_normalize(data: Data, log):
 
     Returns ``(data, tuning, normed, spreader)``: the chosen scheme's
     :func:`_normalized_with`, which the solve then uses as it is, and with labels its
-    :class:`~fastmv._mvfl._start._FoldSpreader` (``None`` when none was built), which the
+    :class:`~fastmv._mvfl._start.FoldSpreader` (``None`` when none was built), which the
     start's tuning reuses.
     """
     prior = data.prior
@@ -195,14 +195,14 @@ def _tune_normalize(data: Data, log):
     # every view text or counts: "l2" is kept. Scaling such a view per feature multiplies a
     # rare term by ~1/its frequency, and the 1-NN proxy, noisy with few labels, picked that
     # on WebKB on one seed in five at a cost of 0.14 ACC (docs/records/mvfl.md, "Self-tuning")
-    # above _SPREAD_MAX_N samples (the kNN graph's cost) the 1-nearest labelled neighbour
+    # above SPREAD_MAX_N samples (the kNN graph's cost) the 1-nearest labelled neighbour
     # judges the labels instead of spreading
-    spread = sup.kind == "labels" and data.n <= _SPREAD_MAX_N
+    spread = sup.kind == "labels" and data.n <= SPREAD_MAX_N
     grid = _TUNE_SCHEMES if spread else _TUNE_SCHEMES_PAIRS
     candidates = ([first] if all(r == "l2" for r in rule)
                   else [first] + [s for s in grid if s != first])
     rng = tuning_rng(data.rng)
-    n_folds = min(sup.rows.size, _TUNE_INIT_FOLDS) if spread else _TUNE_FOLDS
+    n_folds = min(sup.rows.size, TUNE_INIT_FOLDS) if spread else _TUNE_FOLDS
     spaces, spreaders, scores = {}, {}, {}
 
     def space(scheme):
@@ -229,7 +229,7 @@ def _tune_normalize(data: Data, log):
             return neighbour_score(space(scheme)[0], sup, folds, f), 0
         if scheme not in scores:
             X = space(scheme)[0]
-            spreaders[scheme] = _FoldSpreader(_knn_graph(X), sup.rows, sup.classes, data.c)
+            spreaders[scheme] = FoldSpreader(knn_graph(X), sup.rows, sup.classes, data.c)
             scores[scheme] = spreading_fold_scores(spreaders[scheme], folds, n_folds)
         # the mean of two predictions of the same held-out labels: spreading over the graph
         # (graded) and the nearest labelled neighbour: either alone can be fooled by one

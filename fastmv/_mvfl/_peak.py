@@ -5,7 +5,7 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from .._core._memory import check_memory
-from ._start import _SPREAD_MAX_N
+from ._start import SPREAD_MAX_N
 
 __all__ = ["peak_bytes", "check_mvfl"]
 
@@ -40,11 +40,11 @@ def peak_bytes(n, d, c, *, route, data_bytes, spread_labels=0, f_step="monotone"
 def check_mvfl(views, n_clusters, solver, prior, init, f_step="monotone"):
     """Refuse :func:`fastmv.mvfl` when its peak exceeds the memory available (the route as
     :func:`fastmv._mvfl._wstep.choose_route` takes it: Woodbury when ``d > n``; the labels
-    of ``prior`` that ``init="auto"`` spreads one by one up to ``_SPREAD_MAX_N`` samples;
+    of ``prior`` that ``init="auto"`` spreads one by one up to ``SPREAD_MAX_N`` samples;
     :func:`peak_bytes` for the systems ``f_step`` holds)."""
     n = views[0].shape[0]
     spread = (isinstance(init, str) and init == "auto" and prior["kind"] == "labels"
-              and n <= _SPREAD_MAX_N)
+              and n <= SPREAD_MAX_N)
     spread_labels = prior["rows"].size if spread else 0
     d = sum(X.shape[1] for X in views)
     data_bytes = sum(12 * X.nnz if sp.issparse(X) else 8 * X.shape[0] * X.shape[1]

@@ -58,12 +58,12 @@ from ._fstep import (
     paper_objective,
 )
 from ._normalize import (
-    _normalized_data,
-    _tune_normalize,
+    normalized_data,
+    tune_normalize,
 )
 from ._peak import check_mvfl
 from ._settle import QUIET_RULES, QUIET_RULES_DIRECT, SETTLE_RTOL, Settle
-from ._start import _SPREAD_MAX_N, _initial_F, _kmeans_labels, _tune_init
+from ._start import SPREAD_MAX_N, initial_F, kmeans_labels, tune_init
 from ._wstep import WStep, choose_route
 
 __all__ = ["mvfl", "MVFLResult"]
@@ -307,8 +307,8 @@ def _solve(data: Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     tuning = normed = spreader = None
     if data.normalize == "auto" and data.prior["kind"] != "none":
         with verbose_logging(verbose) as log:
-            data, tuning, normed, spreader = _tune_normalize(data, log)
-    X, view_ptr, schemes = normed or _normalized_data(data)
+            data, tuning, normed, spreader = tune_normalize(data, log)
+    X, view_ptr, schemes = normed or normalized_data(data)
     route, Xw = choose_route(X, data.solver)
     wstep = WStep(Xw, route, view_ptr)
     km = graph = None
@@ -320,10 +320,10 @@ def _solve(data: Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
                 {"candidates": ["k-means++", "spread"], "method": None},
                 "1 labelled sample: at least 2 are needed to score a start on held-out "
                 "labels")}
-        elif has_labels and data.n <= _SPREAD_MAX_N:
-            km = _kmeans_labels(X, data, data.rng, n_jobs)  # the first start's k-means
+        elif has_labels and data.n <= SPREAD_MAX_N:
+            km = kmeans_labels(X, data, data.rng, n_jobs)  # the first start's k-means
             with verbose_logging(verbose) as log:
-                init, record, graph = _tune_init(X, data, km, log, spreader)
+                init, record, graph = tune_init(X, data, km, log, spreader)
             if not np.isfinite(record["scores"]).any():
                 record = untuned_record(record, "no validation fold could be scored")
                 init = record["chosen"]
@@ -336,7 +336,7 @@ def _solve(data: Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     spread = isinstance(data.init, str) and data.init == "spread"  # deterministic: one start
     n_starts, best = 1 if spread else data.n_init, None
     for start in range(n_starts):
-        F0 = _initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
+        F0 = initial_F(X, data, data.rng, n_jobs, km=km if start == 0 else None, graph=graph)
         problem = Problem(data, Xw, wstep, view_ptr, F0, tol)  # Xw: CSR for text (Z = XW)
         trace = iterate(problem, solver="mvfl", max_iter=max_iter, tol=tol, callback=callback,
                         verbose=verbose, progress=progress, warn=False,

@@ -27,10 +27,10 @@ _SPREAD_SWEEPS = 12
 _SPREAD_BLOCK = 512
 # init="auto": folds over the labels (leave-one-out up to this many labels), so that each
 # start is rebuilt from nearly all the labels, as the solve's start will be
-_TUNE_INIT_FOLDS = 100
+TUNE_INIT_FOLDS = 100
 # init="auto" considers spreading only up to this many samples: its kNN graph costs
 # O(n² d), while the solve on the direct route grows linearly in n
-_SPREAD_MAX_N = 20000
+SPREAD_MAX_N = 20000
 # k-means restarts behind each initial F (init="k-means++"), and when d <= n (the direct W
 # step of solver="auto"). There the fit binds: the solve and the anchor validated on the
 # labels move F from the start toward what the features represent, and the best of five
@@ -82,7 +82,7 @@ class _Matcher:
         return col[self.km].astype(np.int64)
 
 
-def _knn_graph(X):
+def knn_graph(X):
     """Symmetric 0/1 kNN graph (``_SPREAD_NEIGHBOURS`` per row, self excluded) as CSR,
     from squared distances computed one block of rows at a time (no ``n × n`` array)."""
     n = X.shape[0]
@@ -145,7 +145,7 @@ def _spread(graph, rows, classes, c):
     return _sweeps(_spread_operator(graph), Y)
 
 
-class _FoldSpreader:
+class FoldSpreader:
     """Label spreading from subsets of the labels without one spreading per subset.
 
     Spreading is linear in the seeds, so the scores from the labelled samples ``tr`` are
@@ -234,21 +234,21 @@ def _spread_labels(graph, rows, classes, c, fallback):
     return _labels_or_fallback(F, fallback)
 
 
-def _tune_init(X, data: Data, km, log, spreader=None):
+def tune_init(X, data: Data, km, log, spreader=None):
     """``init="auto"`` with labels: the start — k-means matched to the labels, or label
     spreading on a kNN graph of the normalised views — whose labels predict the held-out
     labelled samples best (5 folds, stratified by class; each start is rebuilt from the
     other folds' labels, the k-means clustering itself is shared). Returns ``(chosen,
-    record, spreader)``: the :class:`_FoldSpreader` serves every later spreading start.
+    record, spreader)``: the :class:`FoldSpreader` serves every later spreading start.
     ``spreader``: the one of ``X`` and these labels when already built (by the tuning of
     ``normalize``)."""
     prior = data.prior
     rows, classes = prior["rows"], prior["classes"]
     sup = from_labels(rows, classes)
-    n_folds = min(rows.size, _TUNE_INIT_FOLDS)
+    n_folds = min(rows.size, TUNE_INIT_FOLDS)
     folds = label_folds(sup, n_folds, tuning_rng(data.rng))
     if spreader is None:
-        spreader = _FoldSpreader(_knn_graph(X), rows, classes, data.c)
+        spreader = FoldSpreader(knn_graph(X), rows, classes, data.c)
     match = _Matcher(km, data.c)
     fold_pairs = {}  # the held-out pairs of a fold, the same for both candidates
 
@@ -318,7 +318,7 @@ def row_space_coordinates(X):
     return np.ascontiguousarray(V[:, keep] * np.sqrt(w[keep]))
 
 
-def _kmeans_labels(X, data: Data, rng, n_jobs):
+def kmeans_labels(X, data: Data, rng, n_jobs):
     """The start's k-means labels (``_KMEANS_N_INIT`` restarts, ``_KMEANS_N_INIT_DIRECT``
     when ``d <= n``). With more features than samples, k-means runs on the rows' coordinates
     in their span (:func:`row_space_coordinates`, ``n`` columns instead of ``d``): the same
@@ -333,11 +333,11 @@ def _kmeans_labels(X, data: Data, rng, n_jobs):
     return kmeans(X, data.c, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels
 
 
-def _initial_F(X, data: Data, rng, n_jobs, km=None, graph=None):
+def initial_F(X, data: Data, rng, n_jobs, km=None, graph=None):
     """The starting indicator: k-means one-hot (+ 0.2 for the paper's step, orthonormal
     columns for the monotone one), label spreading one-hot, uniform random entries, or the
     given array. ``km``: the k-means labels when already computed; ``graph``: the kNN graph
-    of label spreading when already built, or the :class:`_FoldSpreader` of the tuning of
+    of label spreading when already built, or the :class:`FoldSpreader` of the tuning of
     ``init`` (whose labelled rows include those of ``data``), which spreads from any subset
     of its labels without sweeps of its own."""
     n, c, prior = data.n, data.c, data.prior
@@ -351,13 +351,13 @@ def _initial_F(X, data: Data, rng, n_jobs, km=None, graph=None):
             F0[prior["rows"], prior["classes"]] += 1.0
         return F0
     if km is None:
-        km = _kmeans_labels(X, data, rng, n_jobs)
+        km = kmeans_labels(X, data, rng, n_jobs)
     if has_labels:
         km = _match_clusters(km, prior["rows"], prior["classes"], c)
-        if data.init == "spread" and isinstance(graph, _FoldSpreader):
+        if data.init == "spread" and isinstance(graph, FoldSpreader):
             km = graph.labels(np.isin(graph.rows, prior["rows"]), km)
         elif data.init == "spread":
-            graph = _knn_graph(X) if graph is None else graph
+            graph = knn_graph(X) if graph is None else graph
             km = _spread_labels(graph, prior["rows"], prior["classes"], c, km)
         km[prior["rows"]] = prior["classes"]
     return _onehot_start(km, data)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._lowrank import _TILE
+from ._lowrank import TILE
 
 __all__ = []  # internal: see fastmv.mvmc
 
@@ -117,7 +117,7 @@ def knn_graph(F, w, pairs, q, tile=None, normalise=False, must_link_weight=1.0):
         column order of ``argpartition``, deterministic).
     """
     n = F.shape[0]
-    b = int(_TILE if tile is None else tile)
+    b = int(TILE if tile is None else tile)
     if normalise:
         scale = self_similarity_scale(F, w)[:, None]
         F = F * scale

@@ -8,9 +8,9 @@ upper-triangle tiles only) and multiplied sparsely where clipping is rare, by a 
 where it is common. One pass costs at most O(n² (R + K) / 2) flops and O(n K + tile · K)
 memory.
 
-- :class:`_ClippedLowRank` is the tiled engine: the pass the solver makes once per outer
-  iteration (:meth:`~_ClippedLowRank.projected_correction`, ``Z_vᵀ N Z_v``) and the pass that
-  multiplies by ``N`` (:meth:`~_ClippedLowRank.correction_pass`).
+- :class:`ClippedLowRank` is the tiled engine: the pass the solver makes once per outer
+  iteration (:meth:`~ClippedLowRank.projected_correction`, ``Z_vᵀ N Z_v``) and the pass that
+  multiplies by ``N`` (:meth:`~ClippedLowRank.correction_pass`).
 - :class:`ClippedLowRankOperator` is ``S`` as a LinearOperator for the spectral step and for
   users (``MVMCResult.similarity()``).
 """
@@ -30,9 +30,9 @@ from .._core._threads import serial_when_small, task_map
 
 __all__ = ["ClippedLowRankOperator"]
 
-# Tile edge of the blockwise passes over Ā: a tile is _TILE² doubles = 1.1 MiB, about one
+# Tile edge of the blockwise passes over Ā: a tile is TILE² doubles = 1.1 MiB, about one
 # core's L2 (the fastest edge measured, see docs/records/mvmc.md).
-_TILE = 384
+TILE = 384
 # A tile of the clipping correction is multiplied as CSR when at most this fraction is nonzero.
 _SPARSE_TILE_FRACTION = 0.03
 # The operator caches the clipping correction N as CSR when it has at most this many nonzeros
@@ -43,7 +43,7 @@ _N_CACHE_MAX_NNZ = 2 ** 24
 _RANK_RTOL = 1e-12
 
 
-def _factor_symmetric(Y):
+def factor_symmetric(Y):
     """``Y = V diag(lam) Vᵀ`` keeping the eigenvalues that are not rounding noise."""
     lam, V = np.linalg.eigh(0.5 * (Y + Y.T))
     scale = np.abs(lam).max() if lam.size else 0.0
@@ -74,7 +74,7 @@ class _TileBuffer:
         return np.matmul(a, b, out=self.array)
 
 
-class _ClippedLowRank:
+class ClippedLowRank:
     """``S = clip(Ā, 0, 1)`` with ``Ā = F diag(w) Fᵀ`` (``F``: n × R, ``w`` signed)."""
 
     def __init__(self, F, w, tile=None):
@@ -82,7 +82,7 @@ class _ClippedLowRank:
         self.w = np.asarray(w, dtype=np.float64)
         self.FW = np.ascontiguousarray(self.F * self.w)
         self.n = self.F.shape[0]
-        self.tile = int(_TILE if tile is None else tile)
+        self.tile = int(TILE if tile is None else tile)
 
     def __getstate__(self):
         # FW is recomputed where it is unpickled (same bits): half the bytes on the wire
@@ -362,7 +362,7 @@ class ClippedLowRankOperator(spla.LinearOperator):
     """
 
     def __init__(self, F, w, tile=None):
-        self._core = _ClippedLowRank(F, w, tile)
+        self._core = ClippedLowRank(F, w, tile)
         n = self._core.n
         self._N = None
         self._N_tried = False
@@ -463,12 +463,12 @@ class ClippedLowRankOperator(spla.LinearOperator):
 
 
 def _projected_task(i0, core, U, blocks):
-    """Task of :meth:`_ClippedLowRank.projected_correction` (top-level: picklable)."""
+    """Task of :meth:`ClippedLowRank.projected_correction` (top-level: picklable)."""
     return core._projected_row_block(i0, U, blocks)
 
 
 def _correction_task(item, core, X, keep, max_nnz, own_rows=False):
-    """Task of :meth:`_ClippedLowRank.correction_pass` (top-level: picklable). ``item`` is a
+    """Task of :meth:`ClippedLowRank.correction_pass` (top-level: picklable). ``item`` is a
     row offset, or ``(row offset, nonzeros this block may still ship)`` on an executor; on
     another process ``keep`` is a copy that the caller never clears, so a block with too many
     nonzeros drops its tiles itself."""
@@ -481,7 +481,7 @@ def _lowrank_factors(Z_list, M_list):
     m = len(Z_list)
     Fs, ws = [], []
     for Z, M in zip(Z_list, M_list):
-        lam, V = _factor_symmetric(M)
+        lam, V = factor_symmetric(M)
         Fs.append(Z @ V)
         ws.append(lam / m)
     return np.hstack(Fs), np.concatenate(ws)

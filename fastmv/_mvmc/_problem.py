@@ -41,7 +41,7 @@ from fastmv.kernels.mvmc import masked_residual_product_serial
 from .._core._driver import Step, relative_change, state_view
 from .._core._preprocessing import normalize_rows, row_norms
 from ..exceptions import DegenerateSolutionError
-from ._lowrank import _TILE, ClippedLowRankOperator, _ClippedLowRank, _factor_symmetric
+from ._lowrank import TILE, ClippedLowRank, ClippedLowRankOperator, factor_symmetric
 
 __all__ = []  # internal: see fastmv.mvmc
 
@@ -437,7 +437,7 @@ class Problem:
         # runs in float32: T_v = Z_vᵀ S Z_v is needed to far fewer digits than the stopping
         # rule resolves, and float32 GEMMs take half the time (docs/records/mvmc.md, "Time to
         # solution"). One tile costs little either way and stays float64.
-        self.U_pass = self.U.astype(np.float32) if self.U.shape[0] > _TILE else self.U
+        self.U_pass = self.U.astype(np.float32) if self.U.shape[0] > TILE else self.U
         self.blocks = blocks
         if blocks is not None:
             blocks.keep(self.U_pass)
@@ -479,13 +479,13 @@ class Problem:
         m, offsets, G = self.m, self.offsets, self.G
 
         def factor_view(v):
-            lam, V = _factor_symmetric(Y[v])
+            lam, V = factor_symmetric(Y[v])
             return lam, V, self.Z[v] @ V
 
         facs = list(self.map_(factor_view, range(m)))
         F = np.hstack([ZV for _, _, ZV in facs])
         w = np.concatenate([lam / m for lam, _, _ in facs])
-        core = _ClippedLowRank(F, w)
+        core = ClippedLowRank(F, w)
         TN, s_sumsq, clip_nnz = core.projected_correction(self.U_pass, offsets,
                                                            self.blocks or self.map_)
         Yt = [(V * lam) @ V.T for lam, V, _ in facs]

@@ -294,10 +294,10 @@ def test_start_kmeans_in_the_span_matches_kmeans_on_the_features(monkeypatch):
         return kmeans(Z, *a, **k)
 
     monkeypatch.setattr("fastmv._blocks._kmeans.kmeans", spy)
-    got = _start._kmeans_labels(X, data, np.random.default_rng(0), None)
+    got = _start.kmeans_labels(X, data, np.random.default_rng(0), None)
     assert seen["shape"] == (40, 40)
     want = kmeans(X, 4, n_init=_start._KMEANS_N_INIT, random_state=np.random.default_rng(0))
     assert metrics.accuracy(want.labels, got) == 1.0 and metrics.accuracy(y, got) == 1.0
     np.testing.assert_array_equal(X, X0)
-    _start._kmeans_labels(X[:, :45], data, np.random.default_rng(0), None)
+    _start.kmeans_labels(X[:, :45], data, np.random.default_rng(0), None)
     assert seen["shape"] == (40, 45)  # d <= 1.25 n: the features themselves

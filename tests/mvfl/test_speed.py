@@ -86,9 +86,9 @@ def test_problem_reuses_its_last_factors():
     labels = np.where(rng.random(y.size) < 0.3, y, -1)
     data = SV._prepare(views, 3, labels, None, None, 1e-3, 1e-3, None, 1.0, 0.01, None,
                        "k-means++", 1, 0, "zscore", "auto", "monotone")
-    X, vp, _ = SV._normalized_data(data)
+    X, vp, _ = SV.normalized_data(data)
     wstep = WS.WStep(X, "direct", vp)
-    problem = SV.Problem(data, X, wstep, vp, ST._initial_F(X, data, data.rng, None), tol=0)
+    problem = SV.Problem(data, X, wstep, vp, ST.initial_F(X, data, data.rng, None), tol=0)
     problem.step()  # uniform first weights: one shared factor
     problem.step()  # then the common majoriser's one factor (WStep.factor_common)
     second = problem.spent.L
@@ -106,11 +106,11 @@ def test_quiet_rules_by_route(dims, route):
     lab = simulate.partial_labels(y, 0.2, random_state=0)
     data = SV._prepare(views, 3, lab, None, None, 1e-3, 1e-3, None, 1.0, 0.01, None,
                        "k-means++", 1, 0, "zscore", "auto", "monotone")
-    X, vp, _ = SV._normalized_data(data)
+    X, vp, _ = SV.normalized_data(data)
     route_taken, Xw = SV.choose_route(X, "auto")
     assert route_taken == route
     problem = SV.Problem(data, Xw, WS.WStep(Xw, route, vp), vp,
-                         ST._initial_F(X, data, data.rng, None))
+                         ST.initial_F(X, data, data.rng, None))
     assert problem.settle.quiet == (QUIET_RULES_DIRECT if route == "direct" else QUIET_RULES)
     if route == "direct":
         # the scaling pinned: with 9 labels its validation is a coin toss (l2 here, 0.8)
@@ -125,7 +125,7 @@ def test_quiet_rules_by_route(dims, route):
 
 @pytest.mark.parametrize("n_per, c", [(12, 3), (5, 5)])
 def test_spreading_start_from_the_spreader_matches_the_graph(n_per, c):
-    """``_initial_F`` with ``init="spread"`` gives the same start from the init tuning's
+    """``initial_F`` with ``init="spread"`` gives the same start from the init tuning's
     spreader as from the kNN graph, for the full labels and for a subset of them (a fold;
     with few labels per class a fold can lose a class, which is then seeded)."""
     rng = np.random.default_rng(5)
@@ -134,19 +134,19 @@ def test_spreading_start_from_the_spreader_matches_the_graph(n_per, c):
     labels[np.arange(c) * n_per] = np.arange(c)  # every class named at least once
     data = SV._prepare(views, c, labels, None, None, 1e-3, 1e-3, None, 1.0, 0.01, None,
                        "spread", 1, 0, "zscore", "auto", "monotone")
-    X, _, _ = SV._normalized_data(data)
-    km = ST._kmeans_labels(X, data, np.random.default_rng(0), None)
-    graph = ST._knn_graph(X)
+    X, _, _ = SV.normalized_data(data)
+    km = ST.kmeans_labels(X, data, np.random.default_rng(0), None)
+    graph = ST.knn_graph(X)
     prior = data.prior
-    spreader = ST._FoldSpreader(graph, prior["rows"], prior["classes"], c)
+    spreader = ST.FoldSpreader(graph, prior["rows"], prior["classes"], c)
     from fastmv._mvfl._anchor import _fold_prior
 
     keeps = [np.ones(prior["rows"].size, bool), np.arange(prior["rows"].size) % 3 != 0]
     keeps.append(prior["rows"] != prior["rows"][0])  # drop one label (maybe its class's last)
     for keep in keeps:
         fold = data._replace(prior=_fold_prior(prior, keep))
-        a = ST._initial_F(X, fold, None, None, km=km.copy(), graph=graph)
-        b = ST._initial_F(X, fold, None, None, km=km.copy(), graph=spreader)
+        a = ST.initial_F(X, fold, None, None, km=km.copy(), graph=graph)
+        b = ST.initial_F(X, fold, None, None, km=km.copy(), graph=spreader)
         np.testing.assert_array_equal(np.argmax(a, axis=1), np.argmax(b, axis=1))
         np.testing.assert_allclose(a, b)
 
@@ -164,6 +164,6 @@ def test_start_kmeans_restarts_by_shape(d, n_init, monkeypatch):
     views, y = _blobs(rng, 10, 3, (d // 2, d - d // 2))
     data = SV._prepare(views, 3, None, None, None, 1e-3, 1e-3, None, 1.0, None, None,
                        "k-means++", 1, 0, "zscore", "auto", "monotone")
-    X, _, _ = SV._normalized_data(data)
-    labels = ST._kmeans_labels(X, data, np.random.default_rng(0), None)
+    X, _, _ = SV.normalized_data(data)
+    labels = ST.kmeans_labels(X, data, np.random.default_rng(0), None)
     assert seen == [n_init] and labels.shape == (30,)

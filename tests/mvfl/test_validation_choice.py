@@ -102,8 +102,8 @@ def test_spreading_fold_scores_equal_one_spreading_per_fold(n, c, n_labels, n_fo
     rows = np.sort(rng.choice(n, n_labels, replace=False)).astype(np.int64)
     classes = rng.integers(0, c, n_labels).astype(np.int64)
     folds = label_folds(from_labels(rows, classes), n_folds, np.random.default_rng(0))
-    graph = ST._knn_graph(X)
-    spreader = ST._FoldSpreader(graph, rows, classes, c)
+    graph = ST.knn_graph(X)
+    spreader = ST.FoldSpreader(graph, rows, classes, c)
     got = NZ.spreading_fold_scores(spreader, folds, n_folds)
     want = _naive_fold_cosines(graph, rows, classes, c, folds, n_folds)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
@@ -118,12 +118,12 @@ def test_spreading_fold_scores_rise_with_the_separation():
     X = np.column_stack([10.0 * y, np.zeros(60)]) + rng.normal(size=(60, 2))
     rows = np.arange(0, 60, 3, dtype=np.int64)
     folds = label_folds(from_labels(rows, y[rows]), rows.size, np.random.default_rng(0))
-    graph = ST._knn_graph(X)
-    good = NZ.spreading_fold_scores(ST._FoldSpreader(graph, rows, y[rows], 2), folds,
+    graph = ST.knn_graph(X)
+    good = NZ.spreading_fold_scores(ST.FoldSpreader(graph, rows, y[rows], 2), folds,
                                     rows.size)
     np.testing.assert_allclose(good, 1.0, atol=1e-12)
     shuffled = rng.permutation(y[rows])
-    bad = NZ.spreading_fold_scores(ST._FoldSpreader(graph, rows, shuffled, 2), folds,
+    bad = NZ.spreading_fold_scores(ST.FoldSpreader(graph, rows, shuffled, 2), folds,
                                    rows.size)
     assert np.nanmean(bad) < np.nanmean(good) - 0.2
 
@@ -147,14 +147,14 @@ def test_start_tuning_reuses_the_graph_of_the_normalize_tuning(monkeypatch):
     """One kNN graph per candidate scaling and none more: the start's tuning and the spreading
     start read the chosen scaling's graph (and its spreading basis)."""
     calls = []
-    real = ST._knn_graph
+    real = ST.knn_graph
 
     def counting(X):
         calls.append(X.shape)
         return real(X)
 
-    monkeypatch.setattr(ST, "_knn_graph", counting)
-    monkeypatch.setattr(NZ, "_knn_graph", counting)
+    monkeypatch.setattr(ST, "knn_graph", counting)
+    monkeypatch.setattr(NZ, "knn_graph", counting)
     views, y = _wild_counts(1)
     lab = simulate.partial_labels(y, 0.2, random_state=1)
     r = fastmv.mvfl(views, 3, labels=lab, random_state=0)

@@ -140,7 +140,7 @@ def test_spread_start_seeds_classes_without_labels():
     X = np.hstack(views)
     rows = np.array([0, 1, 2, 25, 26, 27])
     classes = y[rows]
-    graph = ST._knn_graph(X)
+    graph = ST.knn_graph(X)
     km = ST._match_clusters(fastmv.kmeans(X, 4, random_state=0).labels, rows, classes, 4)
     plain = np.argmax(ST._spread(graph, rows, classes, 4), axis=1)
     assert np.unique(plain).size <= 2
@@ -185,10 +185,10 @@ def _fold_problem(anchor):
     labels = np.where(rng.random(y.size) < 0.3, y, -1)
     data = SV._prepare(views, 3, labels, None, None, 1e-3, 1e-3, None, 1.0, anchor, None,
                        "k-means++", 1, 0, "zscore", "auto", "monotone")
-    X, vp, _ = SV._normalized_data(data)
+    X, vp, _ = SV.normalized_data(data)
     wstep = WS.WStep(*SV.choose_route(X, "auto")[::-1], vp)
     assert wstep.route == "direct"
-    F0 = SV._initial_F(X, data, data.rng, None)
+    F0 = SV.initial_F(X, data, data.rng, None)
     return SV, data, X, wstep, vp, F0
 
 
@@ -264,8 +264,8 @@ def test_fold_spreading_equals_spreading_each_fold():
     rows = rng.choice(n - 10, 16, replace=False)
     classes = y[rows]
     # the last 10 rows form their own component: rows no label reaches
-    graph = sp.block_diag([ST._knn_graph(X[:-10]), ST._knn_graph(X[-10:])], format="csr")
-    spreader = ST._FoldSpreader(graph, rows, classes, c)
+    graph = sp.block_diag([ST.knn_graph(X[:-10]), ST.knn_graph(X[-10:])], format="csr")
+    spreader = ST.FoldSpreader(graph, rows, classes, c)
     fallback = rng.integers(0, c, n)
     for _ in range(10):
         tr = np.ones(rows.size, bool)

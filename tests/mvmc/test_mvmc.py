@@ -173,7 +173,7 @@ def test_clipped_lowrank_pass_and_operator_match_dense(tile, monkeypatch):
     S = R.similarity_dense(Z_list, M_list)
     Abar = sum(Z @ M @ Z.T for Z, M in zip(Z_list, M_list)) / m
     F, w = _lowrank._lowrank_factors(Z_list, M_list)
-    core = _lowrank._ClippedLowRank(F, w, tile=tile)
+    core = _lowrank.ClippedLowRank(F, w, tile=tile)
     X = rng.normal(size=(n, 3))
     NX, ss, nnz, tiles = core.correction_pass(X, collect=True)
     N = core.assemble(tiles)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWa
 def test_threaded_tasks_give_the_same_result_as_one_thread(monkeypatch):
     # small tiles: several row blocks of the pass over S run as concurrent tasks, and the two
     # views' M-steps too; contributions are reduced in a fixed order
-    monkeypatch.setattr(_lowrank, "_TILE", 16)
+    monkeypatch.setattr(_lowrank, "TILE", 16)
     views, y = _planted(n=90, c=3, seed=4)
     ml, cl = pairwise_constraints(y, 400, random_state=1)
     runs = [fastmv.mvmc(views, 3, ml, cl, k=7, max_iter=8, tol=0.0, random_state=0, n_jobs=j)
@@ -50,7 +50,7 @@ def test_executor_gives_identical_results(monkeypatch):
 
     # several row blocks per pass, a correction too large to cache (every spectral product is
     # a pass on the executor), and one that is cached
-    monkeypatch.setattr(_lowrank, "_TILE", 32)
+    monkeypatch.setattr(_lowrank, "TILE", 32)
     views, y = _planted(n=150, c=3)
     ml, cl = pairwise_constraints(y, 600, random_state=0)
     kwargs = dict(k=8, max_iter=6, tol=0.0, random_state=0, n_init=2, graph="full")
