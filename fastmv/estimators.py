@@ -59,7 +59,7 @@ from ._app._estimator_docs import SIDE_ARGS, document, fit_doc, init_source
 from ._app._view_transformer import ViewTransformer, view_names  # noqa: F401 (re-exported)
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
-from ._core._driver import _caller_stacklevel
+from ._core._driver import caller_stacklevel
 from ._core._spec import solver_specs
 from ._core._validation import check_views
 from ._emvc._peak import check_emvc_from_views
@@ -308,7 +308,7 @@ class EMVC(MultiViewClusterer):
                 "removed: set the constructor's affinity instead, EMVC(affinity="
                 f"'{'transition_matrix' if transition else 'precomputed'}')"
                 + (" (the default: feature views)" if transition else
-                   " for transition matrices"), FutureWarning, stacklevel=_caller_stacklevel())
+                   " for transition matrices"), FutureWarning, stacklevel=caller_stacklevel())
             precomputed = not transition
         views = self._views(Xs, view_sizes, y)
         if precomputed:
@@ -319,7 +319,7 @@ class EMVC(MultiViewClusterer):
                 "Xs: every view is square and row-stochastic, as transition matrices are; "
                 "EMVC builds each feature view's transition matrix by default (affinity="
                 "'transition_matrix'): for precomputed transition matrices give "
-                "EMVC(affinity='precomputed')", UserWarning, stacklevel=_caller_stacklevel())
+                "EMVC(affinity='precomputed')", UserWarning, stacklevel=caller_stacklevel())
         # the views, not the matrices built from them, are the user's input: checked (and
         # sparse formats made CSR) as every other solver checks its views
         views = check_views(views, "Xs", allow_nan=True)

@@ -36,7 +36,7 @@ from ._core._corruption import (
     corrupt_entries,
     corrupt_samples,
 )
-from ._core._driver import _caller_stacklevel
+from ._core._driver import caller_stacklevel
 from ._core._memory import check_memory
 from ._core._pair_codes import (
     MAX_PAIR_N,
@@ -435,7 +435,7 @@ def incomplete_mask(n: int, n_views: int, missing_ratio: float, *,
     if r > cap:
         warnings.warn(f"missing_ratio={missing_ratio} would leave some samples with no view "
                       f"(n={n}, n_views={m}); each view misses {cap} samples instead of {r}",
-                      UserWarning, stacklevel=_caller_stacklevel())
+                      UserWarning, stacklevel=caller_stacklevel())
         r = cap
     missing = np.zeros((n, m), dtype=bool)
     if r == 0:

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from .._core._driver import _caller_stacklevel
+from .._core._driver import caller_stacklevel
 from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, _not_fitted_error
 from ._estimator_docs import RESULT_BASE
 from ._params import SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
@@ -270,11 +270,11 @@ def check_feature_names(est, Xs):
         return
     if fitted is None:
         warnings.warn(f"Xs has feature names, but {name} was fitted without feature names",
-                      UserWarning, stacklevel=_caller_stacklevel())
+                      UserWarning, stacklevel=caller_stacklevel())
         return
     if given is None:
         warnings.warn(f"Xs does not have valid feature names, but {name} was fitted with "
-                      "feature names", UserWarning, stacklevel=_caller_stacklevel())
+                      "feature names", UserWarning, stacklevel=caller_stacklevel())
         return
     if len(fitted) == len(given) and np.all(fitted == given):
         return
@@ -326,9 +326,9 @@ def _with_cause(note, func, Xs, params, side):
     if degenerate:
         first = str(degenerate[0].message).split(";", 1)[0]
         warnings.warn(f"{first}: {note}", DegenerateSolutionWarning,
-                      stacklevel=_caller_stacklevel())
+                      stacklevel=caller_stacklevel())
     else:
-        warnings.warn(note, UserWarning, stacklevel=_caller_stacklevel())
+        warnings.warn(note, UserWarning, stacklevel=caller_stacklevel())
     return result
 
 

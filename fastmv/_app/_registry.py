@@ -38,9 +38,9 @@ import fastmv
 from .._core._cli_parts import (
     Option,
     RunOutcome,
-    _describe_params,
-    _n_clusters,
-    _scored,
+    describe_params,
+    n_clusters_from,
+    scored_pairs,
 )
 from .._core._spec import Setting, solver_specs
 from ._estimator_docs import DATA_ARGS, SIDE_ARGS
@@ -120,11 +120,11 @@ def _generic_run(name):
         views, y = data
         params = dict(params)
         params.pop("simulate", False)   # nothing to simulate for a solver without options
-        c = _n_clusters(params, y)
+        c = n_clusters_from(params, y)
         kwargs = {_SIDE_ARG[k]: v for k, v in side.items() if v is not None}
         res = solver_function(name)(views, c, random_state=seed, **kwargs, **params)
         setting = (", ".join(f"given {k}" for k in kwargs) or "no side information")
-        return RunOutcome(setting + _describe_params(params), _scored(y, res.labels),
+        return RunOutcome(setting + describe_params(params), scored_pairs(y, res.labels),
                           res.labels, res)
     return run
 

@@ -20,7 +20,7 @@ from fastmv.kernels.affinity import (
     strict_upper_triangle,
 )
 
-from .._core._driver import _caller_stacklevel
+from .._core._driver import caller_stacklevel
 from .._core._preprocessing import normalize_rows, row_norms
 from .._core._threads import blas_threads, thread_limit
 from .._core._validation import Interval, Options, check_array, check_dtype, declare_params
@@ -286,7 +286,7 @@ def transition_matrices(views, *, sigma="median", n_neighbors=None, normalize=Tr
                 f"view {v} is constant (every sample has the same row{scaled}): "
                 "its transition matrix is uniform and carries no cluster structure; drop the "
                 "view or check how it was read", DegenerateSolutionWarning,
-                stacklevel=_caller_stacklevel())
+                stacklevel=caller_stacklevel())
         out.append(transition_matrix(X, sigma=sigma, n_neighbors=n_neighbors))
     return out
 

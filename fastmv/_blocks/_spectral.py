@@ -17,7 +17,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .._core._driver import _caller_stacklevel
+from .._core._driver import caller_stacklevel
 from .._core._linalg import BlockKrylov, fix_signs
 from .._core._preprocessing import normalize_rows
 from .._core._validation import (
@@ -474,6 +474,6 @@ def markov_spectral_clustering(P: np.ndarray | sp.spmatrix, n_clusters: int, *,
             f"(eigenvalues {np.array2string(w, precision=2)}"
             f"), so the remaining clusters are split by noise; with EMVC, P_hat collapsed: "
             "raise lam1 and lam2 (larger error penalties keep more of the views in P_hat)",
-            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
+            DegenerateSolutionWarning, stacklevel=caller_stacklevel())
     V = normalize_rows(V)
     return kmeans(V, n_clusters, n_init=n_init, random_state=rng, n_jobs=n_jobs).labels

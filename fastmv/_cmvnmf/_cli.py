@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import simulate
-from .._core._cli_parts import Option, RunOutcome, _describe_params, _fraction, _n_clusters
+from .._core._cli_parts import Option, RunOutcome, describe_params, fraction_parser, n_clusters_from
 from ._spec import SPEC
 
-SIMULATION = (Option("keep", _fraction(True, False), 0.95,
+SIMULATION = (Option("keep", fraction_parser(True, False), 0.95,
                      "fraction of rows each view keeps (rows dropped and permuted per "
                      "view, saved as -1)", simulated=True),
-              Option("constraint_ratio", _fraction(True, False), 0.05,
+              Option("constraint_ratio", fraction_parser(True, False), 0.05,
                      "inter-view pairs drawn, as a fraction of all cross pairs",
                      simulated=True))
 CLI_DEFAULTS = {}
@@ -77,7 +77,7 @@ def run(data, side, params, seed):
     params = dict(params)
     keep, ratio = params.pop("keep"), params.pop("constraint_ratio")
     simulated = params.pop("simulate", False)
-    c = _n_clusters(params, y)
+    c = n_clusters_from(params, y)
     m = len(views)
     if side.get("must") is not None or side.get("cannot") is not None or y is None \
             or not simulated:
@@ -90,7 +90,7 @@ def run(data, side, params, seed):
         scored = [] if y is None or len({V.shape[0] for V in views}) > 1 else [
             (y, lab) for lab in res.labels]
         n_pairs = sum(len(p) for p in ml.values()) + sum(len(p) for p in cl.values())
-        return RunOutcome(f"{n_pairs} given pairs" + _describe_params(params), scored, labels,
+        return RunOutcome(f"{n_pairs} given pairs" + describe_params(params), scored, labels,
                           res)
     kept = int(round(keep * y.size))
     if kept < c:
@@ -104,5 +104,5 @@ def run(data, side, params, seed):
         full = np.full(y.size, -1, dtype=np.int64)  # rows the simulation dropped: -1
         full[idx] = lab
         labels[f"view{a}"] = full
-    setting = f"unmapped ({keep:.0%} kept), {ratio:.0%} pairs" + _describe_params(params)
+    setting = f"unmapped ({keep:.0%} kept), {ratio:.0%} pairs" + describe_params(params)
     return RunOutcome(setting, list(zip(ys, res.labels)), labels, res)

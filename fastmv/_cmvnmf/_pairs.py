@@ -33,8 +33,8 @@ class Constraints(NamedTuple):
 def prepare_pairs(must_link, cannot_link, n_list, dtype):
     """Validated pairs of every block (no pair both must- and cannot-linked) as
     :class:`Constraints` for views of ``n_list`` rows and factors of ``dtype``."""
-    must = _check_constraints(must_link, "must_link", n_list)
-    cannot = _check_constraints(cannot_link, "cannot_link", n_list)
+    must = check_constraints(must_link, "must_link", n_list)
+    cannot = check_constraints(cannot_link, "cannot_link", n_list)
     empty = np.zeros((0, 2), dtype=np.int64)
     blocks = {key: (must.get(key, empty), cannot.get(key, empty))
               for key in sorted(set(must) | set(cannot))}
@@ -45,7 +45,7 @@ def prepare_pairs(must_link, cannot_link, n_list, dtype):
     return build_constraints(blocks, n_list, dtype)
 
 
-def _check_constraints(constraints, name, n_list):
+def check_constraints(constraints, name, n_list):
     """Validate a constraint dict; returns ``{(a, b): (p, 2) int64}`` with ``a <= b``.
 
     Keys ``(a, b)`` are view ids (``a == b``: intra-view); rows hold (row of view a, row of

@@ -9,7 +9,7 @@ non-increasing at every update. With pairs (and ``rescale=True``) the sweeps are
 extrapolated, safeguarded so that no accepted sweep ends above the plain sweep
 (:mod:`fastmv._cmvnmf._extrapolation`; docs/algorithms.md §4.5). :func:`cmvnmf` =
 :func:`_prepare` (validated, normalised,
-scaled data) + :func:`_initial_factors` + :class:`Problem` (one ``step()`` per sweep) driven
+scaled data) + :func:`initial_factors` + :class:`Problem` (one ``step()`` per sweep) driven
 by :func:`fastmv._core._driver.iterate`, once per start.
 
 Scale: when the views' largest entry is far from 1 (``normalize=None`` on data near the
@@ -42,8 +42,8 @@ from fastmv.kernels.cmvnmf import (
 from .._core._driver import (
     IterationInfo,
     Step,
-    _caller_stacklevel,
     callback_stops,
+    caller_stacklevel,
     iterate,
     state_view,
     verbose_logging,
@@ -63,9 +63,9 @@ from ._extrapolation import Extrapolated
 from ._pairs import Constraints, build_constraints, prepare_pairs
 from ._peak import check_cmvnmf
 from ._select import ViewChoice
-from ._start import _initial_factors
-from ._tune import _tune_beta
-from ._views import _max_abs, _mostly_zero_as_csr, _normalized, _scaled, _view_scheme
+from ._start import initial_factors
+from ._tune import tune_beta
+from ._views import max_abs, mostly_zero_as_csr, normalized_view, scaled_view, view_scheme
 
 __all__ = ["cmvnmf", "CMVNMFResult"]
 
@@ -140,7 +140,7 @@ class _Data(NamedTuple):
     log2_scale: int      # the views were divided by 2**log2_scale
     schemes: list        # the normalisation applied to each view
     # the same values as ``views``, mostly-zero dense views as CSR: what the sweeps multiply
-    # by (the k-means starts read ``views``; see _mostly_zero_as_csr)
+    # by (the k-means starts read ``views``; see mostly_zero_as_csr)
     sweep_views: list
 
 
@@ -153,16 +153,16 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     n_clusters = check_n_clusters(n_clusters, min(n_list))
     check_cmvnmf(raw, n_clusters)
     pairs = prepare_pairs(must_link, cannot_link, n_list, dtype)
-    schemes = [_view_scheme(X, normalize) for X in raw]
-    views = [_normalized(X, sc) for X, sc in zip(raw, schemes)]
+    schemes = [view_scheme(X, normalize) for X in raw]
+    views = [normalized_view(X, sc) for X, sc in zip(raw, schemes)]
     # data far from 1 (possible with normalize=None) is divided by one power of two for all
     # views: exact, keeps the views' relative weights; ordinary data is left as it is
-    top = max(_max_abs(X) for X in views)
+    top = max(max_abs(X) for X in views)
     log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
         else math.frexp(top)[1]
-    views = [_scaled(X, log2_scale) for X in views] if log2_scale else views
+    views = [scaled_view(X, log2_scale) for X in views] if log2_scale else views
     return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes,
-                 _mostly_zero_as_csr(views))
+                 mostly_zero_as_csr(views))
 
 
 # --------------------------------------------------------------------------- the problem
@@ -348,7 +348,7 @@ class Problem:
 
 def _solve(data, init, rescale, rng, n_jobs, **driver):
     """One start: initial factors, then the driver. Returns (problem, trace)."""
-    U0, V0 = _initial_factors(data, init, rng, n_jobs)
+    U0, V0 = initial_factors(data, init, rng, n_jobs)
     # with pairs the sweeps are extrapolated (docs/cmvnmf.md, "Speed"); without pairs the
     # views are plain NMF, judged view by view (ViewChoice), and keep the plain sweeps; so
     # does rescale=False, where nothing fixes the scale of the columns and the extrapolation
@@ -386,7 +386,7 @@ def _result(problem, trace, data, max_iter, tol):
     if trace.stop_reason == "max_iter" and max_iter > 0:
         warnings.warn(f"cmvnmf stopped at max_iter={max_iter} before reaching tol={tol:g} "
                       f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
-                      "converged answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
+                      "converged answer", ConvergenceWarning, stacklevel=caller_stacklevel())
     U_list, V_scaled = problem.factors()
     e = data.log2_scale
     with np.errstate(over="ignore", under="ignore"):
@@ -406,17 +406,17 @@ def _result(problem, trace, data, max_iter, tol):
         if not np.any(V) or (V.size and float(np.max(V)) <= 1e-12 * top):
             warnings.warn(f"cmvnmf: the factor V of view {a} collapsed to zero (every sample "
                           "in cluster 0); lower beta or change init", DegenerateSolutionWarning,
-                          stacklevel=_caller_stacklevel())
+                          stacklevel=caller_stacklevel())
         elif data.n_clusters > 1 and lab.size > 1 and np.all(lab == lab[0]):
             warnings.warn(f"cmvnmf: every sample of view {a} is in one cluster although "
                           f"n_clusters={data.n_clusters}; lower beta, raise n_init or change "
-                          "init", DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
+                          "init", DegenerateSolutionWarning, stacklevel=caller_stacklevel())
         elif lab.size >= data.n_clusters and np.unique(lab).size < data.n_clusters:
             warnings.warn(f"cmvnmf: only {np.unique(lab).size} of n_clusters="
                           f"{data.n_clusters} clusters of view {a} hold samples (a column of "
                           "V is zero or dominated, e.g. by all-zero rows); lower beta, raise "
                           "n_init or change init", DegenerateSolutionWarning,
-                          stacklevel=_caller_stacklevel())
+                          stacklevel=caller_stacklevel())
     return CMVNMFResult(labels=labels, objective=objective, n_iter=trace.n_iter,
                         converged=trace.converged, U=U_list, V=V_list, initial_objective=initial)
 
@@ -585,7 +585,7 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     if isinstance(beta, str) and (data.blocks.must_global.shape[0]
                                   or data.blocks.cannot_global.shape[0]):
         with thread_limit(n_jobs), verbose_logging(verbose) as log:
-            beta, record = _tune_beta(data, must_link, cannot_link,
+            beta, record = tune_beta(data, must_link, cannot_link,
                                       init if isinstance(init, str) else "k-means++", rescale,
                                       rng, n_jobs, max_iter, tol, log, _solve)
         tuning = {"beta": record}

@@ -10,7 +10,7 @@ from .._core._validation import check_array
 from ..exceptions import InvalidParameterError
 
 
-def _initial_factors(data, init, rng, n_jobs):
+def initial_factors(data, init, rng, n_jobs):
     """Initial ``(U_list, V_list)`` for the scaled views of ``data``."""
     c = data.n_clusters
     dtype = data.views[0].dtype.type

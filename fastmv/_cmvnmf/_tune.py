@@ -18,8 +18,8 @@ from .._core._tuning import (
     paired_gain,
     tuning_rng,
 )
-from ._pairs import _check_constraints, prepare_pairs
-from ._start import _initial_factors
+from ._pairs import check_constraints, prepare_pairs
+from ._start import initial_factors
 
 # beta="auto": the constraint weights compared, the old default first (it wins ties), and
 # the folds over the pairs (docs/defaults.md, "Self-tuning"). Every candidate and fold costs
@@ -119,7 +119,7 @@ def _first_unfitted(default, own):
     return order[0] if order else None
 
 
-def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log,
+def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter, tol, log,
                solve):
     """``beta="auto"``: k-fold over the pairs, one start per candidate and fold from one
     shared initialisation, scored by the held-out pairs honoured (:func:`fastmv._core._tuning.
@@ -128,13 +128,13 @@ def _tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_ite
     not import the solver that calls it)."""
     n_list = [X.shape[0] for X in data.views]
     dtype = data.views[0].dtype.type
-    flat_m = _flat_pairs(_check_constraints(must_link, "must_link", n_list))
-    flat_c = _flat_pairs(_check_constraints(cannot_link, "cannot_link", n_list))
+    flat_m = _flat_pairs(check_constraints(must_link, "must_link", n_list))
+    flat_c = _flat_pairs(check_constraints(cannot_link, "cannot_link", n_list))
     sup = from_pairs(np.zeros((len(flat_m), 2)), np.zeros((len(flat_c), 2)))
     fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
     # the shared start sees no pairs: aligning it by all of them would leak the held-out ones
     full = data._replace(blocks=prepare_pairs(None, None, n_list, dtype))
-    U0, V0 = _initial_factors(full, init, tuning_rng(rng), n_jobs)
+    U0, V0 = initial_factors(full, init, tuning_rng(rng), n_jobs)
     # the explicit start is given in the data's units: undo the internal scale
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
     # fits run to the solve's own stopping rule or until their score settles (_SettledScore):

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from .._core._preprocessing import normalize_rows
 
 
-def _max_abs(X):
+def max_abs(X):
     data = X.data if sp.issparse(X) else X
     return float(np.max(np.abs(data))) if data.size else 0.0
 
@@ -18,7 +18,7 @@ def _has_negative(X):
     return bool(data.size) and float(data.min()) < 0
 
 
-def _view_scheme(X, normalize):
+def view_scheme(X, normalize):
     """The scheme applied to one view (``"auto"`` resolved: ``"minmax"`` for a view with a
     negative entry, ``"l2"`` otherwise)."""
     if normalize == "auto":
@@ -50,11 +50,11 @@ def _minmax(X):
     return normalize_rows(Y, "l2")
 
 
-def _normalized(X, scheme):
+def normalized_view(X, scheme):
     return _minmax(X) if scheme == "minmax" else normalize_rows(X, scheme)
 
 
-def _scaled(X, log2_scale):
+def scaled_view(X, log2_scale):
     if sp.issparse(X):
         X = sp.csr_matrix(X, copy=True)
         X.sort_indices()
@@ -63,7 +63,7 @@ def _scaled(X, log2_scale):
     return np.ascontiguousarray(np.ldexp(X, -log2_scale).astype(X.dtype, copy=False))
 
 
-def _mostly_zero_as_csr(views, density=0.1):
+def mostly_zero_as_csr(views, density=0.1):
     """The views with at most ``density`` nonzeros as sorted CSR, the others as they are.
 
     Products with a CSR view cost ``nnz · c`` instead of ``n d c``; they hold the same values

@@ -28,7 +28,7 @@ class Option:
 
     Examples
     --------
-    >>> Option("n_constraints", _positive_int, 5000, "pairs drawn").type("300")
+    >>> Option("n_constraints", positive_int, 5000, "pairs drawn").type("300")
     300
     """
 
@@ -57,7 +57,7 @@ class RunOutcome:
     result: Any
 
 
-def _fraction(low_open, high_open):
+def fraction_parser(low_open, high_open):
     """A text -> float converter for a fraction in [0, 1], ends open as asked."""
     def parse(text):
         value = float(text)
@@ -71,14 +71,14 @@ def _fraction(low_open, high_open):
     return parse
 
 
-def _positive_int(text):
+def positive_int(text):
     value = int(text)
     if value < 1:
         raise ValueError("expected a positive integer")
     return value
 
 
-def _n_clusters(params, y):
+def n_clusters_from(params, y):
     c = params.pop("n_clusters", None)
     if c is None:
         if y is None:
@@ -87,15 +87,15 @@ def _n_clusters(params, y):
     return c
 
 
-def _describe_params(params):
+def describe_params(params):
     return "".join(f", {k}={v}" for k, v in params.items())
 
 
-def _count(pairs):
+def pair_count(pairs):
     return 0 if pairs is None else int(np.asarray(pairs).reshape(-1, 2).shape[0])
 
 
-def _scored(y, labels):
+def scored_pairs(y, labels):
     return [] if y is None else [(y, labels)]
 
 

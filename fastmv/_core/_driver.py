@@ -26,7 +26,7 @@ import numpy as np
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
 from ._interrupts import Cancelled, cancel_scope, check_cancelled, interrupt_guard
 from ._progress import (
-    _caller_stacklevel,
+    caller_stacklevel,
     describe_call,
     feedback,
     logger,
@@ -113,7 +113,7 @@ def warn_if_degenerate(labels, n_clusters: int, solver: str, hint) -> None:
             text = hint() if callable(hint) else hint
             warnings.warn(f"{solver}: only {found} of n_clusters={n_clusters} clusters{where} "
                           f"hold samples; {text}", DegenerateSolutionWarning,
-                          stacklevel=_caller_stacklevel())
+                          stacklevel=caller_stacklevel())
             return
 
 
@@ -213,7 +213,7 @@ def iterate(problem, *, solver: str, max_iter: int, tol: float,
         warnings.warn(
             f"{solver} stopped at max_iter={max_iter} before reaching tol={tol:g} "
             f"(last residual {residual[-1]:.3g}); raise max_iter or tol for a converged "
-            "answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
+            "answer", ConvergenceWarning, stacklevel=caller_stacklevel())
     return Trace(objective=np.asarray(objective, dtype=np.float64),
                  residual=np.asarray(residual, dtype=np.float64), n_iter=n_iter,
                  converged=stop_reason == "converged", stop_reason=stop_reason,

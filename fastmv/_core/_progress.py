@@ -31,7 +31,7 @@ __all__ = ["verbose_logging", "progress_bar", "logger", "public_call", "feedback
 logger = logging.getLogger("fastmv")
 
 
-def _caller_stacklevel() -> int:
+def caller_stacklevel() -> int:
     """Stack level of the first frame outside fastmv, so warnings point at the user's call."""
     frame = sys._getframe(1)
     level = 1
@@ -441,6 +441,6 @@ def progress_bar(total: int | None, enabled: bool, desc: str, unit: str = "step"
             warnings.warn(f"{call.solver if call is not None and call.solver else desc}: "
                           "progress=True shows a bar only with tqdm installed (pip install "
                           "tqdm); running without one (verbose=True logs a line per "
-                          "iteration instead)", UserWarning, stacklevel=_caller_stacklevel())
+                          "iteration instead)", UserWarning, stacklevel=caller_stacklevel())
         return _NoBar()
     return tqdm(total=total, desc=desc, leave=False, file=sys.stderr)

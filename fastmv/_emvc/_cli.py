@@ -7,11 +7,11 @@ from .._blocks._affinity import transition_matrices
 from .._core._cli_parts import (
     Option,
     RunOutcome,
-    _describe_params,
-    _n_clusters,
-    _scored,
+    describe_params,
+    n_clusters_from,
     optional_int,
     parse_bool,
+    scored_pairs,
 )
 from ._peak import check_emvc_from_views
 from ._spec import SPEC
@@ -39,7 +39,7 @@ def run(data, side, params, seed):
     params = dict(params)
     normalize, sigma = params.pop("unit_rows"), params.pop("sigma")
     n_neighbors = params.pop("n_neighbors")
-    c = _n_clusters(params, y)
+    c = n_clusters_from(params, y)
     lam1, lam2 = params.pop("lam1"), params.pop("lam2")
     # refused before any matrix is built when the matrices and the solve cannot fit
     check_emvc_from_views(views, params.get("dtype"),
@@ -47,5 +47,5 @@ def run(data, side, params, seed):
     P_list = transition_matrices(views, sigma=sigma, n_neighbors=n_neighbors,
                                  normalize=normalize)
     res = SPEC.function(P_list, lam1, lam2, n_clusters=c, random_state=seed, **params)
-    setting = f"lam1={lam1:g}, lam2={lam2:g}, sigma={sigma}" + _describe_params(params)
-    return RunOutcome(setting, _scored(y, res.labels), res.labels, res)
+    setting = f"lam1={lam1:g}, lam2={lam2:g}, sigma={sigma}" + describe_params(params)
+    return RunOutcome(setting, scored_pairs(y, res.labels), res.labels, res)

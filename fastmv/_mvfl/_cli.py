@@ -8,11 +8,11 @@ from .. import simulate
 from .._core._cli_parts import (
     Option,
     RunOutcome,
-    _count,
-    _describe_params,
-    _fraction,
-    _n_clusters,
-    _scored,
+    describe_params,
+    fraction_parser,
+    n_clusters_from,
+    pair_count,
+    scored_pairs,
 )
 from ._spec import SPEC
 
@@ -26,7 +26,7 @@ def _prior(text):
 SIMULATION = (Option("prior", _prior, "labels",
                      "what to draw from the file's labels: labels, pairs or none",
                      simulated=True),
-              Option("label_ratio", _fraction(True, False), 0.1,
+              Option("label_ratio", fraction_parser(True, False), 0.1,
                      "fraction of samples whose labels (or pairs among them) are "
                      "revealed", simulated=True))
 CLI_DEFAULTS = {}
@@ -43,7 +43,7 @@ def run(data, side, params, seed):
     params = dict(params)
     prior, ratio = params.pop("prior"), params.pop("label_ratio")
     simulated = params.pop("simulate", False)
-    c = _n_clusters(params, y)
+    c = n_clusters_from(params, y)
     given = {k: side[k] for k in ("labels", "must", "cannot") if side.get(k) is not None}
     kwargs = {}
     if given:
@@ -52,7 +52,8 @@ def run(data, side, params, seed):
             setting = f"{int(np.sum(given['labels'] >= 0))} given labels"
         else:
             kwargs["must_link"], kwargs["cannot_link"] = given.get("must"), given.get("cannot")
-            setting = f"{_count(kwargs['must_link'])} must, {_count(kwargs['cannot_link'])} cannot"
+            setting = (f"{pair_count(kwargs['must_link'])} must, "
+                       f"{pair_count(kwargs['cannot_link'])} cannot")
     elif prior == "none" or y is None or not simulated:
         setting = "no prior"
     elif prior == "labels":
@@ -62,5 +63,5 @@ def run(data, side, params, seed):
         kwargs["must_link"], kwargs["cannot_link"] = _pairs_from_labelled(y, ratio, seed)
         setting = f"pairs among {ratio:.0%} (simulated)"
     res = SPEC.function(views, c, random_state=seed, **kwargs, **params)
-    return RunOutcome(setting + _describe_params(params), _scored(y, res.labels), res.labels,
+    return RunOutcome(setting + describe_params(params), scored_pairs(y, res.labels), res.labels,
                       res)

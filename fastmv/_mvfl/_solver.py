@@ -25,7 +25,7 @@ from fastmv.kernels.mvfl import irls_diagonal, weight_norms
 from .._core._driver import (
     IterationInfo,
     Step,
-    _caller_stacklevel,
+    caller_stacklevel,
     iterate,
     state_view,
     verbose_logging,
@@ -169,7 +169,7 @@ def _warn_unsupervised(prior):
     warnings.warn(f"mvfl: {why}; without supervision it rarely beats k-means on the views' "
                   "z-scored, L2-normalised concatenation, which is several times faster. Give "
                   "labels= (partial, -1 for unknown) or must_link=/cannot_link= pairs, or "
-                  "use fastmv.kmeans", UserWarning, stacklevel=_caller_stacklevel())
+                  "use fastmv.kmeans", UserWarning, stacklevel=caller_stacklevel())
 
 
 def _prepare(X_list, n_clusters, labels, must_link, cannot_link, lam1, lam2, lam3, rho,
@@ -351,7 +351,7 @@ def _solve(data: Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
     if trace.stop_reason == "max_iter" and max_iter > 0:
         warnings.warn(f"mvfl stopped at max_iter={max_iter} before reaching tol={tol:g} "
                       f"(last residual {trace.residual[-1]:.3g}); raise max_iter or tol for a "
-                      "converged answer", ConvergenceWarning, stacklevel=_caller_stacklevel())
+                      "converged answer", ConvergenceWarning, stacklevel=caller_stacklevel())
     fields = problem.result_fields()
     found = np.unique(fields["labels"]).size
     if found < min(data.c, fields["labels"].size):
@@ -362,7 +362,7 @@ def _solve(data: Data, *, max_iter, tol, callback, verbose, progress, n_jobs):
              "indicator F collapsed onto fewer columns.")
             + " Try normalize='l2' for sparse or count "
             "data, smaller lam1/lam2, or a larger rho (orthogonality weight)",
-            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
+            DegenerateSolutionWarning, stacklevel=caller_stacklevel())
     return MVFLResult(objective=trace.objective, n_iter=trace.n_iter,
                       converged=trace.converged, normalize=schemes, tuning=tuning, **fields)
 

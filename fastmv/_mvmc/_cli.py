@@ -6,15 +6,15 @@ from .. import simulate
 from .._core._cli_parts import (
     Option,
     RunOutcome,
-    _count,
-    _describe_params,
-    _n_clusters,
-    _positive_int,
-    _scored,
+    describe_params,
+    n_clusters_from,
+    pair_count,
+    positive_int,
+    scored_pairs,
 )
 from ._spec import SPEC
 
-SIMULATION = (Option("n_constraints", _positive_int, 5000,
+SIMULATION = (Option("n_constraints", positive_int, 5000,
                      "number of pairs drawn from the file's labels", simulated=True),)
 CLI_DEFAULTS = {}
 WITHOUT_SIDE = "mvmc stops with a message: it needs --must and/or --cannot pairs."
@@ -25,7 +25,7 @@ def run(data, side, params, seed):
     params = dict(params)
     n_constraints = params.pop("n_constraints")
     simulated = params.pop("simulate", False)
-    c = _n_clusters(params, y)
+    c = n_clusters_from(params, y)
     ml, cl = side.get("must"), side.get("cannot")
     if ml is None and cl is None:
         if not simulated or y is None:
@@ -37,7 +37,7 @@ def run(data, side, params, seed):
         ml, cl = simulate.pairwise_constraints(y, n_constraints, random_state=seed)
         setting = f"{n_constraints} simulated pairs"
     else:
-        setting = f"{_count(ml)} must, {_count(cl)} cannot"
+        setting = f"{pair_count(ml)} must, {pair_count(cl)} cannot"
     res = SPEC.function(views, c, ml, cl, random_state=seed, **params)
-    return RunOutcome(setting + _describe_params(params), _scored(y, res.labels), res.labels,
+    return RunOutcome(setting + describe_params(params), scored_pairs(y, res.labels), res.labels,
                       res)

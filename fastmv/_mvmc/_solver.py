@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._blocks._spectral import spectral_clustering
-from .._core._driver import IterationInfo, _caller_stacklevel, iterate, verbose_logging
+from .._core._driver import IterationInfo, caller_stacklevel, iterate, verbose_logging
 from .._core._executor import open_block_map
 from .._core._preprocessing import canonical_pairs, check_pair_conflicts
 from .._core._result import Result
@@ -289,7 +289,7 @@ def _cluster(S, data, n_init, n_jobs, C1, graph, executor):
             "the completed similarity S is identically zero (every M_v = 0), so every sample "
             "gets label 0: the trace penalty outweighs the fit to the must-links (with only "
             f"cannot-links, or too few must-links for C1={C1:g}). Raise C1 (or C2), or add "
-            "must-link pairs", DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
+            "must-link pairs", DegenerateSolutionWarning, stacklevel=caller_stacklevel())
         return np.zeros(n, dtype=np.int64)
     q = neighbour_count(n, n_clusters, _NEIGHBOURS_PER_CLUSTER[graph]) if graph != "full" else 0
     weight = must_link_weight(data.pairs, n) if graph == "knn" else 1.0
@@ -303,7 +303,7 @@ def _cluster(S, data, n_init, n_jobs, C1, graph, executor):
             f"the spectral step found only {found} of n_clusters={n_clusters} clusters: the "
             f"completed similarity S (rank {S.rank}) has too little cluster structure, usually "
             f"because C1={C1:g} is too small for the number of must-links. Raise C1 (or C2)",
-            DegenerateSolutionWarning, stacklevel=_caller_stacklevel())
+            DegenerateSolutionWarning, stacklevel=caller_stacklevel())
     return labels
 
 

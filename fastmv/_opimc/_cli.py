@@ -6,10 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 from .. import simulate
-from .._core._cli_parts import Option, RunOutcome, _describe_params, _fraction, _n_clusters, _scored
+from .._core._cli_parts import (
+    Option,
+    RunOutcome,
+    describe_params,
+    fraction_parser,
+    n_clusters_from,
+    scored_pairs,
+)
 from ._spec import SPEC
 
-SIMULATION = (Option("missing_ratio", _fraction(False, True), 0.4,
+SIMULATION = (Option("missing_ratio", fraction_parser(False, True), 0.4,
                      "fraction of each view's samples removed (0: complete views)",
                      simulated=True),)
 CLI_DEFAULTS = {}
@@ -21,7 +28,7 @@ def run(data, side, params, seed):
     params = dict(params)
     missing_ratio = params.pop("missing_ratio")
     simulated = params.pop("simulate", False)
-    c = _n_clusters(params, y)
+    c = n_clusters_from(params, y)
     n = views[0].shape[0]
     mask = side.get("mask")
     if mask is None and y is not None and simulated and missing_ratio > 0:
@@ -35,6 +42,6 @@ def run(data, side, params, seed):
     # opimc visits the rows in a seeded random order itself (shuffle=True) and returns the
     # labels in the input's order
     res = SPEC.function(views, c, mask=mask, random_state=seed, **params)
-    setting += (", shuffled" if params.get("shuffle", True) else "") + _describe_params(
+    setting += (", shuffled" if params.get("shuffle", True) else "") + describe_params(
         {k: v for k, v in params.items() if k != "shuffle"})
-    return RunOutcome(setting, _scored(y, res.labels), res.labels, res)
+    return RunOutcome(setting, scored_pairs(y, res.labels), res.labels, res)
