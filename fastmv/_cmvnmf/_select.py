@@ -21,16 +21,15 @@ class ViewChoice:
     ``problem.start`` and the sweeps' in ``U``, ``V``); :meth:`apply` writes every view's
     choice into the problem of the start kept (the lowest objective) and returns the record.
     Only one candidate per view is held besides the running start (no ``n_init`` copies).
-    A ``"minmax"`` view is not judged: its origin is every feature's minimum, an artefact
-    of the shift, and cosines about it do not measure the clusters of the signed features
-    (on ProteinFold the silhouette preferred the start on all 12 such views, whose labels
-    were the worse ones); it keeps the sweeps of the start kept.
+    A ``"minmax"`` view is judged on its signed features' unit rows
+    (``data.judge_views``): its origin is every feature's minimum, an artefact of the
+    shift, and cosines about it do not measure the clusters of the signed features (on
+    ProteinFold's 12 such views they preferred the worse labels).
     """
 
     def __init__(self, data):
-        self.views = data.views
+        self.views = data.judge_views
         self.c = data.n_clusters
-        self.judged = [scheme != "minmax" for scheme in data.schemes]
         m = len(data.views)
         self.scores = [[] for _ in range(m)]   # per view, per start: (start, sweeps)
         self.best = [None] * m                 # (silhouette, start, from_kmeans, U, V)
@@ -40,9 +39,6 @@ class ViewChoice:
         U0, V0 = problem.start
         index = len(self.scores[0]) if self.scores else 0
         for a, X in enumerate(self.views):
-            if not self.judged[a]:
-                self.scores[a].append((np.nan, np.nan))
-                continue
             s0 = cosine_silhouette(X, np.argmax(V0[a], axis=1), self.c)
             s1 = cosine_silhouette(X, np.argmax(problem.V(a), axis=1), self.c)
             self.scores[a].append((s0, s1))
@@ -58,11 +54,11 @@ class ViewChoice:
         another candidate separates the view strictly better). Returns ``(start_kept,
         view_start, silhouettes)``: per view whether the factors are a k-means start, which
         start they come from, and the ``(n_init, 2)`` silhouettes (start, sweeps) of every
-        start (NaN for a view not judged)."""
+        start."""
         start_kept, view_start = [], []
         for a in range(len(self.views)):
             best = self.best[a]
-            if not self.judged[a] or not best[0] > self.scores[a][kept][1]:
+            if not best[0] > self.scores[a][kept][1]:
                 start_kept.append(False)
                 view_start.append(int(kept))
                 continue

@@ -48,6 +48,7 @@ from .._core._driver import (
     state_view,
     verbose_logging,
 )
+from .._core._preprocessing import normalize_rows
 from .._core._result import Result
 from .._core._threads import serial_when_small, thread_limit, use_serial_kernel
 from .._core._validation import (
@@ -104,8 +105,8 @@ class CMVNMFResult(Result):
         Without any pair (and with the k-means start): per view, whether the factors
         returned are a k-means start rather than NMF sweeps. Without pairs every view is
         judged on its own: of every start's k-means partition and sweeps' partition, the
-        one with the highest mean cosine silhouette on the normalised view is returned
-        (``"minmax"`` views: the sweeps of the start kept). ``None`` with pairs or another
+        one with the highest mean cosine silhouette on the normalised view (a ``"minmax"``
+        view: on its signed features' unit rows) is returned. ``None`` with pairs or another
         ``init``.
     view_start : list of int or None
         With ``start_kept``: per view, the start (``0 .. n_init - 1``) its factors come
@@ -114,7 +115,7 @@ class CMVNMFResult(Result):
     silhouette : list of ndarray or None
         With ``start_kept``: per view, an ``(n_init, 2)`` array of the mean cosine
         silhouettes of every start's k-means partition (column 0) and sweeps' partition
-        (column 1); NaN for a ``"minmax"`` view (not judged).
+        (column 1); a ``"minmax"`` view is judged on its signed features' unit rows.
     tuning : dict or None
         What self-tuning chose from the supervision, per option (candidates, scores, choice;
         docs/defaults.md, "Self-tuning"); None when nothing was tuned.
@@ -142,6 +143,11 @@ class _Data(NamedTuple):
     # the same values as ``views``, mostly-zero dense views as CSR: what the sweeps multiply
     # by (the k-means starts read ``views``; see mostly_zero_as_csr)
     sweep_views: list
+    # without pairs, per view the rows whose cosine silhouette judges its partitions
+    # (ViewChoice): ``views[a]``, but for a "minmax" view the signed features' unit rows,
+    # since the shift's origin (every feature's minimum) is an artefact cosines would measure;
+    # None with pairs (no choice is made)
+    judge_views: list = None
 
 
 def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
@@ -161,8 +167,12 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
     log2_scale = 0 if top == 0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1] \
         else math.frexp(top)[1]
     views = [scaled_view(X, log2_scale) for X in views] if log2_scale else views
+    judge = None
+    if not (pairs.must_global.shape[0] or pairs.cannot_global.shape[0]):
+        judge = [normalize_rows(R, "l2") if sc == "minmax" else X
+                 for X, R, sc in zip(views, raw, schemes)]
     return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes,
-                 mostly_zero_as_csr(views))
+                 mostly_zero_as_csr(views), judge)
 
 
 # --------------------------------------------------------------------------- the problem
@@ -560,7 +570,7 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     its sweeps' partition, the one with the highest mean cosine silhouette on the
     normalised view is returned (``result.start_kept``, ``result.view_start``,
     ``result.silhouette``). A ``"minmax"`` view, whose origin is an artefact of the shift,
-    keeps the sweeps of the start with the lowest objective. Cost: two silhouettes per view
+    is judged on its signed features' unit rows instead. Cost: two silhouettes per view
     and start, O(nnz(X_a) c) each (exact, from the clusters' row sums).
 
     References

@@ -128,10 +128,15 @@ def test_without_pairs_a_view_keeps_its_kmeans_start_when_it_separates_better(mo
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.05, random_state=0)
     assert fastmv.cmvnmf(views, 4, ml, cl, beta=1.0, **kw).start_kept is None
     assert fastmv.cmvnmf(views, 4, None, None, init="random", **kw).start_kept is None
-    # shifted to [0, 1] per feature ("minmax"), the dense view's origin is an artefact
+    # shifted to [0, 1] per feature ("minmax"), the dense view's origin is an artefact: it
+    # is judged on the signed features' unit rows
     signed = [views[0] - 3.0, views[1]]
     res = fastmv.cmvnmf(signed, 4, None, None, **kw)
-    assert res.normalize[0] == "minmax" and res.start_kept[0] is False
+    assert res.normalize[0] == "minmax"
+    s0, s1 = res.silhouette[0][0]
+    assert res.start_kept[0] == (s0 > s1)
+    rows = signed[0] / np.linalg.norm(signed[0], axis=1, keepdims=True)
+    assert cosine_silhouette(rows, res.labels[0], 4) == pytest.approx(max(s0, s1))
 
 
 class _Run:
@@ -160,7 +165,7 @@ def test_view_choice_takes_the_best_separated_candidate_of_any_start_or_none():
     X = np.abs(np.eye(2)[y] * 2.0 + 0.3 * rng.random((60, 2)))
     X = X / np.linalg.norm(X, axis=1, keepdims=True)
     good, bad = y, rng.permutation(y)
-    data = type("D", (), dict(views=[X, X], n_clusters=2, schemes=["l2", "l2"]))()
+    data = type("D", (), dict(views=[X, X], judge_views=[X, X], n_clusters=2))()
     choice = ViewChoice(data)
     # start 0 (the lowest objective): view 0's sweeps right, view 1 wrong everywhere;
     # start 1: view 1's k-means start right, its sweeps wrong
@@ -175,18 +180,21 @@ def test_view_choice_takes_the_best_separated_candidate_of_any_start_or_none():
     np.testing.assert_array_equal(runs[0].U[1], np.ones((3, 2)))
     assert sil[1][1, 0] == pytest.approx(cosine_silhouette(X, good, 2))
     assert sil[1][1, 0] > max(sil[1][0, 0], sil[1][0, 1], sil[1][1, 1])
-    # a tie keeps the sweeps of the start kept; a "minmax" view is never judged
-    data.schemes = ["l2", "minmax"]
+    # a tie keeps the sweeps of the start kept; a view is judged on ``judge_views`` (for a
+    # "minmax" view its signed features' unit rows), not on the view the sweeps factorise
+    Xb = np.abs(np.eye(2)[bad] * 2.0 + 0.3 * rng.random((60, 2)))
+    Xb = Xb / np.linalg.norm(Xb, axis=1, keepdims=True)
+    data.judge_views = [X, Xb]
     choice = ViewChoice(data)
-    runs = [_Run([_one_hot(good), _one_hot(good)], [_one_hot(good), _one_hot(bad)]),
-            _Run([_one_hot(good), _one_hot(good)], [_one_hot(good), _one_hot(good)])]
+    runs = [_Run([_one_hot(good), _one_hot(good)], [_one_hot(good), _one_hot(good)]),
+            _Run([_one_hot(good), _one_hot(bad)], [_one_hot(good), _one_hot(good)])]
     for run in runs:
         choice.add(run)
     kept, view_start, sil = choice.apply(runs[0], 0)
-    assert kept == [False, False] and view_start == [0, 0]
+    assert kept == [False, True] and view_start == [0, 1]
     np.testing.assert_array_equal(runs[0].U[0], np.zeros((3, 2)))
     np.testing.assert_array_equal(np.argmax(runs[0].V(1), axis=1), bad)
-    assert np.all(np.isnan(sil[1]))
+    assert sil[1][1, 0] == pytest.approx(cosine_silhouette(Xb, bad, 2))
 
 
 def test_without_pairs_every_view_returns_its_best_separated_partition_over_the_starts(
