@@ -547,7 +547,7 @@ def _views_digest(views):
 class OPIMC(MultiViewClusterer):
     _native_missing = True
 
-    def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 1000,
+    def __init__(self, n_clusters: int = 2, *, alpha: float = 0.1, chunk_size: int = 2000,
                  max_iter: int | None = None, tol: float = 1e-06, max_inner_iter: int = 30,
                  inner_tol: float = 1e-06, normalize: Any = 'l2', init: Any = 'k-means++',
                  n_init: int = 10, refine: Any = 'each', shuffle: bool = True,

@@ -196,7 +196,7 @@ _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 })
 def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None]],
           n_clusters: int, *, mask: ArrayLike | None = None, alpha: float = 0.1,
-          chunk_size: int = 1000, max_iter: int | None = None, tol: float = 1e-6,
+          chunk_size: int = 2000, max_iter: int | None = None, tol: float = 1e-6,
           max_inner_iter: int = 30, inner_tol: float = 1e-6,
           normalize: Literal["l2"] | None = "l2",
           init: Literal["random", "k-means++"] | ArrayLike = "k-means++", n_init: int = 10,
@@ -252,10 +252,10 @@ def opimc(X_list: Sequence[Any] | Iterable[tuple[Sequence[Any], ArrayLike | None
         aside). Every sample must be present in at least one view.
     alpha : float >= 0, default 0.1
         Ridge weight α of the centres.
-    chunk_size : int >= 1, default 1000
+    chunk_size : int >= 1, default 2000
         Rows per chunk ``s`` (memory ``O(s Σ d_v)``). The first chunk alone gives the start,
-        so larger first chunks start better: chosen leave-one-dataset-out over the seven
-        shared datasets (250, 500 or 1000; docs/defaults.md "Without supervision").
+        so larger first chunks start better: chosen leave-one-dataset-out over the twelve
+        shared datasets (500, 1000 or 2000; docs/defaults.md "Without supervision").
     max_iter : int >= 1 or None, default None
         ``None``: 10, or 1 for a one-shot iterator (which can be read only once). Passes over
         the data at most (an iteration of OPIMC is one pass; at least one pass is
