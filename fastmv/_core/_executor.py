@@ -310,8 +310,8 @@ def release_broken_pool(executor):
     the manager never sees the dead worker's sentinel, and the interpreter's exit hook
     (``concurrent.futures.process._python_exit``) joins that thread forever; the call queue's
     feeder thread meanwhile blocks writing tasks into a pipe no worker reads, and
-    multiprocessing's exit hook joins it forever (a busy machine makes the windows wide,
-    docs/records/reliability-2026-12-07.md). The pool is unusable already
+    multiprocessing's exit hook joins it forever (a busy machine makes the windows wide).
+    The pool is unusable already
     (``BrokenProcessPool``): its remaining workers are killed and the parent's ends of both
     pipes are closed, so the manager's ``recv()`` ends with end-of-file (it then marks the
     pool broken and joins the dead workers) and the feeder's ``send()`` fails. Executors
