@@ -9,7 +9,8 @@ accepted sweep ``X_k``, the next sweep starts from
 
 ``Y = max(X_k + w (X_k − X_{k−1}), floor · X_k)``  (every ``U_a`` and ``V_a``)
 
-(once the labels have not changed over ``settle`` accepted sweeps, and not before sweep
+(once the labels have not changed over ``settle`` accepted sweeps, or have nearly settled
+while the objective still falls fast — see :class:`Extrapolation` —, and not before sweep
 ``after + 1``: the sweeps that choose the basin are plain)
 
 and its result is accepted only if it lowers the objective below ``X_k``'s by at least
@@ -27,6 +28,7 @@ extrapolation with restarts of Ang & Gillis, 2019). So:
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import numpy as np
@@ -53,7 +55,16 @@ class Extrapolation:
         ``gain`` times the last accepted sweep's decrease.
     settle : int
         Extrapolation starts once no label (argmax of a row of ``V``) has changed over this
-        many accepted sweeps.
+        many accepted sweeps, or once at most ``moved`` of the labels have changed over them
+        while the objective fell by at least ``descent`` of its value per sweep over them.
+    moved : float
+        Share of the labels (``0 <= moved <= 1``) that may still change in a long descent.
+    descent : float
+        Relative decrease of the objective per sweep (mean over the last ``settle`` sweeps)
+        that marks a long descent: a partition that has nearly settled while the objective
+        still falls fast is followed, not chosen. Starts whose objective changes little while
+        a few labels still move are choosing between nearby basins, and wait for no label to
+        move (docs/cmvnmf.md, "Speed").
     after : int
         Plain sweeps before the first extrapolated one: the early sweeps choose the basin
         (extrapolated from the first sweep on, a Reuters-1200 start ended in a worse local
@@ -68,6 +79,8 @@ class Extrapolation:
     after: int = 50
     gain: float = 0.5
     settle: int = 10
+    moved: float = 0.01
+    descent: float = 5e-4
 
 
 class Extrapolated:
@@ -90,6 +103,8 @@ class Extrapolated:
         self.decrease = 0.0
         self.labels = None
         self.settled = 0
+        # the labels and objectives of the last `settle` accepted sweeps, oldest first
+        self.window = collections.deque()
         self.started = False
 
     def step(self, problem):
@@ -119,9 +134,11 @@ class Extrapolated:
                         and np.array_equal(labels, self.labels) else 0)
         self.labels = labels
         # the basin is chosen while the labels move: extrapolation starts once they have not
-        # changed over `settle` accepted sweeps (and not before sweep `after`), then stays on
+        # changed over `settle` accepted sweeps, or have nearly settled in a long descent
+        # (and not before sweep `after`), then stays on
         self.started = self.started or (self.n_steps > self.settings.after
-                                        and self.settled >= self.settings.settle)
+                                        and (self.settled >= self.settings.settle
+                                             or self._long_descent(labels, f)))
         self.from_extrapolated = self.previous is not None and self.started
         if self.from_extrapolated:
             w, floor = self.weight, self.settings.floor
@@ -131,9 +148,25 @@ class Extrapolated:
         return f
 
 
+    def _long_descent(self, labels, f):
+        """Whether at most ``moved`` of the labels changed over the last ``settle`` accepted
+        sweeps while the objective fell by at least ``descent`` of itself per sweep."""
+        settings = self.settings
+        self.window.append((labels, f))
+        if len(self.window) <= settings.settle:
+            return False
+        old_labels, old_f = self.window.popleft()
+        if not (f > 0 and old_f - f >= settings.descent * settings.settle * f):
+            return False
+        return np.count_nonzero(labels != old_labels) <= settings.moved * labels.size
+
+
 def _stride(new, old, weight, floor):
     """``max(new + weight (new − old), floor · new)`` in the dtype of ``new``."""
     out = new - old
     out *= weight
     out += new
-    return np.maximum(out, floor * new, out=out)
+    np.maximum(out, floor * new, out=out)
+    # as the updates do: no subnormal entries (multiplicative_update, Notes)
+    out[out < np.finfo(out.dtype).tiny] = 0.0
+    return out

@@ -356,8 +356,11 @@ class Problem:
         return [U.copy() for U in self.U], [self.V(a).copy() for a in range(self.m)]
 
 
-def _solve(data, init, rescale, rng, n_jobs, **driver):
-    """One start: initial factors, then the driver. Returns (problem, trace)."""
+def _solve(data, init, rescale, rng, n_jobs, extrapolation=None, **driver):
+    """One start: initial factors, then the driver. Returns (problem, trace).
+
+    ``extrapolation``: the :class:`Extrapolation` settings of the extrapolated sweeps (with
+    pairs; default: the solve's)."""
     U0, V0 = initial_factors(data, init, rng, n_jobs)
     # with pairs the sweeps are extrapolated (docs/cmvnmf.md, "Speed"); without pairs the
     # views are plain NMF, judged view by view (ViewChoice), and keep the plain sweeps; so
@@ -365,7 +368,8 @@ def _solve(data, init, rescale, rng, n_jobs, **driver):
     # would follow its drift (U up, V down, the objective unchanged)
     pairs = data.blocks.must_global.shape[0] or data.blocks.cannot_global.shape[0]
     problem = Problem(data.sweep_views, data.blocks, U0, V0, beta=data.beta, rescale=rescale,
-                      extrapolate=_EXTRAPOLATE and rescale and bool(pairs) and data.beta != 0.0)
+                      extrapolate=(_EXTRAPOLATE and rescale and bool(pairs) and data.beta != 0.0
+                                   and Extrapolated(extrapolation)))
     problem.initial = problem.objective()
     problem.start = (U0, V0)  # the Problem holds copies: kept for ViewChoice
     return problem, iterate(problem, initial_objective=problem.initial, warn=False, **driver)

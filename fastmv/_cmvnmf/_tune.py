@@ -18,6 +18,7 @@ from .._core._tuning import (
     paired_gain,
     tuning_rng,
 )
+from ._extrapolation import Extrapolation
 from ._pairs import check_constraints, prepare_pairs
 from ._start import initial_factors
 
@@ -29,6 +30,12 @@ _TUNE_FOLDS = 3
 # a validation fit stops once its held-out score has not changed over this many sweeps: the
 # score is all a fit is for (docs/records/cmvnmf.md, "Time to solution": 15 sweeps changed a choice)
 _TUNE_SETTLE = 20
+# a validation fit only scores its weight: its sweeps are extrapolated from the second on
+# (the solve waits for its labels to settle, since there the basin is the answer)
+_FIT_EXTRAPOLATION = Extrapolation(after=1, settle=0)
+# and it ends after at most this many accepted sweeps: the weights are compared by their
+# scores there, not run to the solve's own convergence
+_TUNE_MAX_SWEEPS = 100
 
 
 def _flat_pairs(constraints):
@@ -140,7 +147,8 @@ def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter
     # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
     # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
     # ORL chose 10 where the full fits chose 0.1 (docs/records/cmvnmf.md, "Time to solution")
-    driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, verbose=False, progress=False)
+    driver = dict(solver="cmvnmf", max_iter=min(max_iter, _TUNE_MAX_SWEEPS), tol=tol,
+                  verbose=False, progress=False)
     offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
 
     def ends(flat):
@@ -165,7 +173,7 @@ def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             solve(data, ([U.copy() for U in U0], [V.copy() for V in V0]), rescale, rng,
-                  n_jobs, **dict(driver, callback=settled))
+                  n_jobs, extrapolation=_FIT_EXTRAPOLATION, **dict(driver, callback=settled))
         return settled.history[-1]
 
     fitted = {beta: {} for beta in _TUNE_BETAS}   # {beta: {fold: score}} of the fits run

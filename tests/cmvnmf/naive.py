@@ -48,6 +48,7 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
     else:
         P_num = P_den = np.zeros_like(F)
     F_new = (F * (numer + beta * P_num + eps) / (F @ gram + beta * P_den + eps)).astype(F.dtype)
+    F_new[F_new < np.finfo(F.dtype).tiny] = 0   # no subnormal entries
     penalty = 0.0
     if terms.must_indptr.shape[0] and terms.split.shape[0]:
         split = int(terms.split[0])

@@ -197,3 +197,46 @@ def test_an_extrapolated_sweep_must_gain_part_of_the_last_decrease(from_y, accep
     assert f == (from_y if accepted else 8.5)
     assert ext.n_rejected == (0 if accepted else 1)
     assert prob.restored - restored == (1 if accepted else 2)   # back to the accepted point
+
+
+@pytest.mark.parametrize("moved,fall,starts", [(1, 0.05, True),    # long descent: follow it
+                                               (3, 0.05, False),   # too many labels move
+                                               (1, 0.001, False),  # nearby basins: wait
+                                               (0, 0.0, True)])    # nothing moves at all
+def test_extrapolation_starts_in_a_long_descent_before_every_label_settles(moved, fall, starts):
+    # `moved` labels of 40 change at every sweep (over a window of 3 sweeps: 3 of 40 = 7.5 %
+    # for one, 22.5 % for three) while the objective falls by `fall` per sweep: with
+    # moved=0.1 and descent=0.01 only a fast fall with few labels moving (or labels that do
+    # not move at all, the old rule) starts the extrapolation, and not before the window is
+    # full
+    settings = Extrapolation(after=2, settle=3, moved=0.1, descent=0.01)
+
+    class Fake:
+        def __init__(self):
+            self.U = [np.ones((2, 2))]
+            self.V_all = np.tile([[1.0, 0.0]], (40, 1))
+            self.f = 100.0
+            self.t = 0
+
+        def sweep(self):
+            self.t += 1
+            for i in range(moved):   # labels that change back and forth
+                row = (self.t * moved + i) % 40
+                self.V_all[row] = self.V_all[row, ::-1]
+            self.f *= 1.0 - fall
+
+        def objective(self):
+            return self.f
+
+        def set_factors(self, U_list, V_all):
+            pass   # the stride is not what this test is about
+
+    ext, prob = Extrapolated(settings), Fake()
+    first = None
+    for t in range(1, 15):
+        ext.step(prob)
+        if ext.started and first is None:
+            first = t
+    assert (first is not None) == starts
+    if starts:
+        assert first > max(settings.after, settings.settle)

@@ -151,6 +151,77 @@ def test_multiplicative_update_with_terms_equals_twin(dtype, idx, n_a, N_all, c,
         assert split or got_pen == 0.0
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("constrained", [False, True])
+def test_multiplicative_update_sets_subnormal_entries_to_zero(dtype, constrained):
+    # F ⊙ ratio below the smallest normal number is 0 (a zero stays zero); the smallest
+    # normal itself and everything above are kept as computed
+    tiny = np.finfo(dtype).tiny
+    F = np.ones((2, 3), dtype=dtype)
+    numer = np.array([[tiny, 2 * tiny, 2.0], [2.0, 1.5 * tiny, 0.0]], dtype=dtype)
+    gram = 2 * np.eye(3, dtype=dtype)
+    if constrained:
+        V_all = np.zeros((2, 3), dtype)
+        ptr, none = np.zeros(3, np.int64), np.zeros(0, np.int32)
+        zero = np.zeros(2, dtype)
+        terms = K.ConstraintTerms(V_all, ptr, none, ptr, none, zero, zero, zero,
+                                  np.zeros(0, np.int64))
+    else:
+        terms = _no_terms(dtype, 3)
+    got, _ = K.multiplicative_update(F, numer, gram, terms, 1.0, 0.0)
+    # F_new = F ⊙ numer / (2 F) = numer / 2: tiny / 2 and 0.75 tiny are subnormal
+    want = np.array([[0.0, tiny, 1.0], [1.0, 0.0, 0.0]], dtype=dtype)
+    np.testing.assert_array_equal(got, want)
+    assert not np.any((got > 0) & (got < tiny))
+    twin, _ = N.multiplicative_update(F, numer, gram, terms, 1.0, 0.0)
+    np.testing.assert_array_equal(twin, want)
+
+
+@pytest.mark.parametrize("sort_columns", [True, False])
+@pytest.mark.parametrize("c", [1, 5, 27])
+def test_multiplicative_update_adds_each_pair_in_order(sort_columns, c, rng):
+    # the pair sums are formed four rows at a time where the rows fall on one side of the
+    # split, yet every entry must still be added in the order of the pattern: the result is
+    # then bit for bit that of the plain loop (float64 here; the split inside every row)
+    n_a, N_all = 9, 40
+    V_all = rng.random((N_all, c)) * 10.0 ** rng.integers(-6, 6, (N_all, c))
+    F = V_all[:n_a]
+    patterns = []
+    for nnz in (60, 200):
+        ptr, idx = _random_pattern(rng, n_a, N_all, nnz, np.int32)
+        if sort_columns:
+            for i in range(n_a):
+                idx[ptr[i]:ptr[i + 1]].sort()
+        patterns += [ptr.astype(np.int64), idx]
+    deg = [rng.integers(0, 4, n_a).astype(np.float64) for _ in range(3)]
+    numer, gram = rng.random((n_a, c)), rng.random((c, c))
+    beta, eps, split = 0.7, 1e-10, 17
+    terms = K.ConstraintTerms(V_all, *patterns, *deg, np.array([split], dtype=np.int64))
+    got, _ = K.multiplicative_update_serial(F, numer, gram, terms, beta, eps)
+    (m_ptr, m_idx, c_ptr, c_idx) = patterns
+    for i in range(n_a):
+        for k in range(c):
+            den = 0.0
+            for l in range(c):
+                den += float(F[i, l]) * float(gram[l, k])
+            num = float(numer[i, k])
+            num += beta * deg[0][i] * float(F[i, k])
+            den += beta * deg[1][i] * float(F[i, k])
+            m_low = c_low = 0.0
+            for p in range(m_ptr[i], m_ptr[i + 1]):
+                if m_idx[p] < split:
+                    m_low += float(V_all[m_idx[p], k])
+                else:
+                    num += beta * float(V_all[m_idx[p], k])
+            for p in range(c_ptr[i], c_ptr[i + 1]):
+                if c_idx[p] < split:
+                    c_low += float(V_all[c_idx[p], k])
+                else:
+                    den += beta * float(V_all[c_idx[p], k])
+            want = float(F[i, k]) * ((num + beta * m_low + eps) / (den + beta * c_low + eps))
+            assert got[i, k] == want
+
+
 @pytest.mark.parametrize("dtype,idx", [(np.float32, np.int32), (np.float64, np.int32),
                                        (np.float64, np.int64)])
 @pytest.mark.parametrize("p_m,p_c", [(0, 0), (1, 0), (0, 3), (5000, 9000), (4096, 4097)])

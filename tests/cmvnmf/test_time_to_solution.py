@@ -12,6 +12,7 @@ import fastmv
 import fastmv._cmvnmf._solver as C
 import fastmv._cmvnmf._tune as T
 from fastmv import simulate
+from fastmv._cmvnmf._extrapolation import Extrapolation
 from fastmv._core._driver import IterationInfo
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
@@ -264,3 +265,36 @@ def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch)
     for a in range(2):
         np.testing.assert_array_equal(short.labels[a], full.labels[a])
 
+
+
+def test_validation_fits_are_extrapolated_from_the_second_sweep_and_capped(monkeypatch):
+    # a fit only scores its weight: its sweeps are extrapolated from the start and end after
+    # _TUNE_MAX_SWEEPS at most; the solve's starts keep the solve's settings and max_iter
+    runs = []
+    solve = C._solve
+
+    def spy(data, init, rescale, rng, n_jobs, extrapolation=None, **driver):
+        problem, trace = solve(data, init, rescale, rng, n_jobs, extrapolation, **driver)
+        runs.append((isinstance(init, tuple), extrapolation, driver["max_iter"], trace.n_iter,
+                     problem.extrapolated))
+        return problem, trace
+
+    monkeypatch.setattr(C, "_solve", spy)
+    uv, uy = _views(seed=0, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=0)
+    max_iter = T._TUNE_MAX_SWEEPS + 50
+    fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=max_iter, tol=0.0, random_state=0)
+    fits = [r for r in runs if r[0]]
+    starts = [r for r in runs if not r[0]]
+    assert len(fits) >= T._TUNE_FOLDS and len(starts) == 2
+    for _, settings, cap, n_iter, ext in fits:
+        assert settings == T._FIT_EXTRAPOLATION and settings.after == 1
+        assert cap == T._TUNE_MAX_SWEEPS and n_iter <= cap
+        assert ext.settings is settings and ext.started
+    for _, settings, cap, n_iter, ext in starts:
+        assert settings is None and cap == max_iter == n_iter
+        assert ext.settings == Extrapolation()
+    # a smaller max_iter caps the fits too
+    runs.clear()
+    fastmv.cmvnmf(uv, 3, ml, cl, n_init=1, max_iter=7, tol=0.0, random_state=0)
+    assert {r[2] for r in runs} == {7}
