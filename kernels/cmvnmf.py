@@ -306,11 +306,10 @@ def multiplicative_update(F, numer, gram, terms, beta, eps):
 
     An entry of ``F_new`` below the dtype's smallest normal number is set to zero: entries
     that the updates drive towards zero would otherwise pass through subnormal numbers,
-    whose arithmetic is many times slower (on ProteinFold the last 50 of 300 sweeps took 5×
-    the first), and a zero stays zero under multiplicative updates, as such an entry would
-    in effect. Added to any normal number such an entry changes nothing, so only a row whose
-    every entry is that small (its label is then the argmax of rounding noise) can read
-    differently.
+    whose arithmetic is many times slower (docs/algorithms.md §4.5, item 8), and a zero
+    stays zero under multiplicative updates, as such an entry would in effect. Added to any
+    normal number such an entry changes nothing, so only a row whose every entry is that
+    small (its label is then the argmax of rounding noise) can read differently.
 
     Cost: moves ``3 n c b + c² b`` bytes (``b`` the itemsize: ``F`` and ``numer`` read, the
     result written) plus ``(nnz_m + nnz_c)(8 + c b)`` for the gathered rows of ``V_all``;

@@ -487,8 +487,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         score: the share of held-out must-links kept together and of cannot-links kept
         apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
         Cost: ``3 candidates × 3 folds = 9`` single starts from one shared initialisation
-        beside the ``n_init`` starts of the solve; a fit stops at the solve's own rule or
-        once its held-out score has not changed over 20 sweeps. A weight that can no longer
+        beside the ``n_init`` starts of the solve; a fit's sweeps are extrapolated after 20
+        plain ones, and it stops at the solve's own rule, once its held-out score has not
+        changed over 20 sweeps, or after 100 sweeps. A weight that can no longer
         be chosen is not fitted (its scores are NaN): all after 1 when 1 honours every
         held-out pair on all folds but one, and 10 when 0.1 passed the rule with every pair
         honoured on every fold. The choice and the scores are in ``result.tuning``
@@ -558,10 +559,13 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     Objective and updates: docs/algorithms.md §4 (Lee–Seung-type multiplicative updates
     guarded by ``ε = 1e-10``; with ``rescale=False`` the objective is non-increasing at every
     update). With pairs and ``rescale=True``, once the labels have settled (unchanged over 10
-    sweeps, and not before the 51st), every sweep starts from a point
-    extrapolated along the last accepted move, and is run again from the accepted point
-    when it ends higher (docs/algorithms.md §4.5, item 7): the same fixed points in fewer
-    sweeps; ``objective``, ``n_iter`` and the factors are those of the accepted sweeps.
+    sweeps, or at most 1 % of them changed over 10 sweeps while the objective fell by at
+    least 5e-4 of itself per sweep; and not before the 51st), every sweep starts from a
+    point extrapolated along the last accepted move, and is run again from the accepted
+    point when it ends higher (docs/algorithms.md §4.5, item 7): the same fixed points in
+    fewer sweeps; ``objective``, ``n_iter`` and the factors are those of the accepted
+    sweeps. Factor entries below the smallest normal number are set to zero (they would
+    otherwise slow every sweep several times over; docs/algorithms.md §4.5, item 8).
     Cost per sweep: O(Σ_a (n_a d_a or nnz(X_a)) · c) for the products with ``X_a``
     plus O(Σ_a (n_a + d_a) c² + |Ω| c) in the fused kernels, ``|Ω|`` the number of pairs;
     memory O(Σ_a (n_a + d_a) c + |Ω|) beyond the normalised views (plus a CSR copy of

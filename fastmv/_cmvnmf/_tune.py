@@ -30,9 +30,11 @@ _TUNE_FOLDS = 3
 # a validation fit stops once its held-out score has not changed over this many sweeps: the
 # score is all a fit is for (docs/records/cmvnmf.md, "Time to solution": 15 sweeps changed a choice)
 _TUNE_SETTLE = 20
-# a validation fit only scores its weight: its sweeps are extrapolated from the second on
-# (the solve waits for its labels to settle, since there the basin is the answer)
-_FIT_EXTRAPOLATION = Extrapolation(after=1, settle=0)
+# a validation fit only scores its weight: after 20 plain sweeps, which choose its basin
+# (extrapolated from the first sweeps, a fit can fall into another basin than the solve
+# with that weight would, and score the weight for it), its sweeps are extrapolated
+# without waiting for the labels to settle
+_FIT_EXTRAPOLATION = Extrapolation(after=20, settle=0)
 # and it ends after at most this many accepted sweeps: the weights are compared by their
 # scores there, not run to the solve's own convergence
 _TUNE_MAX_SWEEPS = 100
@@ -193,7 +195,8 @@ def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter
 
     return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
                        method="held-out inter-view pairs honoured, one start per fit, "
-                       f"stopped when the score is unchanged over {_TUNE_SETTLE} sweeps; "
+                       "extrapolated after 20 plain sweeps, stopped when the score is "
+                       f"unchanged over {_TUNE_SETTLE} sweeps or after {_TUNE_MAX_SWEEPS}; "
                        "the other weights fitted fold by fold while they can still be "
                        "chosen (NaN: not fitted)",
                        log=log)

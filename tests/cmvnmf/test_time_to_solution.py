@@ -267,9 +267,10 @@ def test_tuning_skips_the_other_weights_when_the_default_is_perfect(monkeypatch)
 
 
 
-def test_validation_fits_are_extrapolated_from_the_second_sweep_and_capped(monkeypatch):
-    # a fit only scores its weight: its sweeps are extrapolated from the start and end after
-    # _TUNE_MAX_SWEEPS at most; the solve's starts keep the solve's settings and max_iter
+def test_validation_fits_are_extrapolated_and_capped(monkeypatch):
+    # a fit only scores its weight: its sweeps are extrapolated after a few plain ones
+    # without waiting for the labels, and end after _TUNE_MAX_SWEEPS at most; the solve's
+    # starts keep the solve's settings and max_iter
     runs = []
     solve = C._solve
 
@@ -288,9 +289,11 @@ def test_validation_fits_are_extrapolated_from_the_second_sweep_and_capped(monke
     starts = [r for r in runs if not r[0]]
     assert len(fits) >= T._TUNE_FOLDS and len(starts) == 2
     for _, settings, cap, n_iter, ext in fits:
-        assert settings == T._FIT_EXTRAPOLATION and settings.after == 1
+        assert settings == T._FIT_EXTRAPOLATION and settings.settle == 0
+        assert settings.after < Extrapolation().after
         assert cap == T._TUNE_MAX_SWEEPS and n_iter <= cap
-        assert ext.settings is settings and ext.started
+        assert ext.settings is settings
+        assert ext.started == (n_iter > settings.after)
     for _, settings, cap, n_iter, ext in starts:
         assert settings is None and cap == max_iter == n_iter
         assert ext.settings == Extrapolation()
