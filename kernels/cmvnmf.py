@@ -174,42 +174,34 @@ def _add_rows_by_side(V_all, indices, start, stop, split, low, high, high_weight
     """
     c = V_all.shape[1]
     p = start
-    while p + 4 <= stop:
+    while p < stop:
         j0 = indices[p]
-        j1 = indices[p + 1]
-        j2 = indices[p + 2]
-        j3 = indices[p + 3]
-        n_low = (j0 < split) + (j1 < split) + (j2 < split) + (j3 < split)
-        if n_low == 4:
+        if p + 4 <= stop:
+            j1 = indices[p + 1]
+            j2 = indices[p + 2]
+            j3 = indices[p + 3]
+            n_low = (j0 < split) + (j1 < split) + (j2 < split) + (j3 < split)
+            if n_low == 4:
+                for k in range(c):
+                    low[k] = (((low[k] + V_all[j0, k]) + V_all[j1, k]) + V_all[j2, k]) \
+                        + V_all[j3, k]
+                p += 4
+                continue
+            if n_low == 0:
+                w = high_weight
+                for k in range(c):
+                    high[k] = (((high[k] + w * V_all[j0, k]) + w * V_all[j1, k])
+                               + w * V_all[j2, k]) + w * V_all[j3, k]
+                p += 4
+                continue
+        # the last rows, or a group across the split: one row
+        if j0 < split:
             for k in range(c):
-                low[k] = (((low[k] + V_all[j0, k]) + V_all[j1, k]) + V_all[j2, k]) \
-                    + V_all[j3, k]
-            p += 4
-        elif n_low == 0:
-            w = high_weight
-            for k in range(c):
-                high[k] = (((high[k] + w * V_all[j0, k]) + w * V_all[j1, k])
-                           + w * V_all[j2, k]) + w * V_all[j3, k]
-            p += 4
-        else:
-            stop_one = p + 1
-            _add_rows_one_by_one(V_all, indices, p, stop_one, split, low, high, high_weight)
-            p = stop_one
-    _add_rows_one_by_one(V_all, indices, p, stop, split, low, high, high_weight)
-
-
-@njit(**SERIAL)
-def _add_rows_one_by_one(V_all, indices, start, stop, split, low, high, high_weight):
-    """:func:`_add_rows_by_side` one row at a time."""
-    c = V_all.shape[1]
-    for p in range(start, stop):
-        j = indices[p]
-        if j < split:
-            for k in range(c):
-                low[k] += V_all[j, k]
+                low[k] += V_all[j0, k]
         else:
             for k in range(c):
-                high[k] += high_weight * V_all[j, k]
+                high[k] += high_weight * V_all[j0, k]
+        p += 1
 
 
 class ConstraintTerms(NamedTuple):
