@@ -42,20 +42,22 @@ from ._app._clusterer import (  # noqa: F401 (the base and helpers, re-exported)
     UNFITTED,
     BaseEstimator,
     MultiViewClusterer,
-    as_frame,
-    check_view_sizes,
-    impute_missing,
-    is_frame,
     matched_to,
-    missing_rows,
-    one_array,
     one_hot,
-    record_features,
-    split_views,
     sq_distances,
     unit_rows,
 )
 from ._app._estimator_docs import SIDE_ARGS, document, fit_doc, init_source
+from ._app._inputs import (  # noqa: F401 (the input helpers, re-exported)
+    as_frame,
+    check_view_sizes,
+    impute_missing,
+    is_frame,
+    missing_rows,
+    one_array,
+    record_features,
+    split_views,
+)
 from ._app._view_transformer import ViewTransformer, view_names  # noqa: F401 (re-exported)
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf

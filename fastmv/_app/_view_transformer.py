@@ -11,14 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidParameterError, _not_fitted_error
-from ._clusterer import (
-    BaseEstimator,
-    as_frame,
-    check_feature_names,
-    is_frame,
-    record_features,
-    split_views,
-)
+from ._inputs import as_frame, check_feature_names, is_frame, record_features, split_views
+from ._params import BaseEstimator
 
 
 class ViewTransformer(BaseEstimator):
