@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 
 from .._core._driver import caller_stacklevel
 from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, _not_fitted_error
-from ._estimator_docs import RESULT_BASE
+from ._estimator_docs import RESULT_BASE, sections
 from ._inputs import (
     as_frame,
     check_feature_names,
@@ -229,34 +229,19 @@ class MultiViewClusterer(BaseEstimator):
             centres.append(C)
         return centres
 
+    @sections([("Xs : list of array-like, or 2-D array-like",
+                "New samples, the views as in ``fit`` (a 2-D array with the views side by side\n"
+                "when ``fit`` was given ``view_sizes``)."), "view_sizes"],
+              ("ndarray of shape (n_samples, n_clusters)",
+               "``inf`` for a cluster with no centre in any of the sample's views."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit(Xs).transform(Xs).shape
+              (20, 2)""", toy="OPIMC")
     def transform(self, Xs: Any, view_sizes: Sequence[int] | None = None) -> np.ndarray:
         """Distance of new samples to every learned cluster.
 
         The mean, over the views in which a sample is present (not an all-NaN row), of the
         squared distance between its row scaled to unit L2 norm and each cluster's centre in
         that view (``centers_``), as scikit-learn's ``KMeans.transform`` gives distances.
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            New samples, the views as in ``fit`` (a 2-D array with the views side by side
-            when ``fit`` was given ``view_sizes``).
-        view_sizes : sequence of int, optional
-            The views' widths (default: those given to ``fit``).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_clusters)
-            ``inf`` for a cluster with no centre in any of the sample's views.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit(Xs).transform(Xs).shape
-        (20, 2)
         """
         centres = self._check_input(Xs)
         Xs = one_array(Xs)
@@ -327,33 +312,13 @@ class MultiViewClusterer(BaseEstimator):
         check_feature_names(self, Xs)
         return centres
 
+    @sections(["Xs", "y", "fit_params"],
+              ("ndarray of shape (n_samples, n_clusters)", "As :meth:`transform`."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit_transform(Xs).shape
+              (20, 2)""", toy="OPIMC")
     def fit_transform(self, Xs: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
         """Fit, then the distance of the samples to every learned cluster (:meth:`transform`
-        of the same input).
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            The views (see ``fit``).
-        y : None
-            Ignored.
-        **fit_params : dict
-            Side information and options of ``fit``.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_clusters)
-            As :meth:`transform`.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit_transform(Xs).shape
-        (20, 2)
-        """
+        of the same input)."""
         return self.fit(Xs, y, **fit_params).transform(Xs, fit_params.get("view_sizes"))
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
@@ -379,89 +344,34 @@ class MultiViewClusterer(BaseEstimator):
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}{k}" for k in range(int(self.n_clusters))], dtype=object)
 
+    @sections(["new Xs", "view_sizes"],
+              ("ndarray of int64, shape (n_samples,)",
+               "Cluster labels in ``0 .. n_clusters - 1``."),
+              """>>> model = OPIMC(n_clusters=2, random_state=0).fit(Xs)
+              >>> bool((model.predict(Xs) == model.labels_).all())
+              True""", toy="OPIMC")
     def predict(self, Xs: Any, view_sizes: Sequence[int] | None = None) -> np.ndarray:
-        """The nearest learned cluster of new samples (the smallest of :meth:`transform`).
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            New samples (see :meth:`transform`).
-        view_sizes : sequence of int, optional
-            The views' widths (default: those given to ``fit``).
-
-        Returns
-        -------
-        ndarray of int64, shape (n_samples,)
-            Cluster labels in ``0 .. n_clusters - 1``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> model = OPIMC(n_clusters=2, random_state=0).fit(Xs)
-        >>> bool((model.predict(Xs) == model.labels_).all())
-        True
-        """
+        """The nearest learned cluster of new samples (the smallest of :meth:`transform`)."""
         return np.argmin(self.transform(Xs, view_sizes), axis=1).astype(np.int64)
 
+    @sections([("Xs : list of array-like, or 2-D array-like", "Samples (see :meth:`transform`)."),
+               "y", "view_sizes"], ("float", "``-mean(min(transform(Xs), axis=1))``."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit(Xs).score(Xs) <= 0
+              True""", toy="OPIMC")
     def score(self, Xs: Any, y: Any = None, view_sizes: Sequence[int] | None = None) -> float:
         """Minus the mean distance of the samples to their nearest learned cluster.
 
         Higher is better, as for scikit-learn's ``KMeans.score``; it favours more clusters,
         so to choose ``n_clusters`` score against labels instead (``scoring=
         "adjusted_rand_score"`` in ``GridSearchCV`` calls :meth:`predict`).
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            Samples (see :meth:`transform`).
-        y : None
-            Ignored.
-        view_sizes : sequence of int, optional
-            The views' widths (default: those given to ``fit``).
-
-        Returns
-        -------
-        float
-            ``-mean(min(transform(Xs), axis=1))``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit(Xs).score(Xs) <= 0
-        True
         """
         return -float(np.mean(np.min(self.transform(Xs, view_sizes), axis=1)))
 
+    @sections(["Xs", "y", "fit_params"],
+              ("ndarray (list of ndarray for CMVNMF on unmapped views)",
+               "The cluster labels (``labels_``)."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit_predict(Xs).shape
+              (20,)""", toy="OPIMC")
     def fit_predict(self, Xs: Any, y: Any = None, **fit_params: Any) -> Any:
-        """Fit and return ``labels_``.
-
-        Parameters
-        ----------
-        Xs : list of array-like
-            The views (see ``fit``).
-        y : None
-            Ignored.
-        **fit_params : dict
-            Side information and options of ``fit``.
-
-        Returns
-        -------
-        ndarray (list of ndarray for CMVNMF on unmapped views)
-            The cluster labels (``labels_``).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit_predict(Xs).shape
-        (20,)
-        """
+        """Fit and return ``labels_``."""
         return self.fit(Xs, y, **fit_params).labels_
