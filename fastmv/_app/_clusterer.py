@@ -1,12 +1,14 @@
 """The multi-view clusterer base class the estimators of :mod:`fastmv.estimators` share: fit
 (the solver called, its result stored, one centre per cluster and view learned), then predict,
-transform and score; the helpers of those centres (unit rows, distances, matched labels).
+transform and score; the helpers of those centres (unit rows, distances, matched labels)
+and of per-view labels (their consensus, the views' fingerprint).
 ``BaseEstimator`` is in :mod:`fastmv._app._params`, the views' preparation and the feature
 names in :mod:`fastmv._app._inputs`.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import numbers
 import warnings
@@ -70,6 +72,40 @@ def one_hot(labels, c):
     ok = (labels >= 0) & (labels < c)
     out[np.flatnonzero(ok), labels[ok]] = 1.0
     return out
+
+
+def consensus_labels(view_labels, c):
+    """One label per sample from per-view labels of the same samples: the views' clusters
+    renumbered as the first view's, then the most frequent label (ties: the earliest
+    view's)."""
+    first = np.asarray(view_labels[0])
+    aligned = np.stack([first] + [matched_to(np.asarray(lab), first, c)
+                                  for lab in view_labels[1:]])
+    votes = np.zeros((first.size, c), dtype=np.int64)
+    rows = np.arange(first.size)
+    for lab in aligned:
+        np.add.at(votes, (rows, lab), 1)
+    best = votes.max(axis=1)
+    # the earliest view whose label has the most votes
+    wins = votes[rows[None, :], aligned] == best[None, :]
+    return aligned[np.argmax(wins, axis=0), rows].astype(np.int64)
+
+
+def views_digest(views):
+    """A fingerprint of the views' contents (shape, dtype and bytes), so that ``score`` can
+    tell the views ``fit`` labelled from new ones."""
+    h = hashlib.blake2b(digest_size=16)
+    for V in views:
+        if sp.issparse(V):
+            V = sp.csr_matrix(V)
+            parts = (V.data, V.indices, V.indptr)
+        else:
+            parts = (np.asarray(V),)
+        h.update(repr((type(V).__name__, np.shape(V))).encode())
+        for a in parts:
+            h.update(a.dtype.str.encode())
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 def _fewer_classes(y, n_clusters, name):
