@@ -150,7 +150,7 @@ def sections(parameters=(), returns=None, example="", toy=None):
     :data:`TOY_VIEWS` with estimator ``toy`` when given.
     """
     def decorate(method):
-        parts = [inspect.cleandoc(method.__doc__)]
+        parts = [inspect.cleandoc(method.__doc__)] if method.__doc__ else []  # python -OO
         if parameters:
             parts.append(_section("Parameters", [SHARED_PARAMETERS.get(p, p)
                                                  for p in parameters]))
