@@ -23,13 +23,12 @@ For model selection tools that index samples (``GridSearchCV``), the views may a
 as one 2-D array with the views side by side and ``view_sizes`` (their widths) in ``fit``.
 
 The documentation generator is :mod:`fastmv._app._estimator_docs`; each estimator here is a short
-class.
+class, written out because its ``fit`` takes its solver's own side information. A registered
+solver without a class here gets one generated from its signature
+(:mod:`fastmv._app._generated`), and ``__all__`` lists the registry's estimators.
 """
 from __future__ import annotations
 
-import hashlib
-import inspect
-import textwrap
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,20 +41,25 @@ from ._app._clusterer import (  # noqa: F401 (the base and helpers, re-exported)
     UNFITTED,
     BaseEstimator,
     MultiViewClusterer,
+    consensus_labels,
+    matched_to,
+    one_hot,
+    sq_distances,
+    unit_rows,
+    views_digest,
+)
+from ._app._estimator_docs import document, fit_doc, sections
+from ._app._generated import generated_estimator
+from ._app._inputs import (  # noqa: F401 (the input helpers, re-exported)
     as_frame,
     check_view_sizes,
     impute_missing,
     is_frame,
-    matched_to,
     missing_rows,
     one_array,
-    one_hot,
     record_features,
     split_views,
-    sq_distances,
-    unit_rows,
 )
-from ._app._estimator_docs import SIDE_ARGS, document, fit_doc, init_source
 from ._app._view_transformer import ViewTransformer, view_names  # noqa: F401 (re-exported)
 from ._blocks._affinity import transition_matrices
 from ._cmvnmf._solver import cmvnmf
@@ -71,7 +75,11 @@ from .exceptions import InvalidParameterError
 from .metrics import evaluate
 from .simulate import pairs_from_labels
 
-__all__ = ["CMVNMF", "EMVC", "MVFL", "MVMC", "OPIMC", "ViewTransformer", "all_estimators"]
+#: The estimator of every solver the registry (:mod:`fastmv._core._spec`) holds when this
+#: module is imported (a class below, or one generated from the solver's signature), then
+#: ``ViewTransformer`` and ``all_estimators``; ``dir()`` adds a solver registered since.
+__all__ = [*sorted(spec.estimator for spec in solver_specs().values()), "ViewTransformer",
+           "all_estimators"]
 
 # --------------------------------------------------------------------------------- MVMC
 class MVMC(MultiViewClusterer):
@@ -398,42 +406,25 @@ class CMVNMF(MultiViewClusterer):
                 f"got {[np.shape(V)[0] for V in views]}")
         self._fit(views, {"must_link": must_link, "cannot_link": cannot_link})
         self.view_labels_ = self.labels_
-        self._fitted_views = _views_digest(views)
+        self._fitted_views = views_digest(views)
         if same_rows if mapped is None else mapped:
-            self.labels_ = _consensus(self.view_labels_, int(self.n_clusters))
+            self.labels_ = consensus_labels(self.view_labels_, int(self.n_clusters))
             self.embedding_ = one_hot(self.labels_, int(self.n_clusters))
         return self
 
+    @sections(["Xs", ("y : array-like of shape (n,), list of array-like, or None",
+                      "True classes: one labelling shared by the views' rows, or one per view."),
+               "view_sizes"],
+              ("float", "With ``y``: ``metrics.evaluate(y, per-view labels)[\"acc\"]``, each "
+               "view's clusters\nmatched to the classes on their own, as the command line "
+               "scores them. The\nper-view labels of the views ``fit`` saw are "
+               "``view_labels_``; those of other\nsamples each view's nearest centre (views of "
+               "the same samples only)."),
+              """>>> CMVNMF(n_clusters=2, max_iter=20, random_state=0).fit(Xs).score(Xs, y)
+              1.0""", toy="CMVNMF")
     def score(self, Xs: Any, y: Any = None, view_sizes: Sequence[int] | None = None) -> float:
         """Clustering accuracy against ``y`` per view, averaged; without ``y``, minus the
-        mean distance to the nearest learned cluster (as the other estimators).
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            The views (see ``fit``).
-        y : array-like of shape (n,), list of array-like, or None
-            True classes: one labelling shared by the views' rows, or one per view.
-        view_sizes : sequence of int, optional
-            The views' widths (default: those given to ``fit``).
-
-        Returns
-        -------
-        float
-            With ``y``: ``metrics.evaluate(y, per-view labels)["acc"]``, each view's clusters
-            matched to the classes on their own, as the command line scores them. The
-            per-view labels of the views ``fit`` saw are ``view_labels_``; those of other
-            samples each view's nearest centre (views of the same samples only).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import CMVNMF
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> CMVNMF(n_clusters=2, max_iter=20, random_state=0).fit(Xs).score(Xs, y)
-        1.0
-        """
+        mean distance to the nearest learned cluster (as the other estimators)."""
         if y is None:
             return super().score(Xs, None, view_sizes)
         self._check_input(Xs)
@@ -441,7 +432,7 @@ class CMVNMF(MultiViewClusterer):
         if view_sizes is None and not isinstance(Xs, (list, tuple)):
             view_sizes = getattr(self, "view_sizes_", None)
         views = split_views(Xs, view_sizes)
-        if getattr(self, "_fitted_views", None) == _views_digest(views):
+        if getattr(self, "_fitted_views", None) == views_digest(views):
             predicted = self.view_labels_
         else:
             predicted = self._per_view_predict(Xs, view_sizes)
@@ -509,40 +500,6 @@ CMVNMF.__doc__ = CMVNMF.__doc__.replace(
 assert "view_labels_ :" in CMVNMF.__doc__
 
 
-def _consensus(view_labels, c):
-    """One label per sample from per-view labels of the same samples: the views' clusters
-    renumbered as the first view's, then the most frequent label (ties: the earliest
-    view's)."""
-    first = np.asarray(view_labels[0])
-    aligned = np.stack([first] + [matched_to(np.asarray(lab), first, c)
-                                  for lab in view_labels[1:]])
-    votes = np.zeros((first.size, c), dtype=np.int64)
-    rows = np.arange(first.size)
-    for lab in aligned:
-        np.add.at(votes, (rows, lab), 1)
-    best = votes.max(axis=1)
-    # the earliest view whose label has the most votes
-    wins = votes[rows[None, :], aligned] == best[None, :]
-    return aligned[np.argmax(wins, axis=0), rows].astype(np.int64)
-
-
-def _views_digest(views):
-    """A fingerprint of the views' contents (shape, dtype and bytes), so that ``score`` can
-    tell the views ``fit`` labelled from new ones."""
-    h = hashlib.blake2b(digest_size=16)
-    for V in views:
-        if sp.issparse(V):
-            V = sp.csr_matrix(V)
-            parts = (V.data, V.indices, V.indptr)
-        else:
-            parts = (np.asarray(V),)
-        h.update(repr((type(V).__name__, np.shape(V))).encode())
-        for a in parts:
-            h.update(a.dtype.str.encode())
-            h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()
-
-
 # -------------------------------------------------------------------------------- OPIMC
 class OPIMC(MultiViewClusterer):
     _native_missing = True
@@ -598,39 +555,7 @@ Wraps :func:`fastmv.opimc`; the presence mask is given to ``fit``.
 
 
 def __dir__():  # dir(module) lists the public names, not the imports
-    return list(__all__)
-
-
-# ------------------------------------------------------------------------ the registry
-_GENERATED: dict = {}
-
-
-def _generated_estimator(spec):
-    """The estimator of a solver without a class above: ``__init__`` with the solver's
-    hyper-parameters and defaults (:func:`fastmv._app._estimator_docs.init_source`),
-    ``fit(Xs, y=None, view_sizes=None, **side_information)``."""
-    key = (spec.name, spec.module)
-    if key in _GENERATED:
-        return _GENERATED[key]
-    func = spec.function
-    namespace: dict = {}
-    exec(textwrap.dedent(init_source(func)), namespace)  # an explicit signature, as sklearn wants
-    sides = [p for p in inspect.signature(func).parameters if p in SIDE_ARGS]
-
-    def fit(self, Xs, y=None, view_sizes=None, **side_information):
-        unknown = sorted(set(side_information) - set(sides))
-        if unknown:
-            raise TypeError(f"{type(self).__name__}.fit() got unexpected side information "
-                            f"{unknown}; {spec.name} takes {sides}")
-        return self._fit(self._views(Xs, view_sizes, y), side_information)
-
-    cls = type(spec.estimator, (MultiViewClusterer,),
-               {"__init__": namespace["__init__"], "fit": fit, "__module__": __name__,
-                "__qualname__": spec.estimator, "_sparse_views": spec.sparse})
-    document(cls, func, f"{spec.description[:1].upper()}{spec.description[1:]}, as an "
-              f"estimator.\n\nWraps :func:`fastmv.{spec.name}`.", "")
-    _GENERATED[key] = cls
-    return cls
+    return sorted(set(__all__) | {spec.estimator for spec in solver_specs().values()})
 
 
 def all_estimators() -> dict:
@@ -647,7 +572,7 @@ def all_estimators() -> dict:
     >>> sorted(all_estimators())
     ['cmvnmf', 'emvc', 'mvfl', 'mvmc', 'opimc']
     """
-    return {name: globals().get(spec.estimator) or _generated_estimator(spec)
+    return {name: globals().get(spec.estimator) or generated_estimator(spec)
             for name, spec in solver_specs().items()}
 
 
@@ -656,5 +581,5 @@ def __getattr__(name):
         return all_estimators()
     for spec in solver_specs().values():
         if spec.estimator == name:
-            return _generated_estimator(spec)
+            return generated_estimator(spec)
     raise AttributeError(f"module 'fastmv.estimators' has no attribute {name!r}")

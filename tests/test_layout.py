@@ -2,6 +2,7 @@
 lives, and the size of the kernels' signatures. Read from the source (``ast``), nothing runs."""
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -261,6 +262,80 @@ def test_no_jitted_function_takes_more_than_twelve_arguments():
     assert len(arity) > 50  # the walk finds the kernels
     too_long = {name: n for name, n in arity.items() if n > 12}
     assert not too_long, too_long
+
+
+#: The kernels package's public names that are not kernels, the only exemptions from the twin
+#: rule below: its compile helpers, plain Python that builds or locates compiled code and
+#: computes nothing a NumPy twin could mirror (``inlining`` and ``serial_copy`` are tested in
+#: tests/test_compile.py, ``numba_cache_directory`` in tests/test_install_layout.py).
+COMPILE_HELPERS = {"_compile": {"inlining", "serial_copy"}, "_options": {"numba_cache_directory"}}
+
+
+def _is_njit_call(node):
+    """Whether ``node`` is ``njit``, ``njit(...)`` or a call of ``njit(...)``."""
+    while isinstance(node, ast.Call):
+        node = node.func
+    return getattr(node, "id", getattr(node, "attr", None)) == "njit"
+
+
+def _public_kernels(kernels):
+    """``{module: {public name: jitted}}`` of the modules of folder ``kernels``: the top-level
+    functions and the names bound to a compiled function (``name = njit(...)(...)``) without
+    a leading underscore."""
+    out = {}
+    for path in sorted(kernels.glob("*.py")):
+        found = {}
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef):
+                found[node.name] = any(map(_is_njit_call, node.decorator_list))
+            elif isinstance(node, ast.Assign) and _is_njit_call(node.value):
+                found.update((t.id, True) for t in node.targets if isinstance(t, ast.Name))
+        out[path.stem] = {k: v for k, v in found.items() if not k.startswith("_")}
+    return out
+
+
+def _kernels_without_twin(kernels, tests):
+    """``module::name`` of every public kernel of folder ``kernels`` whose name no
+    ``naive*.py`` under ``tests`` contains (a NumPy twin), the compile helpers excepted."""
+    named = set()
+    for path in tests.rglob("naive*.py"):
+        named.update(re.findall(r"\w+", path.read_text()))
+    return [f"{module}::{name}" for module, names in _public_kernels(kernels).items()
+            for name in names
+            if name not in named and name not in COMPILE_HELPERS.get(module, ())]
+
+
+def test_every_public_kernel_has_a_numpy_twin():
+    """Every public kernel (no leading underscore) is named in a ``tests/**/naive*.py``, its
+    slow, obviously-correct NumPy twin; the one exemption is :data:`COMPILE_HELPERS`."""
+    kernels = _public_kernels(ROOT / "kernels")
+    assert sum(map(len, kernels.values())) > 50  # the walk finds the kernels
+    assert not _kernels_without_twin(ROOT / "kernels", ROOT / "tests")
+
+
+def test_the_exempted_compile_helpers_are_plain_python_functions():
+    """An exemption names a function that exists and is not compiled: it cannot hide a kernel
+    nor outlive its helper."""
+    kernels = _public_kernels(ROOT / "kernels")
+    for module, names in COMPILE_HELPERS.items():
+        assert {name: kernels[module].get(name) for name in names} == dict.fromkeys(names, False)
+
+
+def test_the_twin_check_finds_a_kernel_without_twin(tmp_path):
+    kernels, tests = tmp_path / "kernels", tmp_path / "tests" / "solver"
+    kernels.mkdir()
+    tests.mkdir(parents=True)
+    (kernels / "solver.py").write_text(
+        "@njit(**SERIAL)\ndef twinned(x):\n    return x\n\n\n@njit\ndef lonely(x):\n"
+        "    return x\n\n\ndef _private(x):\n    return x\n\n\n"
+        "lonely_serial = njit(**SERIAL)(serial_copy(lonely, 'lonely_serial', 'S.'))\n")
+    (kernels / "_compile.py").write_text("def serial_copy(kernel, name, summary):\n    pass\n")
+    (tests / "naive.py").write_text("def twinned(x):\n    return x\n")
+    assert _kernels_without_twin(kernels, tmp_path / "tests") == [
+        "solver::lonely", "solver::lonely_serial"]
+    # the exemption is by module: a kernel of that name elsewhere still needs its twin
+    (kernels / "other.py").write_text("@njit\ndef serial_copy(x):\n    return x\n")
+    assert "other::serial_copy" in _kernels_without_twin(kernels, tmp_path / "tests")
 
 
 @pytest.mark.parametrize("module", ["fastmv.kernels.clustering", "fastmv.kernels.emvc"])

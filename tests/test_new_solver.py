@@ -47,6 +47,25 @@ def test_fastmv_names_and_estimator_pick_it_up(toy):
     assert sklearn.clone(model).get_params() == model.get_params()
 
 
+def test_the_estimators_public_names_follow_the_registry(toy):
+    """``fastmv.estimators.__all__`` is the registry's estimators when the module is imported,
+    then ``ViewTransformer`` and ``all_estimators``; ``dir()`` adds a solver registered since.
+    A solver registered before the import is in ``__all__`` and a star import brings its
+    generated estimator, with nothing written in ``fastmv/estimators.py``."""
+    known = {spec.estimator for name, spec in solver_specs().items() if name != "toy"}
+    assert set(estimators.__all__) == known | {"ViewTransformer", "all_estimators"}
+    assert "Toy" in dir(estimators) and known <= set(dir(estimators))
+    child = ("from fastmv._core._spec import registered\nfrom tests.toy import SPEC\n"
+             "with registered(SPEC):\n    import fastmv.estimators as e\n    names = {}\n"
+             "    exec('from fastmv.estimators import *', names)\n"
+             "    print('Toy' in e.__all__, names['Toy'] is e.all_estimators()['toy'])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", child], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "True"]
+
+
 def test_gone_after_the_block():
     with registered(TOY):
         assert "toy" in solver_specs()

@@ -1,12 +1,15 @@
-"""The machinery behind :mod:`fastmv.estimators` (``BaseEstimator`` is in
-:mod:`fastmv._app._params`): the views' preparation (view sizes, DataFrames, missing rows)
-and the multi-view clusterer base class the estimators share (fit, predict, transform, score).
+"""The multi-view clusterer base class the estimators of :mod:`fastmv.estimators` share: fit
+(the solver called, its result stored, one centre per cluster and view learned), then predict,
+transform and score; the helpers of those centres (unit rows, distances, matched labels)
+and of per-view labels (their consensus, the views' fingerprint).
+``BaseEstimator`` is in :mod:`fastmv._app._params`, the views' preparation and the feature
+names in :mod:`fastmv._app._inputs`.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
-import itertools
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -18,148 +21,20 @@ from scipy.optimize import linear_sum_assignment
 
 from .._core._driver import caller_stacklevel
 from ..exceptions import DegenerateSolutionWarning, InvalidParameterError, _not_fitted_error
-from ._estimator_docs import RESULT_BASE
+from ._estimator_docs import RESULT_BASE, sections
+from ._inputs import (
+    as_frame,
+    check_feature_names,
+    check_view_sizes,
+    checked_views,
+    impute_missing,
+    input_attributes,
+    missing_rows,
+    one_array,
+    set_attributes,
+    split_views,
+)
 from ._params import SHARED_BY_REFERENCE, BaseEstimator  # noqa: F401 (re-exported)
-
-
-def check_view_sizes(view_sizes):
-    """``view_sizes`` as a list of positive ints; strings and fractional widths are refused
-    rather than coerced."""
-    if isinstance(view_sizes, (str, bytes)) or not isinstance(view_sizes, (Sequence, np.ndarray)):
-        raise InvalidParameterError("view_sizes must be a sequence of positive ints (the "
-                                    f"widths of the views), got {view_sizes!r}")
-    sizes = []
-    for s in view_sizes:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral) or s < 1:
-            raise InvalidParameterError("view_sizes must be a sequence of positive ints (the "
-                                        f"widths of the views), got {list(view_sizes)!r}")
-        sizes.append(int(s))
-    if not sizes:
-        raise InvalidParameterError("view_sizes must name at least one view, got []")
-    return sizes
-
-
-def is_frame(V):
-    return hasattr(V, "to_numpy") and hasattr(V, "columns")
-
-
-def split_views(Xs, view_sizes):
-    """The list of views: ``Xs`` itself, one 2-D ``Xs`` as one view, or the column blocks of
-    a 2-D ``Xs`` with ``view_sizes``; pandas DataFrames become float arrays (missing values as
-    NaN)."""
-    if view_sizes is None:
-        if _is_rows(Xs):
-            return [np.asarray(Xs)]  # one view given as nested lists, a list per sample
-        if isinstance(Xs, (list, tuple)):
-            return [V.to_numpy(dtype=np.float64, na_value=np.nan) if is_frame(V) else V
-                    for V in Xs]
-        if is_frame(Xs):
-            return [Xs.to_numpy(dtype=np.float64, na_value=np.nan)]
-        if not hasattr(Xs, "shape") and hasattr(Xs, "__array__"):
-            Xs = np.asarray(Xs)
-        shape = getattr(Xs, "shape", None)
-        if shape is not None and len(shape) == 2:
-            return [Xs]  # one view (an array, a sparse matrix, a dask array)
-        got = (f"a {len(shape)}-D {type(Xs).__name__} of shape {tuple(shape)}"
-               if shape is not None else type(Xs).__name__)
-        if shape is not None and len(shape) == 1:
-            raise InvalidParameterError(
-                f"Xs: expected a 2-D array (one view) or a list of views, got {got}; Reshape "
-                "your data either using X.reshape(-1, 1) if your data has a single feature or "
-                "X.reshape(1, -1) if it contains a single sample")
-        raise InvalidParameterError(
-            f"Xs must be a list of views, one 2-D array (one view), or a 2-D array with "
-            f"view_sizes (the views side by side), got {got}")
-    sizes = check_view_sizes(view_sizes)
-    if is_frame(Xs):
-        Xs = Xs.to_numpy(dtype=np.float64, na_value=np.nan)
-    X = Xs if sp.issparse(Xs) else np.asarray(Xs)
-    if X.ndim != 2:
-        raise InvalidParameterError(f"Xs with view_sizes must be a 2-D array (samples × the "
-                                    f"views' columns side by side), got a {X.ndim}-D array of "
-                                    f"shape {X.shape}")
-    if sum(sizes) != X.shape[1]:
-        raise InvalidParameterError(f"view_sizes {sizes} must sum to the number of columns of "
-                                    f"Xs ({X.shape[-1]})")
-    edges = np.cumsum([0] + sizes)
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-    return [X[:, a:b] for a, b in itertools.pairwise(edges)]
-
-
-def _checked_views(views, n_clusters):
-    """The views with object arrays of numbers made float (as scikit-learn converts them),
-    after the checks whose messages scikit-learn's conventions fix: complex data, a view
-    without features, fewer samples than ``n_clusters``. The solver checks the rest."""
-    out = []
-    for v, V in enumerate(views):
-        if isinstance(V, np.ndarray) and V.dtype == object:
-            try:
-                V = V.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise InvalidParameterError(f"Xs[{v}] must be numeric: an object array with "
-                                            f"an entry that is not a number ({exc})") from None
-        kind = getattr(getattr(V, "dtype", None), "kind", "")
-        if kind == "c":
-            raise InvalidParameterError(f"Xs[{v}] must be real, got complex values (Complex "
-                                        "data not supported)")
-        shape = getattr(V, "shape", ())
-        if len(shape) == 2 and shape[1] == 0:
-            raise InvalidParameterError(f"Xs[{v}]: Found array with 0 feature(s) (shape="
-                                        f"{tuple(shape)}) while a minimum of 1 is required.")
-        out.append(V)
-    rows = {V.shape[0] for V in out if len(getattr(V, "shape", ())) == 2}
-    if (len(rows) == 1 and isinstance(n_clusters, numbers.Integral)
-            and not isinstance(n_clusters, bool) and 0 < rows.pop() < n_clusters):
-        n = out[0].shape[0]
-        raise InvalidParameterError(f"n_clusters={int(n_clusters)} exceeds the number of "
-                                    f"samples (n_samples={n})")
-    return out
-
-
-def _is_rows(Xs):
-    """Whether ``Xs`` is a 2-D array as nested Python lists (a list of samples, each a list
-    of numbers), not a list of views (each view is 2-D)."""
-    return (isinstance(Xs, (list, tuple)) and len(Xs) > 0
-            and all(isinstance(r, (list, tuple)) and len(r) > 0
-                    and all(isinstance(x, numbers.Number) for x in r) for r in Xs))
-
-
-def one_array(Xs):
-    """``Xs`` as an array when it is one 2-D array in another form (nested lists, an object
-    with ``__array__`` only), else unchanged."""
-    if _is_rows(Xs) or (not isinstance(Xs, (list, tuple)) and not hasattr(Xs, "shape")
-                        and hasattr(Xs, "__array__")):
-        return np.asarray(Xs)
-    return Xs
-
-
-def missing_rows(V):
-    """Rows of a dense view that are all NaN (a sample missing from the view), or None."""
-    if sp.issparse(V) or not isinstance(V, np.ndarray) or V.dtype.kind != "f" or V.ndim != 2:
-        return None
-    nan = np.isnan(V)
-    if not nan.any():
-        return None
-    return nan.all(axis=1)
-
-
-def impute_missing(Xs):
-    """Views with their all-NaN rows (missing samples) replaced by the mean of the view's
-    present rows, for the solvers that need complete views. Partial NaN rows are left for
-    the solver's validation to refuse."""
-    out = []
-    for v, V in enumerate(Xs):
-        missing = missing_rows(V)
-        if missing is None or not missing.any():
-            out.append(V)
-            continue
-        if missing.all():
-            raise InvalidParameterError(f"Xs[{v}] has no present sample (every row is NaN)")
-        V = V.copy()
-        V[missing] = V[~missing].mean(axis=0)
-        out.append(V)
-    return out
 
 
 def unit_rows(V):
@@ -191,16 +66,6 @@ def matched_to(labels, reference, c):
     return np.where(labels >= 0, mapping[np.maximum(labels, 0)], labels)
 
 
-def as_frame(values, columns, like):
-    """``values`` as a DataFrame, with the index of ``like`` (or of its first view) when that
-    is a DataFrame."""
-    import pandas as pd  # noqa: PLC0415 (optional dependency: asked for by set_output)
-
-    first = like[0] if isinstance(like, (list, tuple)) and like else like
-    index = first.index if is_frame(first) and len(first.index) == len(values) else None
-    return pd.DataFrame(values, columns=list(columns), index=index)
-
-
 def one_hot(labels, c):
     labels = np.asarray(labels)
     out = np.zeros((labels.size, c), dtype=np.float64)
@@ -209,90 +74,38 @@ def one_hot(labels, c):
     return out
 
 
-def _feature_names(Xs):
-    """The input's feature names, as scikit-learn reads them: the columns of a DataFrame (of
-    every view's DataFrame, in order, for a list of views) when all are strings; None for
-    arrays, for a list that mixes DataFrames and arrays, and for names that are not strings.
-    Names of mixed types (some strings) are refused, as scikit-learn refuses them."""
-    frames = [Xs] if is_frame(Xs) else list(Xs) if isinstance(Xs, (list, tuple)) else []
-    if not frames or not all(is_frame(F) for F in frames):
-        return None
-    names = [c for F in frames for c in F.columns]
-    strings = [isinstance(c, str) for c in names]
-    if names and all(strings):
-        return np.asarray(names, dtype=object)
-    if any(strings):
-        kinds = sorted({type(c).__name__ for c in names})
-        raise InvalidParameterError(
-            f"Xs: feature names are only supported if all input features have string names, "
-            f"but the columns have {kinds} as name types; convert them all to strings (for "
-            "example X.columns = X.columns.astype(str)) or to non-strings")
-    return None
+def consensus_labels(view_labels, c):
+    """One label per sample from per-view labels of the same samples: the views' clusters
+    renumbered as the first view's, then the most frequent label (ties: the earliest
+    view's)."""
+    first = np.asarray(view_labels[0])
+    aligned = np.stack([first] + [matched_to(np.asarray(lab), first, c)
+                                  for lab in view_labels[1:]])
+    votes = np.zeros((first.size, c), dtype=np.int64)
+    rows = np.arange(first.size)
+    for lab in aligned:
+        np.add.at(votes, (rows, lab), 1)
+    best = votes.max(axis=1)
+    # the earliest view whose label has the most votes
+    wins = votes[rows[None, :], aligned] == best[None, :]
+    return aligned[np.argmax(wins, axis=0), rows].astype(np.int64)
 
 
-_ABSENT = object()
-
-
-def _input_attributes(Xs, views):
-    """``n_features_in_`` (the views' widths added up; absent when not every view is a 2-D
-    array) and ``feature_names_in_`` (:func:`_feature_names`; absent without names): the
-    attributes ``fit`` sets on success."""
-    widths = [V.shape[1] for V in views if len(getattr(V, "shape", ())) == 2]
-    names = _feature_names(Xs)
-    return {"n_features_in_": int(sum(widths)) if len(widths) == len(views) else _ABSENT,
-            "feature_names_in_": _ABSENT if names is None else names}
-
-
-def _set_attributes(est, attributes):
-    """Set ``attributes`` on ``est``; an ``_ABSENT`` value removes the attribute (a refit on
-    input without it)."""
-    for name, value in attributes.items():
-        if value is not _ABSENT:
-            setattr(est, name, value)
-        elif hasattr(est, name):
-            delattr(est, name)
-
-
-def record_features(est, Xs, views):
-    """``n_features_in_`` and ``feature_names_in_`` of ``Xs`` set on ``est`` (see
-    :func:`_input_attributes`)."""
-    _set_attributes(est, _input_attributes(Xs, views))
-
-
-def check_feature_names(est, Xs):
-    """Compare the feature names of ``Xs`` with those ``fit`` saw, as scikit-learn's
-    ``validate_data(reset=False)`` does: an error for other names or another order, a warning
-    when only one of the two had names."""
-    fitted = getattr(est, "feature_names_in_", None)
-    given = _feature_names(Xs)
-    name = type(est).__name__
-    if fitted is None and given is None:
-        return
-    if fitted is None:
-        warnings.warn(f"Xs has feature names, but {name} was fitted without feature names",
-                      UserWarning, stacklevel=caller_stacklevel())
-        return
-    if given is None:
-        warnings.warn(f"Xs does not have valid feature names, but {name} was fitted with "
-                      "feature names", UserWarning, stacklevel=caller_stacklevel())
-        return
-    if len(fitted) == len(given) and np.all(fitted == given):
-        return
-
-    def listed(names, most=5):
-        return "".join(f"- {n}\n" for n in names[:most]) + ("- ...\n" if len(names) > most
-                                                            else "")
-
-    unseen = sorted(set(given) - set(fitted))
-    missing = sorted(set(fitted) - set(given))
-    message = "Xs: The feature names should match those that were passed during fit.\n"
-    if unseen:
-        message += "Feature names unseen at fit time:\n" + listed(unseen)
-    if missing:
-        message += "Feature names seen at fit time, yet now missing:\n" + listed(missing)
-    if not unseen and not missing:
-        message += "Feature names must be in the same order as they were in fit.\n"
-    raise InvalidParameterError(message)
+def views_digest(views):
+    """A fingerprint of the views' contents (shape, dtype and bytes), so that ``score`` can
+    tell the views ``fit`` labelled from new ones."""
+    h = hashlib.blake2b(digest_size=16)
+    for V in views:
+        if sp.issparse(V):
+            V = sp.csr_matrix(V)
+            parts = (V.data, V.indices, V.indptr)
+        else:
+            parts = (np.asarray(V),)
+        h.update(repr((type(V).__name__, np.shape(V))).encode())
+        for a in parts:
+            h.update(a.dtype.str.encode())
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 def _fewer_classes(y, n_clusters, name):
@@ -374,10 +187,10 @@ class MultiViewClusterer(BaseEstimator):
         """The views of ``Xs``; the attributes that describe the input (``view_sizes_``,
         ``n_views_``, ``n_features_in_``, ``feature_names_in_``) are kept aside until the
         solve succeeds (:meth:`_fit` sets them), so that a failed ``fit`` sets nothing."""
-        views = _checked_views(split_views(Xs, view_sizes), self.n_clusters)
+        views = checked_views(split_views(Xs, view_sizes), self.n_clusters)
         self._input = {"view_sizes_": None if view_sizes is None
                        else check_view_sizes(view_sizes),
-                       "n_views_": len(views), **_input_attributes(Xs, views)}
+                       "n_views_": len(views), **input_attributes(Xs, views)}
         self._classes_note = _fewer_classes(y, self.n_clusters, type(self).__name__)
         return views
 
@@ -404,7 +217,7 @@ class MultiViewClusterer(BaseEstimator):
                      else one_hot(labels, c))
         centres = None if views is False else self._centres(views, side.get("mask"), c, labels)
         # every fitted attribute is set here, after the solve and the centres succeeded
-        _set_attributes(self, described)
+        set_attributes(self, described)
         self.result_ = result
         self.labels_ = labels
         self.objective_ = getattr(result, "objective", None)
@@ -452,34 +265,19 @@ class MultiViewClusterer(BaseEstimator):
             centres.append(C)
         return centres
 
+    @sections([("Xs : list of array-like, or 2-D array-like",
+                "New samples, the views as in ``fit`` (a 2-D array with the views side by side\n"
+                "when ``fit`` was given ``view_sizes``)."), "view_sizes"],
+              ("ndarray of shape (n_samples, n_clusters)",
+               "``inf`` for a cluster with no centre in any of the sample's views."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit(Xs).transform(Xs).shape
+              (20, 2)""", toy="OPIMC")
     def transform(self, Xs: Any, view_sizes: Sequence[int] | None = None) -> np.ndarray:
         """Distance of new samples to every learned cluster.
 
         The mean, over the views in which a sample is present (not an all-NaN row), of the
         squared distance between its row scaled to unit L2 norm and each cluster's centre in
         that view (``centers_``), as scikit-learn's ``KMeans.transform`` gives distances.
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            New samples, the views as in ``fit`` (a 2-D array with the views side by side
-            when ``fit`` was given ``view_sizes``).
-        view_sizes : sequence of int, optional
-            The views' widths (default: those given to ``fit``).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_clusters)
-            ``inf`` for a cluster with no centre in any of the sample's views.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit(Xs).transform(Xs).shape
-        (20, 2)
         """
         centres = self._check_input(Xs)
         Xs = one_array(Xs)
@@ -550,33 +348,13 @@ class MultiViewClusterer(BaseEstimator):
         check_feature_names(self, Xs)
         return centres
 
+    @sections(["Xs", "y", "fit_params"],
+              ("ndarray of shape (n_samples, n_clusters)", "As :meth:`transform`."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit_transform(Xs).shape
+              (20, 2)""", toy="OPIMC")
     def fit_transform(self, Xs: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
         """Fit, then the distance of the samples to every learned cluster (:meth:`transform`
-        of the same input).
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            The views (see ``fit``).
-        y : None
-            Ignored.
-        **fit_params : dict
-            Side information and options of ``fit``.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_clusters)
-            As :meth:`transform`.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit_transform(Xs).shape
-        (20, 2)
-        """
+        of the same input)."""
         return self.fit(Xs, y, **fit_params).transform(Xs, fit_params.get("view_sizes"))
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
@@ -602,89 +380,34 @@ class MultiViewClusterer(BaseEstimator):
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}{k}" for k in range(int(self.n_clusters))], dtype=object)
 
+    @sections(["new Xs", "view_sizes"],
+              ("ndarray of int64, shape (n_samples,)",
+               "Cluster labels in ``0 .. n_clusters - 1``."),
+              """>>> model = OPIMC(n_clusters=2, random_state=0).fit(Xs)
+              >>> bool((model.predict(Xs) == model.labels_).all())
+              True""", toy="OPIMC")
     def predict(self, Xs: Any, view_sizes: Sequence[int] | None = None) -> np.ndarray:
-        """The nearest learned cluster of new samples (the smallest of :meth:`transform`).
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            New samples (see :meth:`transform`).
-        view_sizes : sequence of int, optional
-            The views' widths (default: those given to ``fit``).
-
-        Returns
-        -------
-        ndarray of int64, shape (n_samples,)
-            Cluster labels in ``0 .. n_clusters - 1``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> model = OPIMC(n_clusters=2, random_state=0).fit(Xs)
-        >>> bool((model.predict(Xs) == model.labels_).all())
-        True
-        """
+        """The nearest learned cluster of new samples (the smallest of :meth:`transform`)."""
         return np.argmin(self.transform(Xs, view_sizes), axis=1).astype(np.int64)
 
+    @sections([("Xs : list of array-like, or 2-D array-like", "Samples (see :meth:`transform`)."),
+               "y", "view_sizes"], ("float", "``-mean(min(transform(Xs), axis=1))``."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit(Xs).score(Xs) <= 0
+              True""", toy="OPIMC")
     def score(self, Xs: Any, y: Any = None, view_sizes: Sequence[int] | None = None) -> float:
         """Minus the mean distance of the samples to their nearest learned cluster.
 
         Higher is better, as for scikit-learn's ``KMeans.score``; it favours more clusters,
         so to choose ``n_clusters`` score against labels instead (``scoring=
         "adjusted_rand_score"`` in ``GridSearchCV`` calls :meth:`predict`).
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like
-            Samples (see :meth:`transform`).
-        y : None
-            Ignored.
-        view_sizes : sequence of int, optional
-            The views' widths (default: those given to ``fit``).
-
-        Returns
-        -------
-        float
-            ``-mean(min(transform(Xs), axis=1))``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit(Xs).score(Xs) <= 0
-        True
         """
         return -float(np.mean(np.min(self.transform(Xs, view_sizes), axis=1)))
 
+    @sections(["Xs", "y", "fit_params"],
+              ("ndarray (list of ndarray for CMVNMF on unmapped views)",
+               "The cluster labels (``labels_``)."),
+              """>>> OPIMC(n_clusters=2, random_state=0).fit_predict(Xs).shape
+              (20,)""", toy="OPIMC")
     def fit_predict(self, Xs: Any, y: Any = None, **fit_params: Any) -> Any:
-        """Fit and return ``labels_``.
-
-        Parameters
-        ----------
-        Xs : list of array-like
-            The views (see ``fit``).
-        y : None
-            Ignored.
-        **fit_params : dict
-            Side information and options of ``fit``.
-
-        Returns
-        -------
-        ndarray (list of ndarray for CMVNMF on unmapped views)
-            The cluster labels (``labels_``).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import OPIMC
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
-        >>> OPIMC(n_clusters=2, random_state=0).fit_predict(Xs).shape
-        (20,)
-        """
+        """Fit and return ``labels_``."""
         return self.fit(Xs, y, **fit_params).labels_

@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 import re
 import sys
+import textwrap
 
 from .._core._spec import solver_specs
 
@@ -116,6 +117,54 @@ def document(cls, func, intro, examples, matrices_doc="Learned by the solver."):
     return cls
 
 
+#: Parameter entries the estimators' methods share: ``name : type`` and its description.
+SHARED_PARAMETERS = {
+    "Xs": ("Xs : list of array-like, or 2-D array-like", "The views (see ``fit``)."),
+    "new Xs": ("Xs : list of array-like, or 2-D array-like",
+               "New samples (see :meth:`transform`)."),
+    "y": ("y : None", "Ignored."),
+    "view_sizes": ("view_sizes : sequence of int, optional",
+                   "The views' widths (default: those given to ``fit``)."),
+    "fit_params": ("**fit_params : dict", "Side information and options of ``fit``."),
+}
+#: The ``Returns`` entry of a method that returns its estimator.
+RETURNS_SELF = ("self", "The estimator.")
+#: The start of the estimators' examples: two views of 20 samples in two clusters.
+TOY_VIEWS = (">>> import numpy as np", ">>> from fastmv.estimators import {cls}",
+             ">>> y = np.repeat([0, 1], 10)",
+             ">>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]")
+
+
+def _section(title, entries):
+    body = "\n".join(f"{head}\n{textwrap.indent(text, '    ')}" for head, text in entries)
+    return f"{title}\n{'-' * len(title)}\n{body}"
+
+
+def sections(parameters=(), returns=None, example="", toy=None):
+    """Decorator: a method's docstring (its summary and notes) followed by its numpydoc
+    ``Parameters``, ``Returns`` and ``Examples`` sections, built from the parts the
+    estimators' methods share.
+
+    ``parameters``: names of :data:`SHARED_PARAMETERS` or ``(header, description)`` pairs;
+    ``returns``: ``(type, description)``; ``example``: the example's lines, after
+    :data:`TOY_VIEWS` with estimator ``toy`` when given.
+    """
+    def decorate(method):
+        parts = [inspect.cleandoc(method.__doc__)] if method.__doc__ else []  # python -OO
+        if parameters:
+            parts.append(_section("Parameters", [SHARED_PARAMETERS.get(p, p)
+                                                 for p in parameters]))
+        if returns is not None:
+            parts.append(_section("Returns", [returns]))
+        lines = [line.format(cls=toy) for line in TOY_VIEWS] if toy else []
+        lines += inspect.cleandoc(example).splitlines()
+        if lines:
+            parts.append("Examples\n--------\n" + "\n".join(lines))
+        method.__doc__ = "\n\n".join(parts) + "\n"
+        return method
+    return decorate
+
+
 _FIT_DOC = """Fit the model{extra}.
 
         Parameters
@@ -138,10 +187,7 @@ _FIT_DOC = """Fit the model{extra}.
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from fastmv.estimators import {cls}
-        >>> y = np.repeat([0, 1], 10)
-        >>> Xs = [np.eye(2)[y] + 0.01 * np.arange(20)[:, None] for _ in range(2)]
+        {toy}
         >>> {cls}({args}).fit(Xs{fit}).{attr}
         {out}
 """
@@ -171,7 +217,7 @@ def fit_doc(cls, xs, side, example):
     missing = ("handled by the solver" if "mask" in side else
                "replaced by the mean of the view's present rows")
     return _FIT_DOC.format(xs=xs, missing=missing, side="".join(_SIDE_DOC[s] for s in side),
-                           extra="",
+                           extra="", toy="\n        ".join(TOY_VIEWS).format(cls=cls),
                            cls=cls, args=args, fit=fit, attr=attr, out=out)
 
 

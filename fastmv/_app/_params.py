@@ -9,6 +9,7 @@ import inspect
 from typing import Any
 
 from ..exceptions import InvalidParameterError
+from ._estimator_docs import RETURNS_SELF, sections
 
 # Parameters a clone shares with its original instead of copying (see __sklearn_clone__).
 SHARED_BY_REFERENCE = frozenset({"executor"})
@@ -71,25 +72,12 @@ class BaseEstimator:
             out[name] = value
         return out
 
+    @sections([("**params : dict", "New parameter values.")], RETURNS_SELF,
+              """>>> from fastmv.estimators import CMVNMF
+              >>> CMVNMF().set_params(beta=0.5, max_iter=20)
+              CMVNMF(beta=0.5, max_iter=20)""")
     def set_params(self, **params: Any) -> BaseEstimator:
-        """Set parameters (``name__key`` for nested estimators); returns the estimator.
-
-        Parameters
-        ----------
-        **params : dict
-            New parameter values.
-
-        Returns
-        -------
-        self
-            The estimator.
-
-        Examples
-        --------
-        >>> from fastmv.estimators import CMVNMF
-        >>> CMVNMF().set_params(beta=0.5, max_iter=20)
-        CMVNMF(beta=0.5, max_iter=20)
-        """
+        """Set parameters (``name__key`` for nested estimators); returns the estimator."""
         if not params:
             return self
         valid = self.get_params(deep=True)
@@ -182,26 +170,14 @@ class BaseEstimator:
         except Exception:  # noqa: BLE001 (no scikit-learn, or one that cannot draw it)
             return f"<pre>{html.escape(repr(self))}</pre>"
 
+    @sections([("transform : {\"default\", \"pandas\"} or None",
+                "``\"pandas\"``: DataFrames (the index of a DataFrame input kept);\n"
+                "``\"default\"``: NumPy arrays; ``None``: unchanged.")], RETURNS_SELF,
+              """>>> from fastmv.estimators import OPIMC
+              >>> OPIMC(2).set_output(transform="pandas")._sklearn_output_config
+              {'transform': 'pandas'}""")
     def set_output(self, *, transform: str | None = None) -> BaseEstimator:
-        """Choose what ``transform`` returns, as scikit-learn's ``set_output``.
-
-        Parameters
-        ----------
-        transform : {"default", "pandas"} or None
-            ``"pandas"``: DataFrames (the index of a DataFrame input kept);
-            ``"default"``: NumPy arrays; ``None``: unchanged.
-
-        Returns
-        -------
-        self
-            The estimator.
-
-        Examples
-        --------
-        >>> from fastmv.estimators import OPIMC
-        >>> OPIMC(2).set_output(transform="pandas")._sklearn_output_config
-        {'transform': 'pandas'}
-        """
+        """Choose what ``transform`` returns, as scikit-learn's ``set_output``."""
         if transform is None:
             return self
         if transform not in ("default", "pandas"):

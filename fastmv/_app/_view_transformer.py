@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidParameterError, _not_fitted_error
-from ._clusterer import (
-    BaseEstimator,
-    as_frame,
-    check_feature_names,
-    is_frame,
-    record_features,
-    split_views,
-)
+from ._estimator_docs import sections
+from ._inputs import as_frame, check_feature_names, is_frame, record_features, split_views
+from ._params import BaseEstimator
+
+# the parameter entries and the result of the methods
+_VIEWS = ("Xs : list of array-like, or 2-D array-like with ``view_sizes``", "The views.")
+_Y = ("y : None", "Passed to each transformer's ``fit``.")
+_TRANSFORMED = ("list", "One transformed array per view.")
 
 
 class ViewTransformer(BaseEstimator):
@@ -73,39 +73,17 @@ class ViewTransformer(BaseEstimator):
             return copy.deepcopy(self.base_transformer)
         return sk_clone(self.base_transformer)
 
+    @sections([_VIEWS, _Y], ("self", "The fitted transformer."))
     def fit(self, Xs: Any, y: Any = None) -> ViewTransformer:
-        """Fit one clone of ``base_transformer`` per view.
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like with ``view_sizes``
-            The views.
-        y : None
-            Passed to each transformer's ``fit``.
-
-        Returns
-        -------
-        self
-            The fitted transformer.
-        """
+        """Fit one clone of ``base_transformer`` per view."""
         views = split_views(Xs, self.view_sizes)
         self.transformers_ = [self._clone().fit(V, y) for V in views]
         record_features(self, Xs, views)
         return self
 
+    @sections([_VIEWS], _TRANSFORMED)
     def transform(self, Xs: Any) -> list:
-        """The transformed views.
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like with ``view_sizes``
-            The views.
-
-        Returns
-        -------
-        list
-            One transformed array per view.
-        """
+        """The transformed views."""
         if not hasattr(self, "transformers_"):
             raise _not_fitted_error("this ViewTransformer is not fitted yet: call fit first")
         check_feature_names(self, Xs)
@@ -119,21 +97,9 @@ class ViewTransformer(BaseEstimator):
                    for v, (t, W, V) in enumerate(zip(self.transformers_, out, views))]
         return out
 
+    @sections([_VIEWS, _Y], _TRANSFORMED)
     def fit_transform(self, Xs: Any, y: Any = None) -> list:
-        """``fit(Xs, y).transform(Xs)``.
-
-        Parameters
-        ----------
-        Xs : list of array-like, or 2-D array-like with ``view_sizes``
-            The views.
-        y : None
-            Passed to each transformer's ``fit``.
-
-        Returns
-        -------
-        list
-            One transformed array per view.
-        """
+        """``fit(Xs, y).transform(Xs)``."""
         return self.fit(Xs, y).transform(Xs)
 
     def __sklearn_tags__(self):

@@ -8,8 +8,9 @@ import fastmv
 from benchmarks.references import emvc as R
 from fastmv import metrics
 from fastmv._emvc import _solver as _emvc
-from fastmv._emvc import _svt
 from fastmv._emvc._svt import capped_applies, svt
+from fastmv._emvc._svt_capped import CAP_OVERSAMPLE, capped_cost
+from fastmv._emvc._svt_exact import full_cost
 from tests.emvc.test_emvc import planted
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastmv.exceptions.ConvergenceWarning")
@@ -51,7 +52,7 @@ def test_capped_svt_is_within_its_certificate_and_exact_once_the_iteration_has_r
         sq = np.linalg.svd(Q.astype(np.float64), compute_uv=False)
         assert info.nuclear_norm >= sq.sum() * (1 - 1e-6)
         # the whole block of Ritz vectors comes back: the next call's warm start
-        assert info.V.shape == (B.shape[1], r + _svt._CAP_OVERSAMPLE)
+        assert info.V.shape == (B.shape[1], r + CAP_OVERSAMPLE)
         out = np.empty_like(B)
         for step in range(40):
             Q2, info = svt(B, tau, max_rank=r, out=out, V0=info.V, random_state=step)
@@ -84,7 +85,7 @@ def test_capped_tier_is_used_where_its_cost_model_is_below_a_gram_decomposition(
     assert not capped_applies(100, 100, 100) and not capped_applies(2000, 2000, None)
     for n, r in ((2000, 64), (1600, 200), (400, 64)):
         assert capped_applies(n, n, r) == (
-            _svt._capped_cost(n, n, r) < _svt._full_cost(n, gram=True))
+            capped_cost(n, n, r) < full_cost(n, gram=True))
 
 
 def test_auto_rank_cap_is_bounded_by_the_samples():
