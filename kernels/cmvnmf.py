@@ -162,7 +162,7 @@ def csr_matmul(indptr, indices, data, B):
     return out
 
 
-@njit(**SERIAL)
+@njit(**SERIAL, inline="always")   # compiled into its two callers, not apart
 def _add_rows_by_side(V_all, indices, start, stop, split, low, high, high_weight):
     """``low += V_all[j]`` for ``j < split``, else ``high += high_weight * V_all[j]``, over
     ``j = indices[p]``, ``start <= p < stop``, one row after another.
