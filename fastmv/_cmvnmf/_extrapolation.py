@@ -147,7 +147,6 @@ class Extrapolated:
                                 _stride(V_new, V_old, w, floor))
         return f
 
-
     def _long_descent(self, labels, f):
         """Whether at most ``moved`` of the labels changed over the last ``settle`` accepted
         sweeps while the objective fell by at least ``descent`` of itself per sweep."""

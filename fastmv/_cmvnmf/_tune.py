@@ -146,9 +146,10 @@ def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter
     U0, V0 = initial_factors(full, init, tuning_rng(rng), n_jobs)
     # the explicit start is given in the data's units: undo the internal scale
     V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
-    # fits run to the solve's own stopping rule or until their score settles (_SettledScore):
-    # a fixed cap (e.g. 50 sweeps) favours the large weights, which converge first, and on
-    # ORL chose 10 where the full fits chose 0.1 (docs/records/cmvnmf.md, "Time to solution")
+    # fits run to the solve's own stopping rule, until their score settles (_SettledScore) or
+    # to _TUNE_MAX_SWEEPS: a cap on plain sweeps (e.g. 50 or 100) favours the weights that
+    # converge first, and on ORL chose another weight than the full fits; extrapolated fits
+    # reach the full fits' order of the weights within the cap (docs/records/cmvnmf.md)
     driver = dict(solver="cmvnmf", max_iter=min(max_iter, _TUNE_MAX_SWEEPS), tol=tol,
                   verbose=False, progress=False)
     offsets = np.concatenate([[0], np.cumsum([X.shape[0] for X in full.views])])
@@ -195,7 +196,8 @@ def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter
 
     return grid_search("beta", list(_TUNE_BETAS), evaluate, _TUNE_FOLDS,
                        method="held-out inter-view pairs honoured, one start per fit, "
-                       "extrapolated after 20 plain sweeps, stopped when the score is "
+                       f"extrapolated after {_FIT_EXTRAPOLATION.after} plain sweeps, "
+                       "stopped when the score is "
                        f"unchanged over {_TUNE_SETTLE} sweeps or after {_TUNE_MAX_SWEEPS}; "
                        "the other weights fitted fold by fold while they can still be "
                        "chosen (NaN: not fitted)",
