@@ -141,13 +141,17 @@ class _Data(NamedTuple):
     log2_scale: int      # the views were divided by 2**log2_scale
     schemes: list        # the normalisation applied to each view
     # the same values as ``views``, mostly-zero dense views as CSR: what the sweeps multiply
-    # by (the k-means starts read ``views``; see mostly_zero_as_csr)
+    # by (see mostly_zero_as_csr)
     sweep_views: list
     # without pairs, per view the rows whose cosine silhouette judges its partitions
     # (ViewChoice): ``views[a]``, but for a "minmax" view the signed features' unit rows,
     # since the shift's origin (every feature's minimum) is an artefact cosines would measure;
     # None with pairs (no choice is made)
     judge_views: list = None
+    # what the k-means starts cluster: without pairs ``sweep_views`` (a Lloyd step on a
+    # mostly-zero view costs nnz · c as CSR, n d c dense); with pairs ``views``, whose
+    # partitions the solve's basins were measured from (docs/cmvnmf.md, "Speed")
+    start_views: list = None
 
 
 def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
@@ -168,11 +172,14 @@ def _prepare(X_list, n_clusters, must_link, cannot_link, beta, normalize):
         else math.frexp(top)[1]
     views = [scaled_view(X, log2_scale) for X in views] if log2_scale else views
     judge = None
+    sweep = mostly_zero_as_csr(views)
+    start = views
     if not (pairs.must_global.shape[0] or pairs.cannot_global.shape[0]):
         judge = [normalize_rows(R, "l2") if sc == "minmax" else X
                  for X, R, sc in zip(views, raw, schemes)]
-    return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes,
-                 mostly_zero_as_csr(views), judge)
+        start = sweep
+    return _Data(views, n_clusters, pairs, float(beta), log2_scale, schemes, sweep, judge,
+                 start)
 
 
 # --------------------------------------------------------------------------- the problem

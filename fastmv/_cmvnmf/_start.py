@@ -18,7 +18,7 @@ def initial_factors(data, init, rng, n_jobs):
     if init == "k-means++":
         from .._blocks._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
         runs = [kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
-                for X in data.views]
+                for X in data.start_views]
         perms = _aligned_cluster_order([r.labels for r in runs], data.blocks.blocks, c)
         for X, res, perm in zip(data.views, runs, perms):
             # column perm[k] of the view's factors holds its k-means cluster k

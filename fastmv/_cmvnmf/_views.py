@@ -68,10 +68,11 @@ def mostly_zero_as_csr(views, density=0.1):
 
     Products with a CSR view cost ``nnz · c`` instead of ``n d c``; they hold the same values
     and differ from the dense BLAS products only in rounding, which on the shared datasets
-    left every sweep's labels and the final objective unchanged. The k-means starts read the
-    views as given: k-means on the CSR copy takes another path (no centring, other rounding
-    in its seeding and Lloyd steps) and ends in other starts (docs/records/cmvnmf.md, "Time to
-    solution")."""
+    left every sweep's labels and the final objective unchanged. k-means on the CSR copy takes
+    another path (no centring, other rounding in its seeding and Lloyd steps) and ends in
+    other partitions of the same inertia to three or four digits: the starts without pairs
+    read these copies, those with pairs the views as given (``_Data.start_views``;
+    docs/cmvnmf.md, "Speed")."""
     out = []
     for X in views:
         if not sp.issparse(X) and np.count_nonzero(X) <= density * X.size:

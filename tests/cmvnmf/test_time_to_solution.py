@@ -159,6 +159,25 @@ def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkey
     assert starts == [False] * 2 * (1 + 2)
 
 
+def test_without_pairs_kmeans_starts_read_mostly_zero_views_as_csr(monkeypatch):
+    import scipy.sparse as sp
+
+    import fastmv._blocks._kmeans as K
+
+    uv, _ = _views(seed=1)
+    starts, kmeans = [], K.kmeans
+
+    def recording_kmeans(X, *args, **kwargs):
+        starts.append(sp.issparse(X))
+        return kmeans(X, *args, **kwargs)
+
+    monkeypatch.setattr(K, "kmeans", recording_kmeans)
+    res = fastmv.cmvnmf(uv, 3, None, None, n_init=2, max_iter=20, random_state=0)
+    # the word-count view (5 % nonzeros) as CSR, the dense one as given, in both starts
+    assert starts == [True, False] * 2
+    assert res.tuning is None and res.start_kept is not None
+
+
 def test_csr_sweeps_give_the_labels_and_objective_of_dense_products(monkeypatch):
     uv, uy = _views(seed=3, n=90)
     ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=3)
