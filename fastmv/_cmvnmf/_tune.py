@@ -43,7 +43,7 @@ _TUNE_MAX_SWEEPS = 100
 # must-link kept together as often as a cannot-link split apart, whatever the cluster
 # sizes): the weight leaves the views untied, and a fit that stayed there for 20 sweeps after
 # choosing its basin stayed there to the cap on the shared datasets (LandUse-21's weights 1
-# and 0.1; docs/records/cmvnmf.md, "Late round")
+# and 0.1; docs/records/cmvnmf-2026-12-07.md, "Late round")
 _CHANCE_BAND = 0.005
 
 
