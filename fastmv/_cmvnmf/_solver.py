@@ -496,7 +496,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         Cost: ``3 candidates × 3 folds = 9`` single starts from one shared initialisation
         beside the ``n_init`` starts of the solve; a fit's sweeps are extrapolated after 20
         plain ones, and it stops at the solve's own rule, once its held-out score has not
-        changed over 20 sweeps, or after 100 sweeps. A weight that can no longer
+        changed over 20 sweeps, once (with inter-view pairs only) it has stayed within
+        0.005 of 1/2, the score of views that agree by chance, over the 20 sweeps after
+        the plain ones, or after 100 sweeps. A weight that can no longer
         be chosen is not fitted (its scores are NaN): all after 1 when 1 honours every
         held-out pair on all folds but one, and 10 when 0.1 passed the rule with every pair
         honoured on every fold. The choice and the scores are in ``result.tuning``

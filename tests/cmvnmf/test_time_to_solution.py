@@ -129,6 +129,68 @@ def test_a_validation_fit_stops_once_its_held_out_score_has_settled():
     assert len(calls) == 2
 
 
+class _FedScore(T._SettledScore):
+    """The stop rule of a validation fit on a given sequence of held-out scores."""
+
+    def __init__(self, scores, at_chance):
+        self.values = iter(scores)
+        super().__init__(None, np.zeros(0, np.int64), np.array([0, 1]), [np.ones((1, 1))],
+                         at_chance=at_chance)
+
+    def _score(self, V_list):
+        return next(self.values)
+
+
+def _stop_sweep(scores, at_chance):
+    fed = _FedScore(scores, at_chance)
+    for sweep in range(1, len(scores)):
+        if fed(IterationInfo("cmvnmf", sweep, 0.0, 0.0, 0.0, {"V": None})):
+            return sweep
+    return None
+
+
+def test_a_validation_fit_at_chance_stops_after_its_plain_sweeps():
+    plain, settle, band = T._FIT_EXTRAPOLATION.after, T._TUNE_SETTLE, T._CHANCE_BAND
+    # a score moving every sweep (never "unchanged") within the band around 1/2
+    wobble = [0.5 + 0.8 * band * (-1) ** k for k in range(T._TUNE_MAX_SWEEPS + 1)]
+    # stops once the last settle + 1 scores, all after the plain sweeps' start, are in it
+    assert _stop_sweep(wobble, at_chance=True) == plain + settle
+    assert _stop_sweep(wobble, at_chance=False) is None     # e.g. pairs within a view
+    # a score that leaves the band at sweep 30 waits for settle sweeps back inside it
+    left = list(wobble)
+    left[30] = 0.5 + 2 * band
+    assert _stop_sweep(left, at_chance=True) == 30 + settle + 1
+    # a fit that moves off chance is never stopped by it
+    rising = [0.5 + 0.01 * k for k in range(60)]
+    assert _stop_sweep(rising, at_chance=True) is None
+    # an unchanged score stops any fit, at chance or not, after settle sweeps
+    assert _stop_sweep([0.7] * 40, at_chance=False) == settle
+
+
+def test_only_fits_scored_on_pairs_between_views_stop_at_chance(monkeypatch):
+    flags = []
+    init = T._SettledScore.__init__
+
+    def recording(self, *args, **kwargs):
+        flags.append(kwargs.get("at_chance"))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(T._SettledScore, "__init__", recording)
+    uv, uy = _views(seed=2, n=60)
+    ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=2)
+    kw = dict(n_init=1, max_iter=30, random_state=0)
+    fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    assert flags and all(flags)
+    # with pairs within view 0 on every fold, chance is no longer 1/2: never stopped by it
+    same = np.flatnonzero(uy[0] == uy[0][0])
+    other = np.flatnonzero(uy[0] != uy[0][0])
+    ml[(0, 0)] = np.column_stack([same[:-1], same[1:]])
+    cl[(0, 0)] = np.column_stack([same[:len(other)], other[:len(same)]])
+    flags.clear()
+    fastmv.cmvnmf(uv, 3, ml, cl, **kw)
+    assert flags and not any(flags)
+
+
 def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkeypatch):
     import scipy.sparse as sp
 
