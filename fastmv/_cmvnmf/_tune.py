@@ -41,9 +41,9 @@ _TUNE_MAX_SWEEPS = 100
 # ... or once, after its plain sweeps, its score has stayed within this distance of 1/2 over
 # _TUNE_SETTLE sweeps. 1/2 is what labels score whose views agree only by chance (a
 # must-link kept together as often as a cannot-link split apart, whatever the cluster
-# sizes): the weight leaves the views untied, and a fit that stayed there for 20 sweeps after
-# choosing its basin stayed there to the cap on the shared datasets (LandUse-21's weights 1
-# and 0.1; docs/records/cmvnmf-2026-12-07.md, "Late round")
+# sizes): the weight leaves the views untied, and on the shared datasets a fit that stays
+# there for 20 sweeps after choosing its basin stays there to the cap (LandUse-21's weights
+# 1 and 0.1; evidence in docs/records/cmvnmf-2026-12-07.md)
 _CHANCE_BAND = 0.005
 
 
