@@ -378,7 +378,7 @@ True
 class CMVNMF(MultiViewClusterer):
 
     def __init__(self, n_clusters: int = 2, *, beta: Any = 'auto', max_iter: int = 300,
-                 tol: float = 1e-06, normalize: Any = 'auto', init: Any = 'k-means++',
+                 tol: float = 1e-06, normalize: Any = 'auto', init: Any = 'auto',
                  n_init: int = 5, rescale: bool = True, random_state: Any = None,
                  verbose: bool | int = False, callback: Callable | None = None,
                  progress: bool = False, n_jobs: int | None = None) -> None:

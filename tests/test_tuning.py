@@ -223,7 +223,12 @@ def test_cmvnmf_explicit_beta_runs_no_tuning_solve(monkeypatch):
     calls = []
     real = cmv._solve
     monkeypatch.setattr(cmv, "_solve", lambda *a, **k: calls.append(1) or real(*a, **k))
+    # with must-links the default start is the must-link one: one start, whatever n_init
     r = fastmv.cmvnmf(Xs, 3, ml, cl, beta=1.0, n_init=2, random_state=0, tol=1e-4)
+    assert r.tuning is None and len(calls) == 1
+    calls.clear()
+    r = fastmv.cmvnmf(Xs, 3, ml, cl, beta=1.0, n_init=2, random_state=0, tol=1e-4,
+                      init="k-means++")
     assert r.tuning is None and len(calls) == 2
     calls.clear()
     r = fastmv.cmvnmf(Xs, 3, ml, cl, n_init=2, random_state=0, tol=1e-4)
@@ -231,7 +236,7 @@ def test_cmvnmf_explicit_beta_runs_no_tuning_solve(monkeypatch):
     # the default on every fold; the others only while they can still be chosen
     assert rec["folds"] <= rec["solves"] <= len(rec["candidates"]) * rec["folds"]
     assert rec["solves"] == np.count_nonzero(np.isfinite(rec["scores"]))
-    assert len(calls) == 2 + rec["solves"]
+    assert len(calls) == 1 + rec["solves"]
     assert rec["chosen"] in rec["candidates"]
     again = fastmv.cmvnmf(Xs, 3, ml, cl, n_init=2, random_state=0, tol=1e-4)
     np.testing.assert_array_equal(again.tuning["beta"]["scores"], rec["scores"])

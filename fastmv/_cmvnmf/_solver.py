@@ -59,7 +59,7 @@ from .._core._validation import (
     check_views,
     declare_params,
 )
-from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning
+from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 from ._extrapolation import Extrapolated
 from ._pairs import Constraints, build_constraints, prepare_pairs
 from ._peak import check_cmvnmf
@@ -363,6 +363,18 @@ class Problem:
         return [U.copy() for U in self.U], [self.V(a).copy() for a in range(self.m)]
 
 
+def _start_kind(init, data):
+    """``init`` with ``"auto"`` resolved: ``"must-link"`` when there is a must-link pair,
+    else ``"k-means++"``; ``"must-link"`` without one raises."""
+    has_must = data.blocks.must_global.shape[0] > 0
+    if isinstance(init, str) and init == "must-link" and not has_must:
+        raise InvalidParameterError("init='must-link' starts from the must-link pairs, and "
+                                    "must_link holds none; use init='auto' or 'k-means++'")
+    if isinstance(init, str) and init == "auto":
+        return "must-link" if has_must else "k-means++"
+    return init
+
+
 def _solve(data, init, rescale, rng, n_jobs, extrapolation=None, **driver):
     """One start: initial factors, then the driver. Returns (problem, trace).
 
@@ -450,7 +462,7 @@ def _result(problem, trace, data, max_iter, tol):
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
     "normalize": [Options({"auto", "l2", "l1", "minmax"}), None],
-    "init": [Options({"k-means++", "random"}), tuple, list],
+    "init": [Options({"auto", "must-link", "k-means++", "random"}), tuple, list],
     "n_init": [Interval(Integral, 1, None, closed="left")], "rescale": ["boolean"],
     "random_state": ["random_state"], "verbose": ["verbose"], "callback": [callable, None],
     "progress": ["boolean"], "n_jobs": ["n_jobs"],
@@ -460,7 +472,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
            cannot_link: dict[tuple[int, int], np.ndarray | Sequence[Sequence[int]]] | None, *,
            beta: float | Literal["auto"] = "auto", max_iter: int = 300, tol: float = 1e-6,
            normalize: Literal["auto", "l2", "l1", "minmax"] | None = "auto",
-           init: Literal["k-means++", "random"] | Sequence[Sequence[ArrayLike]] = "k-means++",
+           init: Literal["auto", "must-link", "k-means++", "random"]
+           | Sequence[Sequence[ArrayLike]] = "auto",
            n_init: int = 5, rescale: bool = True,
            random_state: int | np.random.Generator | None = None, verbose: bool | int = False,
            callback: Callable[[IterationInfo], bool | None] | None = None, progress: bool = False,
@@ -490,11 +503,12 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     beta : float or "auto", default "auto"
         Weight of the constraint term (``β >= 0``; ``0`` gives independent NMF per view).
         ``"auto"`` with pairs: chosen from ``(1, 0.1, 10)`` by 3-fold validation over the
-        pairs (fit on two thirds of the pairs, one start from one shared initialisation;
-        score: the share of held-out must-links kept together and of cannot-links kept
-        apart, averaged over the two kinds; ties keep 1), then the solve runs on all pairs.
-        Cost: ``3 candidates × 3 folds = 9`` single starts from one shared initialisation
-        beside the ``n_init`` starts of the solve; a fit's sweeps are extrapolated after 20
+        pairs (fit on two thirds of the pairs, one start per fit: the must-link start of
+        the fold's own pairs, or one k-means start shared by every fit; score: the share of
+        held-out must-links kept together and of cannot-links kept apart, averaged over the
+        two kinds; ties keep 1), then the solve runs on all pairs.
+        Cost: ``3 candidates × 3 folds = 9`` single starts beside the solve's own; a fit's
+        sweeps are extrapolated after 20
         plain ones, and it stops at the solve's own rule, once its held-out score has not
         changed over 20 sweeps, once (with inter-view pairs only) it has stayed within
         0.005 of 1/2, the score of views that agree by chance, over the 20 sweeps after
@@ -517,15 +531,26 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         for a view with a negative entry, ``"l2"`` for every other view. ``None`` uses the
         data as is. With ``"l2"``, ``"l1"`` or ``None`` a negative entry raises
         ``ValueError``.
-    init : {"k-means++", "random"} or (U_list, V_list), default "k-means++"
-        ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data;
-        ``V`` = one-hot labels + 0.2, ``U`` = centroids (clipped at 0). ``"random"``: scaled
-        absolute Gaussians. A pair of lists gives the initial ``U_a`` (``d_a × c``) and
-        ``V_a`` (``n_a × c``) directly (nonnegative; copied; one start).
+    init : {"auto", "must-link", "k-means++", "random"} or (U_list, V_list), default "auto"
+        ``"must-link"``: one start from the must-link pairs (deterministic): the connected
+        components of the must-link graph over all views' rows with at least two rows are
+        neighbourhoods, the ``c`` largest take one column each in every view, and each view's
+        other rows are clustered around them by k-means that keeps the neighbourhoods' rows
+        in place (docs/algorithms.md §4.3); ``V`` = one-hot labels + 0.2, ``U`` = the centers
+        (clipped at 0). It trusts the must-links: a wrong one merges two neighbourhoods
+        (prefer ``"k-means++"`` for must-links known to be noisy). ``"k-means++"``: per
+        view, :func:`fastmv.kmeans` on the normalised data, the clusters renumbered to agree
+        with the pairs, same ``V`` and ``U``. ``"random"``: scaled absolute Gaussians.
+        ``"auto"``: ``"must-link"`` when ``must_link`` holds a pair, else ``"k-means++"``
+        (on the twelve shared datasets the must-link start ends at a lower objective than
+        the best of five k-means starts; docs/cmvnmf.md, "Starts"). A pair of lists gives
+        the initial ``U_a`` (``d_a × c``) and ``V_a`` (``n_a × c``) directly (nonnegative;
+        copied; one start).
     n_init : int, default 5
-        Number of starts (each from its own initialisation); the start with the lowest final
-        objective is returned. More starts make the answer depend less on the seed. Every
-        start runs to its own stopping rule.
+        Number of starts with ``init="k-means++"`` or ``"random"`` (each from its own
+        initialisation); the start with the lowest final objective is returned. More starts
+        make the answer depend less on the seed. Every start runs to its own stopping rule.
+        The must-link start and a given start are one start.
     rescale : bool, default True
         After each ``U_a`` update, scale every column of ``U_a`` to unit ℓ2 norm and multiply
         the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged), so that the
@@ -609,12 +634,13 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     tuning = None
     data = _prepare(X_list, n_clusters, must_link, cannot_link,
                     1.0 if isinstance(beta, str) else beta, normalize)
+    init = _start_kind(init, data)
     if isinstance(beta, str) and (data.blocks.must_global.shape[0]
                                   or data.blocks.cannot_global.shape[0]):
         with thread_limit(n_jobs), verbose_logging(verbose) as log:
             beta, record = tune_beta(data, must_link, cannot_link,
-                                      init if isinstance(init, str) else "k-means++", rescale,
-                                      rng, n_jobs, max_iter, tol, log, _solve)
+                                      init if isinstance(init, str) else _start_kind("auto", data),
+                                      rescale, rng, n_jobs, max_iter, tol, log, _solve)
         tuning = {"beta": record}
         data = data._replace(beta=float(beta))
     # verbose=True: one line per start; 2 or more: every sweep as well
@@ -622,7 +648,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
                   verbose=verbose if every_sweep else False, progress=progress)
     best = None
-    n_starts = n_init if isinstance(init, str) else 1
+    # the must-link start is deterministic: one start
+    n_starts = n_init if init in ("k-means++", "random") else 1
     # without pairs the views do not interact: each is judged on its own (ViewChoice)
     choice = (ViewChoice(data) if init == "k-means++" and max_iter > 0
               and not (data.blocks.must_global.shape[0] or data.blocks.cannot_global.shape[0])

@@ -1,6 +1,7 @@
-"""CMVNMF's starting factors: per-view k-means whose clusters are renumbered to agree across
-the views through the inter-view pairs (docs/records/cmvnmf.md "Aligned starts"), random factors, or
-the factors the caller gives."""
+"""CMVNMF's starting factors: the must-link neighbourhoods completed per view by constrained
+k-means (docs/algorithms.md §4.3), per-view k-means whose clusters are renumbered to agree
+across the views through the inter-view pairs (docs/records/cmvnmf.md "Aligned starts"),
+random factors, or the factors the caller gives."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,6 +16,8 @@ def initial_factors(data, init, rng, n_jobs):
     c = data.n_clusters
     dtype = data.views[0].dtype.type
     U_list, V_list = [], []
+    if init == "must-link":
+        return must_link_factors(data)
     if init == "k-means++":
         from .._blocks._kmeans import kmeans  # noqa: PLC0415 (import cost: only this start needs it)
         runs = [kmeans(X, c, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=n_jobs)
@@ -52,6 +55,119 @@ def initial_factors(data, init, rng, n_jobs):
         U_list.append(U)
         V_list.append(np.ldexp(V, -data.log2_scale).astype(dtype))
     return U_list, V_list
+
+
+# Lloyd iterations of the must-link start's constrained k-means: the rows outside the
+# neighbourhoods move, the neighbourhoods' rows stay; it stops earlier once no row moves
+_SEEDED_LLOYD_STEPS = 20
+
+
+def must_link_factors(data):
+    """Initial ``(U_list, V_list)`` from the must-link neighbourhoods (deterministic).
+
+    The rows of all views are the nodes of one graph whose edges are the must-link pairs
+    (between views and within them); its connected components with at least two rows are the
+    neighbourhoods, and the ``c`` largest (ties: the one holding the lowest row first) take
+    the columns ``0 .. λ − 1`` in every view, ``λ`` at most ``c``. A neighbourhood spans
+    views, so the views' columns agree from the start. Per view, its rows of those
+    neighbourhoods keep their column; the view's other rows are clustered by k-means around
+    them (the neighbourhoods' means in the view as centers, the rows farthest from every
+    center as the centers of the columns no neighbourhood fills, Lloyd steps that move only
+    the other rows). ``V`` = one-hot + 0.2 and ``U`` = the centers clipped at 0, as for the
+    k-means start. This is the start of semi-supervised k-means (the seeded / constrained
+    k-means and PCKMeans neighbourhoods of Basu et al.) on CMVNMF's unmapped views.
+
+    Cost: O(N + |must|) for the components (N the rows of all views) and
+    O(nnz(X_a) c) per Lloyd step and view; no n × n array.
+    """
+    from scipy.sparse.csgraph import connected_components  # noqa: PLC0415
+
+    c = data.n_clusters
+    dtype = data.views[0].dtype.type
+    n_list = [X.shape[0] for X in data.views]
+    offsets = np.concatenate([[0], np.cumsum(n_list)]).astype(np.int64)
+    N = int(offsets[-1])
+    must = np.asarray(data.blocks.must_global, dtype=np.int64).reshape(-1, 2)
+    graph = sp.coo_matrix((np.ones(must.shape[0]), (must[:, 0], must[:, 1])), shape=(N, N))
+    _, component = connected_components(graph.tocsr(), directed=False)
+    sizes = np.bincount(component)
+    first = np.full(sizes.size, N, dtype=np.int64)
+    np.minimum.at(first, component, np.arange(N))
+    order = np.lexsort((first, -sizes))
+    order = order[sizes[order] >= 2][:c]
+    column = np.full(sizes.size, -1, dtype=np.int64)
+    column[order] = np.arange(order.size)
+    U_list, V_list = [], []
+    for a, X in enumerate(data.views):
+        labels, centers = _seeded_kmeans(X, column[component[offsets[a]:offsets[a + 1]]], c)
+        V = np.full((X.shape[0], c), 0.2, dtype=dtype)
+        V[np.arange(X.shape[0]), labels] += 1.0
+        U_list.append(np.maximum(centers.T, 0.0).astype(dtype))
+        V_list.append(V)
+    return U_list, V_list
+
+
+def _seeded_kmeans(X, seeded, c):
+    """Constrained k-means of the rows of ``X`` (dense or CSR) into ``c`` columns: a row with
+    ``seeded[i] >= 0`` stays in that column, the others go to the nearest center. Returns
+    ``(labels, centers)`` (``centers``: ``c × d`` float64). Deterministic."""
+    n, d = X.shape
+    Xd = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    x_sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+            else np.einsum("ij,ij->i", Xd, Xd))
+    labels = seeded.copy()
+    fixed = seeded >= 0
+    centers = np.zeros((c, d))
+    filled = np.zeros(c, dtype=bool)
+    _column_means(Xd, labels, c, centers, filled)
+    # the columns no neighbourhood fills in this view: the rows farthest from every center
+    # (farthest-first), among the free rows while there are any
+    pool = np.flatnonzero(~fixed) if np.any(~fixed) else np.arange(n)
+    for k in np.flatnonzero(~filled):
+        if not filled.any():
+            far = pool[int(np.argmax(x_sq[pool]))] if pool.size else 0
+        else:
+            far = pool[int(np.argmax(_sq_distances(Xd, x_sq, centers[filled])[pool]
+                                     .min(axis=1)))]
+        centers[k] = _row(Xd, far)
+        filled[k] = True
+    free = np.flatnonzero(~fixed)
+    for _ in range(_SEEDED_LLOYD_STEPS if free.size else 0):
+        moved = np.argmin(_sq_distances(Xd, x_sq, centers)[free], axis=1)
+        if np.array_equal(moved, labels[free]):
+            break
+        labels[free] = moved
+        _column_means(Xd, labels, c, centers, np.zeros(c, dtype=bool))
+    if free.size and np.any(labels[free] < 0):
+        labels[free] = np.argmin(_sq_distances(Xd, x_sq, centers)[free], axis=1)
+    return labels, centers
+
+
+def _row(X, i):
+    return X[i].toarray().ravel() if sp.issparse(X) else X[i]
+
+
+def _column_means(X, labels, c, centers, filled):
+    """Write the mean of every non-empty column's rows into ``centers`` (an empty column keeps
+    its center) and mark those columns in ``filled``."""
+    rows = np.flatnonzero(labels >= 0)
+    if not rows.size:
+        return
+    H = sp.csr_matrix((np.ones(rows.size), (labels[rows], rows)), shape=(c, X.shape[0]))
+    sums = H @ X
+    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    counts = np.bincount(labels[rows], minlength=c)
+    full = counts > 0
+    centers[full] = sums[full] / counts[full, None]
+    filled |= full
+
+
+def _sq_distances(X, x_sq, centers):
+    """``n × k`` squared Euclidean distances of the rows of ``X`` to ``centers``."""
+    inner = X @ centers.T
+    inner = np.asarray(inner.toarray() if sp.issparse(inner) else inner)
+    return np.maximum(x_sq[:, None] - 2.0 * inner + np.einsum("ij,ij->i", centers,
+                                                                centers)[None, :], 0.0)
 
 
 def _aligned_cluster_order(labels, blocks, c):

@@ -159,9 +159,7 @@ def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter
     fm, fc = pair_folds(sup, _TUNE_FOLDS, tuning_rng(rng))
     # the shared start sees no pairs: aligning it by all of them would leak the held-out ones
     full = data._replace(blocks=prepare_pairs(None, None, n_list, dtype))
-    U0, V0 = initial_factors(full, init, tuning_rng(rng), n_jobs)
-    # the explicit start is given in the data's units: undo the internal scale
-    V0 = [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
+    start_rng = tuning_rng(rng)
     # fits run to the solve's own stopping rule, until their score settles (_SettledScore) or
     # to _TUNE_MAX_SWEEPS: a cap on plain sweeps (e.g. 50 or 100) favours the weights that
     # converge first, and on ORL chose another weight than the full fits; extrapolated fits
@@ -188,10 +186,24 @@ def tune_beta(data, must_link, cannot_link, init, rescale, rng, n_jobs, max_iter
     # the views are prepared once and the pairs once per fold, for every candidate
     fold_pairs = [prepare_pairs(_as_dict(flat_m[fm != f]), _as_dict(flat_c[fc != f]), n_list,
                                 dtype) for f in range(_TUNE_FOLDS)]
+    starts = {}
+
+    def start(f):
+        """The start of fold ``f``'s fits, in the data's units (an explicit start is read in
+        them): one shared by every fold, or the must-link start of the fold's own pairs (the
+        held-out ones must not shape it)."""
+        key = f if init == "must-link" else None
+        if key not in starts:
+            U0, V0 = initial_factors(full if key is None
+                                     else full._replace(blocks=fold_pairs[f]),
+                                     init, start_rng, n_jobs)
+            starts[key] = U0, [np.ldexp(V, full.log2_scale).astype(V.dtype) for V in V0]
+        return starts[key]
 
     def fit(beta, f):
         data = full._replace(blocks=fold_pairs[f], beta=float(beta))
         score, ends_f, inter = scorer(f)
+        U0, V0 = start(f)
         settled = _SettledScore(score, ends_f, offsets, V0, at_chance=inter)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -1,5 +1,6 @@
-"""CMVNMF's starts: the views' k-means starts aligned by the pairs, the start of lowest
-objective kept; without pairs, each view's best-separated partition over the starts."""
+"""CMVNMF's starts: the must-link start, the views' k-means starts aligned by the pairs, the
+start of lowest objective kept; without pairs, each view's best-separated partition over the
+starts."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,6 +35,173 @@ def test_aligned_cluster_order_recovers_planted_permutations():
         np.testing.assert_array_equal(perms[v][truth[v]], perms[0])
     # no pairs: every view keeps its numbering
     assert all((p == np.arange(c)).all() for p in _aligned_cluster_order(labels, {}, c))
+
+
+# ------------------------------------------------------------------------ the must-link start
+def _naive_seeded_kmeans(X, seeded, c, steps):
+    """Constrained k-means, one row and one center at a time (the oracle of _seeded_kmeans)."""
+    X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+    n, d = X.shape
+    labels = seeded.copy()
+    centers = np.zeros((c, d))
+    filled = [False] * c
+    for k in range(c):
+        rows = [i for i in range(n) if labels[i] == k]
+        if rows:
+            centers[k] = X[rows].mean(axis=0)
+            filled[k] = True
+    free = [i for i in range(n) if seeded[i] < 0]
+    pool = free if free else list(range(n))
+    for k in range(c):
+        if filled[k]:
+            continue
+        if not any(filled):
+            far = max(pool, key=lambda i: (X[i] @ X[i], -i))
+        else:
+            far = max(pool, key=lambda i: (min(((X[i] - centers[q]) ** 2).sum()
+                                               for q in range(c) if filled[q]), -i))
+        centers[k] = X[far]
+        filled[k] = True
+    for _ in range(steps if free else 0):
+        moved = [min(range(c), key=lambda k: (((X[i] - centers[k]) ** 2).sum(), k))
+                 for i in free]
+        if moved == [labels[i] for i in free]:
+            break
+        for i, k in zip(free, moved):
+            labels[i] = k
+        for k in range(c):
+            rows = [i for i in range(n) if labels[i] == k]
+            if rows:
+                centers[k] = X[rows].mean(axis=0)
+    return labels, centers
+
+
+@pytest.mark.parametrize("case", ["random", "no seeds", "all seeded", "one row", "one column",
+                                  "sparse", "float32", "zero rows"])
+def test_seeded_kmeans_matches_its_naive_twin(case):
+    from fastmv._cmvnmf._start import _SEEDED_LLOYD_STEPS, _seeded_kmeans
+
+    rng = np.random.default_rng(7)
+    n, d, c = {"one row": (1, 4, 1), "one column": (30, 1, 3)}.get(case, (40, 6, 4))
+    X = np.abs(rng.normal(size=(n, d))) + np.eye(c)[rng.integers(0, c, n)] @ rng.random((c, d))
+    seeded = np.where(rng.random(n) < 0.3, rng.integers(0, c - 1 if c > 1 else 1, n), -1)
+    if case == "no seeds":
+        seeded[:] = -1
+    elif case in ("all seeded", "one row"):
+        seeded = rng.integers(0, c, n)
+    elif case == "zero rows":
+        X[:5] = 0.0
+    X = sp.csr_matrix(X) if case == "sparse" else X.astype(np.float32 if case == "float32"
+                                                           else np.float64)
+    want = _naive_seeded_kmeans(X, seeded, c, _SEEDED_LLOYD_STEPS)
+    got = _seeded_kmeans(X, seeded.copy(), c)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6 if case == "float32" else 1e-12,
+                               atol=1e-12)
+    # the neighbourhoods' rows stay where they are; every column is a center
+    np.testing.assert_array_equal(got[0][seeded >= 0], seeded[seeded >= 0])
+    assert got[0].min() >= 0 and got[0].max() < c
+
+
+def _must_link_problem(seed=0, n=60, c=4, ratio=0.05, weight=0.15):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(c), n // c)
+    # weak views: per-view k-means is near chance, the classes live in the pairs
+    views = [np.abs(weight * np.eye(c)[y] @ rng.random((c, 8)) + rng.random((y.size, 8)))
+             for _ in range(3)]
+    uviews, uy, _ = simulate.unmapped(views, y, keep=0.9, random_state=seed)
+    must, cannot = simulate.inter_view_constraints(uy, ratio=ratio, random_state=seed)
+    return uviews, uy, must, cannot
+
+
+def test_must_link_start_gives_every_neighbourhood_one_column_in_every_view():
+    from scipy.sparse.csgraph import connected_components
+
+    from fastmv._cmvnmf._start import initial_factors
+
+    uviews, uy, must, cannot = _must_link_problem(n=40, c=4, ratio=0.01)
+    data = _prepare(uviews, 4, must, cannot, 1.0, "auto")
+    U, V = initial_factors(data, "must-link", None, None)
+    again = initial_factors(data, "must-link", np.random.default_rng(9), None)
+    for a in range(3):                       # deterministic: no random numbers drawn
+        np.testing.assert_array_equal(V[a], again[1][a])
+        np.testing.assert_array_equal(U[a], again[0][a])
+        assert U[a].shape == (uviews[a].shape[1], 4) and U[a].min() >= 0
+        np.testing.assert_allclose(np.sort(V[a], axis=1)[:, :-1], 0.2)
+    labels = np.concatenate([np.argmax(Va, axis=1) for Va in V])
+    N = labels.size
+    g = data.blocks.must_global
+    k, comp = connected_components(sp.coo_matrix((np.ones(len(g)), (g[:, 0], g[:, 1])),
+                                                 shape=(N, N)), directed=False)
+    sizes = np.bincount(comp)
+    # the 4 largest neighbourhoods (ties: lowest first row) hold columns 0..3, in that order
+    first = np.array([np.flatnonzero(comp == q)[0] for q in range(k)])
+    order = sorted((q for q in range(k) if sizes[q] >= 2), key=lambda q: (-sizes[q], first[q]))
+    for col, q in enumerate(order[:4]):
+        assert set(labels[comp == q]) == {col}
+
+
+def test_must_link_start_needs_must_links_and_is_what_auto_picks_with_them(monkeypatch):
+    import fastmv._cmvnmf._solver as C
+    from fastmv.exceptions import InvalidParameterError
+
+    uviews, uy, must, cannot = _must_link_problem()
+    with pytest.raises(InvalidParameterError, match="init='must-link'"):
+        fastmv.cmvnmf(uviews, 4, None, cannot, init="must-link", beta=1.0)
+    kinds = []
+    solve = C._solve
+
+    def spy(data, init, *args, **kwargs):
+        kinds.append(init)
+        return solve(data, init, *args, **kwargs)
+
+    monkeypatch.setattr(C, "_solve", spy)
+    kw = dict(beta=1.0, max_iter=20, random_state=0)
+    auto = fastmv.cmvnmf(uviews, 4, must, cannot, n_init=3, **kw)
+    assert kinds == ["must-link"]            # one start, whatever n_init
+    explicit = fastmv.cmvnmf(uviews, 4, must, cannot, init="must-link", **kw)
+    for a, b in zip(auto.labels, explicit.labels):
+        np.testing.assert_array_equal(a, b)
+    kinds.clear()
+    fastmv.cmvnmf(uviews, 4, None, cannot, n_init=2, **kw)   # cannot-links only: k-means
+    assert kinds == ["k-means++"] * 2
+
+
+def test_must_link_start_reaches_a_lower_objective_where_the_views_are_weak():
+    # twelve classes of 20 rows per view, 5 % of the pairs: about one must-link per row and
+    # view pair, and views whose own k-means is near chance (ProteinFold's shape, smaller)
+    uviews, uy, must, cannot = _must_link_problem(seed=1, n=240, c=12, weight=0.3)
+    kw = dict(beta=1.0, max_iter=200, random_state=1)
+    ml = fastmv.cmvnmf(uviews, 12, must, cannot, **kw)
+    km = fastmv.cmvnmf(uviews, 12, must, cannot, init="k-means++", **kw)
+
+    def acc(res):
+        return np.mean([metrics.accuracy(a, b) for a, b in zip(uy, res.labels)])
+
+    # the same objective, minimised further: not a different model
+    assert ml.objective[-1] < 0.7 * km.objective[-1]
+    assert acc(ml) >= 0.85 and acc(ml) > acc(km) + 0.3, (acc(ml), acc(km))
+
+
+def test_tuning_fits_start_from_their_folds_must_links_only(monkeypatch):
+    import fastmv._cmvnmf._tune as T
+
+    uviews, uy, must, cannot = _must_link_problem(seed=2)
+    built, initial = [], T.initial_factors
+
+    def spy(data, init, *args):
+        built.append((init, {tuple(r) for r in data.blocks.must_global.tolist()}))
+        return initial(data, init, *args)
+
+    monkeypatch.setattr(T, "initial_factors", spy)
+    res = fastmv.cmvnmf(uviews, 4, must, cannot, max_iter=30, random_state=0)
+    every = {tuple(r) for r in _prepare(uviews, 4, must, cannot, 1.0,
+                                        "auto").blocks.must_global.tolist()}
+    folds = res.tuning["beta"]["folds"] if "folds" in res.tuning["beta"] else T._TUNE_FOLDS
+    assert [k for k, _ in built] == ["must-link"] * len(built) and 1 <= len(built) <= folds
+    # each fold's start sees two thirds of the must-links, never all of them
+    assert all(0 < len(seen) < len(every) and seen <= every for _, seen in built)
+    assert len({frozenset(seen) for _, seen in built}) == len(built)
 
 
 def test_the_lowest_objective_start_is_kept(monkeypatch):

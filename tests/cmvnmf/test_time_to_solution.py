@@ -196,8 +196,9 @@ def test_sweeps_multiply_by_csr_and_kmeans_starts_read_the_views_as_given(monkey
 
     import fastmv._blocks._kmeans as K
 
-    # a draw whose tuning fits other weights beside the default (see _tuned_draw)
-    kw = dict(n_init=2, max_iter=30, random_state=0)
+    # a draw whose tuning fits other weights beside the default (see _tuned_draw); the
+    # k-means starts (the must-link start runs no k-means)
+    kw = dict(n_init=2, max_iter=30, random_state=0, init="k-means++")
     uv, ml, cl, _ = _tuned_draw(lambda rec: rec["solves"] > T._TUNE_FOLDS, **kw)
     seen, starts = [], []
     problem, kmeans = C.Problem, K.kmeans
@@ -365,7 +366,8 @@ def test_validation_fits_are_extrapolated_and_capped(monkeypatch):
     uv, uy = _views(seed=0, n=60)
     ml, cl = simulate.inter_view_constraints(uy, ratio=0.05, random_state=0)
     max_iter = T._TUNE_MAX_SWEEPS + 50
-    fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=max_iter, tol=0.0, random_state=0)
+    fastmv.cmvnmf(uv, 3, ml, cl, n_init=2, max_iter=max_iter, tol=0.0, random_state=0,
+                  init="k-means++")
     fits = [r for r in runs if r[0]]
     starts = [r for r in runs if not r[0]]
     assert len(fits) >= T._TUNE_FOLDS and len(starts) == 2
