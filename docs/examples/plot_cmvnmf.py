@@ -15,7 +15,7 @@ from fastmv import metrics, plot, simulate
 views, y = fastmv.datasets.load_handwritten(["fou", "pix", "zer"])
 Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=0)
 must_link, cannot_link = simulate.inter_view_constraints(ys, ratio=0.02, random_state=0)
-result = fastmv.cmvnmf(Xs, 10, must_link, cannot_link, n_init=3, random_state=0)
+result = fastmv.cmvnmf(Xs, 10, must_link, cannot_link, random_state=0)
 for a, (y_a, lab) in enumerate(zip(ys, result.labels)):
     print(f"view {a}: {len(lab)} rows, ACC {metrics.accuracy(y_a, lab):.3f}")
 

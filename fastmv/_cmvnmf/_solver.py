@@ -64,7 +64,7 @@ from ._extrapolation import Extrapolated
 from ._pairs import Constraints, build_constraints, prepare_pairs
 from ._peak import check_cmvnmf
 from ._select import ViewChoice
-from ._start import initial_factors
+from ._start import initial_factors, must_links_conflict
 from ._tune import tune_beta
 from ._views import max_abs, mostly_zero_as_csr, normalized_view, scaled_view, view_scheme
 
@@ -364,15 +364,26 @@ class Problem:
 
 
 def _start_kind(init, data):
-    """``init`` with ``"auto"`` resolved: ``"must-link"`` when there is a must-link pair,
-    else ``"k-means++"``; ``"must-link"`` without one raises."""
-    has_must = data.blocks.must_global.shape[0] > 0
-    if isinstance(init, str) and init == "must-link" and not has_must:
-        raise InvalidParameterError("init='must-link' starts from the must-link pairs, and "
-                                    "must_link holds none; use init='auto' or 'k-means++'")
-    if isinstance(init, str) and init == "auto":
-        return "must-link" if has_must else "k-means++"
-    return init
+    """``init`` with ``"auto"`` resolved: ``"must-link"`` when there is a must-link pair and
+    no cannot-link joins two rows the must-links chain together, else ``"k-means++"``;
+    ``"must-link"`` without a must-link raises, and with such a conflict warns."""
+    if not isinstance(init, str) or init not in ("auto", "must-link"):
+        return init
+    if not data.blocks.must_global.shape[0]:
+        if init == "must-link":
+            raise InvalidParameterError("init='must-link' starts from the must-link pairs, "
+                                        "and must_link holds none; use init='auto' or "
+                                        "'k-means++'")
+        return "k-means++"
+    # a chain of must-links across a cannot-link: some must-link is wrong, and its
+    # neighbourhood would start two classes in one column (docs/cmvnmf.md, "Starts")
+    conflicts = must_links_conflict(data)
+    if conflicts and init == "must-link":
+        warnings.warn(f"cmvnmf: {conflicts} cannot-link pair(s) join rows that chains of "
+                      "must-links tie together, so some must-link is wrong and the must-link "
+                      "start puts two classes in one column; init='auto' or 'k-means++' "
+                      "starts from k-means instead", UserWarning, stacklevel=caller_stacklevel())
+    return "must-link" if init == "must-link" or not conflicts else "k-means++"
 
 
 def _solve(data, init, rescale, rng, n_jobs, extrapolation=None, **driver):
@@ -538,12 +549,15 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         other rows are clustered around them by k-means that keeps the neighbourhoods' rows
         in place (docs/algorithms.md §4.3); ``V`` = one-hot labels + 0.2, ``U`` = the centers
         (clipped at 0). It trusts the must-links: a wrong one merges two neighbourhoods
-        (prefer ``"k-means++"`` for must-links known to be noisy). ``"k-means++"``: per
-        view, :func:`fastmv.kmeans` on the normalised data, the clusters renumbered to agree
-        with the pairs, same ``V`` and ``U``. ``"random"``: scaled absolute Gaussians.
-        ``"auto"``: ``"must-link"`` when ``must_link`` holds a pair, else ``"k-means++"``
-        (on the twelve shared datasets the must-link start ends at a lower objective than
-        the best of five k-means starts; docs/cmvnmf.md, "Starts"). A pair of lists gives
+        (a warning says so when a cannot-link falls inside a neighbourhood).
+        ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data, the
+        clusters renumbered to agree with the pairs, same ``V`` and ``U``. ``"random"``:
+        scaled absolute Gaussians. ``"auto"``: ``"must-link"`` when ``must_link`` holds a
+        pair and no cannot-link joins two rows that chains of must-links tie together (the
+        pairs are consistent), else ``"k-means++"`` (on the twelve shared datasets the
+        must-link start ends at a lower objective than the best of five k-means starts;
+        with a few wrong must-links the k-means starts end lower; docs/cmvnmf.md,
+        "Starts"). A pair of lists gives
         the initial ``U_a`` (``d_a × c``) and ``V_a`` (``n_a × c``) directly (nonnegative;
         copied; one start).
     n_init : int, default 5

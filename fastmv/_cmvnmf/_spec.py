@@ -22,24 +22,23 @@ def _demo(seed):
     Xs, ys, _ = simulate.unmapped(views, y, keep=0.95, random_state=seed)
     # 2% of the cross pairs tie the views as well as 5% (docs/records/cmvnmf.md, "The demo")
     ml, cl = simulate.inter_view_constraints(ys, ratio=0.02, random_state=seed)
-    # Fewer starts than the default n_init=5 (docs/records/cmvnmf.md, "The demo";
-    # docs/records/cmvnmf-nopairs.md, "The demo"): without pairs one start with tol=1e-4
-    # scores as well as five (every view keeps its best-separated partition either way) at
-    # a fifth of the cost; with pairs three starts give the right partition on every seed,
-    # two do not.
+    # Without pairs one start with tol=1e-4 (docs/records/cmvnmf-nopairs.md, "The demo")
+    # scores as well as the default five (every view keeps its best-separated partition
+    # either way) at a fifth of the cost; with pairs the default start is the must-link one,
+    # a single start.
 
     def unconstrained():
         res = _solver.cmvnmf(Xs, 10, {}, {}, n_init=1, tol=1e-4, random_state=seed)
         return list(zip(ys, res.labels)), res
 
     def constrained():
-        # beta fixed at the value behind that evidence: beta="auto" would add its validation
-        # starts to these three (docs/defaults.md, "Self-tuning")
-        res = _solver.cmvnmf(Xs, 10, ml, cl, n_init=3, beta=1.0, random_state=seed)
+        # beta fixed: beta="auto" would add its validation fits (docs/defaults.md,
+        # "Self-tuning")
+        res = _solver.cmvnmf(Xs, 10, ml, cl, beta=1.0, random_state=seed)
         return list(zip(ys, res.labels)), res
 
     return [Setting("no pairs, per view (1 start, tol 1e-4)", unconstrained),
-            Setting("2% pairs, views jointly (3 starts)", constrained)]
+            Setting("2% pairs, views jointly (must-link start)", constrained)]
 
 
 def _fixture():

@@ -80,16 +80,12 @@ def must_link_factors(data):
     Cost: O(N + |must|) for the components (N the rows of all views) and
     O(nnz(X_a) c) per Lloyd step and view; no n × n array.
     """
-    from scipy.sparse.csgraph import connected_components  # noqa: PLC0415
-
     c = data.n_clusters
     dtype = data.views[0].dtype.type
     n_list = [X.shape[0] for X in data.views]
     offsets = np.concatenate([[0], np.cumsum(n_list)]).astype(np.int64)
     N = int(offsets[-1])
-    must = np.asarray(data.blocks.must_global, dtype=np.int64).reshape(-1, 2)
-    graph = sp.coo_matrix((np.ones(must.shape[0]), (must[:, 0], must[:, 1])), shape=(N, N))
-    _, component = connected_components(graph.tocsr(), directed=False)
+    component = _must_link_components(data.blocks, N)
     sizes = np.bincount(component)
     first = np.full(sizes.size, N, dtype=np.int64)
     np.minimum.at(first, component, np.arange(N))
@@ -105,6 +101,28 @@ def must_link_factors(data):
         U_list.append(np.maximum(centers.T, 0.0).astype(dtype))
         V_list.append(V)
     return U_list, V_list
+
+
+def _must_link_components(blocks, n_rows):
+    """Component of every row (of all views, stacked) in the graph of the must-links."""
+    from scipy.sparse.csgraph import connected_components  # noqa: PLC0415
+
+    must = np.asarray(blocks.must_global, dtype=np.int64).reshape(-1, 2)
+    graph = sp.csr_matrix((np.ones(must.shape[0]), (must[:, 0], must[:, 1])),
+                          shape=(n_rows, n_rows))
+    return connected_components(graph, directed=False)[1]
+
+
+def must_links_conflict(data):
+    """Number of cannot-links whose two rows the must-links join (through any chain of
+    must-links): 0 when the pairs are consistent, the condition under which the must-link
+    neighbourhoods can be trusted as whole clusters. O(N + |pairs|)."""
+    N = sum(X.shape[0] for X in data.views)
+    cannot = np.asarray(data.blocks.cannot_global, dtype=np.int64).reshape(-1, 2)
+    if not cannot.shape[0] or not data.blocks.must_global.shape[0]:
+        return 0
+    component = _must_link_components(data.blocks, N)
+    return int(np.count_nonzero(component[cannot[:, 0]] == component[cannot[:, 1]]))
 
 
 def _seeded_kmeans(X, seeded, c):
