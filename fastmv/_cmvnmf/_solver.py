@@ -670,6 +670,8 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
               else None)
     kept = None
     with thread_limit(n_jobs), verbose_logging(verbose) as log:
+        log("cmvnmf: %s, %d start%s", f"init={init!r}" if isinstance(init, str)
+            else "the factors given", n_starts, "s" if n_starts > 1 else "")
         for start in range(n_starts):
             # every start runs to its own stop: starts 6-10 % above the kept one after 50
             # sweeps still ended lowest on ProteinFold (docs/records/cmvnmf.md, "Fourth round")

@@ -103,6 +103,20 @@ def test_seeded_kmeans_matches_its_naive_twin(case):
     assert got[0].min() >= 0 and got[0].max() < c
 
 
+def _record_start_kinds(monkeypatch):
+    """The ``init`` every start of the solve receives, in a list filled as they run."""
+    import fastmv._cmvnmf._solver as C
+
+    kinds, solve = [], C._solve
+
+    def spy(data, init, *args, **kwargs):
+        kinds.append(init)
+        return solve(data, init, *args, **kwargs)
+
+    monkeypatch.setattr(C, "_solve", spy)
+    return kinds
+
+
 def _must_link_problem(seed=0, n=60, c=4, ratio=0.05, weight=0.15):
     rng = np.random.default_rng(seed)
     y = np.repeat(np.arange(c), n // c)
@@ -142,20 +156,12 @@ def test_must_link_start_gives_every_neighbourhood_one_column_in_every_view():
 
 
 def test_must_link_start_needs_must_links_and_is_what_auto_picks_with_them(monkeypatch):
-    import fastmv._cmvnmf._solver as C
     from fastmv.exceptions import InvalidParameterError
 
     uviews, uy, must, cannot = _must_link_problem()
     with pytest.raises(InvalidParameterError, match="init='must-link'"):
         fastmv.cmvnmf(uviews, 4, None, cannot, init="must-link", beta=1.0)
-    kinds = []
-    solve = C._solve
-
-    def spy(data, init, *args, **kwargs):
-        kinds.append(init)
-        return solve(data, init, *args, **kwargs)
-
-    monkeypatch.setattr(C, "_solve", spy)
+    kinds = _record_start_kinds(monkeypatch)
     kw = dict(beta=1.0, max_iter=20, random_state=0)
     auto = fastmv.cmvnmf(uviews, 4, must, cannot, n_init=3, **kw)
     assert kinds == ["must-link"]            # one start, whatever n_init
@@ -168,7 +174,6 @@ def test_must_link_start_needs_must_links_and_is_what_auto_picks_with_them(monke
 
 
 def test_a_cannot_link_inside_a_must_link_chain_sends_auto_to_the_kmeans_starts(monkeypatch):
-    import fastmv._cmvnmf._solver as C
     from fastmv._cmvnmf._start import must_links_conflict
 
     uviews, uy, must, cannot = _must_link_problem(seed=3, n=80, c=4)
@@ -197,14 +202,7 @@ def test_a_cannot_link_inside_a_must_link_chain_sends_auto_to_the_kmeans_starts(
     cg = noisy.blocks.cannot_global
     want = int(np.count_nonzero(comp[cg[:, 0]] == comp[cg[:, 1]]))
     assert must_links_conflict(noisy) == want > 0
-    kinds = []
-    solve = C._solve
-
-    def spy(data, init, *args, **kwargs):
-        kinds.append(init)
-        return solve(data, init, *args, **kwargs)
-
-    monkeypatch.setattr(C, "_solve", spy)
+    kinds = _record_start_kinds(monkeypatch)
     kw = dict(beta=1.0, max_iter=10, n_init=2, random_state=0)
     fastmv.cmvnmf(uviews, 4, wrong, rest, **kw)
     assert kinds == ["k-means++"] * 2
