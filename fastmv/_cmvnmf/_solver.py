@@ -61,10 +61,11 @@ from .._core._validation import (
 )
 from ..exceptions import ConvergenceWarning, DegenerateSolutionWarning, InvalidParameterError
 from ._extrapolation import Extrapolated
+from ._neighbourhoods import conflicts
 from ._pairs import Constraints, build_constraints, prepare_pairs
 from ._peak import check_cmvnmf
 from ._select import ViewChoice
-from ._start import initial_factors, must_links_conflict
+from ._start import initial_factors
 from ._tune import tune_beta
 from ._views import max_abs, mostly_zero_as_csr, normalized_view, scaled_view, view_scheme
 
@@ -363,27 +364,35 @@ class Problem:
         return [U.copy() for U in self.U], [self.V(a).copy() for a in range(self.m)]
 
 
-def _start_kind(init, data):
-    """``init`` with ``"auto"`` resolved: ``"must-link"`` when there is a must-link pair and
-    no cannot-link joins two rows the must-links chain together, else ``"k-means++"``;
-    ``"must-link"`` without a must-link raises, and with such a conflict warns."""
-    if not isinstance(init, str) or init not in ("auto", "must-link"):
-        return init
+def _plan_starts(init, data, n_init):
+    """The starts of the solve, in order: ``init`` with ``"auto"`` resolved.
+
+    ``"auto"``: with consistent pairs (no cannot-link joins two rows that chains of
+    must-links tie together) the must-link start alone; with inconsistent ones the must-link
+    start from the split neighbourhoods and the ``n_init`` k-means starts, the lowest
+    objective kept (docs/cmvnmf.md, "Starts"); without must-links the k-means starts.
+    ``"must-link"`` without a must-link raises, and with inconsistent pairs warns."""
+    if not isinstance(init, str):
+        return [init]
+    if init in ("k-means++", "random"):
+        return [init] * n_init
     if not data.blocks.must_global.shape[0]:
         if init == "must-link":
             raise InvalidParameterError("init='must-link' starts from the must-link pairs, "
                                         "and must_link holds none; use init='auto' or "
                                         "'k-means++'")
-        return "k-means++"
-    # a chain of must-links across a cannot-link: some must-link is wrong, and its
-    # neighbourhood would start two classes in one column (docs/cmvnmf.md, "Starts")
-    conflicts = must_links_conflict(data)
-    if conflicts and init == "must-link":
-        warnings.warn(f"cmvnmf: {conflicts} cannot-link pair(s) join rows that chains of "
-                      "must-links tie together, so some must-link is wrong and the must-link "
-                      "start puts two classes in one column; init='auto' or 'k-means++' "
-                      "starts from k-means instead", UserWarning, stacklevel=caller_stacklevel())
-    return "must-link" if init == "must-link" or not conflicts else "k-means++"
+        return ["k-means++"] * n_init
+    contradicted = conflicts(data.blocks, sum(X.shape[0] for X in data.views))
+    if not contradicted:
+        return ["must-link"]
+    if init == "must-link":
+        warnings.warn(f"cmvnmf: {contradicted} cannot-link pair(s) join rows that chains of "
+                      "must-links tie together, so some must-link is wrong; the must-link "
+                      "start splits those neighbourhoods where the must-links are thinnest, "
+                      "and init='auto' adds the k-means starts", UserWarning,
+                      stacklevel=caller_stacklevel())
+        return ["must-link"]
+    return ["must-link"] + ["k-means++"] * n_init
 
 
 def _solve(data, init, rescale, rng, n_jobs, extrapolation=None, **driver):
@@ -548,23 +557,22 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         neighbourhoods, the ``c`` largest take one column each in every view, and each view's
         other rows are clustered around them by k-means that keeps the neighbourhoods' rows
         in place (docs/algorithms.md §4.3); ``V`` = one-hot labels + 0.2, ``U`` = the centers
-        (clipped at 0). It trusts the must-links: a wrong one merges two neighbourhoods
-        (a warning says so when a cannot-link falls inside a neighbourhood).
-        ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data, the
+        (clipped at 0). A neighbourhood that a cannot-link contradicts (some must-link is
+        wrong) is bisected where its must-links are thinnest until none is (a warning says
+        so). ``"k-means++"``: per view, :func:`fastmv.kmeans` on the normalised data, the
         clusters renumbered to agree with the pairs, same ``V`` and ``U``. ``"random"``:
-        scaled absolute Gaussians. ``"auto"``: ``"must-link"`` when ``must_link`` holds a
-        pair and no cannot-link joins two rows that chains of must-links tie together (the
-        pairs are consistent), else ``"k-means++"`` (on the twelve shared datasets the
-        must-link start ends at a lower objective than the best of five k-means starts;
-        with a few wrong must-links the k-means starts end lower; docs/cmvnmf.md,
-        "Starts"). A pair of lists gives
+        scaled absolute Gaussians. ``"auto"``: with must-links that no cannot-link
+        contradicts, the must-link start alone (on the twelve shared datasets it ends at a
+        lower objective than the best of five k-means starts); with contradicted ones, the
+        must-link start and ``n_init`` k-means starts, the lowest objective kept; without
+        must-links, ``"k-means++"`` (docs/cmvnmf.md, "Starts"). A pair of lists gives
         the initial ``U_a`` (``d_a × c``) and ``V_a`` (``n_a × c``) directly (nonnegative;
         copied; one start).
     n_init : int, default 5
         Number of starts with ``init="k-means++"`` or ``"random"`` (each from its own
         initialisation); the start with the lowest final objective is returned. More starts
         make the answer depend less on the seed. Every start runs to its own stopping rule.
-        The must-link start and a given start are one start.
+        The must-link start and a given start are one start each.
     rescale : bool, default True
         After each ``U_a`` update, scale every column of ``U_a`` to unit ℓ2 norm and multiply
         the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged), so that the
@@ -648,13 +656,15 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     tuning = None
     data = _prepare(X_list, n_clusters, must_link, cannot_link,
                     1.0 if isinstance(beta, str) else beta, normalize)
-    init = _start_kind(init, data)
+    starts = _plan_starts(init, data, n_init)
     if isinstance(beta, str) and (data.blocks.must_global.shape[0]
                                   or data.blocks.cannot_global.shape[0]):
+        # the fits start as the solve's last start does (the k-means start beside an
+        # inconsistent must-link one; "auto" for given factors)
+        fit_init = starts[-1] if isinstance(init, str) else _plan_starts("auto", data, 1)[-1]
         with thread_limit(n_jobs), verbose_logging(verbose) as log:
-            beta, record = tune_beta(data, must_link, cannot_link,
-                                      init if isinstance(init, str) else _start_kind("auto", data),
-                                      rescale, rng, n_jobs, max_iter, tol, log, _solve)
+            beta, record = tune_beta(data, must_link, cannot_link, fit_init, rescale, rng,
+                                      n_jobs, max_iter, tol, log, _solve)
         tuning = {"beta": record}
         data = data._replace(beta=float(beta))
     # verbose=True: one line per start; 2 or more: every sweep as well
@@ -662,21 +672,21 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
     driver = dict(solver="cmvnmf", max_iter=max_iter, tol=tol, callback=callback,
                   verbose=verbose if every_sweep else False, progress=progress)
     best = None
-    # the must-link start is deterministic: one start
-    n_starts = n_init if init in ("k-means++", "random") else 1
+    n_starts = len(starts)
     # without pairs the views do not interact: each is judged on its own (ViewChoice)
-    choice = (ViewChoice(data) if init == "k-means++" and max_iter > 0
+    choice = (ViewChoice(data) if starts[0] == "k-means++" and max_iter > 0
               and not (data.blocks.must_global.shape[0] or data.blocks.cannot_global.shape[0])
               else None)
     kept = None
     with thread_limit(n_jobs), verbose_logging(verbose) as log:
-        log("cmvnmf: %s, %d start%s", f"init={init!r}" if isinstance(init, str)
-            else "the factors given", n_starts, "s" if n_starts > 1 else "")
-        for start in range(n_starts):
+        log("cmvnmf: %d start%s (%s)", n_starts, "s" if n_starts > 1 else "",
+            ", ".join(f"{k} × {starts.count(k)}" for k in dict.fromkeys(starts))
+            if isinstance(init, str) else "the factors given")
+        for start, kind in enumerate(starts):
             # every start runs to its own stop: starts 6-10 % above the kept one after 50
             # sweeps still ended lowest on ProteinFold (docs/records/cmvnmf.md, "Fourth round")
             guard = _StartGuard(callback)
-            run = _solve(data, init, rescale, rng, n_jobs, **dict(
+            run = _solve(data, kind, rescale, rng, n_jobs, **dict(
                 driver, callback=guard,
                 progress_desc=f"cmvnmf start {start + 1}/{n_starts}" if n_starts > 1 else None))
             log("cmvnmf: start %d/%d  sweeps %4d  objective %.8e  %s  %.2fs", start + 1,

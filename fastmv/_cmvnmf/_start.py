@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from .._core._validation import check_array
 from ..exceptions import InvalidParameterError
+from ._neighbourhoods import neighbourhoods
 
 
 def initial_factors(data, init, rng, n_jobs):
@@ -66,7 +67,8 @@ def must_link_factors(data):
     """Initial ``(U_list, V_list)`` from the must-link neighbourhoods (deterministic).
 
     The rows of all views are the nodes of one graph whose edges are the must-link pairs
-    (between views and within them); its connected components with at least two rows are the
+    (between views and within them); its connected components with at least two rows, split
+    where a cannot-link contradicts them (:func:`._neighbourhoods.neighbourhoods`), are the
     neighbourhoods, and the ``c`` largest (ties: the one holding the lowest row first) take
     the columns ``0 .. λ − 1`` in every view, ``λ`` at most ``c``. A neighbourhood spans
     views, so the views' columns agree from the start. Per view, its rows of those
@@ -85,7 +87,7 @@ def must_link_factors(data):
     n_list = [X.shape[0] for X in data.views]
     offsets = np.concatenate([[0], np.cumsum(n_list)]).astype(np.int64)
     N = int(offsets[-1])
-    component = _must_link_components(data.blocks, N)
+    component = neighbourhoods(data.blocks, N, c)
     sizes = np.bincount(component)
     first = np.full(sizes.size, N, dtype=np.int64)
     np.minimum.at(first, component, np.arange(N))
@@ -101,28 +103,6 @@ def must_link_factors(data):
         U_list.append(np.maximum(centers.T, 0.0).astype(dtype))
         V_list.append(V)
     return U_list, V_list
-
-
-def _must_link_components(blocks, n_rows):
-    """Component of every row (of all views, stacked) in the graph of the must-links."""
-    from scipy.sparse.csgraph import connected_components  # noqa: PLC0415
-
-    must = np.asarray(blocks.must_global, dtype=np.int64).reshape(-1, 2)
-    graph = sp.csr_matrix((np.ones(must.shape[0]), (must[:, 0], must[:, 1])),
-                          shape=(n_rows, n_rows))
-    return connected_components(graph, directed=False)[1]
-
-
-def must_links_conflict(data):
-    """Number of cannot-links whose two rows the must-links join (through any chain of
-    must-links): 0 when the pairs are consistent, the condition under which the must-link
-    neighbourhoods can be trusted as whole clusters. O(N + |pairs|)."""
-    N = sum(X.shape[0] for X in data.views)
-    cannot = np.asarray(data.blocks.cannot_global, dtype=np.int64).reshape(-1, 2)
-    if not cannot.shape[0] or not data.blocks.must_global.shape[0]:
-        return 0
-    component = _must_link_components(data.blocks, N)
-    return int(np.count_nonzero(component[cannot[:, 0]] == component[cannot[:, 1]]))
 
 
 def _seeded_kmeans(X, seeded, c):

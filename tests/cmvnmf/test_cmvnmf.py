@@ -83,7 +83,7 @@ def test_callback_info_and_verbose(caplog):
         fastmv.cmvnmf(Xs, 4, None, None, verbose=True, max_iter=2, random_state=0, n_init=3)
     lines = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
     # the call's start record, the starts chosen, then one line per start
-    assert "clusters" in lines[0] and lines[1] == "cmvnmf: init='k-means++', 3 starts"
+    assert "clusters" in lines[0] and lines[1] == "cmvnmf: 3 starts (k-means++ × 3)"
     lines = lines[2:]
     assert len(lines) == 3 and lines[2].startswith("cmvnmf: start 3/3  sweeps    2")
     assert "CMVNMFResult" in repr(res)

@@ -173,39 +173,37 @@ def test_must_link_start_needs_must_links_and_is_what_auto_picks_with_them(monke
     assert kinds == ["k-means++"] * 2
 
 
-def test_a_cannot_link_inside_a_must_link_chain_sends_auto_to_the_kmeans_starts(monkeypatch):
-    from fastmv._cmvnmf._start import must_links_conflict
+def test_contradicted_must_links_add_the_kmeans_starts_and_the_lowest_objective_wins(
+        monkeypatch):
+    import fastmv._cmvnmf._solver as C
+    from fastmv._cmvnmf._neighbourhoods import conflicts
 
     uviews, uy, must, cannot = _must_link_problem(seed=3, n=80, c=4)
-    data = _prepare(uviews, 4, must, cannot, 1.0, "auto")
-    assert must_links_conflict(data) == 0          # drawn from the classes: consistent
+    N = sum(X.shape[0] for X in uviews)
+    assert conflicts(_prepare(uviews, 4, must, cannot, 1.0, "auto").blocks, N) == 0
     # one wrong must-link: the first cannot-link of block (0, 1) turned into a must-link
     wrong = {k: np.asarray(v) for k, v in must.items()}
-    bad = np.asarray(cannot[(0, 1)])[:1]
-    wrong[(0, 1)] = np.vstack([wrong[(0, 1)], bad])
+    wrong[(0, 1)] = np.vstack([wrong[(0, 1)], np.asarray(cannot[(0, 1)])[:1]])
     rest = dict(cannot)
     rest[(0, 1)] = np.asarray(cannot[(0, 1)])[1:]
-    noisy = _prepare(uviews, 4, wrong, rest, 1.0, "auto")
-    # naive count: rows joined by chains of must-links (repeated relaxation)
-    N = sum(X.shape[0] for X in uviews)
-    comp = np.arange(N)
-    g = noisy.blocks.must_global
-    while True:
-        low = np.minimum(comp[g[:, 0]], comp[g[:, 1]])
-        new = comp.copy()
-        np.minimum.at(new, g[:, 0], low)
-        np.minimum.at(new, g[:, 1], low)
-        new = new[new]
-        if np.array_equal(new, comp):
-            break
-        comp = new
-    cg = noisy.blocks.cannot_global
-    want = int(np.count_nonzero(comp[cg[:, 0]] == comp[cg[:, 1]]))
-    assert must_links_conflict(noisy) == want > 0
+    assert conflicts(_prepare(uviews, 4, wrong, rest, 1.0, "auto").blocks, N) > 0
     kinds = _record_start_kinds(monkeypatch)
-    kw = dict(beta=1.0, max_iter=10, n_init=2, random_state=0)
-    fastmv.cmvnmf(uviews, 4, wrong, rest, **kw)
-    assert kinds == ["k-means++"] * 2
+    finals, solve = [], C._solve
+
+    def final(*args, **kwargs):
+        run = solve(*args, **kwargs)
+        finals.append(C._final(*run))
+        return run
+
+    monkeypatch.setattr(C, "_solve", final)
+    kw = dict(beta=1.0, max_iter=30, n_init=2, random_state=0)
+    res = fastmv.cmvnmf(uviews, 4, wrong, rest, **kw)
+    assert kinds == ["must-link", "k-means++", "k-means++"]
+    assert res.objective[-1] == pytest.approx(min(finals), rel=1e-12)
+    # the k-means starts are those of init="k-means++" (the must-link one draws nothing)
+    km = fastmv.cmvnmf(uviews, 4, wrong, rest, init="k-means++", **kw)
+    assert min(finals[3:]) == pytest.approx(min(finals[1:3]), rel=1e-12)
+    assert res.objective[-1] <= km.objective[-1] * (1 + 1e-12)
     kinds.clear()
     with pytest.warns(UserWarning, match="some must-link is wrong"):
         fastmv.cmvnmf(uviews, 4, wrong, rest, init="must-link", **kw)
