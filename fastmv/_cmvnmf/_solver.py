@@ -572,7 +572,9 @@ def cmvnmf(X_list: Sequence[ArrayLike | sp.spmatrix], n_clusters: int,
         Number of starts with ``init="k-means++"`` or ``"random"`` (each from its own
         initialisation); the start with the lowest final objective is returned. More starts
         make the answer depend less on the seed. Every start runs to its own stopping rule.
-        The must-link start and a given start are one start each.
+        The must-link start and a given start are one start each; with ``init="auto"`` and
+        must-links that cannot-links contradict, the must-link start runs beside the
+        ``n_init`` k-means starts.
     rescale : bool, default True
         After each ``U_a`` update, scale every column of ``U_a`` to unit ℓ2 norm and multiply
         the matching column of ``V_a`` by the old norm (``U_a V_aᵀ`` unchanged), so that the
