@@ -196,7 +196,7 @@ def test_the_walk_check_catches_a_missing_hop():
     problem = ROOT / "fastmv" / "_opimc" / "_problem.py"
     assert _calls_next(problem, "Problem._run", "_stream_chunk_iterate")
     assert not _calls_next(problem, "Problem.step", "_stream_chunk_iterate")
-    assert _calls_next(ROOT / "fastmv" / "_cmvnmf" / "_solver.py", "Problem.update_v",
+    assert _calls_next(ROOT / "fastmv" / "_cmvnmf" / "_problem.py", "Problem.update_v",
                        "multiplicative_update")        # picked by Problem._update_kernel
     # a method in between that makes the call is a hop of its own
     assert not _calls_next(problem, "Problem._chunk", "_stream_chunk_iterate")

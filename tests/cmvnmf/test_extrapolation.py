@@ -9,7 +9,8 @@ import pytest
 import fastmv
 from fastmv._cmvnmf import _solver as S
 from fastmv._cmvnmf._extrapolation import Extrapolated, Extrapolation, _stride
-from fastmv._cmvnmf._solver import Problem, _prepare
+from fastmv._cmvnmf._problem import Problem
+from fastmv._cmvnmf._solver import _prepare
 from tests.cmvnmf import naive as N
 from tests.cmvnmf.helpers import random_problem as _random_problem
 

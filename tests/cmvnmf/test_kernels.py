@@ -263,23 +263,23 @@ def test_kernels_thread_count_independent(rng):
 
 
 def test_small_problem_runs_only_the_serial_kernel_and_the_parallel_one_agrees(monkeypatch):
-    from fastmv._cmvnmf import _solver
+    from fastmv._cmvnmf import _problem
 
     rng = np.random.default_rng(0)
     Xs = [np.abs(rng.standard_normal((40, 5))), np.abs(rng.standard_normal((30, 4)))]
     ml = {(0, 1): np.array([[0, 0], [1, 1], [2, 3]])}
     cl = {(0, 1): np.array([[5, 0], [6, 1]])}
     kwargs = dict(init="random", max_iter=5, random_state=0, n_jobs=2)
-    parallel = _solver.multiplicative_update
+    parallel = _problem.multiplicative_update
 
     def refuse(*args):
         raise AssertionError("a small problem launched the parallel kernel")
 
-    monkeypatch.setattr(_solver, "multiplicative_update", refuse)
+    monkeypatch.setattr(_problem, "multiplicative_update", refuse)
     a = fastmv.cmvnmf(Xs, 2, ml, cl, **kwargs)
     # the parallel kernel forced (as on a large problem): the same factors bit for bit
-    monkeypatch.setattr(_solver, "multiplicative_update", parallel)
-    monkeypatch.setattr(_solver, "use_serial_kernel", lambda work: False)
+    monkeypatch.setattr(_problem, "multiplicative_update", parallel)
+    monkeypatch.setattr(_problem, "use_serial_kernel", lambda work: False)
     b = fastmv.cmvnmf(Xs, 2, ml, cl, **kwargs)
     for x, y in zip(a.V + a.U + a.labels, b.V + b.U + b.labels):
         np.testing.assert_array_equal(x, y)

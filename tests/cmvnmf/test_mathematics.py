@@ -10,7 +10,8 @@ import fastmv
 from benchmarks.references import cmvnmf as R
 from fastmv import metrics, simulate
 from fastmv._cmvnmf import _solver as S
-from fastmv._cmvnmf._solver import Problem, _prepare
+from fastmv._cmvnmf._problem import Problem
+from fastmv._cmvnmf._solver import _prepare
 from tests.cmvnmf import naive as N
 from tests.cmvnmf.helpers import planted_unmapped, random_problem
 
