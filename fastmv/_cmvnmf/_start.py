@@ -119,16 +119,18 @@ def _seeded_kmeans(X, seeded, c):
     filled = np.zeros(c, dtype=bool)
     _column_means(Xd, labels, c, centers, filled)
     # the columns no neighbourhood fills in this view: the rows farthest from every center
-    # (farthest-first), among the free rows while there are any
+    # (farthest-first), among the free rows while there are any; each new center updates the
+    # rows' distance to the nearest one (one distance column per center, not all again)
     pool = np.flatnonzero(~fixed) if np.any(~fixed) else np.arange(n)
+    closest = (_sq_distances(Xd, x_sq, centers[filled]).min(axis=1) if filled.any()
+               else x_sq)
     for k in np.flatnonzero(~filled):
-        if not filled.any():
-            far = pool[int(np.argmax(x_sq[pool]))] if pool.size else 0
-        else:
-            far = pool[int(np.argmax(_sq_distances(Xd, x_sq, centers[filled])[pool]
-                                     .min(axis=1)))]
+        far = pool[int(np.argmax(closest[pool]))]
         centers[k] = _row(Xd, far)
+        closest = (np.minimum(closest, _sq_distances(Xd, x_sq, centers[k:k + 1])[:, 0])
+                   if filled.any() else _sq_distances(Xd, x_sq, centers[k:k + 1])[:, 0])
         filled[k] = True
+    # the free rows move (the first step places them all: their labels start at -1)
     free = np.flatnonzero(~fixed)
     for _ in range(_SEEDED_LLOYD_STEPS if free.size else 0):
         moved = np.argmin(_sq_distances(Xd, x_sq, centers)[free], axis=1)
@@ -136,8 +138,6 @@ def _seeded_kmeans(X, seeded, c):
             break
         labels[free] = moved
         _column_means(Xd, labels, c, centers, np.zeros(c, dtype=bool))
-    if free.size and np.any(labels[free] < 0):
-        labels[free] = np.argmin(_sq_distances(Xd, x_sq, centers)[free], axis=1)
     return labels, centers
 
 

@@ -43,7 +43,7 @@ _TUNE_MAX_SWEEPS = 100
 # must-link kept together as often as a cannot-link split apart, whatever the cluster
 # sizes): the weight leaves the views untied, and on the shared datasets a fit that stays
 # there for 20 sweeps after choosing its basin stays there to the cap (LandUse-21's weights
-# 1 and 0.1; evidence in docs/records/cmvnmf-2026-12-07.md)
+# 1 and 0.1, every fit of the twelve datasets recorded: docs/records/index.md lists it)
 _CHANCE_BAND = 0.005
 
 
